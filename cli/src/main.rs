@@ -1,0 +1,42 @@
+//! `shepherd`: the command-line front end. Each subcommand lives in its own module under
+//! `commands/`; this file only parses arguments, sets up logging and dispatches.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Record, find, repair and explore event races in web pages.
+#[derive(Parser)]
+#[command(name = "shepherd", version, about)]
+struct Cli {
+    /// Directory holding the CA (default: $SHEPHERD_HOME, else ./certs in a checkout, else the
+    /// user data directory).
+    #[arg(long, global = true, env = "SHEPHERD_HOME")]
+    home: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SHEPHERD_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match commands::run(cli.command, cli.home) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

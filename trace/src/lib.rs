@@ -1,0 +1,10 @@
+//! The *Event* trace model: event actions, happens-before arcs and the operations each action
+//! performed (reads and writes of shared locations, scopes, exceptions).
+//!
+//! This crate owns the in-memory model and the file formats (`docs/trace-format.md`): our JSONL
+//! trace and EventRacer's binary `ER_actionlog`. It knows nothing about where a trace came from
+//! (browser, file, generator) nor about analysis; `shepherd-races` consumes it.
+
+pub mod model;
+
+pub use model::*;

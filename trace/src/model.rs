@@ -1,0 +1,174 @@
+//! In-memory trace: flat vectors so that a 100 000-action trace loads with a handful of
+//! allocations. Ids are dense indices; strings are interned once per trace.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Version of the JSONL trace format this crate writes (`docs/trace-format.md`).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Index of an event action: dense, allocated when the action *begins*, so id order is
+/// execution order. Every arc goes from a smaller to a larger id.
+pub type ActionId = u32;
+
+/// Index into [`Strings`].
+pub type StrId = u32;
+
+/// EventRacer's coarse action types (the numeric values are the `ER_actionlog` codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ActionType {
+    /// Parsing, script execution and anything else (`_` in EventRacer's output).
+    Unknown = 0,
+    /// Timer and interval ticks, animation frames, idle callbacks.
+    Timer = 1,
+    /// User and UI events.
+    UserInterface = 2,
+    /// Network: XHR, fetch, resource load/error, WebSocket messages.
+    Network = 3,
+    /// Continuations: promise jobs resolved by host tasks, messages, observers.
+    Continuation = 4,
+}
+
+impl ActionType {
+    /// The type for an `ER_actionlog` code; unknown codes map to `Unknown`.
+    pub fn from_code(code: i64) -> ActionType {
+        match code {
+            1 => ActionType::Timer,
+            2 => ActionType::UserInterface,
+            3 => ActionType::Network,
+            4 => ActionType::Continuation,
+            _ => ActionType::Unknown,
+        }
+    }
+}
+
+/// Why one action happens before another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArcKind {
+    /// The tail caused the head (registered the timer, sent the request, inserted the script…).
+    Fork,
+    /// An ordering the browser guarantees without causation (parse chunk k before k+1, FIFO
+    /// queues, `load` after the resources it waits for).
+    Join,
+}
+
+/// A happens-before arc `tail → head` with `tail < head`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Arc {
+    /// The earlier action.
+    pub tail: ActionId,
+    /// The later action.
+    pub head: ActionId,
+    /// Fork or join.
+    pub kind: ArcKind,
+    /// Timer delay in milliseconds for timer forks (EventRacer's timed arcs); `None` otherwise.
+    pub delay_ms: Option<u32>,
+}
+
+/// One operation inside an action, in execution order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Read of a shared location, with a summary of the value read when known.
+    Read { loc: StrId, value: Option<StrId> },
+    /// Write of a shared location, with a summary of the value written when known.
+    Write { loc: StrId, value: Option<StrId> },
+    /// Enter a scope (function call, `fire:click @ …`, `script …`), with its source position
+    /// (`url:line:col`) when known.
+    Enter { scope: StrId, src: Option<StrId> },
+    /// Leave the innermost scope.
+    Exit,
+    /// An exception escaped to the event loop (uncaught error or unhandled rejection).
+    Exception { message: StrId, src: Option<StrId> },
+}
+
+/// One event action: an atomic turn of the page's event loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Action {
+    /// Dense id (execution order).
+    pub id: ActionId,
+    /// Coarse type.
+    pub ty: ActionType,
+    /// Finer kind, e.g. `script`, `parse`, `event`, `timer`, `xhr`, `fetch` (interned).
+    pub kind: StrId,
+    /// Identity that survives re-execution of the same prefix (interned), e.g.
+    /// `doc/script:2:https://a.test/app.js`.
+    pub stable: StrId,
+    /// This action's operations: a range into [`Trace::ops`].
+    pub ops: Range<u32>,
+}
+
+/// Interned strings of one trace: location names, scope labels, values, kinds, stable ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Strings {
+    texts: Vec<String>,
+    index: HashMap<String, StrId>,
+}
+
+impl Strings {
+    /// Interns `s`, returning its id (the same id for the same text).
+    pub fn intern(&mut self, s: &str) -> StrId {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = self.texts.len() as StrId;
+        self.texts.push(s.to_owned());
+        self.index.insert(s.to_owned(), id);
+        id
+    }
+
+    /// The text of `id`, or `""` for an id this table never produced.
+    pub fn get(&self, id: StrId) -> &str {
+        self.texts.get(id as usize).map(String::as_str).unwrap_or("")
+    }
+
+    /// The id of `s` if it was interned.
+    pub fn lookup(&self, s: &str) -> Option<StrId> {
+        self.index.get(s).copied()
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// True when no string was interned.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+}
+
+/// Metadata from the trace header.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Header {
+    /// Format version the trace was written with.
+    pub version: u32,
+    /// URL of the top-level document, when known.
+    pub page: Option<String>,
+}
+
+/// A whole trace. Invariants (checked by the readers): action ids are `0..actions.len()` in
+/// order; every arc has `tail < head < actions.len()`; op ranges are disjoint and ascending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Header metadata.
+    pub header: Header,
+    /// Interned strings.
+    pub strings: Strings,
+    /// Actions, indexed by id.
+    pub actions: Vec<Action>,
+    /// Happens-before arcs as logged (derived arcs are the analysis' business).
+    pub arcs: Vec<Arc>,
+    /// All operations, grouped by action (see [`Action::ops`]).
+    pub ops: Vec<Op>,
+}
+
+impl Trace {
+    /// The operations of `action`.
+    pub fn ops_of(&self, action: ActionId) -> &[Op] {
+        match self.actions.get(action as usize) {
+            Some(a) => &self.ops[a.ops.start as usize..a.ops.end as usize],
+            None => &[],
+        }
+    }
+}
