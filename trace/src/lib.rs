@@ -5,6 +5,8 @@
 //! trace and EventRacer's binary `ER_actionlog`. It knows nothing about where a trace came from
 //! (browser, file, generator) nor about analysis; `shepherd-races` consumes it.
 
+pub mod builder;
 pub mod model;
 
+pub use builder::{BuildError, TraceBuilder};
 pub use model::*;
