@@ -1,2 +1,54 @@
-//! Headless Chromium driven over the DevTools protocol: launching `/usr/bin/chromium` with the
-//! flags a proxy needs, navigation, evaluation, input events and screenshots.
+//! Headless Chromium driven over the DevTools protocol (CDP): launching `/usr/bin/chromium`
+//! with the flags a recording proxy needs, navigation, evaluation, input events, screenshots,
+//! quiet detection and seeded auto-exploration.
+//!
+//! A deliberately small client: one websocket, JSON-RPC with ids, flattened sessions, typed
+//! helpers only for what Shepherd uses; anything else goes through [`Page::call`] /
+//! [`Browser::call`] with raw `serde_json` parameters. Every wait has a time limit, and a
+//! browser that crashes or disconnects fails pending calls with [`Error::Disconnected`]
+//! instead of hanging.
+//!
+//! ```no_run
+//! # async fn demo() -> shepherd_browser::Result<()> {
+//! use shepherd_browser::{Browser, LaunchOptions};
+//! let browser = Browser::launch(LaunchOptions {
+//!     proxy: Some("127.0.0.1:8080".into()),
+//!     bypass_loopback_proxy: true,
+//!     ..LaunchOptions::default()
+//! })
+//! .await?;
+//! let page = browser.new_page().await?;
+//! page.navigate("http://127.0.0.1:9000/").await?;
+//! let title = page.evaluate("document.title").await?;
+//! # let _ = title;
+//! browser.close().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! - [`Browser::launch`] starts Chromium in its own process group with a fresh profile
+//!   directory (`--remote-debugging-port=0`, URL read from stderr); `SHEPHERD_CHROMIUM`
+//!   overrides the executable. Drop (or [`Browser::close`]) kills the group and removes the
+//!   profile.
+//! - [`Browser::new_page`] / [`Browser::new_isolated_page`] open tabs; a [`Page`] collects
+//!   console messages, uncaught exceptions and dialogs (accepted automatically) in the
+//!   background.
+//! - [`Page::navigate`], [`Page::evaluate`], [`Page::add_script_on_new_document`],
+//!   [`Page::screenshot`], [`Page::wait_quiet`].
+//! - Input: [`Page::click`], [`Page::mouse_move`], [`Page::press_key`], [`Page::type_text`],
+//!   [`Page::insert_text`], elements named by [`Element`].
+
+mod connection;
+mod error;
+mod input;
+mod launch;
+mod monitor;
+mod page;
+mod quiet;
+
+pub use connection::{Connection, Event, EventStream};
+pub use error::{Error, Result};
+pub use input::{Element, MouseButton};
+pub use launch::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
+pub use monitor::{ConsoleMessage, Dialog, PageException};
+pub use page::{Navigation, Page};
+pub use quiet::Quiet;

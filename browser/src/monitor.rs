@@ -1,0 +1,250 @@
+//! The per-page background task: collects console output, uncaught exceptions and dialogs,
+//! tracks requests in flight for quiet detection, and accepts dialogs so pages never block.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::connection::{Connection, EventStream};
+
+/// Events the monitor listens to.
+pub(crate) const METHODS: &[&str] = &[
+    "Runtime.consoleAPICalled",
+    "Runtime.exceptionThrown",
+    "Page.javascriptDialogOpening",
+    "Page.frameNavigated",
+    "Network.requestWillBeSent",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+];
+
+/// One `console.*` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleMessage {
+    /// `log`, `warning`, `error`, `info`, `debug`, …
+    pub level: String,
+    /// The arguments rendered as text, separated by spaces.
+    pub text: String,
+    /// Script URL of the call site, when known.
+    pub url: Option<String>,
+    /// Zero-based line of the call site, when known.
+    pub line: Option<u64>,
+}
+
+/// One uncaught exception or unhandled promise rejection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageException {
+    /// The exception's description (`ReferenceError: x is not defined` plus stack), or the
+    /// protocol's summary text when there is none.
+    pub message: String,
+    /// Script URL, when known.
+    pub url: Option<String>,
+    /// Zero-based line, when known.
+    pub line: Option<u64>,
+    /// Zero-based column, when known.
+    pub column: Option<u64>,
+}
+
+/// One JavaScript dialog the page opened (it was accepted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// The dialog's message.
+    pub message: String,
+}
+
+/// What the monitor knows about a page.
+#[derive(Debug)]
+pub(crate) struct PageState {
+    pub console: Vec<ConsoleMessage>,
+    pub exceptions: Vec<PageException>,
+    pub dialogs: Vec<Dialog>,
+    /// Request id → when it started.
+    pub in_flight: HashMap<String, Instant>,
+    /// Last time a request started or ended.
+    pub last_network: Instant,
+    /// Main-frame document commits seen (a change means the page navigated).
+    pub main_navigations: u64,
+    /// URL of the last main-frame commit.
+    pub main_url: Option<String>,
+    /// The quiet probe's isolated world: (main_navigations when created, context id).
+    pub quiet_world: Option<(u64, i64)>,
+}
+
+impl Default for PageState {
+    fn default() -> Self {
+        PageState {
+            console: Vec::new(),
+            exceptions: Vec::new(),
+            dialogs: Vec::new(),
+            in_flight: HashMap::new(),
+            last_network: Instant::now(),
+            main_navigations: 0,
+            main_url: None,
+            quiet_world: None,
+        }
+    }
+}
+
+/// Caps so a page that logs in a loop cannot exhaust memory.
+const MAX_LOG: usize = 10_000;
+
+pub(crate) async fn run(
+    conn: Connection,
+    session: String,
+    mut events: EventStream,
+    state: Arc<Mutex<PageState>>,
+) {
+    while let Some(ev) = events.next().await {
+        let p = &ev.params;
+        if ev.method == "Page.javascriptDialogOpening" {
+            let kind = p.get("type").and_then(Value::as_str).unwrap_or("alert");
+            let message = p.get("message").and_then(Value::as_str).unwrap_or("");
+            push(
+                &mut lock(&state).dialogs,
+                Dialog {
+                    kind: kind.to_string(),
+                    message: message.to_string(),
+                },
+            );
+            let mut answer = json!({ "accept": true });
+            if kind == "prompt" {
+                answer["promptText"] = p.get("defaultPrompt").cloned().unwrap_or(json!(""));
+            }
+            // Spawned: the answer must not hold up event processing.
+            let conn = conn.clone();
+            let session = session.clone();
+            tokio::spawn(async move {
+                let _ = conn
+                    .call(
+                        Some(&session),
+                        "Page.handleJavaScriptDialog",
+                        answer,
+                        Duration::from_secs(5),
+                    )
+                    .await;
+            });
+            continue;
+        }
+        let mut st = lock(&state);
+        match ev.method.as_str() {
+            "Runtime.consoleAPICalled" => {
+                let text = p
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .map(|args| args.iter().map(remote_text).collect::<Vec<_>>().join(" "))
+                    .unwrap_or_default();
+                let frame = p
+                    .get("stackTrace")
+                    .and_then(|s| s.get("callFrames"))
+                    .and_then(|f| f.get(0));
+                let msg = ConsoleMessage {
+                    level: p
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("log")
+                        .to_string(),
+                    text,
+                    url: frame
+                        .and_then(|f| f.get("url"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    line: frame
+                        .and_then(|f| f.get("lineNumber"))
+                        .and_then(Value::as_u64),
+                };
+                push(&mut st.console, msg);
+            }
+            "Runtime.exceptionThrown" => {
+                let Some(d) = p.get("exceptionDetails") else {
+                    continue;
+                };
+                let exc = PageException {
+                    message: exception_text(d),
+                    url: d.get("url").and_then(Value::as_str).map(str::to_string),
+                    line: d.get("lineNumber").and_then(Value::as_u64),
+                    column: d.get("columnNumber").and_then(Value::as_u64),
+                };
+                push(&mut st.exceptions, exc);
+            }
+            "Page.frameNavigated" => {
+                let Some(frame) = p.get("frame") else {
+                    continue;
+                };
+                if frame.get("parentId").is_none() {
+                    st.main_navigations += 1;
+                    st.main_url = frame.get("url").and_then(Value::as_str).map(str::to_string);
+                }
+            }
+            "Network.requestWillBeSent" => {
+                if let Some(id) = p.get("requestId").and_then(Value::as_str) {
+                    st.in_flight
+                        .entry(id.to_string())
+                        .or_insert_with(Instant::now);
+                    st.last_network = Instant::now();
+                }
+            }
+            "Network.loadingFinished" | "Network.loadingFailed" => {
+                if let Some(id) = p.get("requestId").and_then(Value::as_str) {
+                    st.in_flight.remove(id);
+                    st.last_network = Instant::now();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn lock(state: &Mutex<PageState>) -> std::sync::MutexGuard<'_, PageState> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn push<T>(v: &mut Vec<T>, item: T) {
+    if v.len() < MAX_LOG {
+        v.push(item);
+    }
+}
+
+/// A `RemoteObject` as console text.
+fn remote_text(o: &Value) -> String {
+    if let Some(v) = o.get("value") {
+        return match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+    }
+    for key in ["unserializableValue", "description"] {
+        if let Some(s) = o.get(key).and_then(Value::as_str) {
+            return s.to_string();
+        }
+    }
+    o.get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("undefined")
+        .to_string()
+}
+
+/// The most useful text of an `ExceptionDetails`.
+pub(crate) fn exception_text(d: &Value) -> String {
+    let exc = d.get("exception");
+    if let Some(desc) = exc
+        .and_then(|e| e.get("description"))
+        .and_then(Value::as_str)
+    {
+        return desc.to_string();
+    }
+    if let Some(v) = exc.and_then(|e| e.get("value")) {
+        let shown = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return format!("Uncaught {shown}");
+    }
+    d.get("text")
+        .and_then(Value::as_str)
+        .unwrap_or("exception")
+        .to_string()
+}

@@ -1,0 +1,143 @@
+//! Test helpers: a tiny loopback HTTP server with fixed pages, and a browser launcher.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use shepherd_browser::{Browser, LaunchOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// One fixed answer.
+#[derive(Clone)]
+pub struct Route {
+    pub content_type: &'static str,
+    pub body: String,
+    pub delay: Duration,
+}
+
+pub fn html(body: &str) -> Route {
+    Route {
+        content_type: "text/html; charset=utf-8",
+        body: body.to_string(),
+        delay: Duration::ZERO,
+    }
+}
+
+pub fn delayed(content_type: &'static str, body: &str, delay_ms: u64) -> Route {
+    Route {
+        content_type,
+        body: body.to_string(),
+        delay: Duration::from_millis(delay_ms),
+    }
+}
+
+/// A loopback server answering `routes` by path (404 otherwise) and recording request lines.
+pub struct Server {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, path)
+    }
+
+    pub fn request_lines(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+pub async fn serve(routes: Vec<(&'static str, Route)>) -> Server {
+    let routes: Arc<HashMap<String, Route>> = Arc::new(
+        routes
+            .into_iter()
+            .map(|(p, r)| (p.to_string(), r))
+            .collect(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let log = requests.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let routes = routes.clone();
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).to_string();
+                let line = head.lines().next().unwrap_or("").to_string();
+                log.lock().unwrap().push(line.clone());
+                // Absolute-form targets arrive when we act as the proxy.
+                let target = line.split(' ').nth(1).unwrap_or("/");
+                let path = match url::Url::parse(target) {
+                    Ok(u) => u.path().to_string(),
+                    Err(_) => target.split('?').next().unwrap_or("/").to_string(),
+                };
+                let (status, ctype, body, delay) = match routes.get(&path) {
+                    Some(r) => ("200 OK", r.content_type, r.body.clone(), r.delay),
+                    None => (
+                        "404 Not Found",
+                        "text/plain",
+                        "not found".into(),
+                        Duration::ZERO,
+                    ),
+                };
+                tokio::time::sleep(delay).await;
+                let resp = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    });
+    Server { port, requests }
+}
+
+pub async fn launch() -> Browser {
+    launch_with(LaunchOptions::default()).await
+}
+
+pub async fn launch_with(opts: LaunchOptions) -> Browser {
+    Browser::launch(LaunchOptions {
+        command_timeout: Duration::from_secs(8),
+        ..opts
+    })
+    .await
+    .expect("launch chromium")
+}
+
+/// Live (non-zombie) processes in process group `pgid`.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" {
+            out.push(pid);
+        }
+    }
+    out
+}

@@ -1,0 +1,130 @@
+//! Launching, connecting and killing Chromium.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::*;
+use shepherd_browser::{Browser, Error, LaunchOptions};
+
+#[tokio::test]
+async fn launch_then_close_leaves_no_process_and_no_profile() {
+    let browser = launch().await;
+    let pid = browser.pid().unwrap();
+    let profile = browser.profile_dir().to_path_buf();
+    assert!(profile.is_dir());
+    assert!(browser.ws_url().starts_with("ws://127.0.0.1:"));
+    let version = browser.version().await.unwrap();
+    assert!(version.contains("Chrome/"), "{version}");
+    // A page forces renderer processes into existence, so the kill must cover them too.
+    let page = browser.new_page().await.unwrap();
+    page.evaluate("1 + 1").await.unwrap();
+    assert!(group_members(pid).len() > 1, "expected helper processes");
+    browser.close().await.unwrap();
+    let mut left = group_members(pid);
+    for _ in 0..40 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = group_members(pid);
+    }
+    assert!(left.is_empty(), "leftover processes {left:?}");
+    assert!(!profile.exists(), "profile dir left behind");
+    drop(page);
+}
+
+#[tokio::test]
+async fn drop_kills_the_process_group() {
+    let browser = launch().await;
+    let pid = browser.pid().unwrap();
+    let _page = browser.new_page().await.unwrap();
+    drop(browser);
+    let mut left = group_members(pid);
+    for _ in 0..40 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = group_members(pid);
+    }
+    assert!(left.is_empty(), "leftover processes {left:?}");
+}
+
+#[tokio::test]
+async fn missing_executable_is_a_clear_error() {
+    let err = Browser::launch(LaunchOptions {
+        executable: Some(PathBuf::from("/nonexistent/chromium")),
+        ..LaunchOptions::default()
+    })
+    .await
+    .err()
+    .expect("must fail");
+    assert!(matches!(err, Error::ChromiumMissing { .. }), "{err}");
+    assert!(err.to_string().contains("install-deps"), "{err}");
+}
+
+#[tokio::test]
+async fn executable_that_never_prints_a_url_times_out_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("fake-chromium");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'fake starting' >&2\nexec sleep 30\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).unwrap();
+    let start = std::time::Instant::now();
+    let err = Browser::launch(LaunchOptions {
+        executable: Some(fake.clone()),
+        startup_timeout: Duration::from_millis(700),
+        ..LaunchOptions::default()
+    })
+    .await
+    .err()
+    .expect("must fail");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    match err {
+        Error::Launch { stderr, .. } => assert!(stderr.contains("fake starting"), "{stderr}"),
+        other => panic!("unexpected {other}"),
+    }
+    // The fake process was killed with its group when launch gave up.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let out = std::process::Command::new("pgrep")
+        .arg("-f")
+        .arg(fake.to_str().unwrap())
+        .output();
+    if let Ok(out) = out {
+        assert!(out.stdout.is_empty(), "fake chromium still running");
+    }
+}
+
+#[tokio::test]
+async fn killed_browser_fails_calls_instead_of_hanging() {
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    let pid = browser.pid().unwrap() as i32;
+    std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let err = loop {
+        match page.evaluate("1").await {
+            Err(e) => break e,
+            Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(matches!(err, Error::Disconnected(_)), "{err}");
+    // Subscriptions end too.
+    let mut events = page.events(&[]);
+    assert!(events.next().await.is_none());
+}
