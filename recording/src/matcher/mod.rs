@@ -1,0 +1,291 @@
+//! Replay request matching: pure logic, no I/O.
+//!
+//! A live request is looked up in tiers, first hit wins, and the tier is returned so the proxy
+//! can log it:
+//! 1. [`Tier::Exact`]: method, absolute URL (query in order), SHA-256 of the request body, plus
+//!    the values of [`MatchConfig::use_headers`].
+//! 2. [`Tier::Ignore`]: the same after dropping the configured query parameters, body parameters
+//!    (form or top-level JSON keys) and headers; query and form pairs compared order-insensitively.
+//! 3. [`Tier::Learned`]: request patterns learned from the recording (server-interface learning:
+//!    key features constant, volatile features wildcards; see `learn.rs`).
+//! 4. [`Tier::Fuzzy`]: the closest recorded request of the same method and host by path and
+//!    query overlap.
+//!
+//! Within the key a tier chose, recorded requests form an ordered queue: the nth live request
+//! with that key gets the nth recording, and after the last one the last repeats. [`Matcher::reset`]
+//! rewinds every queue for a new replay run.
+
+mod features;
+mod fuzzy;
+mod learn;
+mod load;
+
+use crate::model::{ExchangeId, Header, SessionId};
+use std::collections::HashMap;
+
+pub use features::RequestFeatures;
+pub use learn::Pattern;
+
+/// One recorded request as the matcher sees it (built by [`crate::Recording::replay_requests`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// Exchange that holds the response to serve.
+    pub id: ExchangeId,
+    /// Session it was recorded in (patterns need values from several sessions).
+    pub session: SessionId,
+    /// Method.
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Request headers.
+    pub headers: Vec<Header>,
+    /// Request body (empty when larger than the loader's limit; `body_sha256` still exact).
+    pub body: Vec<u8>,
+    /// SHA-256 of the full request body.
+    pub body_sha256: [u8; 32],
+    /// Abstraction of the recorded response (status, media type, JSON shape), used to cluster
+    /// samples when learning patterns: requests whose responses look alike probably hit one
+    /// endpoint.
+    pub response_class: String,
+}
+
+/// A live request to match.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveRequest<'a> {
+    /// Method.
+    pub method: &'a str,
+    /// Absolute URL.
+    pub url: &'a str,
+    /// Headers.
+    pub headers: &'a [Header],
+    /// Complete request body.
+    pub body: &'a [u8],
+}
+
+/// Which tier produced a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// Method, URL and body identical.
+    Exact,
+    /// Identical after the configured ignore lists.
+    Ignore,
+    /// Matched a learned request pattern.
+    Learned,
+    /// Closest recorded request by path and query overlap.
+    Fuzzy,
+}
+
+impl Tier {
+    /// Lower-case name for logs and headers.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Exact => "exact",
+            Tier::Ignore => "ignore",
+            Tier::Learned => "learned",
+            Tier::Fuzzy => "fuzzy",
+        }
+    }
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A successful lookup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// Exchange whose response to serve.
+    pub exchange: ExchangeId,
+    /// Tier that matched.
+    pub tier: Tier,
+    /// Printable key of the queue the request was taken from (for logs).
+    pub key: String,
+    /// 0-based occurrence of this key in the current run.
+    pub occurrence: usize,
+}
+
+/// A failed lookup, with a human-readable reason for the log and the response header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Miss {
+    /// Why nothing matched.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Miss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+/// Matcher options (mitmproxy's server-replay options, plus the learned and fuzzy tiers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchConfig {
+    /// Query parameter names dropped in the ignore tier (cache busters such as `_`).
+    pub ignore_query_params: Vec<String>,
+    /// Form / top-level JSON body keys dropped in the ignore tier.
+    pub ignore_body_params: Vec<String>,
+    /// Headers that must match in the exact and ignore tiers (none by default).
+    pub use_headers: Vec<String>,
+    /// Of `use_headers`, the ones dropped again in the ignore tier.
+    pub ignore_headers: Vec<String>,
+    /// Enable the learned-pattern tier.
+    pub learned: bool,
+    /// Enable the fuzzy tier.
+    pub fuzzy: bool,
+    /// When set, a key's queue holds only this session's recordings if it has any (replaying
+    /// one session out of a merged file); otherwise every session's, in recording order.
+    pub primary_session: Option<SessionId>,
+}
+
+impl Default for MatchConfig {
+    fn default() -> Self {
+        MatchConfig {
+            ignore_query_params: Vec::new(),
+            ignore_body_params: Vec::new(),
+            use_headers: Vec::new(),
+            ignore_headers: Vec::new(),
+            learned: true,
+            fuzzy: true,
+            primary_session: None,
+        }
+    }
+}
+
+/// The replay index: recorded requests grouped by tier keys, plus per-key queue positions.
+pub struct Matcher {
+    config: MatchConfig,
+    recorded: Vec<RecordedRequest>,
+    features: Vec<RequestFeatures>,
+    exact: HashMap<String, Vec<usize>>,
+    ignore: HashMap<String, Vec<usize>>,
+    learned: learn::Learned,
+    /// Consumed count per (tier, key).
+    served: HashMap<(Tier, String), usize>,
+}
+
+impl Matcher {
+    /// Builds the index (and learns patterns) from recorded requests.
+    pub fn new(mut recorded: Vec<RecordedRequest>, config: MatchConfig) -> Matcher {
+        recorded.sort_by_key(|r| r.id);
+        let features: Vec<RequestFeatures> = recorded
+            .iter()
+            .map(|r| RequestFeatures::parse(&r.method, &r.url, &r.headers, &r.body))
+            .collect();
+        let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut ignore: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, (r, f)) in recorded.iter().zip(&features).enumerate() {
+            exact
+                .entry(f.exact_key(&r.body_sha256, &config))
+                .or_default()
+                .push(i);
+            ignore
+                .entry(f.ignore_key(&r.body_sha256, &config))
+                .or_default()
+                .push(i);
+        }
+        let learned = if config.learned {
+            learn::Learned::learn(&recorded, &features)
+        } else {
+            learn::Learned::default()
+        };
+        Matcher {
+            config,
+            recorded,
+            features,
+            exact,
+            ignore,
+            learned,
+            served: HashMap::new(),
+        }
+    }
+
+    /// Rewinds every queue (a new replay run starts).
+    pub fn reset(&mut self) {
+        self.served.clear();
+    }
+
+    /// The learned request patterns, printable (for `--explain` output and tests).
+    pub fn patterns(&self) -> Vec<Pattern> {
+        self.learned.patterns()
+    }
+
+    /// Number of recorded requests in the index.
+    pub fn len(&self) -> usize {
+        self.recorded.len()
+    }
+
+    /// Whether the index is empty.
+    pub fn is_empty(&self) -> bool {
+        self.recorded.is_empty()
+    }
+
+    /// Finds the recording to serve for `req`, advancing that key's queue.
+    pub fn find(&mut self, req: &LiveRequest<'_>) -> Result<Match, Miss> {
+        let f = RequestFeatures::parse(req.method, req.url, req.headers, req.body);
+        let sha = sha256(req.body);
+        let key = f.exact_key(&sha, &self.config);
+        if let Some(list) = self.exact.get(&key) {
+            let list = list.clone();
+            return Ok(self.take(Tier::Exact, key, &list));
+        }
+        let key = f.ignore_key(&sha, &self.config);
+        if let Some(list) = self.ignore.get(&key) {
+            let list = list.clone();
+            return Ok(self.take(Tier::Ignore, key, &list));
+        }
+        if self.config.learned
+            && let Some((key, list)) = self.learned.lookup(&f)
+        {
+            return Ok(self.take(Tier::Learned, key, &list));
+        }
+        if self.config.fuzzy {
+            match fuzzy::closest(&f, &self.features) {
+                Ok(best) => {
+                    let key = format!("fuzzy {}", self.recorded[best].url);
+                    // Queue over every recording of the chosen request (same exact key).
+                    let exact = self.features[best]
+                        .exact_key(&self.recorded[best].body_sha256, &self.config);
+                    let list = self
+                        .exact
+                        .get(&exact)
+                        .cloned()
+                        .unwrap_or_else(|| vec![best]);
+                    return Ok(self.take(Tier::Fuzzy, key, &list));
+                }
+                Err(reason) => return Err(Miss { reason }),
+            }
+        }
+        Err(Miss {
+            reason: format!("no recorded request matches {} {}", req.method, req.url),
+        })
+    }
+
+    /// Serves the next recording from `list` (indices into `recorded`, in recording order).
+    fn take(&mut self, tier: Tier, key: String, list: &[usize]) -> Match {
+        let filtered: Vec<usize> = match self.config.primary_session {
+            Some(s) if list.iter().any(|&i| self.recorded[i].session == s) => list
+                .iter()
+                .copied()
+                .filter(|&i| self.recorded[i].session == s)
+                .collect(),
+            _ => list.to_vec(),
+        };
+        let n = self.served.entry((tier, key.clone())).or_insert(0);
+        let occurrence = *n;
+        *n += 1;
+        let idx = filtered[occurrence.min(filtered.len().saturating_sub(1))];
+        Match {
+            exchange: self.recorded[idx].id,
+            tier,
+            key,
+            occurrence,
+        }
+    }
+}
+
+pub(crate) fn sha256(data: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(data).into()
+}

@@ -1,0 +1,212 @@
+//! Schema and migration chain. A recording stores its schema version in `meta`; opening an older
+//! file applies each step after its version in order, inside one transaction per step, so an
+//! interrupted migration leaves the file at the last completed version. Files from a newer
+//! Shepherd are refused rather than guessed at.
+
+use crate::error::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+/// Value of `meta.format`; files without it are not recordings.
+pub const FORMAT_NAME: &str = "shepherd-recording";
+
+/// Schema version written by this build.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Migration steps: `MIGRATIONS[i]` turns version `i` into version `i + 1`.
+/// Never edit a released step; append a new one and bump [`SCHEMA_VERSION`].
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: exchanges, sessions, chunked bodies, per-host protocols.
+    r#"
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        label TEXT NOT NULL,
+        started_unix_us INTEGER NOT NULL
+    );
+    CREATE TABLE exchanges (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL,
+        method TEXT NOT NULL,
+        url TEXT NOT NULL,
+        req_http_version TEXT NOT NULL,
+        req_headers BLOB NOT NULL,
+        req_body_len INTEGER NOT NULL,
+        req_body_sha256 BLOB NOT NULL,
+        req_body_inline BLOB,
+        req_body_blob INTEGER,
+        status INTEGER,
+        reason TEXT,
+        resp_http_version TEXT,
+        resp_headers BLOB,
+        resp_body_len INTEGER NOT NULL,
+        resp_body_sha256 BLOB NOT NULL,
+        resp_body_inline BLOB,
+        resp_body_blob INTEGER,
+        started_unix_us INTEGER NOT NULL,
+        blocked_us INTEGER,
+        dns_us INTEGER,
+        connect_us INTEGER,
+        ssl_us INTEGER,
+        send_us INTEGER NOT NULL,
+        wait_us INTEGER NOT NULL,
+        receive_us INTEGER NOT NULL,
+        websocket INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    );
+    CREATE INDEX exchanges_by_session ON exchanges (session, id);
+    CREATE TABLE body_chunks (
+        blob INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (blob, seq)
+    );
+    CREATE TABLE hosts (
+        session INTEGER NOT NULL,
+        authority TEXT NOT NULL,
+        alpn TEXT NOT NULL,
+        PRIMARY KEY (session, authority)
+    );
+    "#,
+    // 1 -> 2: traces uploaded by the runtime, one per document, appended in batches.
+    r#"
+    CREATE TABLE traces (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL,
+        doc TEXT NOT NULL,
+        page_url TEXT,
+        UNIQUE (session, doc)
+    );
+    CREATE TABLE trace_batches (
+        trace INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (trace, seq)
+    );
+    "#,
+];
+
+/// Reads the schema version; 0 for an empty database. Errors for a non-recording.
+pub fn current_version(conn: &Connection) -> Result<u32> {
+    let has_meta: bool = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |_| Ok(true),
+        )
+        .optional()?
+        .unwrap_or(false);
+    if !has_meta {
+        let tables: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables > 0 {
+            return Err(Error::Format(
+                "SQLite file has tables but no `meta` table: not a Shepherd recording".into(),
+            ));
+        }
+        return Ok(0);
+    }
+    let format: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if format.as_deref() != Some(FORMAT_NAME) {
+        return Err(Error::Format(format!(
+            "meta.format is {format:?}, expected {FORMAT_NAME:?}"
+        )));
+    }
+    let version: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    version
+        .as_deref()
+        .and_then(|v| v.parse::<u32>().ok())
+        .ok_or_else(|| Error::Format(format!("bad meta.schema_version {version:?}")))
+}
+
+/// Brings the database to `target` (normally [`SCHEMA_VERSION`]), one transaction per step.
+pub fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32> {
+    let mut version = current_version(conn)?;
+    if version > SCHEMA_VERSION {
+        return Err(Error::Format(format!(
+            "recording has schema version {version}, this Shepherd reads up to {SCHEMA_VERSION}; upgrade Shepherd"
+        )));
+    }
+    while version < target {
+        let step = MIGRATIONS
+            .get(version as usize)
+            .ok_or_else(|| Error::Format(format!("no migration from version {version}")))?;
+        let tx = conn.transaction()?;
+        tx.execute_batch(step)?;
+        if version == 0 {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('format', ?1)",
+                [FORMAT_NAME],
+            )?;
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('created_unix_us', ?1)",
+                [crate::model::now_unix_us().to_string()],
+            )?;
+        }
+        version += 1;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [version.to_string()],
+        )?;
+        tx.commit()?;
+    }
+    Ok(version)
+}
+
+/// Header lists are stored as one blob: for each header, a big-endian u32 name length, the name
+/// bytes, a big-endian u32 value length, the value bytes. Compact and byte-exact.
+pub fn encode_headers(headers: &[crate::Header]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        headers
+            .iter()
+            .map(|h| 8 + h.name.len() + h.value.len())
+            .sum(),
+    );
+    for h in headers {
+        out.extend_from_slice(&(h.name.len() as u32).to_be_bytes());
+        out.extend_from_slice(h.name.as_bytes());
+        out.extend_from_slice(&(h.value.len() as u32).to_be_bytes());
+        out.extend_from_slice(&h.value);
+    }
+    out
+}
+
+/// Inverse of [`encode_headers`]; errors on truncated or non-UTF-8 names.
+pub fn decode_headers(mut bytes: &[u8]) -> Result<Vec<crate::Header>> {
+    fn take<'a>(bytes: &mut &'a [u8]) -> Result<&'a [u8]> {
+        if bytes.len() < 4 {
+            return Err(Error::Format("truncated header blob".into()));
+        }
+        let (len, rest) = bytes.split_at(4);
+        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        if rest.len() < len {
+            return Err(Error::Format("truncated header blob".into()));
+        }
+        let (item, rest) = rest.split_at(len);
+        *bytes = rest;
+        Ok(item)
+    }
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let name = take(&mut bytes)?;
+        let name = std::str::from_utf8(name)
+            .map_err(|_| Error::Format("header name is not UTF-8".into()))?
+            .to_owned();
+        let value = take(&mut bytes)?.to_vec();
+        out.push(crate::Header { name, value });
+    }
+    Ok(out)
+}
