@@ -6,7 +6,12 @@
 //! (browser, file, generator) nor about analysis; `shepherd-races` consumes it.
 
 pub mod builder;
+pub mod er;
+pub mod error;
+pub mod jsonl;
 pub mod model;
 
 pub use builder::{BuildError, TraceBuilder};
+pub use error::ReadError;
+pub use jsonl::{JsonlLoader, read_jsonl, to_jsonl_bytes, write_jsonl};
 pub use model::*;

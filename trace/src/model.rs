@@ -119,7 +119,10 @@ impl Strings {
 
     /// The text of `id`, or `""` for an id this table never produced.
     pub fn get(&self, id: StrId) -> &str {
-        self.texts.get(id as usize).map(String::as_str).unwrap_or("")
+        self.texts
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("")
     }
 
     /// The id of `s` if it was interned.

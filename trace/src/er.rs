@@ -1,0 +1,837 @@
+//! EventRacer's binary `ER_actionlog`: export (so EventRacer's `raceanalyzer` and its web UI can
+//! read our traces) and import (so we can analyse EventRacer's traces).
+//!
+//! Layout (all integers little-endian `i32`; see `docs/trace-format.md` for the full story):
+//!
+//! ```text
+//! File      := StringSet(vars) StringSet(scopes) ActionLog StringSet(js) StringSet(values) [Shepherd]
+//! StringSet := nbytes, nbytes of NUL-terminated strings, bucket_count (> number of strings)
+//! ActionLog := num_actions, num_arcs, num_arcs × (tail, head, duration_ms | -1),
+//!              num_actions × (id, type, ncmds, ncmds × (command, location))
+//! Shepherd  := "SHEPHERD" version StringSet(meta) page num_actions × (kind, stable)
+//!              num_arcs × arc_kind  num_scopes × (scopes_id, is_exception, label, src | -1)
+//! ```
+//!
+//! String ids are byte offsets into their table. Commands: 0 `ENTER_SCOPE` (scopes id),
+//! 1 `EXIT_SCOPE` (-1), 2 `READ_MEMORY` / 3 `WRITE_MEMORY` (vars id), 4 `TRIGGER_ARC` (id of the
+//! triggered action), 5 `MEMORY_VALUE` (values id, right after the read or write it qualifies).
+//!
+//! Our model maps onto it as follows. Locations go to `vars`, value summaries to `values`.
+//! Scope labels go to `scopes`, with the source position appended as `label @@ url:line:col`;
+//! an exception becomes an empty scope `!exception: message[ @@ position]`. Fork arcs also get a
+//! `TRIGGER_ARC` command at the end of their tail action. The `js` table stays empty: traces
+//! carry positions, not script texts. Kinds, stable ids, the page URL and fork/join flags have
+//! no place in EventRacer's layout, so they go to the `Shepherd` trailer, which EventRacer's
+//! readers never reach (they stop after `values`).
+//!
+//! Import accepts what EventRacer's own writers produce: sparse action ids (remapped densely in
+//! id order, the original ids kept in [`ErImport::original_ids`] and as stable ids `er:<id>`),
+//! actions that appear only as arc endpoints, missing optional tables, string ids that point
+//! inside a string (EventRacer reads the suffix). Every count is checked against the bytes
+//! left before anything is allocated; errors name the byte offset of the offending field.
+
+use crate::error::ReadError;
+use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, StrId, Trace};
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+/// Magic that starts our trailer after the `values` table.
+const TRAILER_MAGIC: &[u8; 8] = b"SHEPHERD";
+/// Version of the trailer layout.
+const TRAILER_VERSION: i32 = 1;
+/// Separator between a scope label and its source position in the `scopes` table.
+pub const SRC_SEPARATOR: &str = " @@ ";
+/// Prefix of the empty scope that stands for an exception.
+pub const EXCEPTION_PREFIX: &str = "!exception: ";
+
+const ENTER_SCOPE: i32 = 0;
+const EXIT_SCOPE: i32 = 1;
+const READ_MEMORY: i32 = 2;
+const WRITE_MEMORY: i32 = 3;
+const TRIGGER_ARC: i32 = 4;
+const MEMORY_VALUE: i32 = 5;
+
+/// A trace imported from an `ER_actionlog`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErImport {
+    /// The trace, with dense action ids.
+    pub trace: Trace,
+    /// `original_ids[dense id]` is the id the action had in the file.
+    pub original_ids: Vec<i64>,
+    /// Things that were tolerated (backwards arcs dropped, stray `MEMORY_VALUE`s, trailing
+    /// bytes); worth showing to the user, never fatal.
+    pub warnings: Vec<String>,
+}
+
+/// Heuristic format sniffing on the first bytes of a file (a few hundred are enough).
+pub fn looks_like_jsonl(prefix: &[u8]) -> bool {
+    let p = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
+    let start = p
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(p.len());
+    let p = &p[start..];
+    let line = &p[..p.iter().position(|&b| b == b'\n').unwrap_or(p.len())];
+    line.starts_with(b"{") && line.windows(14).any(|w| w == b"shepherd-trace")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export
+
+/// One string table being built: data bytes and the offset of each of our string ids.
+struct TableOut {
+    data: Vec<u8>,
+    count: usize,
+    index: HashMap<String, i32>,
+}
+
+impl TableOut {
+    fn new() -> TableOut {
+        TableOut {
+            data: Vec::new(),
+            count: 0,
+            index: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, s: &str) -> io::Result<i32> {
+        self.add_as(s, s).map(|(o, _)| o)
+    }
+
+    /// Adds `s` under a dedup key of the caller's choosing (two keys may share a text and still
+    /// get two offsets). Returns the offset and whether it is new.
+    fn add_as(&mut self, key: &str, s: &str) -> io::Result<(i32, bool)> {
+        if let Some(&o) = self.index.get(key) {
+            return Ok((o, false));
+        }
+        // A NUL would cut the string short in EventRacer's reader.
+        let clean: std::borrow::Cow<str> = if s.contains('\0') {
+            s.replace('\0', "\u{FFFD}").into()
+        } else {
+            s.into()
+        };
+        let off = i32::try_from(self.data.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "string table over 2 GiB"))?;
+        self.data.extend_from_slice(clean.as_bytes());
+        self.data.push(0);
+        self.count += 1;
+        self.index.insert(key.to_owned(), off);
+        Ok((off, true))
+    }
+
+    fn write(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        put(out, len_i32(self.data.len())?);
+        out.extend_from_slice(&self.data);
+        // EventRacer probes linearly and needs a free bucket: more buckets than strings.
+        put(out, len_i32(self.count * 2 + 1)?);
+        Ok(())
+    }
+}
+
+fn put(out: &mut Vec<u8>, v: i32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn len_i32(n: usize) -> io::Result<i32> {
+    i32::try_from(n).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "count over 2^31"))
+}
+
+/// Writes `trace` as an `ER_actionlog` (with our trailer) to `out`.
+pub fn write_er(trace: &Trace, mut out: impl Write) -> io::Result<()> {
+    out.write_all(&er_bytes(trace)?)?;
+    out.flush()
+}
+
+/// The `ER_actionlog` bytes of `trace`.
+///
+/// Arc delays above `i32::MAX` ms are clamped (browsers clamp them far lower).
+pub fn to_er_bytes(trace: &Trace) -> Vec<u8> {
+    // Only a trace with over 2^31 strings or commands can fail; such a trace cannot be built.
+    er_bytes(trace).unwrap_or_default()
+}
+
+fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
+    let s = |id: StrId| trace.strings.get(id);
+    let mut vars = TableOut::new();
+    let mut scopes = TableOut::new();
+    let mut values = TableOut::new();
+    let mut meta = TableOut::new();
+    // (scopes offset, is exception, label, src) for every scope-table entry: exact decoding.
+    let mut scope_decoding: Vec<(i32, bool, StrId, Option<StrId>)> = Vec::new();
+    let scope_entry = |scopes: &mut TableOut,
+                       decoding: &mut Vec<(i32, bool, StrId, Option<StrId>)>,
+                       exception: bool,
+                       label: StrId,
+                       src: Option<StrId>|
+     -> io::Result<i32> {
+        let key = format!(
+            "{}:{label}:{}",
+            u8::from(exception),
+            src.map_or(-1, i64::from)
+        );
+        let text = if exception {
+            with_src(&format!("{EXCEPTION_PREFIX}{}", s(label)), src.map(s))
+        } else {
+            with_src(s(label), src.map(s))
+        };
+        let (off, new) = scopes.add_as(&key, &text)?;
+        if new {
+            decoding.push((off, exception, label, src));
+        }
+        Ok(off)
+    };
+
+    // Fork arcs become TRIGGER_ARC commands of their tail, in arc order.
+    let mut triggers: Vec<Vec<ActionId>> = vec![Vec::new(); trace.actions.len()];
+    for a in &trace.arcs {
+        if a.kind == ArcKind::Fork
+            && let Some(t) = triggers.get_mut(a.tail as usize)
+        {
+            t.push(a.head);
+        }
+    }
+
+    let mut log = Vec::with_capacity(16 + trace.arcs.len() * 12 + trace.ops.len() * 16);
+    put(&mut log, len_i32(trace.actions.len())?);
+    put(&mut log, len_i32(trace.arcs.len())?);
+    for a in &trace.arcs {
+        put(&mut log, a.tail as i32);
+        put(&mut log, a.head as i32);
+        put(
+            &mut log,
+            a.delay_ms
+                .map_or(-1, |d| i32::try_from(d).unwrap_or(i32::MAX)),
+        );
+    }
+    let mut cmds: Vec<(i32, i32)> = Vec::new();
+    for action in &trace.actions {
+        cmds.clear();
+        for op in trace.ops_of(action.id) {
+            match *op {
+                Op::Read { loc, value } | Op::Write { loc, value } => {
+                    let kind = if matches!(op, Op::Read { .. }) {
+                        READ_MEMORY
+                    } else {
+                        WRITE_MEMORY
+                    };
+                    cmds.push((kind, vars.add(s(loc))?));
+                    if let Some(v) = value {
+                        cmds.push((MEMORY_VALUE, values.add(s(v))?));
+                    }
+                }
+                Op::Enter { scope, src } => {
+                    let off = scope_entry(&mut scopes, &mut scope_decoding, false, scope, src)?;
+                    cmds.push((ENTER_SCOPE, off));
+                }
+                Op::Exit => cmds.push((EXIT_SCOPE, -1)),
+                Op::Exception { message, src } => {
+                    let off = scope_entry(&mut scopes, &mut scope_decoding, true, message, src)?;
+                    cmds.push((ENTER_SCOPE, off));
+                    cmds.push((EXIT_SCOPE, -1));
+                }
+            }
+        }
+        for &head in triggers.get(action.id as usize).map_or(&[][..], |v| v) {
+            cmds.push((TRIGGER_ARC, head as i32));
+        }
+        put(&mut log, action.id as i32);
+        put(&mut log, action.ty as i32);
+        put(&mut log, len_i32(cmds.len())?);
+        for &(k, l) in &cmds {
+            put(&mut log, k);
+            put(&mut log, l);
+        }
+    }
+
+    // Trailer: what EventRacer's layout has no room for. The meta table must be complete
+    // before it is written, so the parts that refer to it are built first.
+    let page = match &trace.header.page {
+        Some(p) => meta.add(p)?,
+        None => -1,
+    };
+    let mut per_action = Vec::with_capacity(trace.actions.len() * 8);
+    for action in &trace.actions {
+        put(&mut per_action, meta.add(s(action.kind))?);
+        put(&mut per_action, meta.add(s(action.stable))?);
+    }
+    let mut per_scope = Vec::with_capacity(scope_decoding.len() * 16);
+    for &(off, exception, label, src) in &scope_decoding {
+        put(&mut per_scope, off);
+        put(&mut per_scope, i32::from(exception));
+        put(&mut per_scope, meta.add(s(label))?);
+        put(&mut per_scope, src.map_or(Ok(-1), |p| meta.add(s(p)))?);
+    }
+    let mut trailer = Vec::with_capacity(
+        64 + meta.data.len() + per_action.len() + per_scope.len() + trace.arcs.len() * 4,
+    );
+    trailer.extend_from_slice(TRAILER_MAGIC);
+    put(&mut trailer, TRAILER_VERSION);
+    meta.write(&mut trailer)?;
+    put(&mut trailer, page);
+    put(&mut trailer, len_i32(trace.actions.len())?);
+    trailer.extend_from_slice(&per_action);
+    put(&mut trailer, len_i32(trace.arcs.len())?);
+    for a in &trace.arcs {
+        put(&mut trailer, if a.kind == ArcKind::Fork { 0 } else { 1 });
+    }
+    put(&mut trailer, len_i32(scope_decoding.len())?);
+    trailer.extend_from_slice(&per_scope);
+
+    let mut out = Vec::with_capacity(
+        vars.data.len() + scopes.data.len() + values.data.len() + log.len() + trailer.len() + 40,
+    );
+    vars.write(&mut out)?;
+    scopes.write(&mut out)?;
+    out.extend_from_slice(&log);
+    TableOut::new().write(&mut out)?; // js: no script texts in our traces
+    values.write(&mut out)?;
+    out.extend_from_slice(&trailer);
+    Ok(out)
+}
+
+fn with_src(label: &str, src: Option<&str>) -> String {
+    match src {
+        Some(p) => format!("{label}{SRC_SEPARATOR}{p}"),
+        None => label.to_owned(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Import
+
+/// Bounds-checked little-endian reader over the whole file.
+struct In<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl In<'_> {
+    fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T, ReadError> {
+        Err(ReadError::Er {
+            offset: at as u64,
+            message: message.into(),
+        })
+    }
+
+    fn left(&self) -> usize {
+        self.b.len() - self.pos
+    }
+
+    fn i32(&mut self, what: &str) -> Result<i32, ReadError> {
+        match self.b.get(self.pos..self.pos + 4) {
+            Some(&[a, b, c, d]) => {
+                self.pos += 4;
+                Ok(i32::from_le_bytes([a, b, c, d]))
+            }
+            _ => self.err(
+                self.pos,
+                format!("file ends inside {what} ({} bytes left)", self.left()),
+            ),
+        }
+    }
+
+    /// A count of elements of `size` bytes each that must fit in the rest of the file.
+    fn count(&mut self, what: &str, size: usize) -> Result<usize, ReadError> {
+        let at = self.pos;
+        let n = self.i32(what)?;
+        let Ok(n) = usize::try_from(n) else {
+            return self.err(at, format!("negative {what}: {n}"));
+        };
+        if n.saturating_mul(size) > self.left() {
+            return self.err(
+                at,
+                format!(
+                    "{what} {n} needs {} bytes but only {} are left",
+                    n.saturating_mul(size),
+                    self.left()
+                ),
+            );
+        }
+        Ok(n)
+    }
+}
+
+/// A string table read from the file.
+struct TableIn<'a> {
+    name: &'static str,
+    /// Offset of the data in the file.
+    at: usize,
+    data: &'a [u8],
+}
+
+impl<'a> TableIn<'a> {
+    fn read(
+        input: &mut In<'a>,
+        name: &'static str,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self, ReadError> {
+        let nbytes = input.count(&format!("{name} table size"), 1)?;
+        let at = input.pos;
+        let data = &input.b[at..at + nbytes];
+        input.pos += nbytes;
+        if data.last().is_some_and(|&b| b != 0) {
+            return input.err(
+                at + nbytes - 1,
+                format!("{name} table does not end with NUL"),
+            );
+        }
+        let buckets_at = input.pos;
+        let buckets = input.i32(&format!("{name} bucket count"))?;
+        let strings = data.iter().filter(|&&b| b == 0).count();
+        if buckets < 0 {
+            return input.err(
+                buckets_at,
+                format!("negative {name} bucket count {buckets}"),
+            );
+        }
+        if (buckets as usize) <= strings && strings > 0 {
+            warnings.push(format!(
+                "{name} table: {buckets} hash buckets for {strings} strings (EventRacer needs more buckets than strings)"
+            ));
+        }
+        Ok(TableIn { name, at, data })
+    }
+
+    fn empty(name: &'static str) -> Self {
+        TableIn {
+            name,
+            at: 0,
+            data: &[],
+        }
+    }
+
+    /// The text at byte offset `id` (verbatim up to the NUL; invalid UTF-8 replaced).
+    fn text(&self, id: i32, field_at: usize) -> Result<std::borrow::Cow<'a, str>, ReadError> {
+        let data = self.data;
+        let Some(rest) = usize::try_from(id)
+            .ok()
+            .filter(|&i| i < data.len())
+            .map(|i| &data[i..])
+        else {
+            return Err(ReadError::Er {
+                offset: field_at as u64,
+                message: format!(
+                    "{} id {id} outside the table ({} bytes at byte {})",
+                    self.name,
+                    data.len(),
+                    self.at
+                ),
+            });
+        };
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        Ok(String::from_utf8_lossy(&rest[..end]))
+    }
+}
+
+struct RawAction {
+    id: i32,
+    id_at: usize,
+    ty: i32,
+    /// Offset in the file of the first command.
+    cmds_at: usize,
+    ncmds: usize,
+}
+
+/// Our trailer, parsed but not yet applied.
+struct Trailer<'a> {
+    meta: TableIn<'a>,
+    page: Option<(i32, usize)>,
+    /// Offset of the first (kind, stable) pair and how many there are.
+    actions_at: usize,
+    num_actions: usize,
+    /// Fork (0) / join (1) per logged arc, with the offset of each.
+    arc_kinds: Vec<(usize, i32)>,
+    /// Scopes-table offset → (is exception, label meta id, src meta id or -1, offset of entry).
+    scopes: HashMap<i32, (bool, i32, i32, usize)>,
+}
+
+fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
+    input.pos += TRAILER_MAGIC.len();
+    let v_at = input.pos;
+    let version = input.i32("the trailer version")?;
+    if version != TRAILER_VERSION {
+        return input.err(v_at, format!("unknown Shepherd trailer version {version}"));
+    }
+    let mut ignored = Vec::new();
+    let meta = TableIn::read(input, "trailer", &mut ignored)?;
+    let page_at = input.pos;
+    let page = input.i32("the trailer page")?;
+    let num_actions = input.count("trailer action count", 8)?;
+    let actions_at = input.pos;
+    input.pos += num_actions * 8;
+    let num_arcs = input.count("trailer arc count", 4)?;
+    let mut arc_kinds = Vec::with_capacity(num_arcs);
+    for _ in 0..num_arcs {
+        let at = input.pos;
+        arc_kinds.push((at, input.i32("trailer arc kind")?));
+    }
+    let num_scopes = input.count("trailer scope count", 16)?;
+    let mut scopes = HashMap::with_capacity(num_scopes);
+    for _ in 0..num_scopes {
+        let at = input.pos;
+        let off = input.i32("trailer scope")?;
+        let exception = input.i32("trailer scope")? != 0;
+        let label = input.i32("trailer scope")?;
+        let src = input.i32("trailer scope")?;
+        scopes.insert(off, (exception, label, src, at));
+    }
+    if input.left() > 0 {
+        return input.err(
+            input.pos,
+            format!("{} bytes after the trailer", input.left()),
+        );
+    }
+    Ok(Trailer {
+        meta,
+        page: (page >= 0).then_some((page, page_at)),
+        actions_at,
+        num_actions,
+        arc_kinds,
+        scopes,
+    })
+}
+
+fn word(bytes: &[u8], at: usize) -> i32 {
+    match bytes.get(at..at + 4) {
+        Some(&[a, b, c, d]) => i32::from_le_bytes([a, b, c, d]),
+        // Callers only read ranges checked by `In::count`.
+        _ => 0,
+    }
+}
+
+/// Reads an `ER_actionlog` file held in memory.
+pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
+    let mut warnings = Vec::new();
+    let mut input = In { b: bytes, pos: 0 };
+    let vars = TableIn::read(&mut input, "vars", &mut warnings)?;
+    let scopes = TableIn::read(&mut input, "scopes", &mut warnings)?;
+
+    let num_actions = input.count("action count", 12)?;
+    let num_arcs = input.count("arc count", 12)?;
+    let mut raw_arcs = Vec::with_capacity(num_arcs);
+    for _ in 0..num_arcs {
+        let at = input.pos;
+        let tail = input.i32("an arc")?;
+        let head = input.i32("an arc")?;
+        let dur = input.i32("an arc")?;
+        if tail < 0 || head < 0 {
+            return input.err(at, format!("arc {tail} -> {head} has a negative end"));
+        }
+        raw_arcs.push((at, tail, head, dur));
+    }
+    let mut raw = Vec::with_capacity(num_actions.min(input.left() / 12));
+    for _ in 0..num_actions {
+        let id_at = input.pos;
+        let id = input.i32("an action header")?;
+        let ty_at = input.pos;
+        let ty = input.i32("an action header")?;
+        let ncmds = input.count("command count", 8)?;
+        if id < 0 {
+            return input.err(id_at, format!("negative action id {id}"));
+        }
+        if !(0..=4).contains(&ty) {
+            warnings.push(format!(
+                "action {id} (byte {ty_at}) has unknown type {ty}; read as unknown"
+            ));
+        }
+        raw.push(RawAction {
+            id,
+            id_at,
+            ty,
+            cmds_at: input.pos,
+            ncmds,
+        });
+        input.pos += ncmds * 8;
+    }
+    // The two trailing tables are optional (EventRacer checks for the end of the file).
+    if input.left() > 0 {
+        TableIn::read(&mut input, "js", &mut warnings)?;
+    }
+    let values = if input.left() > 0 {
+        TableIn::read(&mut input, "values", &mut warnings)?
+    } else {
+        TableIn::empty("values")
+    };
+    let trailer = if input.b[input.pos..].starts_with(TRAILER_MAGIC) {
+        Some(read_trailer(&mut input)?)
+    } else {
+        if input.left() > 0 {
+            warnings.push(format!(
+                "{} unknown bytes after the tables at byte {} ignored",
+                input.left(),
+                input.pos
+            ));
+        }
+        None
+    };
+
+    // Dense ids: every action and every arc endpoint, in original id order.
+    let mut ids: Vec<i64> = Vec::with_capacity(raw.len() + raw_arcs.len() * 2);
+    ids.extend(raw.iter().map(|a| i64::from(a.id)));
+    for &(_, tail, head, _) in &raw_arcs {
+        ids.push(i64::from(tail));
+        ids.push(i64::from(head));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let dense = |id: i32| {
+        ids.binary_search(&i64::from(id))
+            .map_or(0, |i| i as ActionId)
+    };
+    let mut slots: Vec<Option<usize>> = vec![None; ids.len()];
+    for (i, a) in raw.iter().enumerate() {
+        let d = dense(a.id) as usize;
+        if slots[d].is_some() {
+            return input.err(a.id_at, format!("action id {} appears twice", a.id));
+        }
+        slots[d] = Some(i);
+    }
+    if let Some(t) = &trailer {
+        // Our writer exports every action, densely, so the trailer describes them all.
+        if t.num_actions != ids.len() || raw.len() != ids.len() {
+            return input.err(
+                t.actions_at.saturating_sub(4),
+                format!(
+                    "trailer describes {} actions, the log has {}",
+                    t.num_actions,
+                    ids.len()
+                ),
+            );
+        }
+        if t.arc_kinds.len() != raw_arcs.len() {
+            return input.err(
+                t.actions_at + t.num_actions * 8,
+                format!(
+                    "trailer describes {} arcs, the log has {}",
+                    t.arc_kinds.len(),
+                    raw_arcs.len()
+                ),
+            );
+        }
+    }
+
+    let mut trace = Trace {
+        header: Header {
+            version: crate::FORMAT_VERSION,
+            page: None,
+        },
+        ..Trace::default()
+    };
+    if let Some(t) = &trailer
+        && let Some((page, at)) = t.page
+    {
+        trace.header.page = Some(t.meta.text(page, at)?.into_owned());
+    }
+    let mut cx = Importer {
+        bytes,
+        vars: &vars,
+        scopes: &scopes,
+        values: &values,
+        trailer: trailer.as_ref(),
+        cache: HashMap::new(),
+        triggered: std::collections::HashSet::new(),
+        warnings: &mut warnings,
+    };
+    for (d, slot) in slots.iter().enumerate() {
+        let start = trace.ops.len() as u32;
+        let (ty, first_scope) = match slot {
+            None => (ActionType::Unknown, None),
+            Some(i) => {
+                let a = &raw[*i];
+                let first = cx.commands(a, &mut trace)?;
+                (ActionType::from_code(i64::from(a.ty)), first)
+            }
+        };
+        let (kind, stable) = match &trailer {
+            Some(t) => {
+                let at = t.actions_at + d * 8;
+                let kind = t.meta.text(word(bytes, at), at)?;
+                let stable = t.meta.text(word(bytes, at + 4), at + 4)?;
+                (trace.strings.intern(&kind), trace.strings.intern(&stable))
+            }
+            None => (
+                first_scope.unwrap_or_else(|| trace.strings.intern("")),
+                trace.strings.intern(&format!("er:{}", ids[d])),
+            ),
+        };
+        trace.actions.push(Action {
+            id: d as ActionId,
+            ty,
+            kind,
+            stable,
+            ops: start..trace.ops.len() as u32,
+        });
+    }
+
+    let triggered = std::mem::take(&mut cx.triggered);
+    for (i, &(at, tail, head, dur)) in raw_arcs.iter().enumerate() {
+        if tail >= head {
+            warnings.push(format!(
+                "arc {tail} -> {head} at byte {at} does not go forward; dropped"
+            ));
+            continue;
+        }
+        let delay_ms = u32::try_from(dur).ok();
+        let kind = match trailer.as_ref().map(|t| t.arc_kinds[i]) {
+            Some((_, 0)) => ArcKind::Fork,
+            Some((_, 1)) => ArcKind::Join,
+            Some((k_at, k)) => return input.err(k_at, format!("unknown arc kind {k}")),
+            None if delay_ms.is_some() || triggered.contains(&(tail, head)) => ArcKind::Fork,
+            None => ArcKind::Join,
+        };
+        trace.arcs.push(Arc {
+            tail: dense(tail),
+            head: dense(head),
+            kind,
+            delay_ms,
+        });
+    }
+    Ok(ErImport {
+        trace,
+        original_ids: ids,
+        warnings,
+    })
+}
+
+/// State shared while turning commands into ops.
+struct Importer<'a, 'w> {
+    bytes: &'a [u8],
+    vars: &'a TableIn<'a>,
+    scopes: &'a TableIn<'a>,
+    values: &'a TableIn<'a>,
+    trailer: Option<&'a Trailer<'a>>,
+    /// (table, offset) → interned id.
+    cache: HashMap<(u8, i32), StrId>,
+    /// (tail, head) pairs announced by a TRIGGER_ARC: those arcs are forks.
+    triggered: std::collections::HashSet<(i32, i32)>,
+    warnings: &'w mut Vec<String>,
+}
+
+impl Importer<'_, '_> {
+    fn string(
+        &mut self,
+        trace: &mut Trace,
+        table: u8,
+        id: i32,
+        at: usize,
+    ) -> Result<StrId, ReadError> {
+        if let Some(&s) = self.cache.get(&(table, id)) {
+            return Ok(s);
+        }
+        let t = match table {
+            0 => self.vars,
+            _ => self.values,
+        };
+        let s = trace.strings.intern(&t.text(id, at)?);
+        self.cache.insert((table, id), s);
+        Ok(s)
+    }
+
+    /// Decodes a scopes-table entry: (is exception, label, src).
+    fn scope(
+        &mut self,
+        trace: &mut Trace,
+        id: i32,
+        at: usize,
+    ) -> Result<(bool, StrId, Option<StrId>), ReadError> {
+        if let Some(t) = self.trailer
+            && let Some(&(exception, label, src, entry_at)) = t.scopes.get(&id)
+        {
+            let l = trace.strings.intern(&t.meta.text(label, entry_at + 8)?);
+            let s = if src >= 0 {
+                Some(trace.strings.intern(&t.meta.text(src, entry_at + 12)?))
+            } else {
+                None
+            };
+            return Ok((exception, l, s));
+        }
+        let text = self.scopes.text(id, at)?;
+        let (exception, rest) = match text.strip_prefix(EXCEPTION_PREFIX) {
+            Some(rest) => (true, rest),
+            None => (false, &*text),
+        };
+        let (l, p) = split_src(rest);
+        let l = trace.strings.intern(l);
+        let p = p.map(|p| trace.strings.intern(p));
+        Ok((exception, l, p))
+    }
+
+    /// Appends one action's commands as ops; returns its first scope label (EventRacer keeps
+    /// the finer kind of an action there).
+    fn commands(&mut self, a: &RawAction, trace: &mut Trace) -> Result<Option<StrId>, ReadError> {
+        let bytes = self.bytes;
+        let cmd = |k: usize| {
+            let at = a.cmds_at + k * 8;
+            (at, word(bytes, at), word(bytes, at + 4))
+        };
+        let mut first_scope = None;
+        let mut k = 0;
+        while k < a.ncmds {
+            let (at, kind, loc) = cmd(k);
+            k += 1;
+            match kind {
+                ENTER_SCOPE => {
+                    let (exception, label, src) = self.scope(trace, loc, at + 4)?;
+                    let exit_follows = k < a.ncmds && cmd(k).1 == EXIT_SCOPE;
+                    if exception && exit_follows {
+                        trace.ops.push(Op::Exception {
+                            message: label,
+                            src,
+                        });
+                        k += 1;
+                    } else {
+                        let scope = if exception {
+                            // Not our encoding after all: keep the text whole.
+                            let t = self.scopes.text(loc, at + 4)?;
+                            trace.strings.intern(split_src(&t).0)
+                        } else {
+                            label
+                        };
+                        first_scope.get_or_insert(scope);
+                        trace.ops.push(Op::Enter { scope, src });
+                    }
+                }
+                EXIT_SCOPE => trace.ops.push(Op::Exit),
+                READ_MEMORY | WRITE_MEMORY => {
+                    let loc = self.string(trace, 0, loc, at + 4)?;
+                    let mut value = None;
+                    if k < a.ncmds {
+                        let (vat, vk, vloc) = cmd(k);
+                        if vk == MEMORY_VALUE {
+                            value = Some(self.string(trace, 1, vloc, vat + 4)?);
+                            k += 1;
+                        }
+                    }
+                    trace.ops.push(if kind == READ_MEMORY {
+                        Op::Read { loc, value }
+                    } else {
+                        Op::Write { loc, value }
+                    });
+                }
+                TRIGGER_ARC => {
+                    if loc >= 0 {
+                        self.triggered.insert((a.id, loc));
+                    }
+                }
+                MEMORY_VALUE => self.warnings.push(format!(
+                    "MEMORY_VALUE at byte {at} follows no read or write; ignored"
+                )),
+                _ => {
+                    return Err(ReadError::Er {
+                        offset: at as u64,
+                        message: format!("unknown command kind {kind} in action {}", a.id),
+                    });
+                }
+            }
+        }
+        Ok(first_scope)
+    }
+}
+
+/// `label @@ src` → (`label`, Some(`src`)), split at the last separator.
+fn split_src(text: &str) -> (&str, Option<&str>) {
+    match text.rfind(SRC_SEPARATOR) {
+        Some(i) => (&text[..i], Some(&text[i + SRC_SEPARATOR.len()..])),
+        None => (text, None),
+    }
+}

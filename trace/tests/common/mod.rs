@@ -1,0 +1,139 @@
+//! Random traces for property tests (shared by the test files of this crate).
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+use shepherd_trace::{ActionType, ArcKind, Trace, TraceBuilder};
+
+/// Texts that exercise escaping and interning: quotes, backslashes, control characters,
+/// non-ASCII, astral characters, the ER scope marker.
+const POOL: &[&str] = &[
+    "Global.x",
+    "Global.y",
+    "DOMNode[4].innerHTML",
+    "BUTTON[7].click",
+    "Tree[1]:out",
+    "Timer:3",
+    "\"quoted\"",
+    "back\\slash",
+    "tab\tnew\nline\u{1}",
+    "ünïcödé €",
+    "emoji 🦀",
+    "",
+    "fire:click @ BUTTON[7]",
+    "a @@ b",
+    "https://a.test/app.js:12:4",
+    "undefined",
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => proptest::sample::select(POOL).prop_map(str::to_owned),
+        1 => "[a-z\\[\\]\\.:0-9 ]{0,12}",
+        1 => any::<String>().prop_map(|s| s.chars().take(8).collect()),
+    ]
+}
+
+#[derive(Clone, Debug)]
+pub enum GenOp {
+    Read(String, Option<String>),
+    Write(String, Option<String>),
+    Enter(String, Option<String>),
+    Exit,
+    Exception(String, Option<String>),
+}
+
+fn gen_op() -> impl Strategy<Value = GenOp> {
+    prop_oneof![
+        3 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Read(l, v)),
+        3 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Write(l, v)),
+        1 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Enter(l, v)),
+        1 => Just(GenOp::Exit),
+        1 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Exception(l, v)),
+    ]
+}
+
+#[derive(Clone, Debug)]
+pub struct GenAction {
+    pub ty: u8,
+    pub kind: String,
+    pub stable: String,
+    pub ops: Vec<GenOp>,
+}
+
+fn gen_action() -> impl Strategy<Value = GenAction> {
+    (
+        0u8..5,
+        text(),
+        text(),
+        proptest::collection::vec(gen_op(), 0..8),
+    )
+        .prop_map(|(ty, kind, stable, ops)| GenAction {
+            ty,
+            kind,
+            stable,
+            ops,
+        })
+}
+
+/// A random valid trace: up to 12 actions, arcs between them, assorted ops and strings.
+pub fn trace() -> impl Strategy<Value = Trace> {
+    (
+        proptest::option::of(text()),
+        proptest::collection::vec(gen_action(), 0..12),
+        proptest::collection::vec(
+            (
+                any::<u16>(),
+                any::<u16>(),
+                any::<bool>(),
+                proptest::option::of(0u32..100_000),
+            ),
+            0..16,
+        ),
+        proptest::collection::vec(text(), 0..3),
+    )
+        .prop_map(|(page, actions, arcs, extra)| build(page, &actions, &arcs, &extra))
+}
+
+pub fn build(
+    page: Option<String>,
+    actions: &[GenAction],
+    arcs: &[(u16, u16, bool, Option<u32>)],
+    extra_strings: &[String],
+) -> Trace {
+    let mut b = TraceBuilder::new();
+    if let Some(p) = page {
+        b.page(&p);
+    }
+    let n = actions.len() as u32;
+    for a in actions {
+        b.begin(ActionType::from_code(i64::from(a.ty)), &a.kind, &a.stable);
+        for op in &a.ops {
+            match op {
+                GenOp::Read(l, v) => b.read(l, v.as_deref()),
+                GenOp::Write(l, v) => b.write(l, v.as_deref()),
+                GenOp::Enter(s, p) => b.enter(s, p.as_deref()),
+                GenOp::Exit => b.exit(),
+                GenOp::Exception(m, p) => b.exception(m, p.as_deref()),
+            };
+        }
+        b.end();
+    }
+    if n >= 2 {
+        for &(x, y, fork, delay) in arcs {
+            let (x, y) = (u32::from(x) % n, u32::from(y) % n);
+            if x == y {
+                continue;
+            }
+            let (t, h) = (x.min(y), x.max(y));
+            if fork {
+                b.arc(t, h, ArcKind::Fork, delay);
+            } else {
+                b.arc(t, h, ArcKind::Join, None);
+            }
+        }
+    }
+    for s in extra_strings {
+        b.intern(s);
+    }
+    b.finish()
+}

@@ -1,0 +1,354 @@
+//! ER_actionlog export and import: exact bytes for a small trace, round trips (with and without
+//! our trailer), EventRacer-style inputs, and malformed files.
+
+mod common;
+
+use proptest::prelude::*;
+use shepherd_trace::er::{read_er, to_er_bytes};
+use shepherd_trace::{ActionType, ArcKind, Op, ReadError, Trace, TraceBuilder};
+
+/// An op with its strings resolved, for comparing traces whose string numbering differs.
+#[derive(Debug, PartialEq, Eq, Clone)]
+enum R {
+    Read(String, Option<String>),
+    Write(String, Option<String>),
+    Enter(String, Option<String>),
+    Exit,
+    Exception(String, Option<String>),
+}
+
+fn resolve(t: &Trace, op: &Op) -> R {
+    let s = |id: u32| t.strings.get(id).replace('\0', "\u{FFFD}");
+    let o = |id: Option<u32>| id.map(s);
+    match *op {
+        Op::Read { loc, value } => R::Read(s(loc), o(value)),
+        Op::Write { loc, value } => R::Write(s(loc), o(value)),
+        Op::Enter { scope, src } => R::Enter(s(scope), o(src)),
+        Op::Exit => R::Exit,
+        Op::Exception { message, src } => R::Exception(s(message), o(src)),
+    }
+}
+
+type Resolved = (
+    Option<String>,
+    Vec<(ActionType, String, String, Vec<R>)>,
+    Vec<(u32, u32, ArcKind, Option<u32>)>,
+);
+
+fn everything(t: &Trace) -> Resolved {
+    let s = |id: u32| t.strings.get(id).replace('\0', "\u{FFFD}");
+    (
+        t.header.page.as_ref().map(|p| p.replace('\0', "\u{FFFD}")),
+        t.actions
+            .iter()
+            .map(|a| {
+                let ops = t.ops_of(a.id).iter().map(|o| resolve(t, o)).collect();
+                (a.ty, s(a.kind), s(a.stable), ops)
+            })
+            .collect(),
+        t.arcs
+            .iter()
+            .map(|a| (a.tail, a.head, a.kind, a.delay_ms))
+            .collect(),
+    )
+}
+
+/// The happens-before graph (arcs with delays, no kinds) and the accesses of each action.
+type HbAndAccesses = (Vec<(u32, u32, Option<u32>)>, Vec<Vec<R>>);
+
+fn hb_and_accesses(t: &Trace) -> HbAndAccesses {
+    (
+        t.arcs
+            .iter()
+            .map(|a| (a.tail, a.head, a.delay_ms))
+            .collect(),
+        t.actions
+            .iter()
+            .map(|a| {
+                t.ops_of(a.id)
+                    .iter()
+                    .map(|o| resolve(t, o))
+                    .filter(|r| matches!(r, R::Read(..) | R::Write(..)))
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// Cuts our trailer off, leaving what EventRacer itself would write.
+fn strip_trailer(bytes: &[u8]) -> &[u8] {
+    let at = bytes.windows(8).rposition(|w| w == b"SHEPHERD").unwrap();
+    &bytes[..at]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn exact_round_trip_with_trailer(t in common::trace()) {
+        let bytes = to_er_bytes(&t);
+        let back = read_er(&bytes).unwrap();
+        prop_assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+        prop_assert_eq!(everything(&back.trace), everything(&t));
+        prop_assert_eq!(back.original_ids, (0..t.actions.len() as i64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn hb_graph_and_accesses_survive_without_trailer(t in common::trace()) {
+        let bytes = to_er_bytes(&t);
+        let back = read_er(strip_trailer(&bytes)).unwrap();
+        prop_assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+        prop_assert_eq!(hb_and_accesses(&back.trace), hb_and_accesses(&t));
+        for (a, b) in back.trace.actions.iter().zip(&t.actions) {
+            prop_assert_eq!(a.ty, b.ty);
+            prop_assert_eq!(back.trace.strings.get(a.stable), format!("er:{}", a.id));
+        }
+        // Forks are recognised from TRIGGER_ARC commands (or a delay), joins stay joins unless
+        // a fork links the same pair.
+        for (a, b) in back.trace.arcs.iter().zip(&t.arcs) {
+            let forked = t.arcs.iter().any(|x| x.kind == ArcKind::Fork && (x.tail, x.head) == (b.tail, b.head));
+            prop_assert_eq!(a.kind == ArcKind::Fork, forked || b.delay_ms.is_some());
+        }
+    }
+
+    #[test]
+    fn truncations_and_corruptions_never_panic(t in common::trace(), cut in any::<prop::sample::Index>(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
+        let bytes = to_er_bytes(&t);
+        let n = cut.index(bytes.len() + 1);
+        if let Err(e) = read_er(&bytes[..n]) {
+            prop_assert!(e.offset().unwrap() <= n as u64);
+        }
+        let mut bad = bytes.clone();
+        for (i, v) in flips {
+            let i = i.index(bad.len());
+            bad[i] = v;
+        }
+        if let Err(e) = read_er(&bad) {
+            prop_assert!(e.offset().unwrap() <= bad.len() as u64);
+        }
+    }
+}
+
+/// Little-endian encoder for hand-made files.
+#[derive(Default)]
+struct Enc(Vec<u8>);
+impl Enc {
+    fn i(&mut self, v: i32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+    fn table(&mut self, strings: &[&str], buckets: i32) -> &mut Self {
+        let data: Vec<u8> = strings.iter().flat_map(|s| s.bytes().chain([0])).collect();
+        self.i(data.len() as i32);
+        self.0.extend_from_slice(&data);
+        self.i(buckets)
+    }
+}
+
+#[test]
+fn exported_bytes_are_exactly_eventracer_layout() {
+    let mut b = TraceBuilder::new();
+    let a = b.begin(ActionType::Unknown, "script", "s0");
+    b.enter("script:inline #0", Some("u:1:1"));
+    b.write("Global.x", Some("1"));
+    b.exit();
+    b.end();
+    let t = b.begin(ActionType::Timer, "timer", "s1");
+    b.read("Global.x", None);
+    b.exception("boom", None);
+    b.end();
+    b.fork_delay(a, t, 10);
+    let trace = b.finish();
+    let bytes = to_er_bytes(&trace);
+
+    let mut e = Enc::default();
+    e.table(&["Global.x"], 3); // vars: 1 string, 2n+1 buckets
+    e.table(&["script:inline #0 @@ u:1:1", "!exception: boom"], 5); // scopes
+    e.i(2).i(1); // actions, arcs
+    e.i(0).i(1).i(10); // arc 0 -> 1, 10 ms
+    // action 0: ENTER(0) WRITE(0) VALUE(0) EXIT TRIGGER_ARC(1)
+    e.i(0).i(0).i(5);
+    e.i(0).i(0).i(3).i(0).i(5).i(0).i(1).i(-1).i(4).i(1);
+    // action 1: READ(0) ENTER(26) EXIT
+    e.i(1).i(1).i(3);
+    e.i(2).i(0).i(0).i(26).i(1).i(-1);
+    e.table(&[], 1); // js
+    e.table(&["1"], 3); // values
+    let expected_er = e.0.clone();
+    assert_eq!(&bytes[..expected_er.len()], &expected_er[..]);
+    assert_eq!(
+        &bytes[expected_er.len()..expected_er.len() + 8],
+        b"SHEPHERD"
+    );
+}
+
+#[test]
+fn reads_an_eventracer_style_file() {
+    // Sparse ids (3, 7, 9), action 5 only an arc endpoint, a backwards arc, no optional tables
+    // at all, a string id inside a string, a TRIGGER_ARC, a stray MEMORY_VALUE.
+    let mut e = Enc::default();
+    e.table(&["Global.a", "NodeTree:0x1"], 5);
+    e.table(
+        &[
+            "fire:click @ TARGET",
+            "Exec (fn=1 #0) line 1-2 http://x/a.js",
+        ],
+        5,
+    );
+    e.i(3).i(4);
+    e.i(3).i(7).i(-1); // 3 -> 7 untimed: join unless triggered
+    e.i(3).i(9).i(25); // timed: fork
+    e.i(5).i(7).i(-1); // 5 is only an arc end
+    e.i(9).i(7).i(-1); // backwards: dropped with a warning
+    e.i(3).i(0).i(3);
+    e.i(3).i(0).i(4).i(9).i(5).i(0); // WRITE Global.a, TRIGGER_ARC 9, stray MEMORY_VALUE
+    e.i(7).i(2).i(4);
+    e.i(0).i(0).i(2).i(9).i(1).i(-1).i(2).i(2); // ENTER fire:click, READ NodeTree:0x1, EXIT, READ "obal.a"
+    e.i(9).i(1).i(0);
+    let imp = read_er(&e.0).unwrap();
+    let t = &imp.trace;
+    assert_eq!(imp.original_ids, vec![3, 5, 7, 9]);
+    assert_eq!(t.actions.len(), 4);
+    let stables: Vec<_> = t.actions.iter().map(|a| t.strings.get(a.stable)).collect();
+    assert_eq!(stables, ["er:3", "er:5", "er:7", "er:9"]);
+    assert_eq!(t.actions[2].ty, ActionType::UserInterface);
+    assert_eq!(t.strings.get(t.actions[2].kind), "fire:click @ TARGET");
+    assert_eq!(t.actions[1].ops.len(), 0);
+    let arcs: Vec<_> = t
+        .arcs
+        .iter()
+        .map(|a| (a.tail, a.head, a.kind, a.delay_ms))
+        .collect();
+    assert_eq!(
+        arcs,
+        vec![
+            (0, 2, ArcKind::Join, None),
+            (0, 3, ArcKind::Fork, Some(25)),
+            (1, 2, ArcKind::Join, None)
+        ]
+    );
+    let ops: Vec<_> = t.ops_of(2).iter().map(|o| resolve(t, o)).collect();
+    assert_eq!(
+        ops,
+        vec![
+            R::Enter("fire:click @ TARGET".into(), None),
+            R::Read("NodeTree:0x1".into(), None),
+            R::Exit,
+            R::Read("obal.a".into(), None),
+        ]
+    );
+    assert_eq!(
+        t.ops_of(0)
+            .iter()
+            .map(|o| resolve(t, o))
+            .collect::<Vec<_>>(),
+        vec![R::Write("Global.a".into(), None)]
+    );
+    assert_eq!(imp.warnings.len(), 2, "{:?}", imp.warnings);
+    assert!(imp.warnings.iter().any(|w| w.contains("9 -> 7")));
+    assert!(imp.warnings.iter().any(|w| w.contains("MEMORY_VALUE")));
+}
+
+#[test]
+fn trigger_arc_marks_forks_without_trailer() {
+    let mut e = Enc::default();
+    e.table(&[], 1).table(&[], 1);
+    e.i(2).i(1).i(0).i(1).i(-1);
+    e.i(0).i(0).i(1).i(4).i(1);
+    e.i(1).i(3).i(0);
+    e.table(&[], 1).table(&[], 1);
+    let t = read_er(&e.0).unwrap().trace;
+    assert_eq!(t.arcs[0].kind, ArcKind::Fork);
+    assert_eq!(t.actions[1].ty, ActionType::Network);
+}
+
+fn er_err(bytes: &[u8]) -> (u64, String) {
+    match read_er(bytes) {
+        Err(ReadError::Er { offset, message }) => (offset, message),
+        other => panic!("expected an ER error, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_files_name_the_offset() {
+    // Empty file.
+    let (o, m) = er_err(b"");
+    assert_eq!(o, 0);
+    assert!(m.contains("vars table size"), "{m}");
+    // Table size larger than the file: rejected before allocating.
+    let (o, m) = er_err(&Enc::default().i(i32::MAX).0);
+    assert_eq!(o, 0);
+    assert!(m.contains("only 0 are left"), "{m}");
+    // Negative size.
+    let (_, m) = er_err(&Enc::default().i(-4).0);
+    assert!(m.contains("negative"), "{m}");
+    // Table without the final NUL.
+    let mut e = Enc::default();
+    e.i(3);
+    e.0.extend_from_slice(b"abc");
+    e.i(3);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 6);
+    assert!(m.contains("NUL"), "{m}");
+    // A huge arc count in a tiny file.
+    let mut e = Enc::default();
+    e.table(&[], 1).table(&[], 1).i(0).i(i32::MAX);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 20);
+    assert!(m.contains("arc count"), "{m}");
+    // A huge command count.
+    let mut e = Enc::default();
+    e.table(&[], 1).table(&[], 1).i(1).i(0).i(0).i(0).i(1 << 28);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 32);
+    assert!(m.contains("command count"), "{m}");
+    // A vars id outside the table.
+    let mut e = Enc::default();
+    e.table(&["x"], 3)
+        .table(&[], 1)
+        .i(1)
+        .i(0)
+        .i(0)
+        .i(0)
+        .i(1)
+        .i(2)
+        .i(2);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 42);
+    assert!(m.contains("vars id 2 outside"), "{m}");
+    // Unknown command.
+    let mut e = Enc::default();
+    e.table(&[], 1)
+        .table(&[], 1)
+        .i(1)
+        .i(0)
+        .i(0)
+        .i(0)
+        .i(1)
+        .i(9)
+        .i(0);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 36);
+    assert!(m.contains("unknown command kind 9"), "{m}");
+    // Duplicate action id.
+    let mut e = Enc::default();
+    e.table(&[], 1)
+        .table(&[], 1)
+        .i(2)
+        .i(0)
+        .i(4)
+        .i(0)
+        .i(0)
+        .i(4)
+        .i(0)
+        .i(0);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 36);
+    assert!(m.contains("twice"), "{m}");
+    // Truncated in the middle of the log.
+    let mut e = Enc::default();
+    e.table(&[], 1).table(&[], 1).i(1).i(0).i(0).i(0);
+    let (o, m) = er_err(&e.0);
+    assert_eq!(o, 32);
+    assert!(m.contains("command count"), "{m}");
+}

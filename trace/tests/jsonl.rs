@@ -1,0 +1,299 @@
+//! JSONL reader and writer: round trips, the documented example, strict errors, tolerance.
+
+mod common;
+
+use proptest::prelude::*;
+use shepherd_trace::{
+    ActionType, ArcKind, JsonlLoader, Op, ReadError, TraceBuilder, read_jsonl, to_jsonl_bytes,
+};
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn read_write_round_trip(t in common::trace()) {
+        let bytes = to_jsonl_bytes(&t);
+        let back = read_jsonl(&bytes[..]).unwrap();
+        prop_assert_eq!(&back, &t);
+        // And the canonical text is a fixed point.
+        prop_assert_eq!(to_jsonl_bytes(&back), bytes);
+    }
+}
+
+const EXAMPLE: &str = r#"{"format":"shepherd-trace","version":1,"page":"https://a.test/","extra":[1,2]}
+["s",0,"script"]
+["s",1,"doc/script:0"]
+["b",0,0,0,1]
+["s",2,"script:inline #0"]
+["s",3,"https://a.test/:3:9"]
+["e",2,3]
+["s",4,"Global.init"]
+["s",5,"false"]
+["w",4,5]
+["x"]
+["n",0]
+["s",6,"timer"]
+["s",7,"doc/script:0/timer:0"]
+["b",1,1,6,7]
+["a",0,1,"f",100]
+["r",4]
+["s",8,"TypeError: x is \"undefined\"\u00e9\ud83e\udd80"]
+["!",8]
+["n",1]
+ [ "b" , 2 , 2 , 6 , 7 ]
+["a",0,2,"j"]
+"#;
+
+#[test]
+fn reads_the_documented_records() {
+    let t = read_jsonl(EXAMPLE.as_bytes()).unwrap();
+    assert_eq!(t.header.version, 1);
+    assert_eq!(t.header.page.as_deref(), Some("https://a.test/"));
+    assert_eq!(t.actions.len(), 3);
+    assert_eq!(t.actions[1].ty, ActionType::Timer);
+    assert_eq!(t.strings.get(t.actions[1].kind), "timer");
+    assert_eq!(t.arcs.len(), 2);
+    assert_eq!(t.arcs[0].kind, ArcKind::Fork);
+    assert_eq!(t.arcs[0].delay_ms, Some(100));
+    assert_eq!(t.arcs[1].kind, ArcKind::Join);
+    assert_eq!(t.arcs[1].delay_ms, None);
+    let init = t.strings.lookup("Global.init").unwrap();
+    let s = |x: &str| t.strings.lookup(x).unwrap();
+    assert_eq!(
+        t.ops_of(0),
+        &[
+            Op::Enter {
+                scope: s("script:inline #0"),
+                src: Some(s("https://a.test/:3:9"))
+            },
+            Op::Write {
+                loc: init,
+                value: Some(s("false"))
+            },
+            Op::Exit,
+        ]
+    );
+    assert_eq!(
+        t.ops_of(1),
+        &[
+            Op::Read {
+                loc: init,
+                value: None
+            },
+            Op::Exception {
+                message: s("TypeError: x is \"undefined\"é🦀"),
+                src: None
+            },
+        ]
+    );
+    // Action 2 was never ended (trace cut at unload): kept, with no ops.
+    assert!(t.ops_of(2).is_empty());
+}
+
+#[test]
+fn builder_and_reader_agree() {
+    let mut b = TraceBuilder::new();
+    b.page("https://a.test/");
+    b.begin(ActionType::Unknown, "script", "doc/script:0");
+    b.enter("script:inline #0", Some("https://a.test/:3:9"));
+    b.write("Global.init", Some("false"));
+    b.exit();
+    b.end();
+    b.begin(ActionType::Timer, "timer", "doc/script:0/timer:0");
+    b.read("Global.init", None);
+    b.exception("TypeError: x is \"undefined\"é🦀", None);
+    b.end();
+    b.begin(ActionType::UserInterface, "timer", "doc/script:0/timer:0");
+    b.fork_delay(0, 1, 100);
+    b.join(0, 2);
+    let built = b.finish();
+    assert_eq!(read_jsonl(EXAMPLE.as_bytes()).unwrap(), built);
+}
+
+fn err(text: &str) -> (u64, u64, String) {
+    match read_jsonl(text.as_bytes()) {
+        Err(ReadError::Jsonl {
+            line,
+            offset,
+            message,
+        }) => (line, offset, message),
+        other => panic!("expected a format error, got {other:?}"),
+    }
+}
+
+const H: &str = "{\"format\":\"shepherd-trace\",\"version\":1}\n"; // 40 bytes
+
+#[test]
+fn errors_name_line_and_offset() {
+    assert_eq!(H.len(), 40);
+    // (body after the header, line, the text the offset must point at (last occurrence), message)
+    let cases: &[(&str, u64, &str, &str)] = &[
+        ("[\"q\",1]\n", 2, "\"q\"", "unknown record tag"),
+        ("[\"bb\",1]\n", 2, "\"bb\"", "unknown tag"),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,1]\n",
+            3,
+            "1]",
+            "string 1 used before",
+        ),
+        ("[\"s\",1,\"k\"]\n", 2, "1,\"k", "out of order"),
+        (
+            "[\"s\",0,\"k\"]\n[\"s\",0,\"j\"]\n",
+            3,
+            "0,\"j",
+            "redefined",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",1,0,0,0]\n",
+            3,
+            "1,0,0,0",
+            "action 1 begins out of order",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,9,0,0]\n",
+            3,
+            "9,",
+            "unknown action type 9",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"b\",1,0,0,0]\n[\"a\",1,1,\"f\"]\n",
+            5,
+            "1,1,",
+            "tail must be smaller",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"a\",0,1,\"f\"]\n",
+            4,
+            "1,\"f",
+            "has not begun",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"a\",0,1,\"z\"]\n",
+            4,
+            "\"z",
+            "unknown arc kind",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"r\",0]\n",
+            3,
+            "\"r",
+            "outside an action",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"n\",0]\n[\"w\",0]\n",
+            5,
+            "\"w",
+            "outside an action",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"n\",3]\n",
+            4,
+            "3]",
+            "while action 0 is open",
+        ),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"x\",1]\n",
+            4,
+            ",1]",
+            "too many elements",
+        ),
+        ("[\"s\",0,\"k\"]\n[\"b\",0,0,0]\n", 3, "]\n", "`,`"),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,-1]\n",
+            3,
+            "-1",
+            "non-negative integer",
+        ),
+        ("[\"s\",0,\"k\"]\n[\"b\",0,0,0,0.5]\n", 3, "0.5", "integer"),
+        (
+            "[\"s\",0,\"k\"]\n[\"b\",0,0,0,99999999999]\n",
+            3,
+            "99999999999",
+            "too large",
+        ),
+        ("[\"s\",0,\"k\\q\"]\n", 2, "\\q", "invalid escape"),
+        ("[\"s\",0,\"k\n", 2, "\"k", "unterminated"),
+        ("[\"s\",0,\"\\ud800\"]\n", 2, "\\ud800", "surrogate"),
+        ("[\"s\",0,\"k\"] x\n", 2, "x\n", "after the record"),
+        ("nonsense\n", 2, "nonsense", "expected a record"),
+        (
+            "{\"format\":\"shepherd-trace\",\"version\":7}\n",
+            2,
+            "{",
+            "version 7",
+        ),
+    ];
+    for (body, line, needle, msg) in cases {
+        let got = err(&format!("{H}{body}"));
+        let offset = (H.len() + body.rfind(needle).unwrap()) as u64;
+        assert_eq!((got.0, got.1), (*line, offset), "{body:?}: {}", got.2);
+        assert!(got.2.contains(msg), "{body:?}: {:?} lacks {msg:?}", got.2);
+    }
+}
+
+#[test]
+fn header_is_required_and_checked() {
+    assert!(err("").2.contains("no header"));
+    assert!(err("[\"x\"]\n").2.contains("no header"));
+    assert!(
+        err("{\"format\":\"other\",\"version\":1}\n")
+            .2
+            .contains("not a shepherd trace")
+    );
+    assert!(err("{\"version\":1}\n").2.contains("bad header"));
+    // Invalid UTF-8 in a string names its byte.
+    let mut bytes = H.as_bytes().to_vec();
+    bytes.extend_from_slice(b"[\"s\",0,\"ab\xff\"]\n");
+    match read_jsonl(&bytes[..]) {
+        Err(ReadError::Jsonl {
+            offset, message, ..
+        }) => {
+            assert_eq!(offset, 40 + 10);
+            assert!(message.contains("UTF-8"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn tolerates_what_the_runtime_can_produce() {
+    // Concatenated upload batches (repeated header, re-sent identical string definitions,
+    // blank lines, CRLF), repeated reads, an action begun while another was never ended.
+    let text = concat!(
+        "{\"format\":\"shepherd-trace\",\"version\":1,\"page\":\"p\"}\r\n",
+        "[\"s\",0,\"k\"]\r\n",
+        "[\"b\",0,0,0,0]\n",
+        "[\"r\",0]\n",
+        "[\"r\",0]\n",
+        "\n",
+        "{\"format\":\"shepherd-trace\",\"version\":1,\"page\":\"other\"}\n",
+        "[\"s\",0,\"k\"]\n",
+        "[\"s\",1,\"k\"]\n",
+        "[\"b\",1,0,1,0]\n",
+        "[\"w\",1]\n",
+        "[\"n\",1]",
+    );
+    let t = read_jsonl(text.as_bytes()).unwrap();
+    assert_eq!(t.header.page.as_deref(), Some("p"));
+    assert_eq!(t.actions.len(), 2);
+    assert_eq!(t.ops_of(0).len(), 2);
+    // String 1 duplicates string 0's text: both numbers resolve to the same interned id.
+    assert_eq!(
+        t.ops_of(1),
+        &[Op::Write {
+            loc: 0,
+            value: None
+        }]
+    );
+    assert_eq!(t.strings.len(), 1);
+}
+
+#[test]
+fn loader_takes_batches() {
+    let t0 = read_jsonl(EXAMPLE.as_bytes()).unwrap();
+    let mut l = JsonlLoader::new();
+    for line in EXAMPLE.lines() {
+        l.line(line.as_bytes()).unwrap();
+    }
+    assert_eq!(l.finish().unwrap(), t0);
+}
