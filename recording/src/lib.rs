@@ -24,9 +24,11 @@
 //! with [`DateShift`] applied to the response headers.
 
 mod body;
+mod codec;
 mod dates;
 mod error;
 pub mod har;
+mod isotime;
 pub mod matcher;
 mod merge;
 mod model;

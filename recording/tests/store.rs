@@ -34,7 +34,9 @@ fn exchange_round_trip_keeps_everything() {
     let path = dir.path().join("site.rec");
     let rec = Recording::open(&path).unwrap();
     let s = rec.begin_session("record").unwrap();
-    let mut ex = rec.begin_exchange(s, req("https://example.com/a?x=1")).unwrap();
+    let mut ex = rec
+        .begin_exchange(s, req("https://example.com/a?x=1"))
+        .unwrap();
     ex.request_body(b"hello ").unwrap();
     ex.request_body(b"world").unwrap();
     ex.response_head(resp(200));
@@ -83,4 +85,238 @@ fn exchange_round_trip_keeps_everything() {
         }]
     );
     assert_eq!(rec.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+fn ok_exchange(rec: &Recording, s: SessionId, url: &str, body: &[u8]) -> ExchangeId {
+    let mut ex = rec.begin_exchange(s, req(url)).unwrap();
+    ex.response_head(resp(200));
+    ex.response_body(body).unwrap();
+    ex.finish(Timings::starting_now()).unwrap()
+}
+
+#[test]
+fn large_body_streams_in_chunks_and_reads_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.rec");
+    let rec = Recording::open(&path).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let mut ex = rec
+        .begin_exchange(s, req("https://example.com/big"))
+        .unwrap();
+    ex.response_head(resp(200));
+    // 5 MiB in odd-sized pieces, content depends on position so misordering shows.
+    let total = 5 * 1024 * 1024 + 17;
+    let data: Vec<u8> = (0..total).map(|i| (i % 251) as u8).collect();
+    for piece in data.chunks(10_007) {
+        ex.response_body(piece).unwrap();
+    }
+    let id = ex.finish(Timings::starting_now()).unwrap();
+    rec.flush().unwrap();
+    let mut reader = rec.response_body(id).unwrap();
+    assert_eq!(reader.len(), total as u64);
+    let mut chunks = 0;
+    let mut back = Vec::new();
+    while let Some(c) = reader.next_chunk().unwrap() {
+        assert!(c.len() <= CHUNK_SIZE, "chunk of {} bytes", c.len());
+        chunks += 1;
+        back.extend_from_slice(&c);
+    }
+    assert!(chunks > 1);
+    assert_eq!(back, data);
+    let info = rec.exchange(id).unwrap().response_body;
+    use sha2::Digest;
+    let expect: [u8; 32] = sha2::Sha256::digest(&data).into();
+    assert_eq!(info.sha256, expect);
+    // io::Read view gives the same bytes.
+    let mut via_read = Vec::new();
+    std::io::Read::read_to_end(&mut rec.response_body(id).unwrap(), &mut via_read).unwrap();
+    assert_eq!(via_read, data);
+}
+
+#[test]
+fn dropped_exchange_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.rec");
+    let rec = Recording::open(&path).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let mut ex = rec
+        .begin_exchange(s, req("https://example.com/cancelled"))
+        .unwrap();
+    ex.response_head(resp(200));
+    ex.response_body(&vec![7u8; INLINE_MAX * 3]).unwrap();
+    drop(ex);
+    let kept = ok_exchange(&rec, s, "https://example.com/kept", b"ok");
+    rec.flush().unwrap();
+    let all = rec.exchanges(None).unwrap();
+    assert_eq!(all.iter().map(|e| e.id).collect::<Vec<_>>(), vec![kept]);
+    drop(rec);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let chunks: i64 = conn
+        .query_row("SELECT count(*) FROM body_chunks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(chunks, 0, "chunks of the dropped exchange were discarded");
+}
+
+#[test]
+fn reopen_appends_with_increasing_ids_and_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.rec");
+    let (s1, a) = {
+        let rec = Recording::open(&path).unwrap();
+        let s = rec.begin_session("first").unwrap();
+        (s, ok_exchange(&rec, s, "https://example.com/1", b"1"))
+    };
+    let rec = Recording::open(&path).unwrap();
+    let s2 = rec.begin_session("second").unwrap();
+    let b = ok_exchange(&rec, s2, "https://example.com/2", b"2");
+    rec.flush().unwrap();
+    assert!(s2 > s1 && b > a);
+    let sessions = rec.sessions().unwrap();
+    assert_eq!(
+        sessions
+            .iter()
+            .map(|s| s.label.as_str())
+            .collect::<Vec<_>>(),
+        vec!["first", "second"]
+    );
+    assert_eq!(rec.exchanges(Some(s2)).unwrap().len(), 1);
+    assert_eq!(rec.exchange_count().unwrap(), 2);
+}
+
+#[test]
+fn traces_are_appended_in_seq_order_and_retries_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.rec");
+    let rec = Recording::open(&path).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let header = br#"{"format":"shepherd-trace","version":1,"page":"https://example.com/"}"#;
+    let mut b0 = header.to_vec();
+    b0.extend_from_slice(b"\n[\"s\",0,\"x\"]\n");
+    rec.append_trace_batch(s, "doc1", 2, b"[\"n\",0]").unwrap();
+    rec.append_trace_batch(s, "doc1", 0, &b0).unwrap();
+    rec.append_trace_batch(s, "doc1", 1, b"[\"b\",0,1,0,0]\n")
+        .unwrap();
+    rec.append_trace_batch(s, "doc1", 1, b"[\"dup\"]\n")
+        .unwrap();
+    rec.append_trace_batch(s, "doc2", 0, b"[\"s\",0,\"y\"]\n")
+        .unwrap();
+    rec.flush().unwrap();
+    let traces = rec.traces().unwrap();
+    assert_eq!(traces.len(), 2);
+    assert_eq!(traces[0].doc, "doc1");
+    assert_eq!(traces[0].page_url.as_deref(), Some("https://example.com/"));
+    assert_eq!(traces[0].batches, 3);
+    assert_eq!(traces[1].page_url, None);
+    let text = String::from_utf8(rec.trace_jsonl(s, "doc1").unwrap()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            std::str::from_utf8(header).unwrap(),
+            "[\"s\",0,\"x\"]",
+            "[\"b\",0,1,0,0]",
+            "[\"n\",0]"
+        ]
+    );
+    assert!(matches!(
+        rec.trace_jsonl(s, "nope"),
+        Err(Error::NotFound(_))
+    ));
+}
+
+#[test]
+fn handle_is_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Recording>();
+    assert_send_sync::<ExchangeWriter>();
+    assert_send_sync::<BodyReader>();
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recording::open(dir.path().join("m.rec")).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let rec = rec.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    ok_exchange(&rec, s, &format!("https://example.com/{t}/{i}"), b"x");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    rec.flush().unwrap();
+    let all = rec.exchanges(None).unwrap();
+    assert_eq!(all.len(), 200);
+    let mut ids: Vec<i64> = all.iter().map(|e| e.id.0).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 200, "ids unique");
+}
+
+#[test]
+fn rejects_foreign_and_newer_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let foreign = dir.path().join("foreign.db");
+    {
+        let c = rusqlite::Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE t (x)").unwrap();
+    }
+    assert!(matches!(Recording::open(&foreign), Err(Error::Format(_))));
+    let newer = dir.path().join("newer.rec");
+    drop(Recording::open(&newer).unwrap());
+    {
+        let c = rusqlite::Connection::open(&newer).unwrap();
+        c.execute(
+            "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+            [],
+        )
+        .unwrap();
+    }
+    let err = Recording::open(&newer).err().unwrap().to_string();
+    assert!(err.contains("999"), "{err}");
+    assert!(Recording::open_readonly(&newer).is_err());
+    let garbage = dir.path().join("garbage.rec");
+    std::fs::write(
+        &garbage,
+        b"this is not sqlite at all, just text ............",
+    )
+    .unwrap();
+    assert!(Recording::open(&garbage).is_err());
+    assert!(matches!(
+        Recording::open_readonly(dir.path().join("missing.rec")),
+        Err(Error::NotFound(_))
+    ));
+}
+
+#[test]
+fn readonly_handle_refuses_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ro.rec");
+    drop(Recording::open(&path).unwrap());
+    let rec = Recording::open_readonly(&path).unwrap();
+    assert!(matches!(rec.begin_session("x"), Err(Error::ReadOnly)));
+    assert!(rec.flush().is_ok());
+}
+
+#[test]
+fn failed_exchange_keeps_error_and_no_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recording::open(dir.path().join("f.rec")).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let mut ex = rec.begin_exchange(s, req("https://down.example/")).unwrap();
+    ex.set_error("connection refused");
+    let id = ex.finish(Timings::starting_now()).unwrap();
+    let mut ws = rec
+        .begin_exchange(s, req("wss://example.com/socket"))
+        .unwrap();
+    ws.response_head(resp(101));
+    ws.set_websocket();
+    let wid = ws.finish(Timings::starting_now()).unwrap();
+    rec.flush().unwrap();
+    let e = rec.exchange(id).unwrap();
+    assert_eq!(e.response, None);
+    assert_eq!(e.error.as_deref(), Some("connection refused"));
+    assert!(rec.exchange(wid).unwrap().websocket);
+    assert!(rec.replay_requests(1024).unwrap().is_empty());
 }
