@@ -1,0 +1,435 @@
+//! Memory accesses of a trace, grouped by location, plus the static derived arcs found on the
+//! way (ordering keys, node existence, deferred scripts, auto exploration).
+//!
+//! Only the first read and the first write of a location per action are kept (EventRacer
+//! §4.5: later ones cannot add a race between a new pair of actions). A write whose action
+//! read the location before is an UPDATE (read-modify-write).
+
+use crate::fixes::{self, FixOptions, KeyChain, Special};
+use crate::graph::{ArcOrigin, HbArc};
+use shepherd_trace::{ActionType, Op, StrId, Trace};
+use std::collections::HashMap;
+
+const NONE: u32 = u32::MAX;
+
+/// How an access touched its location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum AccessKind {
+    /// Read.
+    Read,
+    /// Write not preceded by a read of the same location in the same action.
+    Write,
+    /// Write preceded by a read of the same location in the same action.
+    Update,
+}
+
+impl AccessKind {
+    /// `READ`, `WRITE` or `UPDATE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessKind::Read => "READ",
+            AccessKind::Write => "WRITE",
+            AccessKind::Update => "UPDATE",
+        }
+    }
+
+    /// True for writes and updates.
+    pub fn is_write(self) -> bool {
+        !matches!(self, AccessKind::Read)
+    }
+}
+
+/// One kept access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// Global index of the operation in [`Trace::ops`] (trace order).
+    pub op: u32,
+    /// The action performing it.
+    pub action: u32,
+    /// Location index into [`Locations`].
+    pub loc: u32,
+    /// Read, write or update.
+    pub kind: AccessKind,
+}
+
+/// A location name: a trace string, or a renamed node-existence location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LocName {
+    /// The trace's own name, verbatim.
+    Str(StrId),
+    /// `NodeTree:<node>` created by action `writer`: printed `NodeTree:<node>-<writer>`.
+    NodeTree {
+        /// The original name.
+        base: StrId,
+        /// The creating action.
+        writer: u32,
+    },
+}
+
+/// Location table.
+#[derive(Clone, Debug, Default)]
+pub struct Locations {
+    names: Vec<LocName>,
+}
+
+impl Locations {
+    /// Number of locations.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The raw name of location `l`.
+    pub fn raw(&self, l: u32) -> LocName {
+        self.names[l as usize]
+    }
+
+    /// The printable name of location `l`.
+    pub fn name(&self, trace: &Trace, l: u32) -> String {
+        match self.names.get(l as usize) {
+            Some(LocName::Str(s)) => trace.strings.get(*s).to_owned(),
+            Some(LocName::NodeTree { base, writer }) => {
+                format!("{}-{}", trace.strings.get(*base), writer)
+            }
+            None => String::new(),
+        }
+    }
+
+    /// The trace string the name is based on.
+    pub fn base(&self, l: u32) -> StrId {
+        match self.names[l as usize] {
+            LocName::Str(s) | LocName::NodeTree { base: s, .. } => s,
+        }
+    }
+}
+
+/// A trace that violates the model's invariants.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScanError {
+    /// An action's op range is out of bounds or out of order.
+    #[error("action {action}: operation range {start}..{end} is invalid ({ops} operations)")]
+    BadOps {
+        /// Action.
+        action: u32,
+        /// Range start.
+        start: u32,
+        /// Range end.
+        end: u32,
+        /// Number of operations.
+        ops: usize,
+    },
+    /// An operation names a string that was never defined.
+    #[error("operation {op}: string {string} is not defined")]
+    BadString {
+        /// Global op index.
+        op: u32,
+        /// The string id.
+        string: u32,
+    },
+}
+
+/// All kept accesses grouped by location.
+#[derive(Clone, Debug, Default)]
+pub struct Accesses {
+    list: Vec<Access>,
+    loc_off: Vec<u32>,
+    /// Location names.
+    pub locs: Locations,
+}
+
+impl Accesses {
+    /// All accesses, grouped by location and in trace order within a location.
+    pub fn all(&self) -> &[Access] {
+        &self.list
+    }
+
+    /// Access `i`.
+    pub fn get(&self, i: u32) -> &Access {
+        &self.list[i as usize]
+    }
+
+    /// Index range (into [`all`](Self::all)) of location `l`'s accesses.
+    pub fn range_of(&self, l: u32) -> std::ops::Range<u32> {
+        self.loc_off[l as usize]..self.loc_off[l as usize + 1]
+    }
+
+    /// Accesses of location `l`.
+    pub fn of(&self, l: u32) -> &[Access] {
+        let r = self.range_of(l);
+        &self.list[r.start as usize..r.end as usize]
+    }
+
+    /// Number of kept accesses.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// True when no access was kept.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.list.capacity() * std::mem::size_of::<Access>() + self.loc_off.capacity() * 4
+    }
+}
+
+/// Result of the scan: accesses and the static derived arcs.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Accesses grouped by location.
+    pub accesses: Accesses,
+    /// Arcs derived from ordering keys, node existence and deferred scripts.
+    pub derived: Vec<HbArc>,
+    /// Actions that are auto-explored UI events.
+    pub auto: Vec<bool>,
+}
+
+/// Scans the trace's operations once.
+pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
+    let ns = trace.strings.len();
+    let nops = trace.ops.len();
+    // Per trace string: location class (0 = not seen yet) and location id.
+    let mut class: Vec<u8> = vec![0; ns];
+    let mut loc_of: Vec<u32> = vec![NONE; ns];
+    let mut names: Vec<LocName> = Vec::new();
+    let mut last_r: Vec<u32> = Vec::new();
+    let mut last_w: Vec<u32> = Vec::new();
+    let mut renamed: HashMap<(StrId, u32), u32> = HashMap::new();
+    let mut node_writer: HashMap<StrId, u32> = HashMap::new();
+    let mut keys = KeyChain::default();
+    let mut scripts = KeyChain::default();
+    let mut derived = Vec::new();
+    let mut list: Vec<Access> = Vec::with_capacity(nops / 2);
+    let mut auto = vec![
+        false;
+        if opts.auto_explore {
+            trace.actions.len()
+        } else {
+            0
+        }
+    ];
+    // 1: plain, 2: node tree, 3: ordering key, 4: ordered-script scope label, 5: auto scope,
+    // 6: other scope label. Scope and location classes never collide in practice; if a string
+    // is used as both, it is classified by its first use and each use checks its own bit.
+    let mut scope_class: Vec<u8> = vec![0; ns];
+
+    let mut new_loc = |name: LocName, last_r: &mut Vec<u32>, last_w: &mut Vec<u32>| -> u32 {
+        names.push(name);
+        last_r.push(NONE);
+        last_w.push(NONE);
+        (names.len() - 1) as u32
+    };
+
+    for (ai, action) in trace.actions.iter().enumerate() {
+        let a = ai as u32;
+        let (s, e) = (action.ops.start, action.ops.end);
+        if s > e || e as usize > nops {
+            return Err(ScanError::BadOps {
+                action: a,
+                start: s,
+                end: e,
+                ops: nops,
+            });
+        }
+        for (k, op) in trace.ops[s as usize..e as usize].iter().enumerate() {
+            let gi = s + k as u32;
+            let (loc, is_write) = match *op {
+                Op::Read { loc, .. } => (loc, false),
+                Op::Write { loc, .. } => (loc, true),
+                Op::Enter { scope, .. } => {
+                    let sc = scope_class
+                        .get_mut(scope as usize)
+                        .ok_or(ScanError::BadString {
+                            op: gi,
+                            string: scope,
+                        })?;
+                    if *sc == 0 {
+                        let label = trace.strings.get(scope);
+                        *sc = if fixes::is_ordered_script_scope(label) {
+                            4
+                        } else if fixes::is_auto_scope(label) {
+                            5
+                        } else {
+                            6
+                        };
+                    }
+                    if *sc == 4 && opts.ordering_keys {
+                        if let Some(arc) = scripts.touch(0, a, ArcOrigin::OrderingKey) {
+                            derived.push(arc);
+                        }
+                    } else if *sc == 5
+                        && opts.auto_explore
+                        && action.ty == ActionType::UserInterface
+                    {
+                        auto[ai] = true;
+                    }
+                    continue;
+                }
+                Op::Exit | Op::Exception { .. } => continue,
+            };
+            let li = loc as usize;
+            let cls = class.get_mut(li).ok_or(ScanError::BadString {
+                op: gi,
+                string: loc,
+            })?;
+            if *cls == 0 {
+                *cls = match fixes::classify(trace.strings.get(loc), opts) {
+                    Special::Plain => 1,
+                    Special::NodeTree => 2,
+                    Special::OrderingKey => 3,
+                };
+            }
+            let lid = match *cls {
+                3 => {
+                    if let Some(arc) = keys.touch(loc, a, ArcOrigin::OrderingKey) {
+                        derived.push(arc);
+                    }
+                    continue;
+                }
+                2 => {
+                    let writer = if is_write {
+                        node_writer.insert(loc, a);
+                        Some(a)
+                    } else {
+                        node_writer.get(&loc).copied()
+                    };
+                    match writer {
+                        Some(w) => {
+                            if w < a {
+                                derived.push(HbArc {
+                                    tail: w,
+                                    head: a,
+                                    origin: ArcOrigin::NodeTree,
+                                });
+                            }
+                            match renamed.get(&(loc, w)) {
+                                Some(&l) => l,
+                                None => {
+                                    let l = new_loc(
+                                        LocName::NodeTree {
+                                            base: loc,
+                                            writer: w,
+                                        },
+                                        &mut last_r,
+                                        &mut last_w,
+                                    );
+                                    renamed.insert((loc, w), l);
+                                    l
+                                }
+                            }
+                        }
+                        // Created before the trace started: keep the plain name.
+                        None => {
+                            if loc_of[li] == NONE {
+                                loc_of[li] = new_loc(LocName::Str(loc), &mut last_r, &mut last_w);
+                            }
+                            loc_of[li]
+                        }
+                    }
+                }
+                _ => {
+                    if loc_of[li] == NONE {
+                        loc_of[li] = new_loc(LocName::Str(loc), &mut last_r, &mut last_w);
+                    }
+                    loc_of[li]
+                }
+            };
+            let l = lid as usize;
+            let kind = if is_write {
+                if last_w[l] == a {
+                    continue;
+                }
+                last_w[l] = a;
+                if last_r[l] == a {
+                    AccessKind::Update
+                } else {
+                    AccessKind::Write
+                }
+            } else {
+                if last_r[l] == a {
+                    continue;
+                }
+                last_r[l] = a;
+                AccessKind::Read
+            };
+            list.push(Access {
+                op: gi,
+                action: a,
+                loc: lid,
+                kind,
+            });
+        }
+    }
+
+    // Group by location, keeping trace order (op indices are unique).
+    list.sort_unstable_by_key(|x| ((x.loc as u64) << 32) | x.op as u64);
+    let nl = names.len();
+    let mut loc_off = vec![0u32; nl + 1];
+    for x in &list {
+        loc_off[x.loc as usize + 1] += 1;
+    }
+    for i in 0..nl {
+        loc_off[i + 1] += loc_off[i];
+    }
+    list.shrink_to_fit();
+    Ok(Scan {
+        accesses: Accesses {
+            list,
+            loc_off,
+            locs: Locations { names },
+        },
+        derived,
+        auto,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shepherd_trace::{ActionType, TraceBuilder};
+
+    #[test]
+    fn dedups_classifies_updates_and_renames_node_tree() {
+        let mut b = TraceBuilder::new();
+        b.begin(ActionType::Unknown, "parse", "p0");
+        b.write("NodeTree:5", None)
+            .write("Global.x", Some("1"))
+            .write("Global.x", Some("2"))
+            .read("Global.y", None)
+            .write("Global.y", Some("3"))
+            .read("ScriptRunner-0x1-0x2", None);
+        b.end();
+        b.begin(ActionType::UserInterface, "event", "e0");
+        b.read("NodeTree:5", None)
+            .read("Global.x", None)
+            .read("Global.x", None)
+            .write("ScriptRunner-0x1-0x2", None);
+        b.end();
+        let t = b.finish();
+        let s = scan(&t, &FixOptions::default()).unwrap();
+        let acc = &s.accesses;
+        let names: Vec<String> = (0..acc.locs.len() as u32)
+            .map(|l| acc.locs.name(&t, l))
+            .collect();
+        assert_eq!(names, vec!["NodeTree:5-0", "Global.x", "Global.y"]);
+        assert_eq!(acc.of(0).len(), 2);
+        let x: Vec<_> = acc.of(1).iter().map(|a| (a.action, a.kind)).collect();
+        assert_eq!(x, vec![(0, AccessKind::Write), (1, AccessKind::Read)]);
+        let y: Vec<_> = acc.of(2).iter().map(|a| a.kind).collect();
+        assert_eq!(y, vec![AccessKind::Read, AccessKind::Update]);
+        let arcs: Vec<_> = s
+            .derived
+            .iter()
+            .map(|a| (a.tail, a.head, a.origin))
+            .collect();
+        assert!(arcs.contains(&(0, 1, ArcOrigin::NodeTree)));
+        assert!(arcs.contains(&(0, 1, ArcOrigin::OrderingKey)));
+    }
+}

@@ -1,0 +1,111 @@
+//! The happens-before pass: logged + static derived arcs → graph, then one sweep in id order
+//! that derives timer FIFO arcs and assigns chains and clocks (greedy chain decomposition,
+//! EventRacer §4.1.4 and §4.4: each node goes on the first chain whose last node reaches it).
+
+use crate::clocks::{ClockBuilder, Clocks};
+use crate::fixes::{self, FixOptions, TimerFifo};
+use crate::graph::{GraphError, HbArc, HbGraph};
+use shepherd_trace::{ActionType, ArcKind, Trace};
+
+/// Builds the final happens-before graph (including timer FIFO arcs) and its clocks.
+/// `derived` are the static derived arcs from the access scan, `auto` the auto-explored
+/// actions.
+pub fn build(
+    trace: &Trace,
+    derived: &[HbArc],
+    auto: &[bool],
+    opts: &FixOptions,
+) -> Result<(HbGraph, Clocks), GraphError> {
+    let n = trace.actions.len() as u32;
+    let mut arcs = HbGraph::logged_arcs(trace);
+    arcs.extend_from_slice(derived);
+    if opts.auto_explore {
+        let ui: Vec<bool> = trace
+            .actions
+            .iter()
+            .map(|a| a.ty == ActionType::UserInterface)
+            .collect();
+        fixes::fix_auto_explore(&mut arcs, auto, &ui);
+    }
+    let graph = HbGraph::new(n, arcs)?;
+
+    // Registrar and delay of each timer-fired action (the first timed fork into it).
+    let mut timer: Vec<Option<(u32, u32)>> = Vec::new();
+    if opts.timers {
+        for a in &trace.arcs {
+            if let (ArcKind::Fork, Some(d)) = (a.kind, a.delay_ms)
+                && a.head < n
+                && a.tail < a.head
+            {
+                if timer.is_empty() {
+                    timer = vec![None; n as usize];
+                }
+                let slot = &mut timer[a.head as usize];
+                if slot.is_none() {
+                    *slot = Some((a.tail, d));
+                }
+            }
+        }
+    }
+
+    let mut b = ClockBuilder::new(n as usize);
+    let mut fifo = TimerFifo::default();
+    let mut extra = Vec::new();
+    for v in 0..n {
+        for p in graph.preds(v) {
+            b.join_node(p);
+        }
+        if let Some(Some((reg, delay))) = timer.get(v as usize) {
+            fifo.on_fire(&mut b, v, *reg, *delay, &mut extra);
+        }
+        b.finish_greedy();
+    }
+    let clocks = b.build();
+    let graph = if extra.is_empty() {
+        graph
+    } else {
+        let mut all = graph.arcs().to_vec();
+        all.extend(extra);
+        HbGraph::new(n, all)?
+    };
+    Ok((graph, clocks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accesses::scan;
+    use shepherd_trace::TraceBuilder;
+
+    #[test]
+    fn timer_fifo_orders_equal_delay_timers_from_ordered_registrars() {
+        let mut b = TraceBuilder::new();
+        let s0 = b.begin(ActionType::Unknown, "script", "s0");
+        b.end();
+        let s1 = b.begin(ActionType::Unknown, "script", "s1");
+        b.end();
+        let t0 = b.begin(ActionType::Timer, "timer", "t0");
+        b.end();
+        let t1 = b.begin(ActionType::Timer, "timer", "t1");
+        b.end();
+        let t2 = b.begin(ActionType::Timer, "timer", "t2");
+        b.end();
+        b.fork(s0, s1);
+        b.fork_delay(s0, t0, 10);
+        b.fork_delay(s1, t1, 10); // s0 ⪯ s1, 10 ≤ 10: t0 → t1
+        b.fork_delay(s0, t2, 5); // shorter than t0/t1: no arc into t2
+        let t = b.finish();
+        let o = FixOptions::default();
+        let s = scan(&t, &o).unwrap();
+        let (g, c) = build(&t, &s.derived, &s.auto, &o).unwrap();
+        assert!(c.ordered(t0, t1));
+        assert!(!c.ordered(t0, t2));
+        assert!(!c.ordered(t1, t2));
+        assert!(g.arcs().iter().any(|a| a.tail == t0
+            && a.head == t1
+            && a.origin == crate::graph::ArcOrigin::TimerFifo));
+        let off = FixOptions { timers: false, ..o };
+        let (_, c2) = build(&t, &s.derived, &s.auto, &off).unwrap();
+        assert!(!c2.ordered(t0, t1));
+    }
+}
