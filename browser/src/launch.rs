@@ -94,7 +94,9 @@ impl LaunchOptions {
             "--disable-extensions",
             "--disable-breakpad",
             "--disable-dev-shm-usage",
-            "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider",
+            // NetworkTimeServiceQuerying: otherwise clients2.google.com/time goes through the
+            // proxy on every start.
+            "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider,NetworkTimeServiceQuerying",
             "--metrics-recording-only",
             "--password-store=basic",
             "--use-mock-keychain",
@@ -288,21 +290,9 @@ impl Browser {
         self.process.stderr_tail()
     }
 
-    /// Ask Chromium to exit, wait briefly, then kill what is left and remove the profile.
+    /// Kill Chromium (its whole process group) and remove the profile. Equivalent to drop;
+    /// there is no graceful exit because the profile is thrown away anyway.
     pub async fn close(mut self) -> Result<()> {
-        let _ = self
-            .conn
-            .call(None, "Browser.close", json!({}), Duration::from_secs(2))
-            .await;
-        if let Some(child) = self.process.child.as_mut() {
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-            while tokio::time::Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-        }
         self.process.shutdown();
         Ok(())
     }

@@ -1,0 +1,155 @@
+//! Quiet detection and proxy flags.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use shepherd_browser::{Error, LaunchOptions};
+
+const LATE_FETCH: &str = r#"<!doctype html><body><script>
+window.addEventListener('load', () => {
+  setTimeout(() => {
+    fetch('/data').then(r => r.text()).then(t => {
+      setTimeout(() => {
+        const p = document.createElement('p'); p.id = 'done'; p.textContent = t;
+        document.body.append(p);
+      }, 100);
+    });
+  }, 50);
+});
+</script>"#;
+
+const BUSY: &str = r#"<!doctype html><body><script>
+setInterval(() => { document.body.dataset.n = String(Date.now()); }, 40);
+</script>"#;
+
+#[tokio::test]
+async fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
+    let server = serve(vec![
+        ("/", html(LATE_FETCH)),
+        ("/data", delayed("text/plain", "payload", 600)),
+        ("/busy", html(BUSY)),
+    ])
+    .await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    page.navigate(&server.url("/")).await.unwrap();
+    let quiet = page
+        .wait_quiet(Duration::from_millis(250), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(quiet.reached, "{quiet:?}");
+    assert_eq!(quiet.in_flight, 0);
+    assert!(quiet.waited >= Duration::from_millis(600), "{quiet:?}");
+    assert_eq!(
+        page.evaluate("document.getElementById('done')?.textContent")
+            .await
+            .unwrap(),
+        json!("payload")
+    );
+    // Already quiet: returns after about one idle period.
+    let again = page
+        .wait_quiet(Duration::from_millis(100), Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(
+        again.reached && again.waited < Duration::from_secs(1),
+        "{again:?}"
+    );
+
+    page.navigate(&server.url("/busy")).await.unwrap();
+    let busy = page
+        .wait_quiet(Duration::from_millis(200), Duration::from_millis(700))
+        .await
+        .unwrap();
+    assert!(!busy.reached, "{busy:?}");
+    assert!(busy.waited >= Duration::from_millis(700));
+    browser.close().await.unwrap();
+}
+
+fn unused_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn proxy_flag_sends_loopback_and_other_hosts_through_the_proxy() {
+    let proxy = serve(vec![("/page", html("<title>via proxy</title>"))]).await;
+    let browser = launch_with(LaunchOptions {
+        proxy: Some(format!("127.0.0.1:{}", proxy.port)),
+        bypass_loopback_proxy: true,
+        ..LaunchOptions::default()
+    })
+    .await;
+    let page = browser.new_page().await.unwrap();
+    // Nothing listens on this port: only the proxy can answer.
+    let port = unused_port();
+    page.navigate(&format!("http://127.0.0.1:{port}/page"))
+        .await
+        .unwrap();
+    assert_eq!(
+        page.evaluate("document.title").await.unwrap(),
+        json!("via proxy")
+    );
+    page.navigate("http://shepherd.test/page").await.unwrap();
+    let lines = proxy.request_lines();
+    assert!(
+        lines.contains(&format!("GET http://127.0.0.1:{port}/page HTTP/1.1")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"GET http://shepherd.test/page HTTP/1.1".to_string()),
+        "{lines:?}"
+    );
+    browser.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn without_bypass_flag_loopback_skips_the_proxy_and_isolated_pages_take_their_own() {
+    let proxy = serve(vec![("/page", html("<title>via proxy</title>"))]).await;
+    let browser = launch_with(LaunchOptions {
+        proxy: Some(format!("127.0.0.1:{}", proxy.port)),
+        ..LaunchOptions::default()
+    })
+    .await;
+    let page = browser.new_page().await.unwrap();
+    let port = unused_port();
+    match page
+        .navigate(&format!("http://127.0.0.1:{port}/page"))
+        .await
+    {
+        Err(Error::Navigation { error, .. }) => {
+            assert!(error.contains("CONNECTION_REFUSED"), "{error}")
+        }
+        other => panic!("expected a refused connection, got {other:?}"),
+    }
+    // Chromium's own background requests (accounts.google.com, update.googleapis.com) may
+    // reach the proxy; the page's loopback request must not.
+    let lines = proxy.request_lines();
+    assert!(!lines.iter().any(|l| l.contains("127.0.0.1")), "{lines:?}");
+
+    // A per-page proxy (isolated context) with loopback routed through it.
+    let second = serve(vec![("/page", html("<title>second proxy</title>"))]).await;
+    let iso = browser
+        .new_isolated_page(
+            Some(&format!("127.0.0.1:{}", second.port)),
+            Some("<-loopback>"),
+        )
+        .await
+        .unwrap();
+    iso.navigate(&format!("http://127.0.0.1:{port}/page"))
+        .await
+        .unwrap();
+    assert_eq!(
+        iso.evaluate("document.title").await.unwrap(),
+        json!("second proxy")
+    );
+    let lines = second.request_lines();
+    assert!(
+        lines.contains(&format!("GET http://127.0.0.1:{port}/page HTTP/1.1")),
+        "{lines:?}"
+    );
+    browser.close().await.unwrap();
+}
