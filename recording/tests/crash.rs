@@ -13,7 +13,7 @@ const CHILD_ENV: &str = "SHEPHERD_CRASH_CHILD";
 
 fn body_for(i: u64) -> Vec<u8> {
     // Every 7th exchange has a body large enough to be chunked.
-    let len = if i % 7 == 0 {
+    let len = if i.is_multiple_of(7) {
         3 * INLINE_MAX / 2
     } else {
         100 + i as usize
@@ -51,7 +51,7 @@ fn run_child(path: &str) -> ! {
         });
         ex.response_body(&body_for(i)).expect("body");
         ex.finish(Timings::starting_now()).expect("finish");
-        if i % 5 == 0 {
+        if i.is_multiple_of(5) {
             rec.flush().expect("flush");
             writeln!(out, "committed {i}").expect("stdout");
             out.flush().expect("stdout");

@@ -24,7 +24,8 @@ use crate::model::{ExchangeId, Header, SessionId};
 use std::collections::HashMap;
 
 pub use features::RequestFeatures;
-pub use learn::Pattern;
+pub use learn::{EXHAUSTIVE_MAX, Pattern, choose_wildcards, partition_cost};
+pub use load::json_shape;
 
 /// One recorded request as the matcher sees it (built by [`crate::Recording::replay_requests`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
