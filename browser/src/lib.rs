@@ -36,9 +36,13 @@
 //!   [`Page::screenshot`], [`Page::wait_quiet`].
 //! - Input: [`Page::click`], [`Page::mouse_move`], [`Page::press_key`], [`Page::type_text`],
 //!   [`Page::insert_text`], elements named by [`Element`].
+//! - [`Page::explore`]: seeded random user events at elements with handlers until a time or
+//!   event limit, with main-frame navigations blocked so the page is never left (the
+//!   `shepherd record --explore` driver).
 
 mod connection;
 mod error;
+mod explore;
 mod input;
 mod launch;
 mod monitor;
@@ -47,6 +51,7 @@ mod quiet;
 
 pub use connection::{Connection, Event, EventStream};
 pub use error::{Error, Result};
+pub use explore::{ExploreOptions, ExploreReport, FiredEvent, StopReason};
 pub use input::{Element, MouseButton};
 pub use launch::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
 pub use monitor::{ConsoleMessage, Dialog, PageException};

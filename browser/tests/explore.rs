@@ -1,0 +1,158 @@
+//! Auto-exploration fires only at handler elements and never leaves the page.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+use shepherd_browser::{ExploreOptions, StopReason};
+
+const PAGE: &str = r#"<!doctype html>
+<style> div, a, button, input { display: block; margin: 8px; height: 30px; width: 200px; } </style>
+<body>
+<div id="a">A (listener)</div>
+<div id="b" onmouseover="window.bOver = (window.bOver || 0) + 1">B (attribute)</div>
+<div id="plain">no handlers</div>
+<a id="link" href="/away">leave by link</a>
+<form action="/submitted"><input id="q" name="q"></form>
+<button id="nav" onclick="location.href = '/away2'">leave by script</button>
+<button id="pop" onclick="window.open('/popup')">popup</button>
+<script>
+  window.hits = [];
+  document.getElementById('a').addEventListener('click', () => { window.aClicks = (window.aClicks || 0) + 1; });
+  document.getElementById('link').addEventListener('click', () => { window.linkClicks = (window.linkClicks || 0) + 1; });
+  for (const t of ['mousedown', 'mouseover', 'click'])
+    window.addEventListener(t, e => hits.push(t + ':' + (e.target.id || e.target.nodeName)), true);
+  document.addEventListener('keydown', e => hits.push('keydown:' + (e.target.id || e.target.nodeName)), true);
+</script>"#;
+
+#[tokio::test]
+async fn explores_handler_elements_only_and_stays_on_the_page() {
+    let server = serve(vec![
+        ("/", html(PAGE)),
+        ("/away", html("away")),
+        ("/away2", html("away2")),
+        ("/submitted", html("submitted")),
+        ("/popup", html("popup")),
+    ])
+    .await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    let url = server.url("/");
+    page.navigate(&url).await.unwrap();
+
+    let opts = ExploreOptions {
+        max_events: 50,
+        duration: Duration::from_secs(8),
+        seed: 3,
+        ..ExploreOptions::default()
+    };
+    let report = page.explore(&opts).await.unwrap();
+    assert_eq!(report.stopped, StopReason::MaxEvents, "{report:?}");
+    assert!(
+        report.events.len() <= 50 && report.events.len() > 40,
+        "{}",
+        report.events.len()
+    );
+
+    let allowed: BTreeSet<&str> = [
+        "div#a",
+        "div#b",
+        "a#link",
+        "input#q",
+        "button#nav",
+        "button#pop",
+        "page",
+    ]
+    .into_iter()
+    .collect();
+    let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
+    assert!(targets.is_subset(&allowed), "{targets:?}");
+    assert!(targets.len() >= 5, "too few distinct targets: {targets:?}");
+    for (i, e) in report.events.iter().enumerate() {
+        assert_eq!(e.seq, i);
+    }
+
+    // The page saw the events as trusted input on those elements, never on #plain.
+    let hits = page.evaluate("hits").await.unwrap();
+    let hits: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(hits.iter().any(|h| h.starts_with("click:")), "{hits:?}");
+    assert!(!hits.iter().any(|h| h.ends_with(":plain")), "{hits:?}");
+    assert!(
+        page.evaluate("window.bOver > 0")
+            .await
+            .unwrap()
+            .as_bool()
+            .unwrap()
+    );
+
+    // Still on the same document; navigations were blocked before reaching the server.
+    assert_eq!(page.url().await.unwrap(), url);
+    assert!(!report.blocked_navigations.is_empty(), "{report:?}");
+    let lines = server.request_lines();
+    for path in ["/away ", "/away2 ", "/submitted"] {
+        assert!(
+            !lines.iter().any(|l| l.contains(path)),
+            "{path} reached: {lines:?}"
+        );
+    }
+    if targets.contains("button#pop") {
+        assert!(!report.closed_popups.is_empty(), "{report:?}");
+    }
+
+    // Same seed, same page state: the same choices.
+    page.navigate(&url).await.unwrap();
+    let again = page.explore(&opts).await.unwrap();
+    let firsts = |r: &shepherd_browser::ExploreReport| {
+        r.events
+            .iter()
+            .map(|e| (e.event.clone(), e.target.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(firsts(&report), firsts(&again));
+
+    // After exploring, navigation works normally again.
+    page.navigate(&server.url("/away")).await.unwrap();
+    assert_eq!(page.url().await.unwrap(), server.url("/away"));
+    browser.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn time_limit_and_pages_without_handlers() {
+    let server = serve(vec![
+        ("/", html("<p>nothing to do</p>")),
+        ("/one", html("<button onclick='1'>x</button>")),
+    ])
+    .await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    page.navigate(&server.url("/")).await.unwrap();
+    let report = page.explore(&ExploreOptions::default()).await.unwrap();
+    assert_eq!(report.stopped, StopReason::NoCandidates);
+    assert!(report.events.is_empty());
+
+    page.navigate(&server.url("/one")).await.unwrap();
+    let report = page
+        .explore(&ExploreOptions {
+            duration: Duration::from_millis(800),
+            max_events: 100_000,
+            ..ExploreOptions::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(report.stopped, StopReason::Time);
+    assert!(
+        report.elapsed < Duration::from_secs(3),
+        "{:?}",
+        report.elapsed
+    );
+    assert!(!report.events.is_empty());
+    browser.close().await.unwrap();
+}
