@@ -1,0 +1,346 @@
+//! One request on an intercepted origin: route it (CA page, reserved namespace, WebSocket,
+//! replay, live), forward it through the pooled client, and prepare the response for the
+//! browser (hop-by-hop headers, rewriting with decoding, recording tees).
+
+use crate::body::{BoxError, ChunkTransform, Decoder, ProxyBody, TransformBody, parse_codings};
+use crate::record::{Side, TeeBody};
+use crate::rewrite::{HtmlStream, ResponseMeta, RewriteKind};
+use crate::server::{CA_HOST, ModeState, Shared, Target};
+use bytes::Bytes;
+use http::header::{self, HeaderName, HeaderValue};
+use http::{HeaderMap, Method, Request, Response, StatusCode, Version};
+use http_body::Body as _;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use std::sync::Arc;
+
+/// Header naming why the proxy itself answered (errors, replay misses).
+pub(crate) const X_SHEPHERD_ERROR: HeaderName = HeaderName::from_static("x-shepherd-error");
+
+/// A small text response from the proxy itself.
+pub(crate) fn simple(status: StatusCode, text: &'static str) -> Response<ProxyBody> {
+    simple_with(status, text, None)
+}
+
+/// Like [`simple`] with one extra header.
+pub(crate) fn simple_with(
+    status: StatusCode,
+    text: &'static str,
+    extra: Option<(HeaderName, &'static str)>,
+) -> Response<ProxyBody> {
+    let mut resp = Response::new(crate::server::static_body(text));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some((name, value)) = extra {
+        h.insert(name, HeaderValue::from_static(value));
+    }
+    resp
+}
+
+/// A proxy error response with a dynamic reason in `x-shepherd-error`.
+pub(crate) fn error_response(status: StatusCode, reason: &str) -> Response<ProxyBody> {
+    let mut resp = Response::new(ProxyBody::full(format!("shepherd: {reason}\n")));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let clean: String = reason
+        .chars()
+        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' })
+        .take(300)
+        .collect();
+    if let Ok(v) = HeaderValue::from_str(&clean) {
+        h.insert(X_SHEPHERD_ERROR, v);
+    }
+    resp
+}
+
+/// Routes one request for `target`.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    target: Target,
+    req: Request<Incoming>,
+) -> Response<ProxyBody> {
+    if target.host() == CA_HOST {
+        return crate::reserved::ca_page(&shared, req.uri().path());
+    }
+    if req.uri().path().starts_with("/__shepherd/") {
+        return crate::reserved::handle(shared, &target, req).await;
+    }
+    let url = match target.url(req.uri()) {
+        Ok(u) => u,
+        Err(_) => return simple(StatusCode::BAD_REQUEST, "bad request target\n"),
+    };
+    if crate::websocket::is_upgrade(&req) {
+        return crate::websocket::handle(shared, url, req).await;
+    }
+    match &shared.mode {
+        ModeState::Replay(r) => {
+            let r = r.clone();
+            crate::replay::serve(shared, r, url, req).await
+        }
+        _ => forward(shared, url, req).await,
+    }
+}
+
+/// Sends the request to the origin and streams the answer back.
+async fn forward(
+    shared: Arc<Shared>,
+    url: http::Uri,
+    req: Request<Incoming>,
+) -> Response<ProxyBody> {
+    let Some(client) = shared.client.as_ref() else {
+        return error_response(StatusCode::BAD_GATEWAY, "no upstream in this mode");
+    };
+    let (mut parts, body) = req.into_parts();
+    let recording = match &shared.mode {
+        ModeState::Record(r) => {
+            r.begin(parts.method.as_str(), &url.to_string(), parts.version, &parts.headers)
+        }
+        _ => None,
+    };
+    // What the rewriter needs about the request outlives the request itself.
+    let rewrite_ctx = shared
+        .rewriter
+        .as_ref()
+        .map(|_| (parts.method.clone(), url.to_string(), parts.headers.clone()));
+    let head_only = parts.method == Method::HEAD;
+    crate::headers::request_to_origin(&mut parts.headers);
+    parts.uri = url;
+    parts.version = Version::HTTP_11;
+    let body = match &recording {
+        Some(w) if !body.is_end_stream() => ProxyBody::boxed(TeeBody::new(
+            ProxyBody::Incoming(body),
+            w.clone(),
+            Side::Request,
+        )),
+        _ => ProxyBody::Incoming(body),
+    };
+    let resp = match client.request(Request::from_parts(parts, body)).await {
+        Ok(r) => r,
+        Err(e) => {
+            let reason = upstream_error_text(&e);
+            tracing::info!("upstream error: {reason}");
+            if let Some(w) = &recording {
+                w.fail(&reason);
+            }
+            return error_response(StatusCode::BAD_GATEWAY, &reason);
+        }
+    };
+    let (mut parts, body) = resp.into_parts();
+    let mut body = ProxyBody::Incoming(body);
+    if let Some(w) = recording {
+        w.response_head(parts.status.as_u16(), parts.version, &parts.headers);
+        if body.is_end_stream() {
+            w.finish();
+        } else {
+            body = ProxyBody::boxed(TeeBody::new(body, w, Side::Response));
+        }
+    }
+    crate::headers::response_to_browser(&mut parts.headers);
+    parts.version = Version::HTTP_11;
+    if let Some((method, url, req_headers)) = rewrite_ctx {
+        if !head_only {
+            return apply_rewrite(&shared, &method, &url, &req_headers, parts, body).await;
+        }
+    }
+    Response::from_parts(parts, body)
+}
+
+fn upstream_error_text(e: &hyper_util::client::legacy::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+/// Runs the rewrite hook on a response whose headers are ready for the browser.
+pub(crate) async fn apply_rewrite(
+    shared: &Shared,
+    method: &Method,
+    url: &str,
+    req_headers: &HeaderMap,
+    mut parts: http::response::Parts,
+    body: ProxyBody,
+) -> Response<ProxyBody> {
+    let Some(rewriter) = shared.rewriter.as_ref() else {
+        return Response::from_parts(parts, body);
+    };
+    let meta = ResponseMeta {
+        method,
+        url,
+        request_headers: req_headers,
+        status: parts.status,
+        mode: shared.run_mode,
+        secret: &shared.secret,
+    };
+    let kind = rewriter.plan(&meta, &mut parts.headers);
+    if kind == RewriteKind::None || matches!(parts.status.as_u16(), 204 | 304) {
+        return Response::from_parts(parts, body);
+    }
+    let codings = match parts.headers.get(header::CONTENT_ENCODING) {
+        None => Vec::new(),
+        Some(v) => match v.to_str().ok().and_then(parse_codings) {
+            Some(c) => c,
+            None => {
+                tracing::info!(url, "unknown content-encoding, body not rewritten");
+                return Response::from_parts(parts, body);
+            }
+        },
+    };
+    let decoder = match Decoder::new(&codings) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(url, "decoder: {e}");
+            return Response::from_parts(parts, body);
+        }
+    };
+    // The body changes: its length and coding are no longer the origin's.
+    parts.headers.remove(header::CONTENT_ENCODING);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove(header::ETAG);
+    match kind {
+        RewriteKind::Html => {
+            let stream = rewriter.html(&meta);
+            let body = TransformBody::new(body, HtmlTransform { decoder, stream });
+            Response::from_parts(parts, ProxyBody::boxed(body))
+        }
+        _ => {
+            let limit = shared.limits.max_rewrite_body;
+            let collected = match collect_decoded(body, decoder, limit).await {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!(url, "script body: {e}");
+                    return error_response(StatusCode::BAD_GATEWAY, "upstream body failed");
+                }
+            };
+            let source = match collected {
+                Collected::Whole(b) => b,
+                Collected::TooLarge(head, rest) => {
+                    tracing::info!(url, "script larger than the rewrite limit, passed through");
+                    let body = ProxyBody::boxed(PrefixBody {
+                        prefix: Some(head),
+                        rest,
+                    });
+                    return Response::from_parts(parts, body);
+                }
+            };
+            let rewriter = rewriter.clone();
+            let url_owned = url.to_string();
+            let mode = shared.run_mode;
+            let out = tokio::task::spawn_blocking(move || rewriter.script(&url_owned, mode, source))
+                .await;
+            let out = match out {
+                Ok(b) => b,
+                Err(_) => {
+                    return error_response(StatusCode::INTERNAL_SERVER_ERROR, "rewriter panicked");
+                }
+            };
+            if let Ok(v) = HeaderValue::from_str(&out.len().to_string()) {
+                parts.headers.insert(header::CONTENT_LENGTH, v);
+            }
+            Response::from_parts(parts, ProxyBody::full(out))
+        }
+    }
+}
+
+struct HtmlTransform {
+    decoder: Decoder,
+    stream: Box<dyn HtmlStream>,
+}
+
+impl ChunkTransform for HtmlTransform {
+    fn feed(&mut self, chunk: Bytes) -> Result<Bytes, BoxError> {
+        let decoded = self.decoder.feed(&chunk)?;
+        Ok(Bytes::from(self.stream.feed(&decoded)))
+    }
+
+    fn finish(&mut self) -> Result<Bytes, BoxError> {
+        let tail = self.decoder.finish()?;
+        let mut out = self.stream.feed(&tail);
+        out.extend(self.stream.finish());
+        Ok(Bytes::from(out))
+    }
+}
+
+/// Decodes with a decoder carried over from the collecting phase.
+struct DecodeOnly(Option<Decoder>);
+
+impl ChunkTransform for DecodeOnly {
+    fn feed(&mut self, chunk: Bytes) -> Result<Bytes, BoxError> {
+        match self.0.as_mut() {
+            Some(d) => Ok(Bytes::from(d.feed(&chunk)?)),
+            None => Ok(chunk),
+        }
+    }
+
+    fn finish(&mut self) -> Result<Bytes, BoxError> {
+        match self.0.as_mut() {
+            Some(d) => Ok(Bytes::from(d.finish()?)),
+            None => Ok(Bytes::new()),
+        }
+    }
+}
+
+enum Collected {
+    Whole(Bytes),
+    /// Decoded head so far, and the rest of the body (decoding continues in it).
+    TooLarge(Bytes, ProxyBody),
+}
+
+/// Collects and decodes a body up to `limit` decoded bytes.
+async fn collect_decoded(
+    mut body: ProxyBody,
+    mut decoder: Decoder,
+    limit: usize,
+) -> Result<Collected, BoxError> {
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame?;
+        if let Ok(data) = frame.into_data() {
+            out.extend(decoder.feed(&data)?);
+            if out.len() > limit {
+                let rest = TransformBody::new(body, DecodeOnly(Some(decoder)));
+                return Ok(Collected::TooLarge(
+                    Bytes::from(out),
+                    ProxyBody::boxed(rest),
+                ));
+            }
+        }
+    }
+    out.extend(decoder.finish()?);
+    Ok(Collected::Whole(Bytes::from(out)))
+}
+
+/// A body made of bytes already read followed by the rest of a stream.
+pub(crate) struct PrefixBody {
+    pub prefix: Option<Bytes>,
+    pub rest: ProxyBody,
+}
+
+impl http_body::Body for PrefixBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
+        if let Some(p) = self.prefix.take() {
+            return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(p))));
+        }
+        std::pin::Pin::new(&mut self.rest).poll_frame(cx)
+    }
+}

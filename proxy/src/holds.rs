@@ -1,0 +1,188 @@
+//! Holds: the proxy can keep any response (or each chunk of an HTML document) until a
+//! scheduler releases it. The explorer drives network arrival and parsing order with this; the
+//! control endpoints expose the same API over HTTP.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::{Notify, oneshot};
+
+/// One held item, as listed by [`Holds::pending`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeldInfo {
+    /// Id to pass to [`Holds::release`].
+    pub id: u64,
+    /// URL of the response.
+    pub url: String,
+    /// `response` (whole response) or `chunk` (one part of an HTML document).
+    pub kind: &'static str,
+    /// For chunks: 0-based index of the chunk and the number of chunks.
+    pub chunk: Option<(usize, usize)>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: u64,
+    hold_all: bool,
+    split_html: bool,
+    patterns: Vec<String>,
+    pending: BTreeMap<u64, (HeldInfo, oneshot::Sender<()>)>,
+}
+
+/// The hold controller. All methods are cheap; only responses that are held touch the lock.
+#[derive(Default)]
+pub struct Holds {
+    inner: Mutex<Inner>,
+    changed: Notify,
+    active: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Holds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Holds").finish_non_exhaustive()
+    }
+}
+
+impl Holds {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn refresh_active(&self, g: &Inner) {
+        self.active.store(
+            g.hold_all || !g.patterns.is_empty(),
+            std::sync::atomic::Ordering::Release,
+        );
+    }
+
+    /// Holds every response from now on (`false` stops holding new ones).
+    pub fn set_hold_all(&self, on: bool) {
+        let mut g = self.lock();
+        g.hold_all = on;
+        self.refresh_active(&g);
+    }
+
+    /// Holds responses whose URL contains `pattern`.
+    pub fn hold_matching(&self, pattern: &str) {
+        let mut g = self.lock();
+        g.patterns.push(pattern.to_string());
+        self.refresh_active(&g);
+    }
+
+    /// Delivers held HTML documents in chunks split before each `<script>`, each chunk held.
+    pub fn set_split_html(&self, on: bool) {
+        self.lock().split_html = on;
+    }
+
+    /// Stops holding new responses (held ones stay held until released).
+    pub fn clear_rules(&self) {
+        let mut g = self.lock();
+        g.hold_all = false;
+        g.patterns.clear();
+        self.refresh_active(&g);
+    }
+
+    /// Whether a response for `url` is to be held, and if so whether HTML is split.
+    pub fn should_hold(&self, url: &str) -> Option<bool> {
+        if !self.active.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let g = self.lock();
+        if g.hold_all || g.patterns.iter().any(|p| url.contains(p.as_str())) {
+            Some(g.split_html)
+        } else {
+            None
+        }
+    }
+
+    /// Registers a held item; the receiver completes when it is released.
+    pub fn hold(
+        &self,
+        url: &str,
+        chunk: Option<(usize, usize)>,
+    ) -> (u64, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut g = self.lock();
+            g.next_id += 1;
+            let id = g.next_id;
+            let info = HeldInfo {
+                id,
+                url: url.to_string(),
+                kind: if chunk.is_some() { "chunk" } else { "response" },
+                chunk,
+            };
+            g.pending.insert(id, (info, tx));
+            id
+        };
+        tracing::debug!(id, url, ?chunk, "holding");
+        self.changed.notify_waiters();
+        (id, rx)
+    }
+
+    /// Items currently held, oldest first.
+    pub fn pending(&self) -> Vec<HeldInfo> {
+        self.lock()
+            .pending
+            .values()
+            .map(|(i, _)| i.clone())
+            .collect()
+    }
+
+    /// Releases one item; `false` if no such item is held.
+    pub fn release(&self, id: u64) -> bool {
+        let entry = self.lock().pending.remove(&id);
+        match entry {
+            Some((_, tx)) => {
+                let _ = tx.send(());
+                self.changed.notify_waiters();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Releases everything held; returns how many items were released.
+    pub fn release_all(&self) -> usize {
+        let all = std::mem::take(&mut self.lock().pending);
+        let n = all.len();
+        for (_, (_, tx)) in all {
+            let _ = tx.send(());
+        }
+        self.changed.notify_waiters();
+        n
+    }
+
+    /// Forgets an item whose response was abandoned (client gone).
+    pub(crate) fn forget(&self, id: u64) {
+        self.lock().pending.remove(&id);
+    }
+
+    /// Waits until at least `n` items are held, or `timeout` passes; returns the held items.
+    pub async fn wait_pending(&self, n: usize, timeout: Duration) -> Vec<HeldInfo> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.changed.notified();
+            let now = self.pending();
+            if now.len() >= n {
+                return now;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.pending();
+            }
+        }
+    }
+}
+
+/// Removes a held item when the waiting response is dropped before release.
+pub(crate) struct HoldGuard<'a> {
+    pub holds: &'a Holds,
+    pub id: u64,
+}
+
+impl Drop for HoldGuard<'_> {
+    fn drop(&mut self) {
+        self.holds.forget(self.id);
+    }
+}

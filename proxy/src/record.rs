@@ -1,0 +1,282 @@
+//! Record mode: each exchange goes to the recording as it streams. Request and response bodies
+//! are teed chunk by chunk (the response before any decoding or rewriting), so memory stays
+//! bounded and a crash loses only the exchanges in flight.
+
+use crate::body::{BoxError, ProxyBody};
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body::{Body, Frame};
+use shepherd_recording::{
+    ExchangeWriter, Header, Recording, RequestHead, ResponseHead, SessionId, Timings,
+};
+use std::collections::HashMap;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+use std::time::Instant;
+
+/// The open recording and the session of this run.
+pub(crate) struct Recorder {
+    rec: Recording,
+    session: SessionId,
+    /// ALPN already noted per authority (the recording is told once per origin).
+    alpn_seen: Mutex<HashMap<String, String>>,
+}
+
+impl Recorder {
+    pub fn create(path: &Path) -> Result<Self, String> {
+        let rec = Recording::open(path).map_err(|e| e.to_string())?;
+        let session = rec.begin_session("record").map_err(|e| e.to_string())?;
+        Ok(Self {
+            rec,
+            session,
+            alpn_seen: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Notes the protocol the browser negotiated with us for `authority` (replay serves it).
+    pub fn note_client_alpn(&self, authority: &str, alpn: &str) {
+        let mut seen = self.alpn_seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.get(authority).map(String::as_str) == Some(alpn) {
+            return;
+        }
+        seen.insert(authority.to_string(), alpn.to_string());
+        drop(seen);
+        if let Err(e) = self.rec.set_host_protocol(self.session, authority, alpn) {
+            tracing::warn!("recording host protocol: {e}");
+        }
+    }
+
+    /// Starts an exchange for a request head as the browser sent it.
+    pub fn begin(
+        &self,
+        method: &str,
+        url: &str,
+        version: http::Version,
+        headers: &HeaderMap,
+    ) -> Option<SharedWriter> {
+        let head = RequestHead {
+            method: method.to_string(),
+            url: url.to_string(),
+            http_version: version_str(version).to_string(),
+            headers: to_headers(headers),
+        };
+        match self.rec.begin_exchange(self.session, head) {
+            Ok(w) => Some(SharedWriter(Arc::new(Mutex::new(Slot {
+                writer: Some(w),
+                timings: Timings::starting_now(),
+                started: Instant::now(),
+                request_done: false,
+            })))),
+            Err(e) => {
+                tracing::warn!("recording: cannot begin exchange: {e}");
+                None
+            }
+        }
+    }
+
+    pub fn append_trace(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
+        self.rec
+            .append_trace_batch(self.session, doc, seq, data)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Commits everything queued (shutdown).
+    pub fn close(&self) {
+        if let Err(e) = self.rec.flush() {
+            tracing::error!("recording flush: {e}");
+        }
+    }
+}
+
+pub(crate) fn version_str(v: http::Version) -> &'static str {
+    match v {
+        http::Version::HTTP_09 => "HTTP/0.9",
+        http::Version::HTTP_10 => "HTTP/1.0",
+        http::Version::HTTP_2 => "HTTP/2",
+        http::Version::HTTP_3 => "HTTP/3",
+        _ => "HTTP/1.1",
+    }
+}
+
+pub(crate) fn to_headers(h: &HeaderMap) -> Vec<Header> {
+    h.iter()
+        .map(|(n, v)| Header::new(n.as_str(), v.as_bytes()))
+        .collect()
+}
+
+struct Slot {
+    writer: Option<ExchangeWriter>,
+    timings: Timings,
+    started: Instant,
+    request_done: bool,
+}
+
+/// One exchange being recorded, shared by the request tee and the response tee.
+#[derive(Clone)]
+pub(crate) struct SharedWriter(Arc<Mutex<Slot>>);
+
+impl SharedWriter {
+    fn with<R>(&self, f: impl FnOnce(&mut Slot) -> R) -> R {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut g)
+    }
+
+    /// The origin answered: store its head (headers exactly as sent).
+    pub fn response_head(&self, status: u16, version: http::Version, headers: &HeaderMap) {
+        self.with(|s| {
+            let waited = s.started.elapsed().as_micros();
+            s.timings.wait_us = i64::try_from(waited).unwrap_or(i64::MAX);
+            if let Some(w) = s.writer.as_mut() {
+                w.response_head(ResponseHead {
+                    status,
+                    reason: String::new(),
+                    http_version: version_str(version).to_string(),
+                    headers: to_headers(headers),
+                });
+            }
+        });
+    }
+
+    /// The exchange failed before or during the response.
+    pub fn fail(&self, error: &str) {
+        self.with(|s| {
+            if let Some(mut w) = s.writer.take() {
+                w.set_error(error);
+                let _ = w.finish(s.timings);
+            }
+        });
+    }
+
+    /// Marks a WebSocket upgrade and commits the handshake.
+    pub fn finish_websocket(&self) {
+        self.with(|s| {
+            if let Some(mut w) = s.writer.take() {
+                w.set_websocket();
+                let _ = w.finish(s.timings);
+            }
+        });
+    }
+
+    /// Commits the exchange when nothing more will arrive (response without body).
+    pub fn finish(&self) {
+        self.with(|s| {
+            if let Some(w) = s.writer.take() {
+                let total = i64::try_from(s.started.elapsed().as_micros()).unwrap_or(i64::MAX);
+                s.timings.receive_us = (total - s.timings.wait_us).max(0);
+                if let Err(e) = w.finish(s.timings) {
+                    tracing::warn!("recording: {e}");
+                }
+            }
+        });
+    }
+
+    fn request_chunk(&self, data: &[u8]) {
+        self.with(|s| {
+            if let Some(w) = s.writer.as_mut() {
+                if let Err(e) = w.request_body(data) {
+                    tracing::warn!("recording request body: {e}");
+                }
+            }
+        });
+    }
+
+    fn request_end(&self) {
+        self.with(|s| {
+            s.request_done = true;
+            let sent = i64::try_from(s.started.elapsed().as_micros()).unwrap_or(i64::MAX);
+            s.timings.send_us = sent;
+        });
+    }
+
+    fn response_chunk(&self, data: &[u8]) {
+        self.with(|s| {
+            if let Some(w) = s.writer.as_mut() {
+                if let Err(e) = w.response_body(data) {
+                    tracing::warn!("recording response body: {e}");
+                }
+            }
+        });
+    }
+}
+
+/// Which side a tee copies.
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    Request,
+    Response,
+}
+
+/// Passes a body through unchanged while copying its chunks into the recording. A response
+/// body that ends commits the exchange; one that is dropped early (client gone) discards it.
+pub(crate) struct TeeBody {
+    inner: ProxyBody,
+    writer: SharedWriter,
+    side: Side,
+    ended: bool,
+}
+
+impl TeeBody {
+    pub fn new(inner: ProxyBody, writer: SharedWriter, side: Side) -> Self {
+        Self {
+            inner,
+            writer,
+            side,
+            ended: false,
+        }
+    }
+
+    fn end(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        match self.side {
+            Side::Request => self.writer.request_end(),
+            Side::Response => self.writer.finish(),
+        }
+    }
+}
+
+impl Body for TeeBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        match &frame {
+            Some(Ok(f)) => {
+                if let Some(data) = f.data_ref() {
+                    match this.side {
+                        Side::Request => this.writer.request_chunk(data),
+                        Side::Response => this.writer.response_chunk(data),
+                    }
+                }
+                if this.inner.is_end_stream() {
+                    this.end();
+                }
+            }
+            Some(Err(e)) => {
+                if let Side::Response = this.side {
+                    this.writer.fail(&format!("body: {e}"));
+                }
+                this.ended = true;
+            }
+            None => this.end(),
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,110 @@
+//! The rewrite hook the instrumentation plugs into. The proxy decides *when* a body passes
+//! through it (after decoding, never for bodies it does not touch); the implementation decides
+//! *what* changes. HTML is streamed (chunks in, chunks out) so documents render progressively;
+//! scripts are rewritten whole, which lets the implementation cache by content hash.
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+
+/// Which proxy mode the response is served in (the runtime behaves differently per mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// Live traffic, recorded to a file.
+    Record,
+    /// Live traffic, not recorded (repair / staging).
+    Serve,
+    /// Served from a recording.
+    Replay,
+}
+
+impl RunMode {
+    /// The value of the `m=` parameter of `/__shepherd/runtime.js`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunMode::Record => "record",
+            RunMode::Serve => "repair",
+            RunMode::Replay => "replay",
+        }
+    }
+}
+
+/// What the rewriter sees about a response before its body.
+#[derive(Debug)]
+pub struct ResponseMeta<'a> {
+    /// Request method.
+    pub method: &'a Method,
+    /// Absolute request URL.
+    pub url: &'a str,
+    /// Request headers (as the browser sent them).
+    pub request_headers: &'a HeaderMap,
+    /// Response status.
+    pub status: StatusCode,
+    /// Proxy mode.
+    pub mode: RunMode,
+    /// The per-run secret the injected runtime must present on `/__shepherd/*`.
+    pub secret: &'a str,
+}
+
+/// What to do with a response body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewriteKind {
+    /// Pass the body through untouched (still encoded, Content-Length kept).
+    None,
+    /// Stream the decoded body through [`Rewriter::html`].
+    Html,
+    /// Collect the decoded body and pass it to [`Rewriter::script`].
+    Script,
+}
+
+/// A streaming HTML rewriter for one document.
+pub trait HtmlStream: Send {
+    /// Consumes the next decoded chunk, returns the bytes ready to send.
+    fn feed(&mut self, chunk: &[u8]) -> Vec<u8>;
+    /// End of the document: returns the remaining bytes.
+    fn finish(&mut self) -> Vec<u8>;
+}
+
+/// The hook. Every method has an identity default, so `()` is a valid rewriter.
+pub trait Rewriter: Send + Sync + 'static {
+    /// Chooses the treatment of a response and may edit its headers (for example the CSP, so
+    /// the injected runtime may run). Called for every response of an intercepted origin.
+    fn plan(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> RewriteKind {
+        let _ = (meta, headers);
+        RewriteKind::None
+    }
+
+    /// A streaming rewriter for an HTML document ([`RewriteKind::Html`]).
+    fn html(&self, meta: &ResponseMeta<'_>) -> Box<dyn HtmlStream> {
+        let _ = meta;
+        Box::new(IdentityHtml)
+    }
+
+    /// Rewrites a whole script ([`RewriteKind::Script`]); runs on a blocking thread.
+    fn script(&self, url: &str, mode: RunMode, source: Bytes) -> Bytes {
+        let _ = (url, mode);
+        source
+    }
+
+    /// Instruments dynamic code for `POST /__shepherd/instrument` (`kind` is `script`,
+    /// `module` or `handler`); `None` means "unchanged".
+    fn instrument(&self, kind: &str, source: &str) -> Option<String> {
+        let _ = (kind, source);
+        None
+    }
+}
+
+/// The identity rewriter.
+impl Rewriter for () {}
+
+/// An HTML stream that changes nothing.
+#[derive(Debug, Default)]
+pub struct IdentityHtml;
+
+impl HtmlStream for IdentityHtml {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
+        chunk.to_vec()
+    }
+    fn finish(&mut self) -> Vec<u8> {
+        Vec::new()
+    }
+}

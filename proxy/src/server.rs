@@ -1,0 +1,472 @@
+//! Listener and connections: the outer HTTP server that browsers talk to as a proxy, CONNECT
+//! tunnels with a protocol sniff (TLS is intercepted, plain HTTP served, anything else piped),
+//! and the inner HTTP/1.1 + HTTP/2 server run on each intercepted stream.
+
+use crate::body::ProxyBody;
+use crate::ca::CertificateAuthority;
+use crate::holds::Holds;
+use crate::limits::{Limits, ProxyAuth};
+use crate::rewind::Rewind;
+use crate::rewrite::{Rewriter, RunMode};
+use crate::upstream::UpstreamClient;
+use crate::{Mode, ProxyConfig, ProxyError, ProxyHandle, Stats, TraceSink};
+use bytes::{Bytes, BytesMut};
+use http::uri::{Authority, Scheme};
+use http::{Method, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+/// The special host that serves the CA page (`http://shepherd.ca/`).
+pub(crate) const CA_HOST: &str = "shepherd.ca";
+
+/// Per-mode state.
+pub(crate) enum ModeState {
+    Serve,
+    Record(Arc<crate::record::Recorder>),
+    Replay(Arc<crate::replay::Replayer>),
+}
+
+/// State shared by every connection of one proxy.
+pub(crate) struct Shared {
+    pub secret: String,
+    pub ca: Arc<CertificateAuthority>,
+    pub client: Option<UpstreamClient>,
+    pub client_tls: Option<Arc<rustls::ClientConfig>>,
+    pub mode: ModeState,
+    pub run_mode: RunMode,
+    pub reverse: Option<Target>,
+    pub auth: Option<ProxyAuth>,
+    pub runtime_js: &'static str,
+    pub rewriter: Option<Arc<dyn Rewriter>>,
+    pub trace_sink: Option<Arc<dyn TraceSink>>,
+    pub limits: Limits,
+    pub holds: Arc<Holds>,
+    pub stats: Stats,
+    http: auto::Builder<TokioExecutor>,
+}
+
+impl Shared {
+    pub(crate) fn reset_replay(&self) {
+        if let ModeState::Replay(r) = &self.mode {
+            r.reset();
+        }
+    }
+
+    pub(crate) fn close(&self) {
+        if let ModeState::Record(r) = &self.mode {
+            r.close();
+        }
+    }
+}
+
+/// Where requests of one connection go: scheme and authority of the origin.
+#[derive(Clone, Debug)]
+pub(crate) struct Target {
+    pub scheme: Scheme,
+    pub authority: Authority,
+}
+
+impl Target {
+    /// The absolute URI of `uri` (origin-form or absolute) on this target.
+    pub fn url(&self, uri: &http::Uri) -> Result<http::Uri, http::Error> {
+        let pq = uri
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+        Ok(http::Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(pq)
+            .build()?)
+    }
+
+    pub fn host(&self) -> &str {
+        self.authority.host()
+    }
+}
+
+pub(crate) async fn start(
+    config: ProxyConfig,
+    ca: Arc<CertificateAuthority>,
+) -> Result<ProxyHandle, ProxyError> {
+    if !config.listen.ip().is_loopback() && config.auth.is_none() {
+        return Err(ProxyError::NeedsAuth(config.listen));
+    }
+    let stats = Stats::default();
+    let (mode, run_mode, client, client_tls) = match config.mode {
+        Mode::Replay(path, opts) => {
+            let r = crate::replay::Replayer::open(&path, opts)
+                .map_err(|e| ProxyError::Recording(format!("{}: {e}", path.display())))?;
+            (ModeState::Replay(Arc::new(r)), RunMode::Replay, None, None)
+        }
+        live => {
+            if matches!(config.upstream_trust, crate::UpstreamTrust::Insecure) {
+                tracing::warn!(
+                    "upstream certificate verification is DISABLED (--insecure-upstream)"
+                );
+            }
+            let client = crate::upstream::build_client(
+                &config.upstream_trust,
+                stats.upstream_connects.clone(),
+            )?;
+            let tls = Arc::new(crate::tls::client_config(&config.upstream_trust)?);
+            match live {
+                Mode::Record(path) => {
+                    let r = crate::record::Recorder::create(&path)
+                        .map_err(|e| ProxyError::Recording(format!("{}: {e}", path.display())))?;
+                    (
+                        ModeState::Record(Arc::new(r)),
+                        RunMode::Record,
+                        Some(client),
+                        Some(tls),
+                    )
+                }
+                _ => (ModeState::Serve, RunMode::Serve, Some(client), Some(tls)),
+            }
+        }
+    };
+    let reverse = match &config.reverse {
+        None => None,
+        Some(uri) => {
+            let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTPS);
+            let authority = uri
+                .authority()
+                .cloned()
+                .ok_or_else(|| ProxyError::Config(format!("--reverse {uri}: no host")))?;
+            Some(Target { scheme, authority })
+        }
+    };
+    let secret = config.secret.unwrap_or_else(|| {
+        let bytes: [u8; 16] = rand::random();
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    });
+    let limits = config.limits;
+    let mut http = auto::Builder::new(TokioExecutor::new());
+    http.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_header_bytes.max(8192))
+        .keep_alive(true);
+    http.http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_h2_streams)
+        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
+        .adaptive_window(true);
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ProxyError::Listen {
+            addr: config.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ProxyError::Listen {
+        addr: config.listen,
+        source,
+    })?;
+    let shared = Arc::new(Shared {
+        secret,
+        ca,
+        client,
+        client_tls,
+        mode,
+        run_mode,
+        reverse,
+        auth: config.auth,
+        runtime_js: config.runtime_js,
+        rewriter: config.rewriter,
+        trace_sink: config.trace_sink,
+        holds: Arc::new(Holds::default()),
+        stats,
+        limits,
+        http,
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(accept_loop(listener, shared.clone(), rx));
+    tracing::info!(%addr, mode = run_mode.as_str(), "proxy listening");
+    Ok(ProxyHandle {
+        addr,
+        shared,
+        shutdown: Some(tx),
+        task: Some(task),
+    })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let slots = Arc::new(Semaphore::new(shared.limits.max_connections));
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut stop => break,
+            a = listener.accept() => a,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of file descriptors and similar: back off instead of spinning.
+                tracing::warn!("accept: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "connection limit reached, closing");
+            shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _ = tcp.set_nodelay(true);
+            serve_client(shared, tcp, peer).await;
+        });
+    }
+}
+
+/// A client connection: TLS straight away (reverse / DNS-mapped use) or proxy HTTP.
+async fn serve_client(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
+    let mut first = [0u8; 1];
+    let peeked = tokio::time::timeout(shared.limits.header_timeout, tcp.peek(&mut first)).await;
+    match peeked {
+        Ok(Ok(1)) if first[0] == 0x16 => {
+            let fallback = shared.reverse.clone();
+            intercept_tls(shared, tcp, peer, fallback, None).await;
+        }
+        Ok(Ok(_)) => {
+            let svc_shared = shared.clone();
+            let service = service_fn(move |req| outer(svc_shared.clone(), peer, req));
+            let conn = shared
+                .http
+                .serve_connection_with_upgrades(TokioIo::new(tcp), service);
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, "client connection: {e}");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Requests on the outer listener: CONNECT, absolute-form (plain HTTP proxying), origin-form
+/// (reverse mode, the CA page, the reserved namespace).
+async fn outer(
+    shared: Arc<Shared>,
+    peer: SocketAddr,
+    req: Request<Incoming>,
+) -> Result<Response<ProxyBody>, Infallible> {
+    shared.stats.requests.fetch_add(1, Ordering::Relaxed);
+    if req.method() == Method::CONNECT {
+        if let Some(resp) = check_proxy_auth(&shared, &req) {
+            return Ok(resp);
+        }
+        return Ok(connect(shared, peer, req));
+    }
+    if let (Some(scheme), Some(authority)) = (req.uri().scheme(), req.uri().authority()) {
+        let target = Target {
+            scheme: scheme.clone(),
+            authority: authority.clone(),
+        };
+        // The CA page must be reachable before a browser is configured with credentials.
+        if target.host() != CA_HOST {
+            if let Some(resp) = check_proxy_auth(&shared, &req) {
+                return Ok(resp);
+            }
+        }
+        return Ok(crate::forward::handle(shared, target, req).await);
+    }
+    if let Some(target) = shared.reverse.clone() {
+        if let Some(auth) = &shared.auth {
+            if !auth.check(req.headers().get(header::AUTHORIZATION))
+                && !req.uri().path().starts_with("/__shepherd/")
+            {
+                return Ok(crate::forward::simple_with(
+                    StatusCode::UNAUTHORIZED,
+                    "authentication required\n",
+                    Some((header::WWW_AUTHENTICATE, "Basic realm=\"shepherd\"")),
+                ));
+            }
+        }
+        return Ok(crate::forward::handle(shared, target, req).await);
+    }
+    // Not a proxy request. The reserved namespace and the CA page still answer, on the
+    // authority the client named.
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.parse::<Authority>().ok());
+    let path = req.uri().path();
+    if let Some(authority) = host {
+        if authority.host() == CA_HOST || path.starts_with("/__shepherd/") {
+            let target = Target {
+                scheme: Scheme::HTTP,
+                authority,
+            };
+            return Ok(crate::forward::handle(shared, target, req).await);
+        }
+    }
+    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+    Ok(crate::forward::simple(
+        StatusCode::BAD_REQUEST,
+        "Shepherd is a proxy: configure it as the browser's HTTP proxy (see http://shepherd.ca/)\n",
+    ))
+}
+
+fn check_proxy_auth(shared: &Shared, req: &Request<Incoming>) -> Option<Response<ProxyBody>> {
+    let auth = shared.auth.as_ref()?;
+    if auth.check(req.headers().get(header::PROXY_AUTHORIZATION)) {
+        return None;
+    }
+    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+    Some(crate::forward::simple_with(
+        StatusCode::PROXY_AUTHENTICATION_REQUIRED,
+        "proxy authentication required\n",
+        Some((header::PROXY_AUTHENTICATE, "Basic realm=\"shepherd\"")),
+    ))
+}
+
+fn connect(shared: Arc<Shared>, peer: SocketAddr, req: Request<Incoming>) -> Response<ProxyBody> {
+    let Some(authority) = req.uri().authority().cloned() else {
+        shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+        return crate::forward::simple(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n");
+    };
+    let upgrade = hyper::upgrade::on(req);
+    tokio::spawn(async move {
+        match upgrade.await {
+            Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), peer, authority).await,
+            Err(e) => tracing::debug!(%peer, "CONNECT upgrade failed: {e}"),
+        }
+    });
+    Response::new(ProxyBody::Empty)
+}
+
+/// Inside a CONNECT tunnel: sniff the first bytes and intercept TLS or serve plain HTTP.
+async fn tunnel<S>(shared: Arc<Shared>, mut io: S, peer: SocketAddr, authority: Authority)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut buf = BytesMut::with_capacity(1024);
+    let read = tokio::time::timeout(shared.limits.handshake_timeout, io.read_buf(&mut buf)).await;
+    match read {
+        Ok(Ok(n)) if n > 0 => {}
+        _ => return,
+    }
+    let prefix = buf.freeze();
+    let io = Rewind::new(prefix.clone(), io);
+    let target = Target {
+        scheme: Scheme::HTTPS,
+        authority: authority.clone(),
+    };
+    if prefix[0] == 0x16 {
+        intercept_tls(shared, io, peer, Some(target), Some(authority)).await;
+    } else {
+        let target = Target {
+            scheme: Scheme::HTTP,
+            authority,
+        };
+        serve_intercepted(shared, io, peer, target).await;
+    }
+}
+
+/// TLS towards the browser with a leaf for the SNI name (or the CONNECT host), then the inner
+/// HTTP server on the decrypted stream.
+async fn intercept_tls<S>(
+    shared: Arc<Shared>,
+    io: S,
+    peer: SocketAddr,
+    target: Option<Target>,
+    connect_authority: Option<Authority>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let acceptor = tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), io);
+    let handshake = async {
+        let start = acceptor.await.map_err(|e| format!("client hello: {e}"))?;
+        let sni = start.client_hello().server_name().map(str::to_owned);
+        let cert_host = match (&sni, &connect_authority) {
+            (Some(s), _) => s.clone(),
+            (None, Some(a)) => a.host().to_string(),
+            (None, None) => match &target {
+                Some(t) => t.host().to_string(),
+                None => return Err("TLS without SNI on the listener".to_string()),
+            },
+        };
+        let config = shared
+            .ca
+            .server_config(&cert_host)
+            .await
+            .map_err(|e| format!("certificate for {cert_host}: {e}"))?;
+        let tls = start
+            .into_stream(config)
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        Ok::<_, String>((tls, sni))
+    };
+    let (tls, sni) =
+        match tokio::time::timeout(shared.limits.handshake_timeout, handshake).await {
+            Ok(Ok(x)) => x,
+            Ok(Err(e)) => {
+                tracing::debug!(%peer, "TLS interception failed: {e}");
+                return;
+            }
+            Err(_) => return,
+        };
+    let target = match target {
+        Some(t) => t,
+        None => {
+            let Some(authority) = sni.and_then(|s| s.parse::<Authority>().ok()) else {
+                return;
+            };
+            Target {
+                scheme: Scheme::HTTPS,
+                authority,
+            }
+        }
+    };
+    if let ModeState::Record(r) = &shared.mode {
+        let alpn = tls
+            .get_ref()
+            .1
+            .alpn_protocol()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .unwrap_or_default();
+        r.note_client_alpn(target.authority.as_str(), &alpn);
+    }
+    serve_intercepted(shared, tls, peer, target).await;
+}
+
+async fn serve_intercepted<S>(shared: Arc<Shared>, io: S, peer: SocketAddr, target: Target)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let target = Arc::new(target);
+    let svc_shared = shared.clone();
+    let service = service_fn(move |req: Request<Incoming>| {
+        let shared = svc_shared.clone();
+        let target = target.clone();
+        async move {
+            shared.stats.requests.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, Infallible>(crate::forward::handle(shared, (*target).clone(), req).await)
+        }
+    });
+    let conn = shared
+        .http
+        .serve_connection_with_upgrades(TokioIo::new(io), service);
+    if let Err(e) = conn.await {
+        tracing::debug!(%peer, "intercepted connection: {e}");
+    }
+}
+
+/// Bytes for a body that is known to be small and static.
+pub(crate) fn static_body(s: &'static str) -> ProxyBody {
+    ProxyBody::full(Bytes::from_static(s.as_bytes()))
+}
