@@ -94,9 +94,6 @@ impl LaunchOptions {
             "--disable-extensions",
             "--disable-breakpad",
             "--disable-dev-shm-usage",
-            // NetworkTimeServiceQuerying: otherwise clients2.google.com/time goes through the
-            // proxy on every start.
-            "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider,NetworkTimeServiceQuerying",
             "--metrics-recording-only",
             "--password-store=basic",
             "--use-mock-keychain",
@@ -107,6 +104,22 @@ impl LaunchOptions {
         ] {
             args.push(flag.into());
         }
+        // Chromium honours only the last --disable-features, so callers' lists are merged in.
+        // NetworkTimeServiceQuerying: otherwise clients2.google.com/time goes through the
+        // proxy on every start.
+        let mut disabled: Vec<&str> = vec![
+            "Translate",
+            "MediaRouter",
+            "OptimizationHints",
+            "DialMediaRouteProvider",
+            "NetworkTimeServiceQuerying",
+        ];
+        for extra in &self.extra_args {
+            if let Some(list) = extra.strip_prefix("--disable-features=") {
+                disabled.extend(list.split(',').filter(|f| !f.is_empty()));
+            }
+        }
+        args.push(format!("--disable-features={}", disabled.join(",")));
         args.push(format!("--user-data-dir={}", profile.display()));
         args.push(format!(
             "--window-size={},{}",
@@ -124,7 +137,12 @@ impl LaunchOptions {
                 self.spki_allow.join(",")
             ));
         }
-        args.extend(self.extra_args.iter().cloned());
+        args.extend(
+            self.extra_args
+                .iter()
+                .filter(|a| !a.starts_with("--disable-features="))
+                .cloned(),
+        );
         args.push("about:blank".into());
         args
     }
@@ -162,6 +180,16 @@ impl Browser {
             .stderr(Stdio::piped())
             // Its own process group, so Drop can kill renderers and helpers with one signal.
             .process_group(0);
+        // SAFETY: the closure runs in the forked child before exec and only calls prctl(2),
+        // which is async-signal-safe; it allocates nothing and touches no shared state.
+        unsafe {
+            // If we die without running Drop (SIGKILL, abort), Chromium is killed too. The
+            // signal follows the spawning *thread*; Drop covers the normal paths anyway.
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                Ok(())
+            });
+        }
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {

@@ -57,3 +57,50 @@ pub use launch::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
 pub use monitor::{ConsoleMessage, Dialog, PageException};
 pub use page::{Navigation, Page};
 pub use quiet::Quiet;
+
+#[cfg(test)]
+mod tests {
+    /// The handles are used from spawned tasks (recorder, explorer): they must stay `Send +
+    /// Sync`.
+    #[test]
+    fn handles_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<crate::Browser>();
+        check::<crate::Page>();
+        check::<crate::Connection>();
+        check::<crate::Error>();
+    }
+
+    #[test]
+    fn disable_features_lists_are_merged() {
+        let opts = crate::LaunchOptions {
+            extra_args: vec!["--disable-features=Foo,Bar".into(), "--mute-audio".into()],
+            proxy: Some("127.0.0.1:1".into()),
+            bypass_loopback_proxy: true,
+            spki_allow: vec!["a=".into(), "b=".into()],
+            ..crate::LaunchOptions::default()
+        };
+        let args = opts.args(std::path::Path::new("/tmp/p"));
+        let features: Vec<&String> = args
+            .iter()
+            .filter(|a| a.starts_with("--disable-features="))
+            .collect();
+        assert_eq!(features.len(), 1, "{args:?}");
+        assert!(features[0].ends_with(",Foo,Bar"), "{args:?}");
+        assert!(features[0].contains("NetworkTimeServiceQuerying"));
+        for want in [
+            "--headless",
+            "--no-sandbox",
+            "--disable-quic",
+            "--remote-debugging-port=0",
+            "--user-data-dir=/tmp/p",
+            "--proxy-server=127.0.0.1:1",
+            "--proxy-bypass-list=<-loopback>",
+            "--ignore-certificate-errors-spki-list=a=,b=",
+            "--mute-audio",
+        ] {
+            assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
+        }
+        assert_eq!(args.last().map(String::as_str), Some("about:blank"));
+    }
+}

@@ -61,7 +61,7 @@ async fn navigate_evaluate_console_and_exceptions() {
 
     // The load-time exception fires in a timer after load: poll briefly.
     let mut exceptions = page.exceptions();
-    for _ in 0..50 {
+    for _ in 0..250 {
         if exceptions.len() >= 2 {
             break;
         }
