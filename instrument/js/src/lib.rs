@@ -4,6 +4,11 @@
 
 use std::thread;
 
+mod analysis;
+mod depth;
+mod job;
+mod pass;
+
 /// Version of the pass; part of every cache key, bump it whenever output changes.
 pub const PASS_VERSION: u32 = 1;
 
@@ -11,7 +16,7 @@ pub const PASS_VERSION: u32 = 1;
 pub const MARKER: &str = "/*shepherd:instrumented*/";
 
 /// Stack size of the worker thread that runs one instrumentation job.
-const WORKER_STACK: usize = 256 * 1024 * 1024;
+const WORKER_STACK: usize = 64 * 1024 * 1024;
 
 /// What kind of JavaScript source is being instrumented (decides how it is parsed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,10 +94,19 @@ pub enum Error {
     Worker(String),
 }
 
-/// Instruments `src` on a worker thread with a large stack.
+/// Deepest bracket nesting accepted; deeper sources are passed through ([`Error::TooDeep`]).
+/// Real code stays far below this; the limit keeps the recursive parser, visitors and
+/// emitter well inside the worker stack.
+pub const MAX_NESTING: usize = 1000;
+
+/// Instruments `src` on a worker thread with a large stack (fresh swc `Globals` and
+/// `SourceMap` per job, so nothing accumulates across documents).
 pub fn instrument(src: &str, opts: &Options) -> Result<Output, Error> {
     if src.trim_start().starts_with(MARKER) {
         return Err(Error::AlreadyInstrumented);
+    }
+    if depth::too_deep(src, MAX_NESTING) {
+        return Err(Error::TooDeep);
     }
     let src = src.to_owned();
     let opts = opts.clone();
@@ -100,14 +114,8 @@ pub fn instrument(src: &str, opts: &Options) -> Result<Output, Error> {
         .name("shepherd-instrument-js".into())
         .stack_size(WORKER_STACK)
         .spawn(move || {
-            Ok(Output {
-                code: format!("{MARKER}{src}"),
-                source_map: None,
-            })
-            .map(|o: Output| {
-                let _ = &opts;
-                o
-            })
+            std::panic::catch_unwind(move || job::run(src, &opts))
+                .unwrap_or_else(|_| Err(Error::Worker("instrumentation panicked".into())))
         })
         .map_err(|e| Error::Worker(e.to_string()))?;
     handle

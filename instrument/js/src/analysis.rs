@@ -1,0 +1,229 @@
+//! Capture analysis: which bindings are shared between activations.
+//!
+//! A binding is *captured* when some function other than the one that declares it refers to
+//! it; only those (and globals) are logged, because a local that no closure sees can only be
+//! touched by its own activation, which cannot race with itself.
+
+use std::collections::{HashMap, HashSet};
+
+use swc_core::common::{Span, Spanned};
+use swc_core::ecma::ast::*;
+use swc_core::ecma::visit::{Visit, VisitWith};
+
+/// Identity of a function-like node (function, arrow, constructor, class field initializer,
+/// static block): its span plus a tag, stable across the analysis and the rewriting pass.
+pub(crate) type FnKey = (u32, u32, u8);
+
+/// The top level of the program (script, module or handler body).
+pub(crate) const TOP: FnKey = (0, 0, 0);
+
+pub(crate) fn fn_key(span: Span, tag: u8) -> FnKey {
+    (span.lo.0, span.hi.0, tag)
+}
+
+pub(crate) const TAG_FN: u8 = 1;
+pub(crate) const TAG_ARROW: u8 = 2;
+pub(crate) const TAG_CTOR: u8 = 3;
+pub(crate) const TAG_FIELD: u8 = 4;
+pub(crate) const TAG_STATIC: u8 = 5;
+
+/// Result of the analysis.
+#[derive(Default)]
+pub(crate) struct Captures {
+    /// Captured binding → the function-like node that owns it.
+    pub captured: HashMap<Id, FnKey>,
+    /// Function-like nodes that own at least one captured binding (they need a scope id).
+    pub owners: HashSet<FnKey>,
+    /// Names declared at the top level (for scripts: known globals).
+    pub top_names: HashSet<swc_core::atoms::Atom>,
+    /// Names of function and class expressions (bound only inside themselves; never logged).
+    pub self_names: HashSet<Id>,
+}
+
+#[derive(Default)]
+struct Analyzer {
+    stack: Vec<FnKey>,
+    decls: HashMap<Id, FnKey>,
+    refs: Vec<(Id, FnKey)>,
+    self_names: HashSet<Id>,
+}
+
+impl Analyzer {
+    fn cur(&self) -> FnKey {
+        self.stack.last().copied().unwrap_or(TOP)
+    }
+
+    fn decl(&mut self, id: &Ident) {
+        let cur = self.cur();
+        self.decls.entry(id.to_id()).or_insert(cur);
+    }
+
+    fn decl_pat(&mut self, pat: &Pat) {
+        let mut ids: Vec<Ident> = Vec::new();
+        collect_pat_idents(pat, &mut ids);
+        for id in &ids {
+            self.decl(id);
+        }
+    }
+
+    fn enter<F: FnOnce(&mut Self)>(&mut self, key: FnKey, f: F) {
+        self.stack.push(key);
+        f(self);
+        self.stack.pop();
+    }
+}
+
+/// Binding identifiers of a declaration pattern.
+pub(crate) fn collect_pat_idents(pat: &Pat, out: &mut Vec<Ident>) {
+    match pat {
+        Pat::Ident(b) => out.push(b.id.clone()),
+        Pat::Array(a) => {
+            for p in a.elems.iter().flatten() {
+                collect_pat_idents(p, out);
+            }
+        }
+        Pat::Rest(r) => collect_pat_idents(&r.arg, out),
+        Pat::Object(o) => {
+            for p in &o.props {
+                match p {
+                    ObjectPatProp::KeyValue(kv) => collect_pat_idents(&kv.value, out),
+                    ObjectPatProp::Assign(a) => out.push(a.key.id.clone()),
+                    ObjectPatProp::Rest(r) => collect_pat_idents(&r.arg, out),
+                }
+            }
+        }
+        Pat::Assign(a) => collect_pat_idents(&a.left, out),
+        Pat::Invalid(_) | Pat::Expr(_) => {}
+    }
+}
+
+impl Visit for Analyzer {
+    fn visit_ident(&mut self, id: &Ident) {
+        let cur = self.cur();
+        self.refs.push((id.to_id(), cur));
+    }
+
+    // Labels are not variables.
+    fn visit_labeled_stmt(&mut self, n: &LabeledStmt) {
+        n.body.visit_with(self);
+    }
+    fn visit_break_stmt(&mut self, _: &BreakStmt) {}
+    fn visit_continue_stmt(&mut self, _: &ContinueStmt) {}
+
+    fn visit_var_declarator(&mut self, n: &VarDeclarator) {
+        self.decl_pat(&n.name);
+        n.visit_children_with(self);
+    }
+
+    fn visit_fn_decl(&mut self, n: &FnDecl) {
+        self.decl(&n.ident);
+        n.function.visit_with(self);
+    }
+
+    fn visit_class_decl(&mut self, n: &ClassDecl) {
+        self.decl(&n.ident);
+        n.class.visit_with(self);
+    }
+
+    fn visit_fn_expr(&mut self, n: &FnExpr) {
+        if let Some(id) = &n.ident {
+            self.self_names.insert(id.to_id());
+        }
+        n.function.visit_with(self);
+    }
+
+    fn visit_class_expr(&mut self, n: &ClassExpr) {
+        if let Some(id) = &n.ident {
+            self.self_names.insert(id.to_id());
+        }
+        n.class.visit_with(self);
+    }
+
+    fn visit_catch_clause(&mut self, n: &CatchClause) {
+        if let Some(p) = &n.param {
+            self.decl_pat(p);
+        }
+        n.visit_children_with(self);
+    }
+
+    fn visit_import_specifier(&mut self, n: &ImportSpecifier) {
+        match n {
+            ImportSpecifier::Named(s) => self.decl(&s.local),
+            ImportSpecifier::Default(s) => self.decl(&s.local),
+            ImportSpecifier::Namespace(s) => self.decl(&s.local),
+        }
+    }
+
+    fn visit_function(&mut self, n: &Function) {
+        self.enter(fn_key(n.span, TAG_FN), |a| {
+            for p in &n.params {
+                a.decl_pat(&p.pat);
+            }
+            n.visit_children_with(a);
+        });
+    }
+
+    fn visit_arrow_expr(&mut self, n: &ArrowExpr) {
+        self.enter(fn_key(n.span, TAG_ARROW), |a| {
+            for p in &n.params {
+                a.decl_pat(p);
+            }
+            n.visit_children_with(a);
+        });
+    }
+
+    fn visit_constructor(&mut self, n: &Constructor) {
+        n.key.visit_with(self);
+        self.enter(fn_key(n.span, TAG_CTOR), |a| {
+            for p in &n.params {
+                if let ParamOrTsParamProp::Param(p) = p {
+                    a.decl_pat(&p.pat);
+                }
+            }
+            n.params.visit_with(a);
+            n.body.visit_with(a);
+        });
+    }
+
+    fn visit_class_prop(&mut self, n: &ClassProp) {
+        n.key.visit_with(self);
+        if let Some(v) = &n.value {
+            self.enter(fn_key(n.span, TAG_FIELD), |a| v.visit_with(a));
+        }
+    }
+
+    fn visit_private_prop(&mut self, n: &PrivateProp) {
+        if let Some(v) = &n.value {
+            self.enter(fn_key(n.span, TAG_FIELD), |a| v.visit_with(a));
+        }
+    }
+
+    fn visit_static_block(&mut self, n: &StaticBlock) {
+        self.enter(fn_key(n.span(), TAG_STATIC), |a| n.body.visit_with(a));
+    }
+}
+
+/// Runs the analysis over a resolved program.
+pub(crate) fn analyze(program: &Program) -> Captures {
+    let mut a = Analyzer::default();
+    program.visit_with(&mut a);
+    let mut out = Captures {
+        self_names: a.self_names,
+        ..Default::default()
+    };
+    for (id, owner) in &a.decls {
+        if *owner == TOP {
+            out.top_names.insert(id.0.clone());
+        }
+    }
+    for (id, at) in a.refs {
+        if let Some(owner) = a.decls.get(&id)
+            && *owner != at
+            && !out.captured.contains_key(&id)
+        {
+            out.captured.insert(id, *owner);
+            out.owners.insert(*owner);
+        }
+    }
+    out
+}

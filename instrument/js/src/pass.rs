@@ -1,0 +1,1358 @@
+//! The record pass: rewrites accesses to shared state into calls of the runtime entry points
+//! (`__shepherd.*`, see `runtime-js/access.js` and `docs/runtime-api.md`).
+//!
+//! Every rewrite keeps the native operation in user code (or, for plain reads, in a runtime
+//! function whose `[[Get]]` is indistinguishable from the native one), evaluates each operand
+//! once and in spec order, and never moves user code into a new function.
+
+use swc_core::atoms::Atom;
+use swc_core::common::{DUMMY_SP, Mark, Span, Spanned, SyntaxContext};
+use swc_core::ecma::ast::*;
+use swc_core::ecma::visit::{VisitMut, VisitMutWith};
+
+use crate::Kind;
+use crate::analysis::{
+    Captures, FnKey, TAG_ARROW, TAG_CTOR, TAG_FIELD, TAG_FN, TAG_STATIC, TOP, collect_pat_idents,
+    fn_key,
+};
+
+/// Name of the runtime object.
+pub(crate) const API: &str = "__shepherd";
+/// Prefix of every identifier the pass introduces.
+const RESERVED: &str = "__sh$";
+
+/// Globals that are always declared, so reading them cannot throw.
+const KNOWN_GLOBALS: &[&str] = &[
+    "window",
+    "self",
+    "globalThis",
+    "document",
+    "navigator",
+    "location",
+    "history",
+    "console",
+    "Object",
+    "Array",
+    "Function",
+    "String",
+    "Number",
+    "Boolean",
+    "Symbol",
+    "BigInt",
+    "Math",
+    "JSON",
+    "Date",
+    "RegExp",
+    "Error",
+    "TypeError",
+    "RangeError",
+    "SyntaxError",
+    "ReferenceError",
+    "Promise",
+    "Map",
+    "Set",
+    "WeakMap",
+    "WeakSet",
+    "Reflect",
+    "Proxy",
+    "parseInt",
+    "parseFloat",
+    "isNaN",
+    "isFinite",
+    "encodeURIComponent",
+    "decodeURIComponent",
+    "encodeURI",
+    "decodeURI",
+    "setTimeout",
+    "clearTimeout",
+    "setInterval",
+    "clearInterval",
+    "eval",
+    "escape",
+    "unescape",
+    "ArrayBuffer",
+    "Uint8Array",
+    "Int32Array",
+    "Float64Array",
+];
+
+/// Identifiers that are never logged: immutable globals, the implicit `arguments`, our own.
+fn never_logged(name: &str) -> bool {
+    matches!(name, "arguments" | "undefined" | "NaN" | "Infinity" | API)
+        || name.starts_with(RESERVED)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Not shared: leave alone.
+    Local,
+    /// A global variable (by name); `known` when reading it cannot throw.
+    Global { known: bool },
+    /// A variable captured by a closure, owned by the given function-like node.
+    Captured(FnKey),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FrameKind {
+    /// Top level of a classic script (or `javascript:` URL): declarations are globals, and no
+    /// binding may be added (temporaries live on `__shepherd.$`).
+    TopScript,
+    /// Top level of a module or a handler body: a function-like scope.
+    TopVar,
+    /// A function, arrow or static block body: `var` temporaries.
+    Function,
+    /// A class field initializer: no place for declarations.
+    Field,
+}
+
+struct Frame {
+    key: FnKey,
+    kind: FrameKind,
+    /// Highest temporary index used + 1.
+    temps: usize,
+    /// True while the function's parameter list is being visited (its body scope, where the
+    /// temporaries and the scope id live, is not visible there).
+    in_params: bool,
+    /// Saved expression depth of the enclosing frame.
+    saved_depth: usize,
+}
+
+pub(crate) struct Pass<'a> {
+    pub kind: Kind,
+    pub unresolved: SyntaxContext,
+    pub top_level: SyntaxContext,
+    pub caps: &'a Captures,
+    /// Distinguishes this source's top-level temporaries from other scripts' on `__shepherd.$`.
+    pub tag: String,
+    frames: Vec<Frame>,
+    /// Temporary nesting level: operands evaluated while a temporary is live use a higher one.
+    depth: usize,
+    /// Inside `with` (or a handler body): free identifiers are dynamically scoped.
+    dynamic: usize,
+}
+
+impl<'a> Pass<'a> {
+    pub(crate) fn new(
+        kind: Kind,
+        unresolved_mark: Mark,
+        top_level_mark: Mark,
+        caps: &'a Captures,
+        tag: String,
+    ) -> Self {
+        Pass {
+            kind,
+            unresolved: SyntaxContext::empty().apply_mark(unresolved_mark),
+            top_level: SyntaxContext::empty().apply_mark(top_level_mark),
+            caps,
+            tag,
+            frames: Vec::new(),
+            depth: 0,
+            dynamic: usize::from(kind == Kind::Handler),
+        }
+    }
+
+    fn script_like(&self) -> bool {
+        matches!(self.kind, Kind::Script | Kind::JsUrl)
+    }
+
+    // ---- frames -------------------------------------------------------------------------
+
+    fn push_frame(&mut self, key: FnKey, kind: FrameKind) {
+        let saved_depth = self.depth;
+        self.depth = 0;
+        self.frames.push(Frame {
+            key,
+            kind,
+            temps: 0,
+            in_params: false,
+            saved_depth,
+        });
+    }
+
+    fn pop_frame(&mut self) -> Frame {
+        // Frames are pushed and popped in pairs by the visitor methods below.
+        let f = self.frames.pop().unwrap_or(Frame {
+            key: TOP,
+            kind: FrameKind::Field,
+            temps: 0,
+            in_params: false,
+            saved_depth: 0,
+        });
+        self.depth = f.saved_depth;
+        f
+    }
+
+    fn frame(&self) -> Option<&Frame> {
+        self.frames.last()
+    }
+
+    fn temps_ok(&self) -> bool {
+        self.frame()
+            .is_some_and(|f| f.kind != FrameKind::Field && !f.in_params)
+    }
+
+    /// The temporary at nesting level `level`, as an expression and as an assignment target.
+    fn temp(&mut self, level: usize) -> Box<Expr> {
+        let tag = self.tag.clone();
+        let Some(f) = self.frames.last_mut() else {
+            return Box::new(Expr::Ident(ident("undefined")));
+        };
+        f.temps = f.temps.max(level + 1);
+        if f.kind == FrameKind::TopScript {
+            Box::new(Expr::Member(member(
+                api_expr("$"),
+                &format!("_{tag}_{level}"),
+            )))
+        } else {
+            Box::new(Expr::Ident(ident(&format!("{RESERVED}t{level}"))))
+        }
+    }
+
+    fn temp_target(&mut self, level: usize) -> AssignTarget {
+        match *self.temp(level) {
+            Expr::Member(m) => AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+            Expr::Ident(i) => AssignTarget::Simple(SimpleAssignTarget::Ident(i.into())),
+            other => AssignTarget::Simple(SimpleAssignTarget::Paren(ParenExpr {
+                span: DUMMY_SP,
+                expr: Box::new(other),
+            })),
+        }
+    }
+
+    /// `(tmp = e)`
+    fn assign_temp(&mut self, level: usize, e: Box<Expr>) -> Expr {
+        let left = self.temp_target(level);
+        Expr::Assign(AssignExpr {
+            span: DUMMY_SP,
+            op: AssignOp::Assign,
+            left,
+            right: e,
+        })
+    }
+
+    /// Expression yielding the scope id of `owner`, or `None` when it is not visible here.
+    fn sid(&self, owner: FnKey) -> Option<Box<Expr>> {
+        let f = self.frames.iter().rev().find(|f| f.key == owner)?;
+        if f.in_params {
+            return None;
+        }
+        Some(self.sid_expr(owner, f.kind))
+    }
+
+    fn sid_expr(&self, owner: FnKey, kind: FrameKind) -> Box<Expr> {
+        if kind == FrameKind::TopScript {
+            Box::new(Expr::Member(member(
+                api_expr("$"),
+                &format!("_{}_s", self.tag),
+            )))
+        } else {
+            Box::new(Expr::Ident(ident(&format!(
+                "{RESERVED}s{}_{}_{}",
+                owner.0, owner.1, owner.2
+            ))))
+        }
+    }
+
+    // ---- classification -----------------------------------------------------------------
+
+    fn classify(&self, id: &Ident) -> Class {
+        let name: &str = &id.sym;
+        if never_logged(name) {
+            return Class::Local;
+        }
+        let key = id.to_id();
+        if self.caps.self_names.contains(&key) {
+            return Class::Local;
+        }
+        if id.ctxt == self.unresolved {
+            if self.kind == Kind::Handler && name == "event" {
+                return Class::Local;
+            }
+            let known = KNOWN_GLOBALS.contains(&name) || self.caps.top_names.contains(&id.sym);
+            return Class::Global { known };
+        }
+        if self.script_like() && id.ctxt == self.top_level {
+            return Class::Global { known: true };
+        }
+        match self.caps.captured.get(&key) {
+            Some(owner) => Class::Captured(*owner),
+            None => Class::Local,
+        }
+    }
+
+    // ---- identifiers --------------------------------------------------------------------
+
+    /// A read of identifier `id` as a value.
+    fn read_ident(&self, id: Ident) -> Expr {
+        let span = id.span;
+        match self.classify(&id) {
+            Class::Local => Expr::Ident(id),
+            Class::Global { known } => {
+                let name = id.sym.clone();
+                let value = if known {
+                    Expr::Ident(id)
+                } else {
+                    // Log the read before a possible ReferenceError: `u` logs (when the name is
+                    // not a property of the global object) and returns 0.
+                    bin(
+                        BinaryOp::LogicalOr,
+                        api_call(DUMMY_SP, "u", vec![str_lit(&name)]),
+                        Expr::Ident(id),
+                    )
+                };
+                let read = api_call(span, "g", vec![str_lit(&name), value]);
+                if &*name == "eval" {
+                    // A value read of `eval` (indirect eval): the runtime swaps in a wrapper
+                    // that instruments string arguments.
+                    api_call(span, "ge", vec![read])
+                } else {
+                    read
+                }
+            }
+            Class::Captured(owner) => match self.sid(owner) {
+                Some(sid) => {
+                    let name = id.sym.clone();
+                    api_call(span, "cr", vec![*sid, str_lit(&name), Expr::Ident(id)])
+                }
+                None => Expr::Ident(id),
+            },
+        }
+    }
+
+    /// Wraps `e` (an expression that wrote identifier `id`) in a write log.
+    /// `rw`: the old value was read too (compound assignment, prefix update).
+    fn log_ident_write(&self, id: &Ident, e: Expr, rw: bool, span: Span) -> Expr {
+        match self.classify(id) {
+            Class::Local => e,
+            Class::Global { .. } => {
+                api_call(span, if rw { "x" } else { "w" }, vec![str_lit(&id.sym), e])
+            }
+            Class::Captured(owner) => match self.sid(owner) {
+                Some(sid) => api_call(
+                    span,
+                    if rw { "cx" } else { "cw" },
+                    vec![*sid, str_lit(&id.sym), e],
+                ),
+                None => e,
+            },
+        }
+    }
+
+    /// Statement logging the current value of `id` as a write (`void __shepherd.w("f", f)`),
+    /// or `None` when `id` is not shared. `void` keeps completion values unchanged.
+    fn write_stmt(&self, id: &Ident) -> Option<Stmt> {
+        let e = self.log_ident_write(id, Expr::Ident(id.clone()), false, DUMMY_SP);
+        if matches!(e, Expr::Ident(_)) {
+            return None;
+        }
+        Some(void_stmt(e))
+    }
+
+    // ---- members ------------------------------------------------------------------------
+
+    /// Visits the object and computed key of a member expression at the current depth.
+    fn visit_member_parts(&mut self, m: &mut MemberExpr) {
+        self.visit_expr_keep(&mut m.obj);
+        if let MemberProp::Computed(c) = &mut m.prop {
+            c.expr.visit_mut_with(self);
+        }
+    }
+
+    /// Visits an expression that is used as the base object of a receiver-keeping form
+    /// (`o` in `o.m()`): parenthesised members keep their shape.
+    fn visit_expr_keep(&mut self, e: &mut Box<Expr>) {
+        e.visit_mut_with(self);
+    }
+
+    /// Key of a loggable member: a static name, or a computed expression.
+    fn member_key(m: &MemberExpr) -> Option<MemberKey> {
+        if matches!(*m.obj, Expr::Ident(ref i) if &*i.sym == API) {
+            return None;
+        }
+        if matches!(*m.obj, Expr::MetaProp(_)) {
+            return None;
+        }
+        match &m.prop {
+            MemberProp::Ident(n) => Some(MemberKey::Static(str_lit(&n.sym))),
+            MemberProp::PrivateName(_) => None,
+            MemberProp::Computed(c) => match &*c.expr {
+                Expr::Lit(Lit::Str(_)) | Expr::Lit(Lit::Num(_)) => {
+                    Some(MemberKey::Static((*c.expr).clone()))
+                }
+                _ => Some(MemberKey::Dynamic),
+            },
+        }
+    }
+
+    /// Rewrites a member read (children already visited): `__shepherd.r(o, k)`.
+    fn read_member(&mut self, m: MemberExpr) -> Expr {
+        let span = m.span;
+        let Some(key) = Self::member_key(&m) else {
+            return Expr::Member(m);
+        };
+        let k = match key {
+            MemberKey::Static(k) => k,
+            MemberKey::Dynamic => match m.prop {
+                MemberProp::Computed(c) => *c.expr,
+                _ => return Expr::Member(m),
+            },
+        };
+        api_call(span, "r", vec![*m.obj, k])
+    }
+
+    /// Wraps the object of a callee member so the call keeps its receiver:
+    /// `__shepherd.b(o, "m").m(…)`, `__shepherd.b(o, k)[__shepherd.K](…)`.
+    fn receiver(&mut self, m: &mut MemberExpr, optional: bool) {
+        let Some(key) = Self::member_key(m) else {
+            return;
+        };
+        let f = if optional { "bo" } else { "b" };
+        let obj = std::mem::replace(
+            &mut m.obj,
+            Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+        );
+        match key {
+            MemberKey::Static(k) => {
+                *m.obj = api_call(DUMMY_SP, f, vec![*obj, k]);
+            }
+            MemberKey::Dynamic => {
+                if optional {
+                    // `o?.[k]()`: k must not be evaluated when o is nullish; leave unlogged.
+                    m.obj = obj;
+                    return;
+                }
+                let MemberProp::Computed(c) = &mut m.prop else {
+                    m.obj = obj;
+                    return;
+                };
+                let k = std::mem::replace(&mut c.expr, api_expr("K"));
+                *m.obj = api_call(DUMMY_SP, f, vec![*obj, *k]);
+            }
+        }
+    }
+
+    /// Rewrites a write-like operation on a member (`o.p = v`, `o[k] += v`, `o.p++`,
+    /// `delete o.p`). `build` receives the member with its object and key replaced by
+    /// temporaries and returns the native operation; the result is
+    /// `__shepherd.<f>(t = o, k, <native>, extra…)`.
+    fn member_op(
+        &mut self,
+        span: Span,
+        mut m: MemberExpr,
+        f: &str,
+        mut rest: Option<Box<Expr>>,
+        build: impl FnOnce(MemberExpr, Option<Box<Expr>>) -> Expr,
+        extra: Vec<Expr>,
+    ) -> Expr {
+        let key = Self::member_key(&m);
+        if key.is_none() || !self.temps_ok() || matches!(*m.obj, Expr::OptChain(_)) {
+            self.visit_member_parts(&mut m);
+            if let Some(r) = &mut rest {
+                r.visit_mut_with(self);
+            }
+            return build(m, rest);
+        }
+        let d = self.depth;
+        // The object is evaluated before its temporary is assigned: same level.
+        self.visit_expr_keep(&mut m.obj);
+        let obj = std::mem::replace(&mut m.obj, self.temp(d));
+        let t_assign = self.assign_temp(d, obj);
+        let key_arg = match key {
+            Some(MemberKey::Static(k)) => {
+                self.depth = d + 1;
+                k
+            }
+            _ => {
+                let MemberProp::Computed(c) = &mut m.prop else {
+                    return build(m, rest);
+                };
+                self.depth = d + 1;
+                c.expr.visit_mut_with(self);
+                let kexpr = std::mem::replace(&mut c.expr, self.temp(d + 1));
+                self.depth = d + 2;
+                // The raw key: the native operation converts it as often as the engine does
+                // (compound assignments convert twice in V8, per the current spec).
+                self.assign_temp(d + 1, kexpr)
+            }
+        };
+        if let Some(r) = &mut rest {
+            r.visit_mut_with(self);
+        }
+        self.depth = d;
+        let mut args = vec![t_assign, key_arg, build(m, rest)];
+        args.extend(extra);
+        api_call(span, f, args)
+    }
+
+    // ---- expression forms ---------------------------------------------------------------
+
+    fn rewrite_assign(&mut self, mut a: AssignExpr) -> Expr {
+        let span = a.span;
+        let rw = a.op != AssignOp::Assign;
+        // `(x) = v` is `x = v`.
+        if let AssignTarget::Simple(SimpleAssignTarget::Paren(p)) = &mut a.left {
+            match *p.expr.clone() {
+                Expr::Ident(i) => {
+                    a.left = AssignTarget::Simple(SimpleAssignTarget::Ident(i.into()))
+                }
+                Expr::Member(m) => a.left = AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                _ => {}
+            }
+        }
+        match a.left {
+            AssignTarget::Simple(SimpleAssignTarget::Ident(ref b)) => {
+                let id = b.id.clone();
+                a.right.visit_mut_with(self);
+                self.log_ident_write(&id, Expr::Assign(a), rw, span)
+            }
+            AssignTarget::Simple(SimpleAssignTarget::Member(m)) => {
+                let op = a.op;
+                let f = if rw { "X" } else { "W" };
+                self.member_op(
+                    span,
+                    m,
+                    f,
+                    Some(a.right),
+                    |m, right| {
+                        Expr::Assign(AssignExpr {
+                            span,
+                            op,
+                            left: AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                            right: right
+                                .unwrap_or_else(|| Box::new(Expr::Ident(ident("undefined")))),
+                        })
+                    },
+                    vec![],
+                )
+            }
+            AssignTarget::Pat(ref mut p) => {
+                let mut ids = Vec::new();
+                self.visit_assign_pat(p, &mut ids);
+                a.right.visit_mut_with(self);
+                let logs: Vec<Expr> = ids
+                    .iter()
+                    .filter_map(|id| {
+                        let e = self.log_ident_write(id, Expr::Ident(id.clone()), false, DUMMY_SP);
+                        (!matches!(e, Expr::Ident(_))).then_some(e)
+                    })
+                    .collect();
+                if logs.is_empty() {
+                    return Expr::Assign(a);
+                }
+                let mut args = vec![Expr::Assign(a)];
+                args.extend(logs);
+                api_call(span, "f", args)
+            }
+            _ => {
+                a.visit_mut_children_with(self);
+                Expr::Assign(a)
+            }
+        }
+    }
+
+    /// Visits an assignment pattern: defaults and computed keys are reads; targets are not.
+    fn visit_assign_pat(&mut self, p: &mut AssignTargetPat, ids: &mut Vec<Ident>) {
+        match p {
+            AssignTargetPat::Array(a) => {
+                for e in a.elems.iter_mut().flatten() {
+                    self.visit_target_pat(e, ids);
+                }
+            }
+            AssignTargetPat::Object(o) => {
+                for prop in &mut o.props {
+                    self.visit_target_obj_prop(prop, ids);
+                }
+            }
+            AssignTargetPat::Invalid(_) => {}
+        }
+    }
+
+    fn visit_target_obj_prop(&mut self, prop: &mut ObjectPatProp, ids: &mut Vec<Ident>) {
+        match prop {
+            ObjectPatProp::KeyValue(kv) => {
+                if let PropName::Computed(c) = &mut kv.key {
+                    c.expr.visit_mut_with(self);
+                }
+                self.visit_target_pat(&mut kv.value, ids);
+            }
+            ObjectPatProp::Assign(a) => {
+                ids.push(a.key.id.clone());
+                if let Some(v) = &mut a.value {
+                    v.visit_mut_with(self);
+                }
+            }
+            ObjectPatProp::Rest(r) => self.visit_target_pat(&mut r.arg, ids),
+        }
+    }
+
+    fn visit_target_pat(&mut self, p: &mut Pat, ids: &mut Vec<Ident>) {
+        match p {
+            Pat::Ident(b) => ids.push(b.id.clone()),
+            Pat::Array(a) => {
+                for e in a.elems.iter_mut().flatten() {
+                    self.visit_target_pat(e, ids);
+                }
+            }
+            Pat::Object(o) => {
+                for prop in &mut o.props {
+                    self.visit_target_obj_prop(prop, ids);
+                }
+            }
+            Pat::Rest(r) => self.visit_target_pat(&mut r.arg, ids),
+            Pat::Assign(a) => {
+                self.visit_target_pat(&mut a.left, ids);
+                a.right.visit_mut_with(self);
+            }
+            Pat::Expr(e) => self.visit_target_expr(e),
+            Pat::Invalid(_) => {}
+        }
+    }
+
+    /// An expression used as an assignment target (member): visit its parts, not itself.
+    fn visit_target_expr(&mut self, e: &mut Box<Expr>) {
+        match &mut **e {
+            Expr::Member(m) => self.visit_member_parts(m),
+            Expr::Paren(p) => self.visit_target_expr(&mut p.expr),
+            Expr::Ident(_) => {}
+            _ => e.visit_mut_with(self),
+        }
+    }
+
+    fn rewrite_update(&mut self, mut u: UpdateExpr) -> Expr {
+        let span = u.span;
+        if let Expr::Paren(p) = &*u.arg
+            && matches!(*p.expr, Expr::Ident(_) | Expr::Member(_))
+        {
+            u.arg = p.expr.clone();
+        }
+        let delta = if u.op == UpdateOp::PlusPlus {
+            1.0
+        } else {
+            -1.0
+        };
+        match *u.arg {
+            Expr::Ident(ref id) => {
+                let id = id.clone();
+                let prefix = u.prefix;
+                let native = Expr::Update(u);
+                if prefix {
+                    return self.log_ident_write(&id, native, true, span);
+                }
+                match self.classify(&id) {
+                    Class::Local => native,
+                    Class::Global { .. } => {
+                        api_call(span, "y", vec![str_lit(&id.sym), native, num_lit(delta)])
+                    }
+                    Class::Captured(owner) => match self.sid(owner) {
+                        Some(sid) => api_call(
+                            span,
+                            "cy",
+                            vec![*sid, str_lit(&id.sym), native, num_lit(delta)],
+                        ),
+                        None => native,
+                    },
+                }
+            }
+            Expr::Member(m) => {
+                let (op, prefix) = (u.op, u.prefix);
+                let build = |m: MemberExpr, _: Option<Box<Expr>>| {
+                    Expr::Update(UpdateExpr {
+                        span,
+                        op,
+                        prefix,
+                        arg: Box::new(Expr::Member(m)),
+                    })
+                };
+                if prefix {
+                    self.member_op(span, m, "X", None, build, vec![])
+                } else {
+                    self.member_op(span, m, "Y", None, build, vec![num_lit(delta)])
+                }
+            }
+            _ => {
+                u.visit_mut_children_with(self);
+                Expr::Update(u)
+            }
+        }
+    }
+
+    fn rewrite_unary(&mut self, mut u: UnaryExpr) -> Expr {
+        let span = u.span;
+        match u.op {
+            UnaryOp::TypeOf => {
+                if let Expr::Ident(id) = &*u.arg {
+                    let id = id.clone();
+                    return match self.classify(&id) {
+                        Class::Local => Expr::Unary(u),
+                        // Keep `typeof x` whole: no ReferenceError for undeclared globals.
+                        Class::Global { .. } => {
+                            api_call(span, "gt", vec![str_lit(&id.sym), Expr::Unary(u)])
+                        }
+                        Class::Captured(_) => {
+                            u.arg = Box::new(self.read_ident(id));
+                            Expr::Unary(u)
+                        }
+                    };
+                }
+                u.visit_mut_children_with(self);
+                Expr::Unary(u)
+            }
+            UnaryOp::Delete => {
+                let arg = std::mem::replace(
+                    &mut u.arg,
+                    Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+                );
+                let arg = match *arg {
+                    Expr::Paren(p) if matches!(*p.expr, Expr::Member(_) | Expr::Ident(_)) => p.expr,
+                    other => Box::new(other),
+                };
+                match *arg {
+                    Expr::Ident(id) => {
+                        let global = matches!(self.classify(&id), Class::Global { .. });
+                        let name = id.sym.clone();
+                        u.arg = Box::new(Expr::Ident(id));
+                        if global {
+                            api_call(span, "d", vec![str_lit(&name), Expr::Unary(u)])
+                        } else {
+                            Expr::Unary(u)
+                        }
+                    }
+                    Expr::Member(m) => self.member_op(
+                        span,
+                        m,
+                        "D",
+                        None,
+                        |m, _| {
+                            Expr::Unary(UnaryExpr {
+                                span,
+                                op: UnaryOp::Delete,
+                                arg: Box::new(Expr::Member(m)),
+                            })
+                        },
+                        vec![],
+                    ),
+                    other => {
+                        let mut other = Box::new(other);
+                        other.visit_mut_with(self);
+                        u.arg = other;
+                        Expr::Unary(u)
+                    }
+                }
+            }
+            _ => {
+                u.visit_mut_children_with(self);
+                Expr::Unary(u)
+            }
+        }
+    }
+
+    fn rewrite_call(&mut self, mut c: CallExpr) -> Expr {
+        if is_api_call(&c) {
+            // Already instrumented (e.g. `eval(f.toString())` of instrumented code).
+            return Expr::Call(c);
+        }
+        match &mut c.callee {
+            Callee::Expr(callee) => {
+                if let Expr::Paren(p) = &**callee
+                    && matches!(*p.expr, Expr::Member(_))
+                {
+                    *callee = p.expr.clone();
+                }
+                match &mut **callee {
+                    Expr::Ident(id) if &*id.sym == "eval" && id.ctxt == self.unresolved => {
+                        // Direct eval stays direct: only its argument is rewritten.
+                        for (i, a) in c.args.iter_mut().enumerate() {
+                            a.expr.visit_mut_with(self);
+                            if i == 0 && a.spread.is_none() {
+                                let arg = std::mem::replace(
+                                    &mut a.expr,
+                                    Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+                                );
+                                *a.expr = api_call(DUMMY_SP, "e", vec![*arg]);
+                            }
+                        }
+                        return Expr::Call(c);
+                    }
+                    Expr::Ident(_) if self.dynamic > 0 => {
+                        // Inside `with`/handlers `f()` may be a method call on the scope object.
+                    }
+                    Expr::Member(m) => {
+                        self.visit_member_parts(m);
+                        if !matches!(*m.obj, Expr::OptChain(_)) {
+                            self.receiver(m, false);
+                        }
+                    }
+                    _ => callee.visit_mut_with(self),
+                }
+            }
+            Callee::Super(_) | Callee::Import(_) => {}
+        }
+        c.args.visit_mut_with(self);
+        Expr::Call(c)
+    }
+
+    fn rewrite_opt_chain(&mut self, mut o: OptChainExpr) -> Expr {
+        match &mut *o.base {
+            OptChainBase::Member(m) => {
+                self.visit_member_parts(m);
+                if o.optional {
+                    self.receiver(m, true);
+                }
+            }
+            OptChainBase::Call(c) => {
+                match &mut *c.callee {
+                    Expr::Member(m) => {
+                        self.visit_member_parts(m);
+                        if !matches!(*m.obj, Expr::OptChain(_)) {
+                            self.receiver(m, false);
+                        }
+                    }
+                    Expr::Ident(_) if self.dynamic > 0 => {}
+                    other => other.visit_mut_with(self),
+                }
+                c.args.visit_mut_with(self);
+            }
+        }
+        Expr::OptChain(o)
+    }
+
+    // ---- bodies -------------------------------------------------------------------------
+
+    /// Statements to put after the directive prologue of a body owned by `key`: temporaries,
+    /// the scope id, and hoisting-time writes of function declarations.
+    fn prologue(&self, frame: &Frame, stmts: &[Stmt]) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        if frame.kind != FrameKind::TopScript && frame.temps > 0 {
+            let decls = (0..frame.temps)
+                .map(|i| VarDeclarator {
+                    span: DUMMY_SP,
+                    name: Pat::Ident(ident(&format!("{RESERVED}t{i}")).into()),
+                    init: None,
+                    definite: false,
+                })
+                .collect();
+            out.push(Stmt::Decl(Decl::Var(Box::new(VarDecl {
+                span: DUMMY_SP,
+                ctxt: SyntaxContext::empty(),
+                kind: VarDeclKind::Var,
+                declare: false,
+                decls,
+            }))));
+        }
+        let needs_sid = if frame.kind == FrameKind::TopScript {
+            // Script-level declarations are globals; only block-scoped captured ones need it.
+            self.caps
+                .captured
+                .iter()
+                .any(|(id, o)| *o == TOP && id.1 != self.top_level && id.1 != self.unresolved)
+        } else {
+            self.caps.owners.contains(&frame.key)
+        };
+        if needs_sid {
+            let sid_call = api_call(DUMMY_SP, "s", vec![]);
+            if frame.kind == FrameKind::TopScript {
+                let target = match *self.sid_expr(frame.key, frame.kind) {
+                    Expr::Member(m) => AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                    _ => return out,
+                };
+                out.push(void_stmt(Expr::Assign(AssignExpr {
+                    span: DUMMY_SP,
+                    op: AssignOp::Assign,
+                    left: target,
+                    right: Box::new(sid_call),
+                })));
+            } else if let Expr::Ident(name) = *self.sid_expr(frame.key, frame.kind) {
+                out.push(Stmt::Decl(Decl::Var(Box::new(VarDecl {
+                    span: DUMMY_SP,
+                    ctxt: SyntaxContext::empty(),
+                    kind: VarDeclKind::Var,
+                    declare: false,
+                    decls: vec![VarDeclarator {
+                        span: DUMMY_SP,
+                        name: Pat::Ident(name.into()),
+                        init: Some(Box::new(sid_call)),
+                        definite: false,
+                    }],
+                }))));
+            }
+        }
+        for s in stmts {
+            if let Stmt::Decl(Decl::Fn(f)) = s
+                && let Some(w) = self.write_stmt(&f.ident)
+            {
+                out.push(w);
+            }
+        }
+        out
+    }
+
+    fn finish(&mut self, stmts: &mut Vec<Stmt>) {
+        let frame = self.pop_frame();
+        let pro = self.prologue(&frame, stmts);
+        if !pro.is_empty() {
+            let at = directive_count(stmts);
+            stmts.splice(at..at, pro);
+        }
+    }
+
+    /// Logs the loop variable at the start of a for-in/for-of body.
+    fn loop_var_log(&self, head: &ForHead) -> Vec<Stmt> {
+        let mut ids = Vec::new();
+        match head {
+            ForHead::VarDecl(v) => {
+                for d in &v.decls {
+                    collect_pat_idents(&d.name, &mut ids);
+                }
+            }
+            ForHead::Pat(p) => collect_pat_idents(p, &mut ids),
+            ForHead::UsingDecl(_) => {}
+        }
+        ids.iter().filter_map(|i| self.write_stmt(i)).collect()
+    }
+}
+
+enum MemberKey {
+    Static(Expr),
+    Dynamic,
+}
+
+impl VisitMut for Pass<'_> {
+    fn visit_mut_expr(&mut self, e: &mut Expr) {
+        let span = e.span();
+        let taken = std::mem::replace(e, Expr::Invalid(Invalid { span }));
+        *e = match taken {
+            Expr::Ident(id) => self.read_ident(id),
+            Expr::Member(mut m) => {
+                if matches!(*m.obj, Expr::OptChain(_)) {
+                    self.visit_member_parts(&mut m);
+                    Expr::Member(m)
+                } else {
+                    self.visit_member_parts(&mut m);
+                    self.read_member(m)
+                }
+            }
+            Expr::Assign(a) => self.rewrite_assign(a),
+            Expr::Update(u) => self.rewrite_update(u),
+            Expr::Unary(u) => self.rewrite_unary(u),
+            Expr::Call(c) => self.rewrite_call(c),
+            Expr::OptChain(o) => self.rewrite_opt_chain(o),
+            Expr::TaggedTpl(mut t) => {
+                if let Expr::Member(m) = &mut *t.tag {
+                    self.visit_member_parts(m);
+                    self.receiver(m, false);
+                } else {
+                    t.tag.visit_mut_with(self);
+                }
+                t.tpl.visit_mut_with(self);
+                Expr::TaggedTpl(t)
+            }
+            Expr::Await(mut a) => {
+                a.arg.visit_mut_with(self);
+                // The token is taken before suspending; `aw` runs when the continuation
+                // resumes and attributes it (research notes 0.3).
+                api_call(
+                    span,
+                    "aw",
+                    vec![api_call(DUMMY_SP, "as", vec![]), Expr::Await(a)],
+                )
+            }
+            mut other => {
+                other.visit_mut_children_with(self);
+                other
+            }
+        };
+    }
+
+    fn visit_mut_prop(&mut self, p: &mut Prop) {
+        if let Prop::Shorthand(id) = p {
+            let v = self.read_ident(id.clone());
+            if !matches!(v, Expr::Ident(_)) {
+                *p = Prop::KeyValue(KeyValueProp {
+                    key: PropName::Ident(IdentName::new(id.sym.clone(), id.span)),
+                    value: Box::new(v),
+                });
+            }
+            return;
+        }
+        p.visit_mut_children_with(self);
+    }
+
+    fn visit_mut_pat(&mut self, p: &mut Pat) {
+        // Declaration patterns: only defaults and computed keys are expressions to visit;
+        // `Pat::Expr` (assignment targets in for-in/of heads) is a target, not a read.
+        if let Pat::Expr(e) = p {
+            self.visit_target_expr(e);
+            return;
+        }
+        p.visit_mut_children_with(self);
+    }
+
+    fn visit_mut_var_declarator(&mut self, d: &mut VarDeclarator) {
+        d.name.visit_mut_with(self);
+        let Some(init) = &mut d.init else { return };
+        init.visit_mut_with(self);
+        let Pat::Ident(b) = &d.name else { return };
+        let id = b.id.clone();
+        if matches!(self.classify(&id), Class::Local) {
+            return;
+        }
+        let taken = std::mem::replace(init, Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })));
+        // Keep the function name an anonymous function/class would get from the binding.
+        let value = if is_anonymous_fn(&taken) {
+            name_preserving(&id.sym, taken)
+        } else {
+            *taken
+        };
+        **init = self.log_ident_write(&id, value, false, DUMMY_SP);
+    }
+
+    fn visit_mut_stmts(&mut self, stmts: &mut Vec<Stmt>) {
+        let mut i = 0;
+        while i < stmts.len() {
+            stmts[i].visit_mut_with(self);
+            // Class declarations of shared names become `let C = <log>(class C {…})`.
+            if let Stmt::Decl(Decl::Class(c)) = &stmts[i]
+                && !matches!(self.classify(&c.ident), Class::Local)
+                && let Stmt::Decl(Decl::Class(c)) =
+                    std::mem::replace(&mut stmts[i], Stmt::Empty(EmptyStmt { span: DUMMY_SP }))
+            {
+                stmts[i] = self.class_to_let(c);
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_mut_module_items(&mut self, items: &mut Vec<ModuleItem>) {
+        for item in items.iter_mut() {
+            item.visit_mut_with(self);
+            if let ModuleItem::Stmt(Stmt::Decl(Decl::Class(c))) = item
+                && !matches!(self.classify(&c.ident), Class::Local)
+            {
+                let c = c.clone();
+                *item = ModuleItem::Stmt(self.class_to_let(c));
+            }
+        }
+    }
+
+    fn visit_mut_for_in_stmt(&mut self, s: &mut ForInStmt) {
+        s.left.visit_mut_with(self);
+        s.right.visit_mut_with(self);
+        s.body.visit_mut_with(self);
+        let logs = self.loop_var_log(&s.left);
+        prepend_body(&mut s.body, logs);
+    }
+
+    fn visit_mut_for_of_stmt(&mut self, s: &mut ForOfStmt) {
+        s.left.visit_mut_with(self);
+        s.right.visit_mut_with(self);
+        s.body.visit_mut_with(self);
+        let logs = self.loop_var_log(&s.left);
+        prepend_body(&mut s.body, logs);
+    }
+
+    fn visit_mut_with_stmt(&mut self, s: &mut WithStmt) {
+        s.obj.visit_mut_with(self);
+        self.dynamic += 1;
+        s.body.visit_mut_with(self);
+        self.dynamic -= 1;
+    }
+
+    // ---- scopes -------------------------------------------------------------------------
+
+    fn visit_mut_script(&mut self, s: &mut Script) {
+        let kind = if self.script_like() {
+            FrameKind::TopScript
+        } else {
+            FrameKind::TopVar
+        };
+        self.push_frame(TOP, kind);
+        s.body.visit_mut_with(self);
+        self.finish(&mut s.body);
+    }
+
+    fn visit_mut_module(&mut self, m: &mut Module) {
+        self.push_frame(TOP, FrameKind::TopVar);
+        m.body.visit_mut_with(self);
+        let frame = self.pop_frame();
+        let stmts: Vec<Stmt> = m
+            .body
+            .iter()
+            .filter_map(|i| match i {
+                ModuleItem::Stmt(s) => Some(s.clone()),
+                ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => {
+                    Some(Stmt::Decl(e.decl.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let pro = self.prologue(&frame, &stmts);
+        if !pro.is_empty() {
+            m.body.splice(0..0, pro.into_iter().map(ModuleItem::Stmt));
+        }
+    }
+
+    fn visit_mut_function(&mut self, f: &mut Function) {
+        f.decorators.visit_mut_with(self);
+        self.push_frame(fn_key(f.span, TAG_FN), FrameKind::Function);
+        self.set_in_params(true);
+        f.params.visit_mut_with(self);
+        self.set_in_params(false);
+        if let Some(body) = &mut f.body {
+            body.stmts.visit_mut_with(self);
+            self.finish(&mut body.stmts);
+        } else {
+            self.pop_frame();
+        }
+    }
+
+    fn visit_mut_arrow_expr(&mut self, a: &mut ArrowExpr) {
+        self.push_frame(fn_key(a.span, TAG_ARROW), FrameKind::Function);
+        self.set_in_params(true);
+        a.params.visit_mut_with(self);
+        self.set_in_params(false);
+        match &mut *a.body {
+            ArrowFunctionBody::FunctionBody(b) => {
+                b.stmts.visit_mut_with(self);
+                self.finish(&mut b.stmts);
+            }
+            ArrowFunctionBody::Expr(e) => {
+                e.visit_mut_with(self);
+                let frame = self.pop_frame();
+                let pro = self.prologue(&frame, &[]);
+                if !pro.is_empty() {
+                    let e =
+                        std::mem::replace(e, Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })));
+                    let span = e.span();
+                    let mut stmts = pro;
+                    stmts.push(Stmt::Return(ReturnStmt { span, arg: Some(e) }));
+                    *a.body = ArrowFunctionBody::FunctionBody(FunctionBody { span, stmts });
+                }
+            }
+        }
+    }
+
+    fn visit_mut_constructor(&mut self, c: &mut Constructor) {
+        c.key.visit_mut_with(self);
+        self.push_frame(fn_key(c.span, TAG_CTOR), FrameKind::Function);
+        self.set_in_params(true);
+        c.params.visit_mut_with(self);
+        self.set_in_params(false);
+        if let Some(body) = &mut c.body {
+            body.stmts.visit_mut_with(self);
+            // In derived constructors `this` is only usable after super(); our prologue does
+            // not touch `this`, so it can go first.
+            self.finish(&mut body.stmts);
+        } else {
+            self.pop_frame();
+        }
+    }
+
+    fn visit_mut_class_prop(&mut self, p: &mut ClassProp) {
+        p.key.visit_mut_with(self);
+        if let Some(v) = &mut p.value {
+            self.push_frame(fn_key(p.span, TAG_FIELD), FrameKind::Field);
+            v.visit_mut_with(self);
+            self.pop_frame();
+        }
+    }
+
+    fn visit_mut_private_prop(&mut self, p: &mut PrivateProp) {
+        if let Some(v) = &mut p.value {
+            self.push_frame(fn_key(p.span, TAG_FIELD), FrameKind::Field);
+            v.visit_mut_with(self);
+            self.pop_frame();
+        }
+    }
+
+    fn visit_mut_static_block(&mut self, b: &mut StaticBlock) {
+        self.push_frame(fn_key(b.span, TAG_STATIC), FrameKind::Function);
+        b.body.stmts.visit_mut_with(self);
+        self.finish(&mut b.body.stmts);
+    }
+
+    // Labels are not variables.
+    fn visit_mut_labeled_stmt(&mut self, s: &mut LabeledStmt) {
+        s.body.visit_mut_with(self);
+    }
+    fn visit_mut_break_stmt(&mut self, _: &mut BreakStmt) {}
+    fn visit_mut_continue_stmt(&mut self, _: &mut ContinueStmt) {}
+    fn visit_mut_export_named_specifier(&mut self, _: &mut ExportNamedSpecifier) {}
+    fn visit_mut_import_decl(&mut self, _: &mut ImportDecl) {}
+}
+
+impl Pass<'_> {
+    fn set_in_params(&mut self, on: bool) {
+        if let Some(f) = self.frames.last_mut() {
+            f.in_params = on;
+        }
+    }
+
+    fn class_to_let(&self, c: ClassDecl) -> Stmt {
+        let id = c.ident.clone();
+        let expr = Expr::Class(ClassExpr {
+            ident: Some(c.ident),
+            class: c.class,
+        });
+        let init = self.log_ident_write(&id, expr, false, DUMMY_SP);
+        Stmt::Decl(Decl::Var(Box::new(VarDecl {
+            span: DUMMY_SP,
+            ctxt: SyntaxContext::empty(),
+            kind: VarDeclKind::Let,
+            declare: false,
+            decls: vec![VarDeclarator {
+                span: DUMMY_SP,
+                name: Pat::Ident(id.into()),
+                init: Some(Box::new(init)),
+                definite: false,
+            }],
+        })))
+    }
+}
+
+// ---- AST helpers ----------------------------------------------------------------------------
+
+fn ident(s: &str) -> Ident {
+    Ident::new_no_ctxt(Atom::from(s), DUMMY_SP)
+}
+
+fn member(obj: Box<Expr>, prop: &str) -> MemberExpr {
+    MemberExpr {
+        span: DUMMY_SP,
+        obj,
+        prop: MemberProp::Ident(IdentName::new(Atom::from(prop), DUMMY_SP)),
+    }
+}
+
+fn api_expr(name: &str) -> Box<Expr> {
+    Box::new(Expr::Member(member(
+        Box::new(Expr::Ident(ident(API))),
+        name,
+    )))
+}
+
+fn api_call(span: Span, name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Call(CallExpr {
+        span,
+        ctxt: SyntaxContext::empty(),
+        callee: Callee::Expr(api_expr(name)),
+        args: args
+            .into_iter()
+            .map(|e| ExprOrSpread {
+                spread: None,
+                expr: Box::new(e),
+            })
+            .collect(),
+        type_args: None,
+    })
+}
+
+fn str_lit(s: &str) -> Expr {
+    Expr::Lit(Lit::Str(Str {
+        span: DUMMY_SP,
+        value: s.into(),
+        raw: None,
+    }))
+}
+
+fn num_lit(n: f64) -> Expr {
+    Expr::Lit(Lit::Num(Number {
+        span: DUMMY_SP,
+        value: n,
+        raw: None,
+    }))
+}
+
+fn bin(op: BinaryOp, l: Expr, r: Expr) -> Expr {
+    Expr::Bin(BinExpr {
+        span: DUMMY_SP,
+        op,
+        left: Box::new(l),
+        right: Box::new(r),
+    })
+}
+
+fn void_stmt(e: Expr) -> Stmt {
+    Stmt::Expr(ExprStmt {
+        span: DUMMY_SP,
+        expr: Box::new(Expr::Unary(UnaryExpr {
+            span: DUMMY_SP,
+            op: UnaryOp::Void,
+            arg: Box::new(e),
+        })),
+    })
+}
+
+/// Number of leading directive statements (`"use strict"` …).
+fn directive_count(stmts: &[Stmt]) -> usize {
+    stmts
+        .iter()
+        .take_while(|s| matches!(s, Stmt::Expr(ExprStmt { expr, .. }) if matches!(**expr, Expr::Lit(Lit::Str(_)))))
+        .count()
+}
+
+fn prepend_body(body: &mut Box<Stmt>, logs: Vec<Stmt>) {
+    if logs.is_empty() {
+        return;
+    }
+    match &mut **body {
+        Stmt::Block(b) => {
+            b.stmts.splice(0..0, logs);
+        }
+        _ => {
+            let old = std::mem::replace(&mut **body, Stmt::Empty(EmptyStmt { span: DUMMY_SP }));
+            let mut stmts = logs;
+            stmts.push(old);
+            **body = Stmt::Block(BlockStmt {
+                span: DUMMY_SP,
+                ctxt: SyntaxContext::empty(),
+                stmts,
+            });
+        }
+    }
+}
+
+/// `__shepherd.<name>(…)`
+fn is_api_call(c: &CallExpr) -> bool {
+    matches!(&c.callee, Callee::Expr(e) if matches!(&**e, Expr::Member(m) if matches!(&*m.obj, Expr::Ident(i) if &*i.sym == API)))
+}
+
+fn is_anonymous_fn(e: &Expr) -> bool {
+    match e {
+        Expr::Fn(f) => f.ident.is_none(),
+        Expr::Class(c) => c.ident.is_none(),
+        Expr::Arrow(_) => true,
+        Expr::Paren(p) => is_anonymous_fn(&p.expr),
+        _ => false,
+    }
+}
+
+/// `({name: e}).name`: the property definition gives an anonymous function the same `name`
+/// the binding would have given it.
+fn name_preserving(name: &Atom, e: Box<Expr>) -> Expr {
+    let key = if &**name == "__proto__" {
+        PropName::Computed(ComputedPropName {
+            span: DUMMY_SP,
+            expr: Box::new(str_lit(name)),
+        })
+    } else {
+        PropName::Ident(IdentName::new(name.clone(), DUMMY_SP))
+    };
+    let obj = Expr::Object(ObjectLit {
+        span: DUMMY_SP,
+        props: vec![PropOrSpread::Prop(Box::new(Prop::KeyValue(KeyValueProp {
+            key,
+            value: e,
+        })))],
+    });
+    Expr::Member(MemberExpr {
+        span: DUMMY_SP,
+        obj: Box::new(Expr::Paren(ParenExpr {
+            span: DUMMY_SP,
+            expr: Box::new(obj),
+        })),
+        prop: MemberProp::Computed(ComputedPropName {
+            span: DUMMY_SP,
+            expr: Box::new(str_lit(name)),
+        }),
+    })
+}

@@ -1,0 +1,2 @@
+// instrument: error
+<!DOCTYPE html><p>404 Not Found</p>

@@ -1,0 +1,3 @@
+// instrument: error
+// Pitfall 45: a syntax error is not instrumented (the original bytes are served).
+var = ;

@@ -1,0 +1,114 @@
+// Differential test harness: runs each case plain and instrumented in fresh `vm` contexts and
+// prints what each run observed (console output, uncaught error, access log) as JSON.
+//
+// usage: node --experimental-vm-modules harness.js ACCESS_JS MANIFEST_JSON
+// manifest: [{name, module, plain, instrumented}] (code strings)
+'use strict';
+const vm = require('vm');
+const fs = require('fs');
+const util = require('util');
+
+const accessSrc = fs.readFileSync(process.argv[2], 'utf8');
+const cases = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
+
+function fmt(v) {
+  return typeof v === 'string' ? v : util.inspect(v, { depth: 4 });
+}
+
+function errText(e) {
+  if (e && typeof e === 'object' && 'name' in e && 'message' in e) return e.name + ': ' + e.message;
+  return 'thrown: ' + fmt(e);
+}
+
+async function runOne(c, instrumented) {
+  const out = [];
+  const log = [];
+  let error = null;
+  const ctx = vm.createContext({});
+  const cg = vm.runInContext('globalThis', ctx);
+  const pending = [];
+  cg.console = { log: (...a) => out.push(a.map(fmt).join(' ')) };
+  cg.setTimeout = (f, ms) => {
+    const p = new Promise((res) => setTimeout(() => {
+      try {
+        if (typeof f === 'function') f();
+      } catch (e) {
+        if (error === null) error = errText(e);
+      }
+      res();
+    }, ms || 0));
+    pending.push(p);
+    return pending.length;
+  };
+  if (instrumented) {
+    const ids = new WeakMap();
+    let next = 0;
+    const oid = (o) => {
+      let n = ids.get(o);
+      if (n === undefined) {
+        n = next++;
+        ids.set(o, n);
+      }
+      return n;
+    };
+    const T = {
+      read(l) { log.push('r ' + l); },
+      write(l) { log.push('w ' + l); },
+      oid,
+      objLoc(o, k) {
+        if (o === cg) return 'Global.' + String(k);
+        if (Array.isArray(o)) return k === 'length' ? 'Array[' + oid(o) + ']$LEN' : 'Array[' + oid(o) + ']$[' + String(k) + ']';
+        return 'Object[' + oid(o) + '].' + String(k);
+      },
+      recording: true,
+      api: vm.runInContext('Object.create(null)', ctx),
+      await0() { log.push('await'); return 1; },
+      await1() { log.push('resume'); },
+      instrument(src) { log.push('instrument ' + src); return null; },
+    };
+    const setup = vm.runInContext('(function (T) {\n' + accessSrc + '\n})', ctx);
+    setup(T);
+    vm.runInContext("(function (api) { Object.defineProperty(globalThis, '__shepherd', { value: api, enumerable: false, writable: false, configurable: false }); })", ctx)(T.api);
+  }
+  const codes = instrumented ? c.instrumented : c.plain;
+  const unhandled = (e) => { if (error === null) error = errText(e); };
+  process.on('unhandledRejection', unhandled);
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i];
+    try {
+      if (c.module) {
+        const dep = new vm.SyntheticModule(['x'], function () { this.setExport('x', 42); }, { context: ctx });
+        const m = new vm.SourceTextModule(code, {
+          context: ctx,
+          identifier: 'file:///case.mjs',
+          initializeImportMeta(meta) { meta.url = 'file:///case.mjs'; },
+          importModuleDynamically: async () => { if (dep.status === 'unlinked') await dep.link(() => {}); if (dep.status === 'linked') await dep.evaluate(); return dep; },
+        });
+        await m.link(async () => dep);
+        await m.evaluate();
+      } else {
+        vm.runInContext(code, ctx, { filename: c.name + '-' + i + '.js' });
+      }
+    } catch (e) {
+      // Like a browser: a failing script reports its error, later scripts still run.
+      out.push('uncaught ' + errText(e));
+    }
+  }
+  // Let promise jobs and timers settle.
+  for (let i = 0; i < 5; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    await Promise.all(pending);
+  }
+  process.off('unhandledRejection', unhandled);
+  return { out, error, log };
+}
+
+(async () => {
+  const results = [];
+  for (const c of cases) {
+    const plain = await runOne(c, false);
+    const instr = await runOne(c, true);
+    results.push({ name: c.name, plain, instr });
+  }
+  process.stdout.write(JSON.stringify(results));
+})();
