@@ -1,3 +1,42 @@
 //! Page instrumentation: streaming HTML rewriting with lol_html (bootstrap injection, inline
 //! scripts, `on*` attributes, `javascript:` URLs, CSP and SRI), character encodings, and the
 //! instrumentation cache. JavaScript itself goes through `shepherd-instrument-js`.
+//!
+//! Entry points for the proxy's rewrite hook:
+//! - [`HtmlInstrumenter`]: one per HTML response; `adjust_csp_header` for each CSP header, then
+//!   `write` every body chunk and `finish`/`end`.
+//! - [`ScriptCache::instrument_script`]: a whole external classic script or module body.
+//! - [`ScriptCache::instrument_snippet`]: one piece of dynamic code (the instrument endpoint).
+//!
+//! What is rewritten in which mode, and why, is in `docs/instrumentation.md`.
+
+mod attrs;
+mod cache;
+mod csp;
+mod encoding;
+mod entities;
+mod html;
+mod jspass;
+mod mode;
+mod report;
+mod script_type;
+
+pub use cache::{CacheStats, ScriptCache, ScriptOutput};
+pub use csp::{CspChange, CspHeader, adjust_csp_for_runtime};
+pub use encoding::{DetectedEncoding, EncodingSource, adjust_content_type, detect_encoding};
+pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
+pub use jspass::{Flags, PassFn, real_pass};
+pub use mode::{Mode, ScriptKind};
+pub use report::{Change, Counters, Report};
+pub use shepherd_instrument_js::{MARKER, PASS_VERSION};
+
+/// Why the instrumenter could not produce output.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The HTML rewriter failed in a way it could not recover from.
+    #[error("HTML rewriting failed: {0}")]
+    Rewriting(String),
+    /// A cache directory could not be used.
+    #[error("cache i/o: {0}")]
+    Io(#[from] std::io::Error),
+}

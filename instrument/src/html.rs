@@ -1,0 +1,767 @@
+//! Streaming HTML instrumentation on lol_html: runtime bootstrap injection, and in record mode
+//! inline scripts, `on*` attributes and `javascript:` URLs through the JS pass; SRI and CSP
+//! adjustments. Output is byte-identical to the input outside the edited tokens.
+
+use crate::attrs::{js_url_body, js_url_encode};
+use crate::cache::ScriptCache;
+use crate::csp::{self, CspHeader, InlineVerdict, Policies, RuntimeSource};
+use crate::encoding::{self, DetectedEncoding, PRESCAN_BYTES};
+use crate::entities;
+use crate::jspass::Flags;
+use crate::mode::{Mode, ScriptKind};
+use crate::report::{Change, Report};
+use crate::script_type::{is_event_handler, is_navigation_url_attr, script_kind};
+use base64::Engine as _;
+use encoding_rs::{Decoder, REPLACEMENT, UTF_8};
+use lol_html::html_content::{ContentType, DocumentEnd, EndTag, TextChunk, TextType};
+use lol_html::send::{Element, HtmlRewriter, Settings};
+use lol_html::{AsciiCompatibleEncoding, MemorySettings, OutputSink, element, end, text};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Reserved path of the runtime script served by the proxy.
+pub const RUNTIME_PATH: &str = "/__shepherd/runtime.js";
+
+/// Configuration of one document's instrumentation.
+#[derive(Debug, Clone)]
+pub struct HtmlConfig {
+    /// Record/replay rewrite JavaScript; repair only injects the runtime.
+    pub mode: Mode,
+    /// Per-run secret passed to the runtime URL (`s` parameter).
+    pub secret: String,
+    /// `scheme://host[:port]` of the document, used for CSP host-sources.
+    pub origin: Option<String>,
+    /// The response's `Content-Type` value (its charset takes part in encoding detection).
+    pub content_type: Option<String>,
+    /// Nonce for the runtime script when a CSP needs one (random when None).
+    pub nonce: Option<String>,
+    /// Cache for inline code (record mode); a private one is made when None.
+    pub cache: Option<Arc<ScriptCache>>,
+    /// Memory limit of the rewriter's buffers; past it the rest of the document is passed
+    /// through unmodified.
+    pub max_memory: usize,
+}
+
+impl HtmlConfig {
+    /// Defaults for `mode` and `secret`.
+    pub fn new(mode: Mode, secret: impl Into<String>) -> Self {
+        HtmlConfig {
+            mode,
+            secret: secret.into(),
+            origin: None,
+            content_type: None,
+            nonce: None,
+            cache: None,
+            max_memory: 32 * 1024 * 1024,
+        }
+    }
+}
+
+/// What the handlers share (lol_html's `Send` handlers must own their state).
+struct State {
+    mode: Mode,
+    runtime_tag: String,
+    injected: bool,
+    seen_html: bool,
+    ascii_only: bool,
+    certain: bool,
+    cache: Arc<ScriptCache>,
+    policies: Policies,
+    script: Option<PendingScript>,
+    report: Report,
+}
+
+/// An inline script whose text is being collected.
+struct PendingScript {
+    kind: ScriptKind,
+    /// Raw text as it appeared in the document.
+    text: String,
+    /// Foreign content (SVG): text is character data with entities, except CDATA sections.
+    data: bool,
+    /// For foreign content: the raw text split by whether entities apply (false in CDATA).
+    segments: Vec<(bool, String)>,
+}
+
+#[derive(Clone)]
+struct Shared(Arc<Mutex<State>>);
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl OutputSink for Sink {
+    fn handle_chunk(&mut self, chunk: &[u8]) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(chunk);
+    }
+}
+
+enum Stage {
+    /// Collecting the first bytes for encoding detection.
+    Sniff(Vec<u8>),
+    /// Rewriting; `decoder` transcodes non-ASCII-compatible input to UTF-8 first.
+    Rewrite {
+        rw: Box<HtmlRewriter<'static, Sink>>,
+        decoder: Option<Decoder>,
+    },
+    /// Passing bytes through (after a bail-out, or for undecodable documents).
+    Raw {
+        decoder: Option<Decoder>,
+    },
+    Finished,
+}
+
+/// Instruments one HTML document, chunk by chunk. Call [`adjust_csp_header`] for each CSP
+/// header before the first [`write`].
+///
+/// [`adjust_csp_header`]: HtmlInstrumenter::adjust_csp_header
+/// [`write`]: HtmlInstrumenter::write
+pub struct HtmlInstrumenter {
+    cfg: HtmlConfig,
+    nonce: String,
+    runtime_nonce: bool,
+    shared: Shared,
+    out: Arc<Mutex<Vec<u8>>>,
+    stage: Stage,
+    output_content_type: Option<String>,
+}
+
+impl std::fmt::Debug for HtmlInstrumenter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HtmlInstrumenter")
+            .field("mode", &self.cfg.mode)
+            .finish()
+    }
+}
+
+impl HtmlInstrumenter {
+    /// A new instrumenter for one document.
+    pub fn new(cfg: HtmlConfig) -> Self {
+        let nonce = cfg.nonce.clone().unwrap_or_else(|| {
+            let bytes: [u8; 18] = rand::random();
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        });
+        let cache = match &cfg.cache {
+            Some(c) => c.clone(),
+            None => Arc::new(private_cache(cfg.mode)),
+        };
+        let state = State {
+            mode: cfg.mode,
+            runtime_tag: String::new(),
+            injected: false,
+            seen_html: false,
+            ascii_only: false,
+            certain: true,
+            cache,
+            policies: Policies::default(),
+            script: None,
+            report: Report::default(),
+        };
+        HtmlInstrumenter {
+            nonce,
+            runtime_nonce: false,
+            shared: Shared(Arc::new(Mutex::new(state))),
+            out: Arc::new(Mutex::new(Vec::new())),
+            stage: Stage::Sniff(Vec::new()),
+            output_content_type: cfg.content_type.clone(),
+            cfg,
+        }
+    }
+
+    /// Adjusts one CSP header value (call before the first `write`) and returns the value to
+    /// send. Enforced policies also decide which inline code may be rewritten.
+    pub fn adjust_csp_header(&mut self, value: &str, header: CspHeader) -> String {
+        let rt = RuntimeSource {
+            origin: self.cfg.origin.as_deref(),
+            path: RUNTIME_PATH,
+            nonce: &self.nonce,
+        };
+        let (new, changes, needs_nonce) = csp::adjust(value, header, &rt);
+        self.runtime_nonce |= needs_nonce;
+        let mut st = self.shared.lock();
+        if header == CspHeader::Enforce {
+            st.policies.add(value);
+        }
+        st.report
+            .changes
+            .extend(changes.into_iter().map(Change::Csp));
+        new
+    }
+
+    /// The `Content-Type` to send: changed only when the document is transcoded to UTF-8.
+    /// Known once the first [`write`](Self::write) returned output (or after `finish`).
+    pub fn content_type(&self) -> Option<&str> {
+        self.output_content_type.as_deref()
+    }
+
+    /// The runtime `<script>` element for this document.
+    fn runtime_tag(&self) -> String {
+        let nonce = if self.runtime_nonce {
+            format!(" nonce=\"{}\"", self.nonce)
+        } else {
+            String::new()
+        };
+        format!(
+            "<script src=\"{RUNTIME_PATH}?s={}&amp;m={}\"{nonce}></script>",
+            url_component(&self.cfg.secret),
+            self.cfg.mode.as_str()
+        )
+    }
+
+    /// Feeds a chunk of the response body; returns the output ready so far.
+    pub fn write(&mut self, chunk: &[u8]) -> Result<Vec<u8>, crate::Error> {
+        if let Stage::Sniff(buf) = &mut self.stage {
+            buf.extend_from_slice(chunk);
+            let header_charset = self
+                .cfg
+                .content_type
+                .as_deref()
+                .and_then(encoding::charset_from_content_type)
+                .is_some();
+            let ready = buf.len() >= PRESCAN_BYTES || (header_charset && buf.len() >= 3);
+            if !ready {
+                return Ok(Vec::new());
+            }
+            let buf = std::mem::take(buf);
+            self.start(&buf)?;
+        } else {
+            self.feed(chunk, false)?;
+        }
+        Ok(self.take())
+    }
+
+    /// Ends the document; returns the remaining output.
+    pub fn end(self) -> Result<Vec<u8>, crate::Error> {
+        self.finish().map(|(out, _)| out)
+    }
+
+    /// Ends the document; returns the remaining output and the report.
+    pub fn finish(mut self) -> Result<(Vec<u8>, Report), crate::Error> {
+        if let Stage::Sniff(buf) = &mut self.stage {
+            let buf = std::mem::take(buf);
+            self.start(&buf)?;
+        }
+        self.feed(&[], true)?;
+        match std::mem::replace(&mut self.stage, Stage::Finished) {
+            Stage::Rewrite { rw, .. } => {
+                if let Err(e) = rw.end() {
+                    self.shared.lock().report.changes.push(Change::BailedOut {
+                        reason: e.to_string(),
+                    });
+                }
+            }
+            Stage::Raw { .. } | Stage::Sniff(_) | Stage::Finished => {}
+        }
+        let out = self.take();
+        let report = self.report();
+        Ok((out, report))
+    }
+
+    /// Snapshot of what was done so far.
+    pub fn report(&self) -> Report {
+        self.shared.lock().report.clone()
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut *self.out.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn start(&mut self, head: &[u8]) -> Result<(), crate::Error> {
+        let det: DetectedEncoding =
+            encoding::detect_encoding(head, self.cfg.content_type.as_deref());
+        let enc = det.encoding;
+        let runtime_tag = self.runtime_tag();
+        {
+            let mut st = self.shared.lock();
+            st.report.encoding = enc.name().to_string();
+            st.runtime_tag = runtime_tag;
+            st.certain = det.is_certain();
+        }
+        if enc == REPLACEMENT {
+            self.shared
+                .lock()
+                .report
+                .changes
+                .push(Change::PassedThrough {
+                    reason: format!(
+                        "encoding {} cannot be decoded (browsers show U+FFFD)",
+                        enc.name()
+                    ),
+                });
+            self.stage = Stage::Raw { decoder: None };
+            return self.feed(head, false);
+        }
+        let (lol_enc, decoder) = if encoding::needs_transcoding(enc) {
+            self.out
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(b"\xEF\xBB\xBF");
+            self.shared.lock().report.changes.push(Change::Transcoded {
+                from: enc.name().to_string(),
+            });
+            self.output_content_type = self
+                .cfg
+                .content_type
+                .as_deref()
+                .map(encoding::adjust_content_type);
+            self.shared.lock().report.content_type = self.output_content_type.clone();
+            (
+                AsciiCompatibleEncoding::utf_8(),
+                Some(enc.new_decoder_with_bom_removal()),
+            )
+        } else {
+            match AsciiCompatibleEncoding::new(enc) {
+                Some(a) => (a, None),
+                None => (AsciiCompatibleEncoding::utf_8(), None),
+            }
+        };
+        self.shared.lock().ascii_only = decoder.is_none() && enc != UTF_8;
+        let rw = build_rewriter(
+            self.shared.clone(),
+            self.out.clone(),
+            lol_enc,
+            self.cfg.max_memory,
+            self.cfg.mode,
+        );
+        self.stage = Stage::Rewrite {
+            rw: Box::new(rw),
+            decoder,
+        };
+        self.feed(head, false)
+    }
+
+    fn feed(&mut self, chunk: &[u8], last: bool) -> Result<(), crate::Error> {
+        let mut bail = None;
+        match &mut self.stage {
+            Stage::Rewrite { rw, decoder } => {
+                let res = match decoder {
+                    Some(d) => {
+                        let text = decode_chunk(d, chunk, last);
+                        rw.write(text.as_bytes())
+                    }
+                    None => rw.write(chunk),
+                };
+                if let Err(e) = res {
+                    // Graceful bail-out already flushed the unconsumed input as-is.
+                    bail = Some((e.to_string(), decoder.take()));
+                }
+            }
+            Stage::Raw { decoder } => {
+                let bytes = match decoder {
+                    Some(d) => decode_chunk(d, chunk, last).into_bytes(),
+                    None => chunk.to_vec(),
+                };
+                self.out
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&bytes);
+            }
+            Stage::Sniff(_) | Stage::Finished => {}
+        }
+        if let Some((reason, decoder)) = bail {
+            tracing::warn!(%reason, "HTML rewriter bailed out; passing the rest through");
+            self.shared
+                .lock()
+                .report
+                .changes
+                .push(Change::BailedOut { reason });
+            self.stage = Stage::Raw { decoder };
+        }
+        Ok(())
+    }
+}
+
+fn private_cache(mode: Mode) -> ScriptCache {
+    match ScriptCache::new(mode, 4 * 1024 * 1024, None) {
+        Ok(c) => c,
+        // Without a directory `new` does no i/o and cannot fail.
+        Err(_) => unreachable_cache(mode),
+    }
+}
+
+#[cold]
+fn unreachable_cache(mode: Mode) -> ScriptCache {
+    // A zero-sized memory budget is always constructible.
+    match ScriptCache::new(mode, 0, None) {
+        Ok(c) => c,
+        Err(e) => panic!("in-memory cache construction failed: {e}"),
+    }
+}
+
+fn decode_chunk(d: &mut Decoder, chunk: &[u8], last: bool) -> String {
+    let cap = d
+        .max_utf8_buffer_length(chunk.len())
+        .unwrap_or(chunk.len() * 3 + 16);
+    let mut s = String::with_capacity(cap);
+    let _ = d.decode_to_string(chunk, &mut s, last);
+    s
+}
+
+/// Percent-encodes a query component (the secret is ours, but be safe).
+fn url_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn build_rewriter(
+    shared: Shared,
+    out: Arc<Mutex<Vec<u8>>>,
+    enc: AsciiCompatibleEncoding,
+    max_memory: usize,
+    mode: Mode,
+) -> HtmlRewriter<'static, Sink> {
+    let s_el = shared.clone();
+    let s_end = shared.clone();
+    let mut settings = Settings::new_send()
+        .with_encoding(enc)
+        // Ambiguous markup (`<select><xmp><script>`) is rare; bailing out would lose the rest
+        // of the page, guessing at worst leaves one script uninstrumented.
+        .with_strict(false)
+        .with_memory_settings(
+            MemorySettings::new()
+                .with_max_allowed_memory_usage(max_memory)
+                .with_graceful_bail_out_on_memory_limit_exceeded(true),
+        )
+        .append_element_content_handler(element!("*", move |el: &mut Element<'_, '_>| {
+            on_element(&s_el, el);
+            Ok(())
+        }))
+        .append_document_content_handler(end!(move |end: &mut DocumentEnd<'_>| {
+            let mut st = s_end.lock();
+            if let Some(p) = st.script.take() {
+                // A foreign-content script cut off by the end of the document.
+                end.append(&p.text, ContentType::Html);
+            }
+            if !st.injected {
+                st.injected = true;
+                st.report.injected = true;
+                end.append(&st.runtime_tag, ContentType::Html);
+            }
+            Ok(())
+        }));
+    if mode.rewrites_js() {
+        let s_text = shared.clone();
+        settings =
+            settings.append_element_content_handler(text!("script", move |t: &mut TextChunk<
+                '_,
+            >| {
+                on_script_text(&s_text, t);
+                Ok(())
+            }));
+    }
+    HtmlRewriter::new(settings, Sink(out))
+}
+
+fn on_element(shared: &Shared, el: &mut Element<'_, '_>) {
+    let name = el.tag_name();
+    let mut st = shared.lock();
+    if !st.injected {
+        if name == "html" && !st.seen_html {
+            // Prepending inside <html> would put our script before an explicit <head>,
+            // whose attributes the parser would then drop: wait for the next element.
+            st.seen_html = true;
+        } else {
+            if name == "head" && el.can_have_content() {
+                el.prepend(&st.runtime_tag, ContentType::Html);
+            } else {
+                el.before(&st.runtime_tag, ContentType::Html);
+            }
+            st.injected = true;
+            st.report.injected = true;
+        }
+    }
+    match name.as_str() {
+        "meta" => {
+            if let Some(h) = el.get_attribute("http-equiv")
+                && h.trim().eq_ignore_ascii_case("content-security-policy")
+                && let Some(c) = el.get_attribute("content")
+                && let Ok(c) = entities::decode_attr(&c)
+            {
+                st.policies.add(&c);
+            }
+        }
+        "script" if st.mode.rewrites_js() => on_script_start(shared, &mut st, el),
+        "link" if st.mode.rewrites_js() => {
+            let rel = el
+                .get_attribute("rel")
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            let as_script = el
+                .get_attribute("as")
+                .is_some_and(|a| a.trim().eq_ignore_ascii_case("script"));
+            if rel
+                .split_ascii_whitespace()
+                .any(|r| r == "modulepreload" || (r == "preload" && as_script))
+            {
+                remove_integrity(&mut st, el, "link");
+            }
+        }
+        _ => {}
+    }
+    if st.mode.rewrites_js() {
+        rewrite_attributes(&mut st, el);
+    }
+}
+
+/// Record mode: the proxy rewrites external script bodies, so their SRI hashes cannot match.
+fn remove_integrity(st: &mut State, el: &mut Element<'_, '_>, element: &str) {
+    if let Some(v) = el.get_attribute("integrity") {
+        el.remove_attribute("integrity");
+        st.report.counters.integrity_removed += 1;
+        st.report.changes.push(Change::IntegrityRemoved {
+            element: element.to_string(),
+            value: v,
+        });
+    }
+}
+
+fn on_script_start(shared: &Shared, st: &mut State, el: &mut Element<'_, '_>) {
+    st.script = None;
+    let decoded = |n: &str| {
+        el.get_attribute(n)
+            .map(|v| entities::decode_attr(&v).unwrap_or(v))
+    };
+    let kind = script_kind(decoded("type").as_deref(), decoded("language").as_deref());
+    if el.has_attribute("src") {
+        if kind.is_some() {
+            remove_integrity(st, el, "script");
+        }
+        return;
+    }
+    let Some(kind) = kind else {
+        st.report.counters.scripts_not_js += 1;
+        return;
+    };
+    let nonce = decoded("nonce");
+    match st.policies.verdict(csp::ELEM, nonce.as_deref()) {
+        InlineVerdict::Rewritable => {}
+        InlineVerdict::HashBound | InlineVerdict::Blocked => {
+            st.report.counters.kept_for_csp += 1;
+            return;
+        }
+    }
+    let data = el.namespace_uri() != "http://www.w3.org/1999/xhtml";
+    st.script = Some(PendingScript {
+        kind,
+        text: String::new(),
+        data,
+        segments: Vec::new(),
+    });
+    if data && el.can_have_content() {
+        // Foreign-content scripts may be split by comments into several text nodes: collect
+        // them all and emit the result before the end tag.
+        let shared_end = shared.clone();
+        let _ = el.on_end_tag(Box::new(move |end: &mut EndTag<'_>| {
+            let mut st = shared_end.lock();
+            if let Some(p) = st.script.take() {
+                let out = finish_script(&mut st, p);
+                end.before(&out, ContentType::Html);
+            }
+            Ok(())
+        }));
+    }
+}
+
+fn on_script_text(shared: &Shared, t: &mut TextChunk<'_>) {
+    let mut st = shared.lock();
+    let Some(p) = st.script.as_mut() else { return };
+    let ty = t.text_type();
+    p.text.push_str(t.as_str());
+    let data = p.data || ty == TextType::Data;
+    p.data = data;
+    if data {
+        let entities = ty != TextType::CDataSection;
+        match p.segments.last_mut() {
+            Some((e, s)) if *e == entities => s.push_str(t.as_str()),
+            _ => p.segments.push((entities, t.as_str().to_string())),
+        }
+    }
+    t.remove();
+    if data || !t.last_in_text_node() {
+        return;
+    }
+    if let Some(p) = st.script.take() {
+        let out = finish_script(&mut st, p);
+        t.replace(&out, ContentType::Html);
+    }
+}
+
+/// The markup replacing a collected inline script: instrumented, or the original text.
+fn finish_script(st: &mut State, p: PendingScript) -> String {
+    let source = if p.data {
+        let mut source = String::with_capacity(p.text.len());
+        for (entities, seg) in &p.segments {
+            if !entities {
+                source.push_str(seg);
+                continue;
+            }
+            match entities::decode_text(seg) {
+                Ok(s) => source.push_str(&s),
+                Err(_) => {
+                    st.report.counters.kept_unknown_entity += 1;
+                    return raw_data(&p);
+                }
+            }
+        }
+        source
+    } else {
+        p.text.clone()
+    };
+    if source.trim().is_empty() {
+        return if p.data { raw_data(&p) } else { p.text };
+    }
+    if !st.certain && !source.is_ascii() {
+        st.report.counters.kept_uncertain_encoding += 1;
+        return p.text;
+    }
+    let flags = Flags {
+        ascii_only: st.ascii_only,
+        inline_script: true,
+        source_map: false,
+    };
+    let out = st.cache.instrument_inline(&source, p.kind, flags);
+    if out.from_cache {
+        st.report.counters.cache_hits += 1;
+    }
+    match out.code {
+        Some(code) => {
+            st.report.counters.scripts_instrumented += 1;
+            if p.data {
+                entities::encode_text(&code)
+            } else {
+                code.to_string()
+            }
+        }
+        None => {
+            st.report.counters.scripts_kept_js_error += 1;
+            if p.data { raw_data(&p) } else { p.text }
+        }
+    }
+}
+
+/// Original foreign-content text to re-emit. CDATA sections reach handlers without their
+/// markers (lol_html emits those separately), so their text is escaped as character data,
+/// which denotes the same script source.
+fn raw_data(p: &PendingScript) -> String {
+    let mut out = String::with_capacity(p.text.len());
+    for (entities, seg) in &p.segments {
+        if *entities {
+            out.push_str(seg);
+        } else {
+            out.push_str(&entities::encode_text(seg));
+        }
+    }
+    out
+}
+
+fn rewrite_attributes(st: &mut State, el: &mut Element<'_, '_>) {
+    let mut edits: Vec<(String, String)> = Vec::new();
+    for a in el.attributes() {
+        let name = a.name();
+        if is_event_handler(&name) {
+            edits.push((name, a.value()));
+        } else if is_navigation_url_attr(&name) {
+            let v = a.value();
+            if v.len() >= 11 && v.to_ascii_lowercase().contains("script") {
+                edits.push((name, v));
+            }
+        }
+    }
+    if edits.is_empty() {
+        return;
+    }
+    let handler_verdict = st.policies.verdict(csp::ATTR, None);
+    let url_verdict = st.policies.verdict(csp::ELEM, None);
+    for (name, raw) in edits {
+        let handler = is_event_handler(&name);
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let Ok(value) = entities::decode_attr(&raw) else {
+            st.report.counters.kept_unknown_entity += 1;
+            continue;
+        };
+        let (kind, source) = if handler {
+            (ScriptKind::Handler, value)
+        } else {
+            match js_url_body(&value) {
+                Some(body) => (ScriptKind::JsUrl, body),
+                None => continue,
+            }
+        };
+        let verdict = if handler {
+            handler_verdict
+        } else {
+            url_verdict
+        };
+        if verdict != InlineVerdict::Rewritable {
+            st.report.counters.kept_for_csp += 1;
+            continue;
+        }
+        if !st.certain && !source.is_ascii() {
+            st.report.counters.kept_uncertain_encoding += 1;
+            continue;
+        }
+        let flags = Flags {
+            ascii_only: st.ascii_only,
+            inline_script: false,
+            source_map: false,
+        };
+        let out = st.cache.instrument_inline(&source, kind, flags);
+        if out.from_cache {
+            st.report.counters.cache_hits += 1;
+        }
+        let Some(code) = out.code else {
+            if handler {
+                st.report.counters.handlers_kept_js_error += 1;
+            } else {
+                st.report.counters.js_urls_kept_js_error += 1;
+            }
+            continue;
+        };
+        let new = if handler {
+            code.to_string()
+        } else {
+            js_url_encode(&code)
+        };
+        if el
+            .set_attribute(&name, &entities::encode_attr_amp(&new))
+            .is_ok()
+        {
+            if handler {
+                st.report.counters.handlers_instrumented += 1;
+            } else {
+                st.report.counters.js_urls_instrumented += 1;
+            }
+        }
+    }
+}
+
+/// Instruments a whole document in one call (tests, the CLI).
+pub fn instrument_html(
+    input: &[u8],
+    cfg: HtmlConfig,
+    csp_headers: &[(CspHeader, &str)],
+) -> Result<(Vec<u8>, Report, Vec<String>), crate::Error> {
+    let mut inst = HtmlInstrumenter::new(cfg);
+    let headers = csp_headers
+        .iter()
+        .map(|(h, v)| inst.adjust_csp_header(v, *h))
+        .collect();
+    let mut out = inst.write(input)?;
+    let (tail, report) = inst.finish()?;
+    out.extend_from_slice(&tail);
+    Ok((out, report, headers))
+}
