@@ -265,9 +265,21 @@ impl Page {
             let (node, action, desc) = candidates[pick].clone();
             let at_ms = start.elapsed().as_millis() as u64;
             let mut fired: Vec<(&'static str, Option<String>)> = Vec::new();
-            let outcome = self
-                .perform(node, action, budget, opts, &mut rng, &mut fired)
-                .await;
+            // A page stuck in a handler (an endless loop) holds input acks: never wait past the
+            // exploration's own end by more than a grace second.
+            let grace = opts.duration.saturating_sub(start.elapsed()) + Duration::from_secs(1);
+            let outcome = match tokio::time::timeout(
+                grace,
+                self.perform(node, action, budget, opts, &mut rng, &mut fired),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => Err(Error::Timeout {
+                    what: format!("{action:?} on {desc}"),
+                    after: grace,
+                }),
+            };
             for (event, detail) in fired {
                 log.push(FiredEvent {
                     seq: log.len(),
@@ -290,9 +302,20 @@ impl Page {
                     }
                     continue;
                 }
+                Err(Error::Timeout { .. }) => {
+                    return Ok((log, StopReason::Time, seen.len()));
+                }
                 Err(e) => return Err(e),
             }
-            self.wait_quiet(opts.settle, opts.settle_limit).await?;
+            let grace = opts.duration.saturating_sub(start.elapsed()) + Duration::from_secs(1);
+            let settle = self.wait_quiet(opts.settle, opts.settle_limit);
+            match tokio::time::timeout(grace, settle).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(Error::Timeout { .. })) | Err(_) => {
+                    return Ok((log, StopReason::Time, seen.len()));
+                }
+                Ok(Err(e)) => return Err(e),
+            }
         }
     }
 
@@ -609,22 +632,25 @@ impl NavGuard {
 
     /// Undo the interception; returns (blocked navigations, closed popups).
     async fn stop(self, page: &Page) -> (Vec<String>, Vec<String>) {
-        let _ = page.call("Fetch.disable", json!({})).await;
-        let _ = page
-            .call(
+        // Short limits: a renderer stuck in a handler would hold renderer-side commands.
+        let limit = Duration::from_secs(1);
+        let session = Some(page.session_id());
+        let conn = &page.conn;
+        let _ = tokio::join!(
+            conn.call(session, "Fetch.disable", json!({}), limit),
+            conn.call(
+                session,
                 "Page.setInterceptFileChooserDialog",
                 json!({ "enabled": false }),
-            )
-            .await;
-        let _ = page
-            .conn
-            .call(
+                limit,
+            ),
+            conn.call(
                 None,
                 "Target.setDiscoverTargets",
                 json!({ "discover": false }),
-                page.timeout,
-            )
-            .await;
+                limit,
+            ),
+        );
         self.task.abort();
         let blocked = self
             .blocked

@@ -156,3 +156,32 @@ async fn time_limit_and_pages_without_handlers() {
     assert!(!report.events.is_empty());
     browser.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_handler_that_never_returns_ends_exploration_on_time() {
+    let server = serve(vec![(
+        "/",
+        html("<button id='x' onclick='for(;;){}' style='width:100px;height:40px'>hang</button>"),
+    )])
+    .await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    page.navigate(&server.url("/")).await.unwrap();
+    let start = std::time::Instant::now();
+    let report = page
+        .explore(&ExploreOptions {
+            duration: Duration::from_millis(1500),
+            ..ExploreOptions::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(report.stopped, StopReason::Time);
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        start.elapsed()
+    );
+    // Dropping the browser kills the spinning renderer too.
+    drop(page);
+    browser.close().await.unwrap();
+}

@@ -128,3 +128,31 @@ async fn killed_browser_fails_calls_instead_of_hanging() {
     let mut events = page.events(&[]);
     assert!(events.next().await.is_none());
 }
+
+#[tokio::test]
+async fn renderer_crash_fails_the_page_but_not_the_browser() {
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    page.evaluate("1").await.unwrap();
+    let start = std::time::Instant::now();
+    // Page.crash never answers: the crash notice must fail it (and later calls) promptly.
+    let err = page
+        .call("Page.crash", serde_json::json!({}))
+        .await
+        .expect_err("crash must not succeed");
+    assert!(matches!(err, Error::TargetGone(_)), "{err}");
+    let err = page.evaluate("1").await.expect_err("dead page");
+    assert!(matches!(err, Error::TargetGone(_)), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    // The browser and new pages still work.
+    let fresh = browser.new_page().await.unwrap();
+    assert_eq!(
+        fresh.evaluate("2 * 21").await.unwrap(),
+        serde_json::json!(42)
+    );
+    browser.close().await.unwrap();
+}
