@@ -185,3 +185,49 @@ async fn a_handler_that_never_returns_ends_exploration_on_time() {
     drop(page);
     browser.close().await.unwrap();
 }
+
+const NESTED: &str = r#"<!doctype html><body style="margin:0">
+<div id="host"></div>
+<iframe id="f" src="/inner" style="position:absolute; top:200px; left:50px; width:300px; height:200px; border:0"></iframe>
+<script>
+  window.log = [];
+  const root = document.getElementById('host').attachShadow({mode: 'open'});
+  root.innerHTML = '<button id="shadowed" style="width:120px;height:40px">in shadow</button>';
+  root.getElementById('shadowed').addEventListener('click', e => log.push('shadow:' + e.isTrusted));
+</script>"#;
+
+const INNER: &str = r#"<!doctype html><body style="margin:0">
+<button id="framed" style="margin:60px; width:120px; height:40px">in frame</button>
+<script>
+  document.getElementById('framed').addEventListener('click', e => parent.log.push('frame:' + e.isTrusted));
+</script>"#;
+
+#[tokio::test]
+async fn finds_handlers_in_shadow_roots_and_same_origin_frames() {
+    let server = serve(vec![("/", html(NESTED)), ("/inner", html(INNER))]).await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    page.navigate(&server.url("/")).await.unwrap();
+    let report = page
+        .explore(&ExploreOptions {
+            max_events: 40,
+            seed: 11,
+            ..ExploreOptions::default()
+        })
+        .await
+        .unwrap();
+    let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
+    assert!(targets.contains("button#shadowed"), "{targets:?}");
+    assert!(targets.contains("button#framed"), "{targets:?}");
+    let log = page.evaluate("log").await.unwrap();
+    let log: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(log.contains(&"shadow:true"), "{log:?}");
+    // The click landed inside the frame: quads are in main-frame viewport coordinates.
+    assert!(log.contains(&"frame:true"), "{log:?}");
+    browser.close().await.unwrap();
+}
