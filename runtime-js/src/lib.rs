@@ -1,2 +1,154 @@
 //! The injected event controller, embedded in the binary. The JavaScript sources live in this
-//! folder; the proxy serves [`runtime_js`] at `/__shepherd/runtime.js`.
+//! folder (`prelude.js`, `trace.js`, `controller.js`, ... `access.js`, `boot.js`); [`render`]
+//! concatenates them into one IIFE preceded by the run's configuration. The proxy serves the
+//! result at `/__shepherd/runtime.js` (see `docs/runtime-api.md`).
+
+use std::fmt;
+
+include!(concat!(env!("OUT_DIR"), "/files.rs"));
+
+/// What the controller does in a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Trace actions, arcs and accesses and upload them.
+    Record,
+    /// Wrap only: policies may hold or discard callbacks, nothing is traced.
+    Repair,
+    /// Record plus deterministic mode (seeded randomness, virtual clock).
+    Replay,
+}
+
+impl Mode {
+    /// The name used in URLs (`m=`) and in the runtime's configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Record => "record",
+            Mode::Repair => "repair",
+            Mode::Replay => "replay",
+        }
+    }
+
+    /// Parses `record`, `repair` or `replay`.
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "record" => Some(Mode::Record),
+            "repair" => Some(Mode::Repair),
+            "replay" => Some(Mode::Replay),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Configuration rendered into the script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Record, repair or replay.
+    pub mode: Mode,
+    /// Per-run secret: sent with every upload, required by `__shepherd.control(secret)`.
+    pub secret: String,
+    /// Seed of the deterministic random generator.
+    pub seed: u32,
+    /// Start of the virtual clock, in milliseconds since the Unix epoch.
+    pub clock_ms: u64,
+    /// Deterministic mode outside replay (replay always has it).
+    pub deterministic: bool,
+    /// Where traces are posted (default `/__shepherd/trace`, relative to each document).
+    pub upload: Option<String>,
+    /// Trace document id; by default each document draws a random one.
+    pub doc: Option<String>,
+}
+
+impl Config {
+    /// A configuration for `mode` with the given secret and defaults for the rest.
+    pub fn new(mode: Mode, secret: impl Into<String>) -> Config {
+        Config {
+            mode,
+            secret: secret.into(),
+            seed: 1,
+            clock_ms: 1_700_000_000_000,
+            deterministic: false,
+            upload: None,
+            doc: None,
+        }
+    }
+}
+
+/// The configuration as a JavaScript object literal (JSON; `<` escaped so the text can be
+/// inlined in HTML too).
+fn config_literal(cfg: &Config) -> String {
+    let mut map = serde_json::Map::new();
+    map.insert("mode".into(), cfg.mode.as_str().into());
+    map.insert("secret".into(), cfg.secret.clone().into());
+    map.insert("seed".into(), cfg.seed.into());
+    map.insert("clock".into(), cfg.clock_ms.into());
+    map.insert("deterministic".into(), cfg.deterministic.into());
+    if let Some(u) = &cfg.upload {
+        map.insert("upload".into(), u.clone().into());
+    }
+    if let Some(d) = &cfg.doc {
+        map.insert("doc".into(), d.clone().into());
+    }
+    serde_json::Value::Object(map)
+        .to_string()
+        .replace('<', "\\u003c")
+}
+
+/// The complete runtime script for `cfg`: one strict-mode IIFE, no globals but `__shepherd`.
+pub fn render(cfg: &Config) -> String {
+    let body_len: usize = FILES.iter().map(|(_, src)| src.len() + 32).sum();
+    let mut s = String::with_capacity(body_len + 256);
+    s.push_str("(function () {\n'use strict';\nif (globalThis.__shepherd !== undefined) return;\nconst CONFIG = ");
+    s.push_str(&config_literal(cfg));
+    s.push_str(";\n");
+    for (name, src) in FILES {
+        s.push_str("// ---- ");
+        s.push_str(name);
+        s.push('\n');
+        s.push_str(src);
+        s.push('\n');
+    }
+    s.push_str("})();\n");
+    s
+}
+
+/// True when the JS pass's `access.js` is part of the build.
+pub fn has_access_js() -> bool {
+    FILES.iter().any(|(n, _)| *n == "access.js")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_one_iife_with_config_first() {
+        let mut cfg = Config::new(Mode::Replay, "se</script>cret");
+        cfg.seed = 42;
+        let js = render(&cfg);
+        assert!(js.starts_with("(function () {\n'use strict';"));
+        assert!(js.trim_end().ends_with("})();"));
+        assert!(js.contains("\"mode\":\"replay\""));
+        assert!(js.contains("\"seed\":42"));
+        assert!(
+            !js.contains("</script>"),
+            "config must not close an inline script"
+        );
+        let prelude = js.find("// ---- prelude.js").unwrap();
+        let boot = js.find("// ---- boot.js").unwrap();
+        assert!(prelude < boot);
+    }
+
+    #[test]
+    fn modes_round_trip() {
+        for m in [Mode::Record, Mode::Repair, Mode::Replay] {
+            assert_eq!(Mode::parse(m.as_str()), Some(m));
+        }
+        assert_eq!(Mode::parse("bogus"), None);
+    }
+}

@@ -1,0 +1,62 @@
+// boot.js — installs every wrapper (each independently: one failing API never disables the
+// others), the exit flushes, and the `__shepherd` global. Runs last, after access.js.
+
+let exitArmed = false;
+
+/** Called when pagehide/unload begins: make sure what the page's handlers do is uploaded too. */
+function exitSoon() {
+  // From now on every page listener is followed by a flush: any of them may be the last.
+  exitArmed = true;
+}
+
+function onPageHide(ev) {
+  exitSoon();
+  // Listeners registered after ours still run; they are sent by finalFlush at unload.
+  const persisted = ev && ev.persisted === true;
+  flushAtExit();
+  if (!persisted) pageGone = true;
+}
+
+function onPageShow() {
+  pageGone = false;
+  exitArmed = false;
+}
+
+function safeInstall(f) {
+  try {
+    f();
+  } catch (e) {
+    // Keep the page working; the failure shows up in the trace as an exception of the controller.
+    bootErrors[bootErrors.length] = NativeString(e && e.message);
+  }
+}
+
+const bootErrors = [];
+safeInstall(installDeterminism);
+safeInstall(installTimers);
+safeInstall(installListeners);
+safeInstall(installHandlerProps);
+safeInstall(installRoot);
+safeInstall(installPostMessage);
+safeInstall(installXhr);
+safeInstall(installFetch);
+safeInstall(installPorts);
+safeInstall(installWebSocket);
+safeInstall(installObservers);
+safeInstall(installDom);
+safeInstall(startObserver);
+if (W) {
+  nAddEL(W, 'pagehide', onPageHide, false);
+  nAddEL(W, 'pageshow', onPageShow, false);
+  if (DOCUMENT) {
+    nAddEL(DOCUMENT, 'visibilitychange', () => {
+      if (DOCUMENT.visibilityState === 'hidden') maybeFlush(true);
+    }, false);
+  }
+}
+if (REC && bootErrors.length > 0) {
+  ensure();
+  for (let i = 0; i < bootErrors.length; i++) exception('shepherd runtime: ' + bootErrors[i], '');
+  end();
+}
+defProp(G, '__shepherd', { value: api, enumerable: false, writable: false, configurable: false });

@@ -1,0 +1,522 @@
+// controller.js — event actions, happens-before arcs, object numbers, value summaries, the `T`
+// object used by access.js, and the one mechanism that runs, holds, discards or schedules every
+// callback the runtime wraps.
+//
+// Actions. An action is one turn of the event loop: it begins when the browser enters a callback
+// we wrapped (timer, listener, XHR/fetch settlement, observer, ...) or when our access hooks see
+// code with no open action (a script the parser runs, a host task we do not wrap). Microtasks
+// that run after the callback belong to the same turn, so an action is not ended when the
+// callback returns: it is ended (1) by a marker message posted on a private MessageChannel when
+// the action begins — that task runs after the current task and all its microtasks — or (2) when
+// the next action begins, whichever comes first. In repair mode no marker is posted (nothing is
+// traced; policies only need the order of beginnings).
+//
+// Nesting. Callbacks the page triggers synchronously (dispatchEvent, click(), focus(), sync XHR)
+// run inside the current action: `depth` counts wrapped calls on the stack and untrusted events
+// always come from page code, so both mean "nested".
+//
+// Identity. Every action has a dense trace id (execution order) and a stable id built from its
+// creator's stable id, its kind, an optional URL/target path and its ordinal among the creator's
+// children of that kind and path: `doc/timer#2/xhr@/api/items#1/load#1`.
+//
+// Control. Every wrapped callback goes through `runTask(desc, fn, self, args)`. When a decider is
+// installed (`__shepherd.control(secret).policy(f)`), `f(desc)` answers 'run', 'hold' or
+// 'discard'. Held callbacks are kept with their descriptor and run later, each in a task of its
+// own, by `release(hid)`; `follow([stable ids])` holds everything and releases callbacks in the
+// given order. DOM events are held by stopping them at the window capture listener and
+// dispatching a copy on release (events.js); promise settlements by delaying the promise we
+// return (network.js).
+
+const MARKERS = REC;
+const ROOT = { id: -1, stable: 'doc', kids: objCreate(null) };
+
+let cur = -1; // dense id of the open action, -1 when none
+let info = null; // the open action: {id, stable, kids, script, ev, scoped, kind}
+let nextAction = 0;
+let depth = 0;
+let seenR = objCreate(null);
+let seenW = objCreate(null);
+let nTaskSeq = 0; // registration order of forked callbacks (timer FIFO)
+const counters = { actions: 0, held: 0, discarded: 0, exceptions: 0 };
+
+// ---- object numbers and location names ------------------------------------------------------
+
+const oids = new NativeWeakMap();
+let nextOid = 0;
+/** Per-document object number (docs/trace-format.md), allocated on first sight. */
+function oid(o) {
+  let n = wmGet(oids, o);
+  if (n === undefined) {
+    n = nextOid++;
+    wmSet(oids, o, n);
+  }
+  return n;
+}
+if (W) oid(W); // Window[0]
+const DOCUMENT = G.document || null;
+const DOC_OID = DOCUMENT ? oid(DOCUMENT) : -1; // Document[1]
+const OWN_SCRIPT = DOCUMENT && docCurrentScript ? docCurrentScript(DOCUMENT) : null;
+
+function isNode(o) {
+  return NodeP !== null && o instanceof NNode;
+}
+
+/** `Window`, `Document`, `BUTTON`, `XMLHttpRequest`, ...: the class part of a target label. */
+function targetClass(t) {
+  if (t === W) return 'Window';
+  if (t === DOCUMENT) return 'Document';
+  if (isNode(t)) {
+    try {
+      return nodeName(t);
+    } catch (_) {
+      return 'Node';
+    }
+  }
+  return className(t);
+}
+
+function className(o) {
+  try {
+    return strSlice(objToString(o), 8, -1);
+  } catch (_) {
+    return 'Object';
+  }
+}
+
+/** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
+function targetLabel(t) {
+  return targetClass(t) + '[' + oid(t) + ']';
+}
+
+/** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
+function objLoc(obj, key) {
+  if (obj === G || obj === W) return 'Global.' + NativeString(key);
+  const n = oid(obj);
+  if (isArray(obj)) {
+    if (key === 'length') return 'Array[' + n + ']$LEN';
+    return 'Array[' + n + ']$[' + NativeString(key) + ']';
+  }
+  if (isNode(obj)) return 'DOMNode[' + n + '].' + NativeString(key);
+  return className(obj) + '[' + n + '].' + NativeString(key);
+}
+
+/** Short value summary (docs/trace-format.md, "Value summaries"). */
+function summary(v) {
+  switch (typeof v) {
+    case 'undefined':
+      return 'undefined';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'number':
+      return NativeString(v);
+    case 'bigint':
+      return NativeString(v) + 'n';
+    case 'string':
+      if (v.length <= 40) return jsonStr(v);
+      return strSlice(jsonStr(strSlice(v, 0, 40)), 0, -1) + '\u2026"';
+    case 'symbol':
+      return 'Symbol';
+    case 'function': {
+      let name = '';
+      try {
+        const d = getDesc(v, 'name');
+        if (d && typeof d.value === 'string') name = d.value;
+      } catch (_) {
+        name = '';
+      }
+      return 'Function[' + oid(v) + ']' + (name ? ':' + name : '');
+    }
+    default:
+      if (v === null) return 'null';
+      if (isNode(v)) return 'DOMNode[' + oid(v) + ']';
+      return className(v) + '[' + oid(v) + ']';
+  }
+}
+
+// ---- actions ------------------------------------------------------------------------------------
+
+/** Stable id of the next child of `parent` with this kind (and URL/target path). */
+function childStable(parent, kind, path) {
+  const key = path === undefined || path === '' ? kind : kind + '@' + path;
+  const kids = parent.kids;
+  const n = (kids[key] || 0) + 1;
+  kids[key] = n;
+  let base = parent.stable;
+  if (base.length > 160) base = '~' + hash32(base);
+  return base + '/' + key + '#' + n;
+}
+
+function hash32(s) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= strCharCode(s, i);
+    h = (h * 0x01000193) >>> 0;
+  }
+  return numToString(h, 16);
+}
+
+/** The action that new forks hang from: the open action, or the document root. */
+function parentInfo() {
+  return info !== null ? info : ROOT;
+}
+
+/**
+ * A descriptor for a callback forked by the current action: what decide() sees and what
+ * begin() writes. `type` is EventRacer's action type code.
+ */
+function forkDesc(type, kind, path, delay) {
+  ensure();
+  const p = parentInfo();
+  return {
+    hid: 0,
+    type,
+    kind,
+    stable: childStable(p, kind, path),
+    label: '',
+    from: cur,
+    delay,
+    joins: null,
+    url: path,
+    seq: nTaskSeq++,
+    parent: p,
+  };
+}
+
+/** Begins action `d` (ending the open one): writes `b`, its arcs and its scope. */
+function begin(d) {
+  if (cur >= 0) end();
+  const id = nextAction++;
+  counters.actions++;
+  cur = id;
+  info = { id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: false, kind: d.kind };
+  d.action = id;
+  if (REC) {
+    seenR = objCreate(null);
+    seenW = objCreate(null);
+    const k = sid(d.kind);
+    const st = sid(d.stable);
+    out += '["b",' + id + ',' + d.type + ',' + k + ',' + st + ']\n';
+    const from = d.from;
+    if (from >= 0 && from < id) {
+      out += '["a",' + from + ',' + id + ',"f"' + (d.delay !== undefined && d.type === 1 ? ',' + d.delay : '') + ']\n';
+    }
+    const js = d.joins;
+    if (js !== null) {
+      for (let i = 0; i < js.length; i++) {
+        const j = js[i];
+        if (j >= 0 && j < id && j !== from) out += '["a",' + j + ',' + id + ',"j"]\n';
+      }
+    }
+    if (d.label) {
+      const lb = sid(d.label);
+      out += '["e",' + lb + ']\n';
+      info.scoped = true;
+    }
+  }
+  if (MARKERS) portPost(markerPort, id);
+  return info;
+}
+
+/** Ends the open action. */
+function end() {
+  if (cur < 0) return;
+  if (REC) {
+    if (info.scoped) out += '["x"]\n';
+    out += '["n",' + cur + ']\n';
+  }
+  cur = -1;
+  info = null;
+  maybeFlush(false);
+}
+
+// End-of-turn marker: runs after the task that began the action and all its microtasks.
+let markerPort = null;
+if (MARKERS) {
+  const mc = new NMessageChannel();
+  markerPort = mc.port2;
+  const dataGet = getterOf(MessageEvent.prototype, 'data');
+  portOnMessageSet(mc.port1, (e) => {
+    if (cur === dataGet(e)) end();
+  });
+}
+
+/** Makes sure code that is running now belongs to an action (see "Actions" above). */
+function ensure() {
+  if (depth === 0 && docCurrentScript !== null && DOCUMENT !== null) {
+    const cs = docCurrentScript(DOCUMENT);
+    if (cs !== null && cs !== OWN_SCRIPT && (info === null || info.script !== cs)) {
+      beginScript(cs);
+      return;
+    }
+  }
+  if (cur < 0) {
+    begin({ type: 0, kind: 'task', stable: childStable(ROOT, 'task'), label: '', from: -1, delay: undefined, joins: null });
+  }
+}
+
+// ---- access logging (T.read / T.write) --------------------------------------------------------
+
+/** Logs the first read of `loc` by the current action; the value only when undefined/null. */
+function read(loc, value, hasValue) {
+  if (!REC) return;
+  ensure();
+  if (seenR[loc] === 1) return;
+  seenR[loc] = 1;
+  const l = sid(loc);
+  if (hasValue && (value === undefined || value === null)) {
+    const v = sid(value === null ? 'null' : 'undefined');
+    out += '["r",' + l + ',' + v + ']\n';
+  } else {
+    out += '["r",' + l + ']\n';
+  }
+}
+
+/** Logs the first write of `loc` by the current action with a summary of `value`. */
+function write(loc, value) {
+  if (!REC) return;
+  ensure();
+  if (seenW[loc] === 1) return;
+  seenW[loc] = 1;
+  const l = sid(loc);
+  const v = sid(summary(value));
+  out += '["w",' + l + ',' + v + ']\n';
+}
+
+/** Like write(), with the value summary already computed (`Timer[3]`, `DOMTimer[…]`). */
+function writeS(loc, text) {
+  if (!REC) return;
+  ensure();
+  if (seenW[loc] === 1) return;
+  seenW[loc] = 1;
+  const l = sid(loc);
+  const v = sid(text);
+  out += '["w",' + l + ',' + v + ']\n';
+}
+
+/** Logs an exception that escaped to the event loop. */
+function exception(message, pos) {
+  counters.exceptions++;
+  if (!REC) return;
+  ensure();
+  const m = sid(NativeString(message));
+  const p = pos ? ',' + sid(pos) : '';
+  out += '["!",' + m + p + ']\n';
+}
+
+// ---- the run / hold / discard mechanism ---------------------------------------------------------
+
+const RUN = 'run';
+const HOLD = 'hold';
+const DISCARD = 'discard';
+let decider = null; // (desc) => 'run' | 'hold' | 'discard'
+let nextHid = 1;
+const held = objCreate(null); // hid -> {desc, go}
+let heldCount = 0;
+let schedule = null; // stable ids to release in this order (follow mode)
+let schedPos = 0;
+
+/** Asks the installed decider about `d`; errors in a policy never break the page. */
+function decide(d) {
+  if (decider === null) return RUN;
+  let r = RUN;
+  try {
+    r = decider(publicDesc(d));
+  } catch (e) {
+    r = RUN;
+  }
+  return r === HOLD || r === DISCARD ? r : RUN;
+}
+
+function publicDesc(d) {
+  return {
+    hid: d.hid,
+    type: d.type,
+    kind: d.kind,
+    stable: d.stable,
+    label: d.label,
+    from: d.from,
+    delay: d.delay,
+    url: d.url,
+    user: d.type === 2,
+  };
+}
+
+/** Keeps `go` (which runs the held callback as a fresh action) until released or discarded. */
+function hold(d, go) {
+  d.hid = nextHid++;
+  held[d.hid] = { desc: d, go };
+  heldCount++;
+  counters.held++;
+  if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
+  return d.hid;
+}
+
+/** Runs held callback `hid` in a task of its own. False when no such callback is held. */
+function release(hid) {
+  const h = held[hid];
+  if (h === undefined) return false;
+  delete held[hid];
+  heldCount--;
+  rApply(nSetTimeout, G, [h.go, 0]);
+  return true;
+}
+
+function discardHeld(hid) {
+  const h = held[hid];
+  if (h === undefined) return false;
+  delete held[hid];
+  heldCount--;
+  counters.discarded++;
+  return true;
+}
+
+function advanceSchedule() {
+  if (schedule === null) return;
+  while (schedPos < schedule.length) {
+    const want = schedule[schedPos];
+    let found = 0;
+    for (const k in held) {
+      if (held[k].desc.stable === want) {
+        found = +k;
+        break;
+      }
+    }
+    if (found === 0) return;
+    schedPos++;
+    release(found);
+    return; // the next one is released once this one has run (it re-enters via afterRun)
+  }
+}
+
+/**
+ * Runs `fn` as the action described by `d`, or holds/discards it per the decider.
+ * Returns the callback's result when it ran synchronously.
+ */
+function runTask(d, fn, self, args) {
+  if (decider !== null && d.released !== true) {
+    const r = decide(d);
+    if (r === HOLD) {
+      hold(d, () => {
+        d.released = true;
+        execute(d, fn, self, args);
+      });
+      return undefined;
+    }
+    if (r === DISCARD) {
+      counters.discarded++;
+      return undefined;
+    }
+  }
+  return execute(d, fn, self, args);
+}
+
+function execute(d, fn, self, args) {
+  begin(d);
+  depth++;
+  try {
+    return rApply(fn, self, args);
+  } finally {
+    depth--;
+    if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
+  }
+}
+
+/** Calls a page function nested in the current action (wrapped natives that run page code). */
+function nested(fn, self, args) {
+  depth++;
+  try {
+    return rApply(fn, self, args);
+  } finally {
+    depth--;
+  }
+}
+
+// ---- the control surface -------------------------------------------------------------------------
+
+const control = freeze({
+  /** Installs the decider (`null` removes it and runs everything). */
+  policy(f) {
+    decider = typeof f === 'function' ? f : null;
+    return true;
+  },
+  /** Holds every callback (true) or runs everything again (false; held ones stay held). */
+  holdAll(on) {
+    decider = on ? () => HOLD : null;
+    return true;
+  },
+  /** Descriptors of the held callbacks, oldest first. */
+  pending() {
+    const list = [];
+    for (const k in held) list[list.length] = publicDesc(held[k].desc);
+    return list;
+  },
+  release,
+  discard: discardHeld,
+  /** Releases the held callback with this stable id. */
+  releaseStable(stable) {
+    for (const k in held) if (held[k].desc.stable === stable) return release(+k);
+    return false;
+  },
+  /** Follows a schedule: holds everything and releases callbacks in this stable-id order. */
+  follow(list) {
+    schedule = [];
+    for (let i = 0; i < list.length; i++) schedule[i] = NativeString(list[i]);
+    schedPos = 0;
+    decider = () => HOLD;
+    advanceSchedule();
+    return true;
+  },
+  /** Where the schedule stands. */
+  scheduleState() {
+    return { position: schedPos, length: schedule === null ? 0 : schedule.length };
+  },
+  /** Figures for tests and tools. */
+  stats() {
+    return {
+      actions: counters.actions,
+      open: cur,
+      held: heldCount,
+      heldTotal: counters.held,
+      discarded: counters.discarded,
+      exceptions: counters.exceptions,
+      strings: nStr,
+      bufferChars: out.length,
+      pendingChars,
+      droppedBatches,
+      doc: DOC,
+      mode: CONFIG.mode,
+    };
+  },
+  /** Ends the open action and uploads everything; resolves when delivered. */
+  flush() {
+    end();
+    return flushAndWait();
+  },
+  /** The stable id of the open action ('' when none). */
+  current() {
+    return info === null ? '' : info.stable;
+  },
+});
+
+/** The object installed as the global `__shepherd` (access.js adds the instrumented-code API). */
+const api = objCreate(null);
+defProp(api, 'control', {
+  value: function control_(secret) {
+    return secret === CONFIG.secret ? control : null;
+  },
+});
+defProp(api, 'doc', { value: DOC, enumerable: true });
+defProp(api, 'mode', { value: CONFIG.mode, enumerable: true });
+
+/** What access.js builds on (docs/runtime-api.md). */
+const T = {
+  read,
+  write,
+  oid,
+  objLoc,
+  summary,
+  exception,
+  ensure,
+  recording: REC,
+  api,
+};

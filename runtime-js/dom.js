@@ -1,0 +1,390 @@
+// dom.js — parse chunks and script executions, logical DOM locations (id map, node existence,
+// className, cookie, listener attributes), and who created/inserted each element.
+//
+// Parse chunks. A MutationObserver on the document sees every node the parser inserts. Its
+// callback is a microtask: the parser performs a microtask checkpoint before each `</script>`
+// and at the end of each parser task, while script-made changes are delivered in the checkpoint
+// right after the script or callback that made them. So a delivery is the parser's when the
+// document is still being parsed (DOMContentLoaded not yet dispatched) and no DOM-changing API
+// was called since the previous delivery (all such APIs set `domByScript`). A parser delivery
+// becomes one `parse` action, chained (join) after the previous parse chunk or parser-blocking
+// script; when it ends with an inline classic script, that script's action begins at once (the
+// script runs right after this checkpoint).
+//
+// Script executions. Classic scripts are recognised by `document.currentScript` whenever our
+// hooks run at stack depth 0 (`ensure()` in controller.js); module scripts by the instrumented
+// code's hook (access.js). Parser-blocking scripts are chained in document order; async/defer
+// and inserted scripts are forked by the action that inserted them.
+
+let parsing = true; // until DOMContentLoaded is dispatched
+let domByScript = false;
+let lastChain = -1; // last parse chunk or parser-blocking script action
+let nParserScripts = 0;
+const deferActions = [];
+const scriptMeta = new NativeWeakMap(); // script element -> {by, chunk, n, parser, began}
+
+function scriptMetaOf(el) {
+  let sm = wmGet(scriptMeta, el);
+  if (sm === undefined) {
+    sm = { by: null, chunk: -1, n: 0, parser: false, began: false };
+    wmSet(scriptMeta, el, sm);
+  }
+  return sm;
+}
+
+function isJsType(el) {
+  const t = strToLower(scriptType(el));
+  return t === '' || t === 'text/javascript' || t === 'application/javascript' ||
+    t === 'text/ecmascript' || t === 'application/ecmascript' || t === 'module' ||
+    t === 'text/jscript' || t === 'application/x-javascript';
+}
+
+function scriptKind(el, sm) {
+  if (strToLower(scriptType(el)) === 'module') return 'module';
+  const hasSrc = elHasAttr(el, 'src');
+  if (!sm.parser) return 'inserted';
+  if (!hasSrc) return 'inline';
+  if (scriptAsync(el)) return 'async';
+  if (scriptDefer(el)) return 'defer';
+  return 'external';
+}
+
+/** Begins the action of script element `el`'s execution. */
+function beginScript(el) {
+  const sm = scriptMetaOf(el);
+  const kind = scriptKind(el, sm);
+  const src = elHasAttr(el, 'src') ? scriptSrc(el) : '';
+  if (sm.n === 0 && sm.parser) sm.n = ++nParserScripts;
+  const name = src || '#' + sm.n;
+  const parent = sm.by !== null && !sm.parser ? sm.by : ROOT;
+  let from = -1;
+  let joins = null;
+  const blocking = kind === 'inline' || kind === 'external';
+  if (!sm.parser) {
+    from = sm.by !== null ? sm.by.id : -1;
+  } else if (blocking) {
+    if (lastChain >= 0) joins = [lastChain];
+  } else {
+    from = sm.chunk;
+    if (kind === 'defer' && deferActions.length > 0) joins = [deferActions[deferActions.length - 1]];
+  }
+  const d = {
+    hid: 0, type: 0, kind: 'script', stable: childStable(parent, 'script', name),
+    label: 'script:' + kind + ' ' + name, from, delay: undefined, joins, url: src, seq: nTaskSeq++, parent,
+  };
+  begin(d);
+  info.script = el;
+  sm.began = true;
+  if (blocking && sm.parser) lastChain = d.action;
+  if (kind === 'defer') deferActions[deferActions.length] = d.action;
+  else if (kind === 'async' || kind === 'inserted' || kind === 'module') loadPreds[loadPreds.length] = d.action;
+}
+
+/** The actions DOMContentLoaded waits for. */
+function dclPreds() {
+  parsing = false;
+  const j = [];
+  if (lastChain >= 0) j[0] = lastChain;
+  for (let i = 0; i < deferActions.length; i++) j[j.length] = deferActions[i];
+  return j;
+}
+
+const ID_RE = /^#([A-Za-z_\u00a0-\uffff][\w\u00a0-\uffff-]*)$/;
+
+function idLoc(id) {
+  return 'Tree[' + DOC_OID + ']:' + id;
+}
+
+/** What a newly attached element means: creator, existence, id, listener attributes, scripts. */
+function noteElement(el, fromParser) {
+  const m = metaOf(el);
+  if (m.by === null) m.by = info;
+  if (!REC) return;
+  write('NodeTree:' + oid(el), el);
+  const id = elId(el);
+  if (id && nodeConnected(el)) write(idLoc(id), el);
+  if (fromParser) {
+    const names = elAttrNames(el);
+    for (let i = 0; i < names.length; i++) {
+      const n = names[i];
+      if (n.length > 2 && strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110) {
+        write(targetLabel(el) + '.' + strSlice(n, 2), elGetAttr(el, n));
+      }
+    }
+  }
+}
+
+function noteScript(el, fromParser) {
+  const sm = scriptMetaOf(el);
+  if (sm.by !== null || sm.parser) return;
+  sm.by = info;
+  if (fromParser) {
+    sm.parser = true;
+    sm.chunk = cur;
+    sm.n = ++nParserScripts;
+  }
+}
+
+const SUBTREE_CAP = 256;
+
+function noteAdded(node, fromParser) {
+  if (nodeType(node) !== 1) return;
+  noteElement(node, fromParser);
+  if (elLocalName(node) === 'script') noteScript(node, fromParser);
+  if (fromParser || nodeFirstChild(node) === null) return;
+  const all = elQSA(node, '*');
+  const n = mathMin(nlLength(all), SUBTREE_CAP);
+  for (let i = 0; i < n; i++) {
+    const el = nlItem(all, i);
+    noteElement(el, false);
+    if (elLocalName(el) === 'script') noteScript(el, false);
+  }
+  if (REC && nlLength(all) > SUBTREE_CAP) {
+    const ids = elQSA(node, '[id]');
+    for (let i = 0; i < nlLength(ids); i++) write(idLoc(elId(nlItem(ids, i))), nlItem(ids, i));
+  }
+}
+
+function noteRemoved(node) {
+  if (!REC || nodeType(node) !== 1) return;
+  const id = elId(node);
+  if (id) write(idLoc(id), null);
+  if (nodeFirstChild(node) === null) return;
+  const ids = elQSA(node, '[id]');
+  for (let i = 0; i < nlLength(ids); i++) write(idLoc(elId(nlItem(ids, i))), null);
+}
+
+function onMutations(records) {
+  let byParser = parsing && !domByScript;
+  for (let i = 0; byParser && i < records.length; i++) byParser = mrType(records[i]) === 'childList';
+  domByScript = false;
+  let lastAdded = null;
+  if (byParser) {
+    begin({
+      hid: 0, type: 0, kind: 'parse', stable: childStable(ROOT, 'parse', ''), label: 'parse HTML',
+      from: -1, delay: undefined, joins: lastChain >= 0 ? [lastChain] : null, url: undefined, seq: nTaskSeq++, parent: ROOT,
+    });
+    lastChain = cur;
+  } else {
+    ensure();
+  }
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    const t = mrType(r);
+    if (t === 'childList') {
+      const added = mrAdded(r);
+      for (let j = 0; j < nlLength(added); j++) {
+        const n = nlItem(added, j);
+        noteAdded(n, byParser);
+        if (nodeType(n) === 1) lastAdded = n;
+      }
+      if (!byParser) {
+        const removed = mrRemoved(r);
+        for (let j = 0; j < nlLength(removed); j++) noteRemoved(nlItem(removed, j));
+      }
+    } else if (t === 'attributes' && REC) {
+      const el = mrTarget(r);
+      const name = mrAttr(r);
+      if (name === 'id') {
+        const old = mrOld(r);
+        if (old) write(idLoc(old), null);
+        const id = elId(el);
+        if (id && nodeConnected(el)) write(idLoc(id), el);
+      } else if (name === 'class') {
+        write('DOMNode[' + oid(el) + '].className', elGetAttr(el, 'class'));
+      }
+    }
+  }
+  if (byParser) {
+    end();
+    if (lastAdded !== null && elLocalName(lastAdded) === 'script' && !elHasAttr(lastAdded, 'src') &&
+      isJsType(lastAdded) && strToLower(scriptType(lastAdded)) !== 'module') {
+      beginScript(lastAdded);
+    }
+  }
+}
+
+function flagDom(proto, name) {
+  const f = proto ? proto[name] : undefined;
+  if (typeof f !== 'function') return;
+  patch(proto, name, function () {
+    domByScript = true;
+    if (info === null || depth === 0) ensure();
+    depth++;
+    try {
+      return rApply(f, this, arguments);
+    } finally {
+      depth--;
+    }
+  });
+}
+
+function flagSetter(proto, name) {
+  if (!proto) return;
+  const d = getDesc(proto, name);
+  if (d === undefined || typeof d.set !== 'function') return;
+  const nSet = d.set;
+  defProp(proto, name, {
+    configurable: true,
+    enumerable: d.enumerable,
+    get: d.get,
+    set: function (v) {
+      domByScript = true;
+      if (depth === 0) ensure();
+      depth++;
+      try {
+        return rApply(nSet, this, [v]);
+      } finally {
+        depth--;
+      }
+    },
+  });
+}
+
+function wrapGetter(proto, name, onGet) {
+  if (!proto) return;
+  const d = getDesc(proto, name);
+  if (d === undefined || typeof d.get !== 'function') return;
+  const nGet = d.get;
+  defProp(proto, name, {
+    configurable: true,
+    enumerable: d.enumerable,
+    set: d.set,
+    get: function () {
+      const v = rApply(nGet, this, []);
+      onGet(this, v);
+      return v;
+    },
+  });
+}
+
+function installDom() {
+  const NP = NodeP;
+  for (const n of ['appendChild', 'insertBefore', 'replaceChild', 'removeChild']) flagDom(NP, n);
+  for (const n of ['append', 'prepend', 'before', 'after', 'replaceWith', 'remove', 'replaceChildren',
+    'insertAdjacentElement', 'insertAdjacentHTML', 'insertAdjacentText', 'setHTMLUnsafe']) {
+    flagDom(ElP, n);
+  }
+  if (G.CharacterData) {
+    for (const n of ['before', 'after', 'replaceWith', 'remove']) flagDom(CharacterData.prototype, n);
+  }
+  for (const n of ['write', 'writeln', 'open']) flagDom(DocP, n);
+  flagSetter(ElP, 'innerHTML');
+  flagSetter(ElP, 'outerHTML');
+  flagSetter(NP, 'textContent');
+  if (G.HTMLElement) {
+    flagSetter(HTMLElement.prototype, 'innerText');
+    flagSetter(HTMLElement.prototype, 'outerText');
+  }
+  if (G.ShadowRoot) flagSetter(ShadowRoot.prototype, 'innerHTML');
+
+  // Element creation: the creator forks events on the element; existence is written now.
+  for (const n of ['createElement', 'createElementNS']) {
+    const f = DocP[n];
+    patch(DocP, n, function () {
+      const el = rApply(f, this, arguments);
+      ensure();
+      metaOf(el).by = info;
+      if (REC) write('NodeTree:' + oid(el), el);
+      return el;
+    });
+  }
+  // Resource URLs: the action that sets src forks the load/error events.
+  for (const C of [G.HTMLImageElement, G.HTMLIFrameElement, G.HTMLScriptElement]) {
+    if (!C) continue;
+    const d = getDesc(C.prototype, 'src');
+    if (d === undefined || typeof d.set !== 'function') continue;
+    const nSet = d.set;
+    defProp(C.prototype, 'src', {
+      configurable: true,
+      enumerable: d.enumerable,
+      get: d.get,
+      set: function (v) {
+        ensure();
+        metaOf(this).by = info;
+        return rApply(nSet, this, [v]);
+      },
+    });
+  }
+  const nSetAttr = ElP.setAttribute;
+  patch(ElP, 'setAttribute', function (name, value) {
+    const n = strToLower(NativeString(name));
+    if (n === 'src') {
+      ensure();
+      metaOf(this).by = info;
+    } else if (REC && n.length > 2 && strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110) {
+      write(targetLabel(this) + '.' + strSlice(n, 2), value);
+    }
+    return rApply(nSetAttr, this, arguments);
+  });
+
+  if (!REC) return;
+  // Id lookups read the id map entry.
+  const nGetById = DocP.getElementById;
+  patch(DocP, 'getElementById', function (id) {
+    const r = rApply(nGetById, this, arguments);
+    if (this === DOCUMENT) read(idLoc(NativeString(id)), r, true);
+    return r;
+  });
+  for (const P of [DocP, ElP, G.DocumentFragment ? DocumentFragment.prototype : null]) {
+    if (!P) continue;
+    for (const n of ['querySelector', 'querySelectorAll']) {
+      const f = P[n];
+      if (typeof f !== 'function' || !hasOwn(P, n)) continue;
+      patch(P, n, function (sel) {
+        const r = rApply(f, this, arguments);
+        if (typeof sel === 'string') {
+          const mm = reExec(ID_RE, sel);
+          if (mm !== null) read(idLoc(mm[1]), n === 'querySelector' ? r : undefined, n === 'querySelector');
+        }
+        return r;
+      });
+    }
+  }
+  // document.cookie
+  const cd = getDesc(DocP, 'cookie');
+  if (cd !== undefined && cd.get && cd.set) {
+    const cg = cd.get;
+    const cs = cd.set;
+    defProp(DocP, 'cookie', {
+      configurable: true,
+      enumerable: cd.enumerable,
+      get: function () {
+        const v = rApply(cg, this, []);
+        read('Document[' + oid(this) + '].cookie');
+        return v;
+      },
+      set: function (v) {
+        write('Document[' + oid(this) + '].cookie', NativeString(v));
+        return rApply(cs, this, [v]);
+      },
+    });
+  }
+  // className / classList reads; writes come from the MutationObserver (any API changes class).
+  const classRead = (el) => read('DOMNode[' + oid(el) + '].className');
+  wrapGetter(ElP, 'className', classRead);
+  wrapGetter(ElP, 'classList', classRead);
+}
+
+function startObserver() {
+  if (!REC || !NMutationObserver || !DOCUMENT) return;
+  const mo = new NMutationObserver(onMutations);
+  moObserve(mo, DOCUMENT, {
+    childList: true,
+    subtree: true,
+    attributes: true,
+    attributeFilter: ['id', 'class'],
+    attributeOldValue: true,
+  });
+  // What the parser produced before us (html, head, maybe meta): the first parse chunk.
+  const all = docQSA(DOCUMENT, '*');
+  if (nlLength(all) > 0) {
+    begin({
+      hid: 0, type: 0, kind: 'parse', stable: childStable(ROOT, 'parse', ''), label: 'parse HTML',
+      from: -1, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent: ROOT,
+    });
+    lastChain = cur;
+    for (let i = 0; i < nlLength(all); i++) noteElement(nlItem(all, i), true);
+    end();
+  }
+}

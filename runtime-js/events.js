@@ -1,0 +1,505 @@
+// events.js — DOM event dispatch: capture listeners at the root, addEventListener/on* wrapping
+// (including handleEvent objects), listener-list locations, holding and redispatching events.
+//
+// Every dispatch that travels through the window (and, for load/error/abort, which do not reach
+// the window from elements, through the document) is seen first by our capture listeners: they
+// were registered before any page script. The first one to see a fresh event begins its action,
+// reads the listener list of every node on the event path (a dispatch with no listener still
+// reads the list) and the target's NodeTree entry, and asks the decider. Listeners on targets
+// outside the document (XHR, WebSocket, MessagePort, detached nodes) are seen through their
+// wrappers, which begin the action when the root did not.
+
+const UI_TYPES = objCreate(null);
+for (const t of ['click', 'dblclick', 'auxclick', 'contextmenu', 'mousedown', 'mouseup', 'mousemove',
+  'mouseover', 'mouseout', 'mouseenter', 'mouseleave', 'wheel', 'keydown', 'keyup', 'keypress',
+  'input', 'beforeinput', 'change', 'focus', 'blur', 'focusin', 'focusout', 'submit', 'reset',
+  'pointerdown', 'pointerup', 'pointermove', 'pointerover', 'pointerout', 'pointerenter',
+  'pointerleave', 'pointercancel', 'touchstart', 'touchend', 'touchmove', 'touchcancel', 'scroll',
+  'select', 'selectionchange', 'dragstart', 'drag', 'dragend', 'dragenter', 'dragleave', 'dragover',
+  'drop', 'compositionstart', 'compositionupdate', 'compositionend', 'paste', 'copy', 'cut', 'resize']) {
+  UI_TYPES[t] = 1;
+}
+const NET_TYPES = objCreate(null);
+for (const t of ['load', 'error', 'abort', 'readystatechange', 'progress', 'loadstart', 'loadend',
+  'timeout', 'open', 'close']) {
+  NET_TYPES[t] = 1;
+}
+
+const evState = new NativeWeakMap(); // held event -> {desc, calls}
+const released = new NativeWeakSet(); // copies we dispatch when a held event is released
+const releasedDesc = new NativeWeakMap();
+const targetMeta = new NativeWeakMap(); // target -> {by: creator info, from, last, reg}
+const origOf = new NativeWeakMap(); // wrapper -> page function
+let lastUser = -1;
+let dclAction = -1;
+const loadPreds = []; // actions window `load` waits for
+const selfPosts = []; // window.postMessage(…) to this window, FIFO
+let selfPostHead = 0;
+let lastSelfMessage = -1;
+
+function metaOf(t) {
+  let m = wmGet(targetMeta, t);
+  if (m === undefined) {
+    m = { by: null, from: -1, last: -1, reg: null };
+    wmSet(targetMeta, t, m);
+  }
+  return m;
+}
+
+/** A stable path for an event target: `#id` anchored where possible, else tag:index steps. */
+function targetPath(t) {
+  if (t === W) return 'window';
+  if (t === DOCUMENT) return 'document';
+  if (!isNode(t)) return className(t);
+  let s = '';
+  let n = t;
+  for (let steps = 0; n !== null && n !== DOCUMENT && steps < 16; steps++) {
+    if (nodeType(n) === 1) {
+      const id = elId(n);
+      if (id) return '#' + id + s;
+      let i = 0;
+      for (let p = elPrevSibling(n); p !== null; p = elPrevSibling(p)) i++;
+      s = '>' + elLocalName(n) + ':' + i + s;
+    } else {
+      s = '>' + nodeName(n) + s;
+    }
+    n = nodeParent(n);
+  }
+  return s;
+}
+
+function typeCode(type, target, user) {
+  if (user) return 2;
+  if (type === 'message' || type === 'messageerror') return target === W ? 4 : (isNode(target) ? 0 : 3);
+  if (NET_TYPES[type] === 1 && target !== W && target !== DOCUMENT) return 3;
+  return 0;
+}
+
+/** Builds the descriptor of a fresh dispatch of `ev` at `target`. */
+function eventDesc(ev, type, target, trusted) {
+  const user = UI_TYPES[type] === 1 && trusted;
+  const m = wmGet(targetMeta, target);
+  let parent = ROOT;
+  let from = -1;
+  let joins = null;
+  if (m !== undefined) {
+    if (m.reg !== null) {
+      parent = m.reg;
+      from = m.from;
+      if (m.last >= 0) joins = [m.last];
+    } else if (m.by !== null) {
+      parent = m.by;
+      from = m.by.id;
+    }
+  }
+  if (user) {
+    parent = ROOT;
+    if (lastUser >= 0) joins = [lastUser];
+  } else if (type === 'DOMContentLoaded' && target === DOCUMENT) {
+    joins = dclPreds();
+  } else if (type === 'load' && target === W) {
+    joins = [];
+    if (dclAction >= 0) joins[0] = dclAction;
+    for (let i = 0; i < loadPreds.length; i++) joins[joins.length] = loadPreds[i];
+  } else if (type === 'message' && target === W && meSource !== null && meSource(ev) === W &&
+    selfPostHead < selfPosts.length) {
+    const p = selfPosts[selfPostHead];
+    selfPosts[selfPostHead++] = undefined;
+    parent = p.parent;
+    from = p.from;
+    if (lastSelfMessage >= 0) joins = [lastSelfMessage];
+  }
+  const kind = 'event:' + type;
+  const d = {
+    hid: 0,
+    type: typeCode(type, target, user),
+    kind,
+    stable: childStable(parent, kind, parent === ROOT || user ? targetPath(target) : ''),
+    label: REC ? 'fire:' + type + ' @ ' + targetLabel(target) : '',
+    from,
+    delay: undefined,
+    joins,
+    url: undefined,
+    seq: nTaskSeq++,
+    parent,
+    portQueue: null,
+  };
+  if (type === 'message' && G.MessagePort && target instanceof MessagePort) portMessageDesc(target, d);
+  return d;
+}
+
+/** Reads what a dispatch reads: the target's existence and the listener lists on the path. */
+function dispatchReads(ev, type, target, fromRoot) {
+  if (isNode(target)) read('NodeTree:' + oid(target));
+  if (fromRoot) {
+    let path;
+    try {
+      path = evComposedPath(ev);
+    } catch (_) {
+      path = [target];
+    }
+    for (let i = 0; i < path.length; i++) read(targetLabel(path[i]) + '.' + type);
+  } else {
+    read(targetLabel(target) + '.' + type);
+  }
+}
+
+/** Bookkeeping after the action of a fresh dispatch began. */
+function dispatchBegan(d, ev, type, target) {
+  info.ev = ev;
+  if (d.type === 2) lastUser = d.action;
+  const m = wmGet(targetMeta, target);
+  if (m !== undefined && m.reg !== null) m.last = d.action;
+  if (d.portQueue) d.portQueue.last = d.action;
+  if (type === 'DOMContentLoaded' && target === DOCUMENT) dclAction = d.action;
+  else if (type === 'message' && target === W && d.kind === 'event:message' && d.from >= 0) lastSelfMessage = d.action;
+  else if ((type === 'load' || type === 'error') && target !== W && isNode(target)) loadPreds[loadPreds.length] = d.action;
+  if (type === 'pagehide' || type === 'unload') exitSoon();
+}
+
+/**
+ * Called for every listener invocation we see (root capture or a wrapper). Returns true when
+ * the page's listener may run now, false when the dispatch is held or discarded.
+ */
+function enterEvent(ev, target, fromRoot) {
+  if (info !== null && info.ev === ev) return true;
+  const st = wmGet(evState, ev);
+  if (st !== undefined) return false;
+  const type = evType(ev);
+  if (wsHas(released, ev)) {
+    const d = wmGet(releasedDesc, ev);
+    d.released = true;
+    begin(d);
+    dispatchBegan(d, ev, type, target);
+    if (REC) dispatchReads(ev, type, target, fromRoot);
+    return true;
+  }
+  if (type === 'error' && target === W && NErrorEvent && ev instanceof NErrorEvent) {
+    reportError(ev);
+    return true;
+  }
+  const trusted = evTrusted(ev);
+  // Synchronous dispatches: from our wrappers' natives (depth), from page code (untrusted), or
+  // trusted events a native fires while a classic script is running (XHR open/send, focus).
+  if (depth > 0 || !trusted || (info !== null && DOCUMENT !== null && docCurrentScript(DOCUMENT) !== null)) {
+    // Page code dispatched it synchronously: part of the current action.
+    ensure();
+    if (REC) dispatchReads(ev, type, target, fromRoot);
+    return true;
+  }
+  const d = eventDesc(ev, type, target, trusted);
+  if (decider !== null) {
+    const r = decide(d);
+    if (r === HOLD) {
+      if (fromRoot) {
+        evStopImmediate(ev);
+        evPreventDefault(ev);
+        hold(d, () => redispatch(ev, type, target, d));
+      } else {
+        const calls = [];
+        wmSet(evState, ev, { desc: d, calls });
+        hold(d, () => runHeldCalls(d, ev, type, target, calls));
+      }
+      return false;
+    }
+    if (r === DISCARD) {
+      counters.discarded++;
+      if (fromRoot) {
+        evStopImmediate(ev);
+        evPreventDefault(ev);
+      } else {
+        wmSet(evState, ev, { desc: d, calls: null });
+      }
+      return false;
+    }
+  }
+  begin(d);
+  dispatchBegan(d, ev, type, target);
+  if (REC) dispatchReads(ev, type, target, fromRoot);
+  if (type === 'unhandledrejection' && NPromiseRejectionEvent && ev instanceof NPromiseRejectionEvent) {
+    reportRejection(ev);
+  }
+  return true;
+}
+
+function redispatch(ev, type, target, d) {
+  let copy;
+  try {
+    copy = rConstruct(getProto(ev).constructor, [type, ev]);
+  } catch (_) {
+    copy = new NEvent(type, ev);
+  }
+  wsAdd(released, copy);
+  wmSet(releasedDesc, copy, d);
+  nDispatch(target, copy);
+}
+
+function runHeldCalls(d, ev, type, target, calls) {
+  d.released = true;
+  begin(d);
+  dispatchBegan(d, ev, type, target);
+  if (REC) dispatchReads(ev, type, target, false);
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i];
+    try {
+      callListener(c.listener, c.self, ev);
+    } catch (e) {
+      reportThrown(e);
+    }
+  }
+}
+
+function reportError(ev) {
+  let msg = '';
+  let pos = '';
+  try {
+    msg = NativeString(ev.message);
+    if (ev.filename) pos = ev.filename + ':' + ev.lineno + ':' + ev.colno;
+  } catch (_) {
+    msg = 'error';
+  }
+  exception(msg, pos);
+}
+
+function reportRejection(ev) {
+  let r;
+  try {
+    r = ev.reason;
+  } catch (_) {
+    r = undefined;
+  }
+  exception('Unhandled rejection: ' + rejectionText(r), '');
+}
+
+function rejectionText(r) {
+  try {
+    if (r instanceof NativeError) return NativeString(r.name) + ': ' + NativeString(r.message);
+  } catch (_) {
+    // fall through to the summary
+  }
+  return summary(r);
+}
+
+function reportThrown(e) {
+  exception(rejectionText(e), '');
+}
+
+function capOf(options) {
+  if (typeof options === 'boolean') return options;
+  if (options !== null && typeof options === 'object') return !!options.capture;
+  return false;
+}
+
+const listenerWrappers = new NativeWeakMap(); // page listener -> {type|phase: wrapper}
+
+function callListener(listener, self, ev) {
+  depth++;
+  try {
+    if (typeof listener === 'function') return rApply(listener, self, [ev]);
+    const h = listener.handleEvent;
+    return rApply(h, listener, [ev]);
+  } finally {
+    depth--;
+    if (exitArmed) flushAtExit(); // the page may be gone after this pagehide/unload listener
+  }
+}
+
+function wrapListener(listener, type, capture) {
+  let m = wmGet(listenerWrappers, listener);
+  if (m === undefined) {
+    m = objCreate(null);
+    wmSet(listenerWrappers, listener, m);
+  }
+  const key = (capture ? 'c|' : 'b|') + type;
+  let w = m[key];
+  if (w !== undefined) return w;
+  w = function (ev) {
+    const self = this;
+    if (!enterEvent(ev, self === undefined ? G : self, false)) {
+      const st = wmGet(evState, ev);
+      if (st !== undefined && st.calls !== null) st.calls[st.calls.length] = { listener, self };
+      return undefined;
+    }
+    return callListener(listener, self, ev);
+  };
+  wmSet(origOf, w, listener);
+  m[key] = w;
+  return w;
+}
+
+function installListeners() {
+  patch(ETP, 'addEventListener', function (type, listener, options) {
+    const self = this == null ? G : this;
+    if (listener === null || (typeof listener !== 'function' && typeof listener !== 'object')) {
+      return nAddEL(self, type, listener, options);
+    }
+    const t = NativeString(type);
+    if (REC) write(targetLabel(self) + '.' + t, listener);
+    return nAddEL(self, t, wrapListener(listener, t, capOf(options)), options);
+  });
+  patch(ETP, 'removeEventListener', function (type, listener, options) {
+    const self = this == null ? G : this;
+    if (listener === null || (typeof listener !== 'function' && typeof listener !== 'object')) {
+      return nRemoveEL(self, type, listener, options);
+    }
+    const t = NativeString(type);
+    const m = wmGet(listenerWrappers, listener);
+    const w = m === undefined ? undefined : m[(capOf(options) ? 'c|' : 'b|') + t];
+    if (REC) write(targetLabel(self) + '.' + t, undefined);
+    return nRemoveEL(self, t, w === undefined ? listener : w, options);
+  });
+  patch(ETP, 'dispatchEvent', function (event) {
+    const self = this == null ? G : this;
+    depth++;
+    try {
+      return nDispatch(self, event);
+    } finally {
+      depth--;
+    }
+  });
+  // Natives that run listeners synchronously (trusted focus events, untrusted clicks).
+  const HEP = G.HTMLElement ? HTMLElement.prototype : null;
+  for (const name of ['click', 'focus', 'blur']) {
+    const f = HEP ? HEP[name] : undefined;
+    if (typeof f !== 'function') continue;
+    patch(HEP, name, function () {
+      depth++;
+      try {
+        return rApply(f, this, arguments);
+      } finally {
+        depth--;
+      }
+    });
+  }
+}
+
+/** Wraps the `on<type>` accessors of `obj`: the page sees its own function, we run a wrapper. */
+function wrapHandlerProps(obj) {
+  const names = ownNames(obj);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    if (name.length < 3 || strCharCode(name, 0) !== 111 || strCharCode(name, 1) !== 110) continue;
+    const d = getDesc(obj, name);
+    if (d === undefined || !d.configurable || typeof d.set !== 'function' || typeof d.get !== 'function') continue;
+    const type = strSlice(name, 2);
+    const nGet = d.get;
+    const nSet = d.set;
+    defProp(obj, name, {
+      configurable: true,
+      enumerable: d.enumerable,
+      get: function () {
+        const w = rApply(nGet, this, []);
+        if (typeof w !== 'function') return w;
+        const o = wmGet(origOf, w);
+        return o === undefined ? w : o;
+      },
+      set: function (v) {
+        const self = this == null ? G : this;
+        let w = v;
+        if (typeof v === 'function') {
+          w = function () {
+            const ev = arguments[0];
+            if (NEvent && ev instanceof NEvent && !enterEvent(ev, self, false)) {
+              const st = wmGet(evState, ev);
+              if (st !== undefined && st.calls !== null) st.calls[st.calls.length] = { listener: v, self: this };
+              return undefined;
+            }
+            try {
+              return nested(v, this, arguments);
+            } finally {
+              if (exitArmed) flushAtExit();
+            }
+          };
+          wmSet(origOf, w, v);
+        }
+        if (REC) write(targetLabel(self) + '.' + type, v);
+        return rApply(nSet, self, [w]);
+      },
+    });
+  }
+}
+
+function installHandlerProps() {
+  const seen = new NativeWeakSet();
+  const visit = (p) => {
+    if (p === null || typeof p !== 'object' || wsHas(seen, p)) return;
+    wsAdd(seen, p);
+    wrapHandlerProps(p);
+  };
+  if (W) visit(W);
+  const names = ownNames(G);
+  for (let i = 0; i < names.length; i++) {
+    let v;
+    try {
+      const d = getDesc(G, names[i]);
+      v = d && 'value' in d ? d.value : undefined;
+    } catch (_) {
+      v = undefined;
+    }
+    if (typeof v !== 'function') continue;
+    const p = v.prototype;
+    if (p !== null && typeof p === 'object' && (p === ETP || p instanceof EventTarget)) visit(p);
+  }
+}
+
+/** All event types worth a root capture listener: every `on*` name plus a few without one. */
+// Listening to these has side effects (sensors start, back/forward cache is disabled).
+const NOT_ROOT = objCreate(null);
+for (const t of ['devicemotion', 'deviceorientation', 'deviceorientationabsolute', 'unload',
+  'beforeunload', 'pointerrawupdate']) {
+  NOT_ROOT[t] = 1;
+}
+
+function rootTypes() {
+  const types = objCreate(null);
+  const add = (obj) => {
+    if (!obj) return;
+    const names = ownNames(obj);
+    for (let i = 0; i < names.length; i++) {
+      const n = names[i];
+      if (strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110 && n.length > 2) types[strSlice(n, 2)] = 1;
+    }
+  };
+  add(W);
+  add(G.Window ? Window.prototype : null);
+  add(G.HTMLElement ? HTMLElement.prototype : null);
+  add(DocP);
+  add(ElP);
+  for (const t of ['DOMContentLoaded', 'focusin', 'focusout', 'pagehide', 'pageshow', 'visibilitychange', 'readystatechange', 'message', 'hashchange', 'popstate',
+    'transitionend', 'animationend', 'load', 'error', 'abort', 'selectionchange', 'compositionstart',
+    'compositionend', 'compositionupdate']) {
+    types[t] = 1;
+  }
+  return types;
+}
+
+function rootListener(ev) {
+  let t = evTarget(ev);
+  if (t === OWN_SCRIPT && t !== null) return;
+  // Window-level events (load, pageshow, pagehide, unload) are fired at the window with the
+  // document as their target: the dispatch's target for us is the window.
+  if (t === DOCUMENT && evPhase(ev) === 2 && evCurrentTarget(ev) === W) t = W;
+  enterEvent(ev, t, true);
+}
+
+function installRoot() {
+  if (!W) return;
+  const types = rootTypes();
+  for (const t in types) if (NOT_ROOT[t] !== 1) nAddEL(W, t, rootListener, true);
+  if (DOCUMENT) {
+    for (const t of ['load', 'error', 'abort']) nAddEL(DOCUMENT, t, rootListener, true);
+  }
+}
+
+function installPostMessage() {
+  if (!W || typeof W.postMessage !== 'function') return;
+  const nPost = W.postMessage;
+  patch(W, 'postMessage', function (message) {
+    const self = this == null ? G : this;
+    if (self === W) {
+      ensure();
+      selfPosts[selfPosts.length] = { parent: parentInfo(), from: cur };
+    }
+    return rApply(nPost, self, arguments);
+  });
+}

@@ -1,0 +1,212 @@
+// network.js — XHR, fetch and body reads, MessageChannel ports, WebSocket, and the
+// Intersection/Resize observers.
+//
+// XHR and WebSocket events are DOM events on non-node targets: their actions begin in our own
+// listeners (registered on send/construction so an action exists even when the page has no
+// handler, as EventRaceCommander's default handlers did) or in the page's wrapped listeners,
+// whichever runs first. Each event is forked by the action that sent the request / opened the
+// socket and joined to the previous event of the same object (FIFO).
+//
+// Promise-returning host APIs (fetch, Response body reads) are wrapped so that their settlement
+// begins an action: our reaction is the first one registered on the native promise, so it runs
+// before the page's continuations, which then belong to that action. Holding a settlement means
+// resolving the promise we returned only when the callback is released.
+
+const XHR_TYPES = ['readystatechange', 'loadstart', 'progress', 'abort', 'error', 'load', 'timeout', 'loadend'];
+const WS_TYPES = ['open', 'message', 'error', 'close'];
+const xhrInfo = new NativeWeakMap(); // xhr -> {method, url, async, hooked}
+
+function noteTargetEvent(ev) {
+  enterEvent(ev, evCurrentTarget(ev), false);
+}
+
+function installXhr() {
+  if (!XHRP) return;
+  const nOpen = XHRP.open;
+  const nSend = XHRP.send;
+  patch(XHRP, 'open', function (method, url, async) {
+    wmSet(xhrInfo, this, {
+      method: NativeString(method),
+      url: NativeString(url),
+      async: arguments.length < 3 || !!async,
+    });
+    return nested(nOpen, this, arguments); // readystatechange fires synchronously
+  });
+  patch(XHRP, 'send', function () {
+    const x = wmGet(xhrInfo, this);
+    const url = x ? x.url : '';
+    const reg = forkDesc(3, 'xhr', url, undefined);
+    reg.kids = objCreate(null);
+    const m = metaOf(this);
+    m.reg = reg;
+    m.from = cur;
+    m.last = -1;
+    if (x === undefined || !x.hooked) {
+      if (x !== undefined) x.hooked = true;
+      for (let i = 0; i < XHR_TYPES.length; i++) nAddEL(this, XHR_TYPES[i], noteTargetEvent, false);
+    }
+    return nested(nSend, this, arguments); // loadstart (and sync XHR events) fire inside send
+  });
+}
+
+/** Wraps a promise-returning method so its settlement is an action forked by the caller. */
+function settleAsAction(p, d) {
+  const go = (v, ok) => {
+    const d2 = d;
+    if (decider !== null && d2.released !== true) {
+      const r = decide(d2);
+      if (r === HOLD) {
+        return new NativePromise((resolve, reject) => {
+          hold(d2, () => {
+            d2.released = true;
+            begin(d2);
+            if (ok) resolve(v);
+            else reject(v);
+          });
+        });
+      }
+      if (r === DISCARD) {
+        counters.discarded++;
+        return new NativePromise(() => {});
+      }
+    }
+    begin(d2);
+    if (ok) return v;
+    throw v;
+  };
+  return promiseThen(p, (v) => go(v, true), (e) => go(e, false));
+}
+
+function urlOf(input) {
+  try {
+    if (typeof input === 'string') return input;
+    if (NRequest && input instanceof NRequest) return input.url;
+    return NativeString(input);
+  } catch (_) {
+    return '';
+  }
+}
+
+function installFetch() {
+  if (nFetch) {
+    patch(G, 'fetch', function (input, init) {
+      const d = forkDesc(3, 'fetch', urlOf(input), undefined);
+      d.label = 'fetch ' + d.url;
+      const p = rApply(nFetch, this == null ? G : this, arguments);
+      return settleAsAction(p, d);
+    });
+  }
+  const RP = G.Response ? Response.prototype : null;
+  if (RP) {
+    for (const name of ['text', 'json', 'arrayBuffer', 'blob', 'formData', 'bytes']) {
+      const f = RP[name];
+      if (typeof f !== 'function') continue;
+      patch(RP, name, function () {
+        const d = forkDesc(3, 'body', name, undefined);
+        return settleAsAction(rApply(f, this, arguments), d);
+      });
+    }
+  }
+}
+
+const portPeer = new NativeWeakMap(); // port -> its partner
+const portQueue = new NativeWeakMap(); // receiving port -> FIFO of {parent, from}
+
+function installPorts() {
+  if (!NMessageChannel || !G.MessagePort) return;
+  const MC = function MessageChannel() {
+    if (new.target === undefined) return rApply(NMessageChannel, this, arguments);
+    const mc = rConstruct(NMessageChannel, [], new.target === MC ? NMessageChannel : new.target);
+    wmSet(portPeer, mc.port1, mc.port2);
+    wmSet(portPeer, mc.port2, mc.port1);
+    return mc;
+  };
+  MC.prototype = NMessageChannel.prototype;
+  defProp(NMessageChannel.prototype, 'constructor', { value: MC, writable: true, configurable: true });
+  patch(G, 'MessageChannel', MC);
+  patch(MessagePort.prototype, 'postMessage', function () {
+    const peer = wmGet(portPeer, this);
+    if (peer !== undefined) {
+      ensure();
+      let q = wmGet(portQueue, peer);
+      if (q === undefined) {
+        q = { items: [], head: 0, last: -1 };
+        wmSet(portQueue, peer, q);
+      }
+      const p = parentInfo();
+      q.items[q.items.length] = { stable: childStable(p, 'message', ''), from: cur };
+    }
+    return rApply(portPost, null, [this, arguments[0], arguments[1]]);
+  });
+}
+
+/** For a message event on a port: the posting action and FIFO predecessor, if known. */
+function portMessageDesc(port, d) {
+  const q = wmGet(portQueue, port);
+  if (q === undefined || q.head >= q.items.length) return;
+  const it = q.items[q.head];
+  q.items[q.head++] = undefined;
+  d.stable = it.stable;
+  d.from = it.from;
+  d.type = 4;
+  d.kind = 'message';
+  if (q.last >= 0) d.joins = [q.last];
+  d.portQueue = q;
+}
+
+function installWebSocket() {
+  const NWS = G.WebSocket;
+  if (typeof NWS !== 'function') return;
+  const WS = function WebSocket(url, protocols) {
+    if (new.target === undefined) return rApply(NWS, this, arguments);
+    const reg = forkDesc(3, 'websocket', NativeString(url), undefined);
+    reg.kids = objCreate(null);
+    const ws = rConstruct(NWS, arguments, new.target === WS ? NWS : new.target);
+    const m = metaOf(ws);
+    m.reg = reg;
+    m.from = cur;
+    for (let i = 0; i < WS_TYPES.length; i++) nAddEL(ws, WS_TYPES[i], noteTargetEvent, false);
+    return ws;
+  };
+  const statics = ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED'];
+  for (let i = 0; i < statics.length; i++) defProp(WS, statics[i], { value: NWS[statics[i]] });
+  WS.prototype = NWS.prototype;
+  defProp(NWS.prototype, 'constructor', { value: WS, writable: true, configurable: true });
+  patch(G, 'WebSocket', WS);
+}
+
+function wrapObserver(name, kind) {
+  const N = G[name];
+  if (typeof N !== 'function') return;
+  const Wrapped = function (callback, options) {
+    if (new.target === undefined) return rApply(N, this, arguments);
+    const reg = forkDesc(4, kind, undefined, undefined);
+    reg.kids = objCreate(null);
+    let cb = callback;
+    if (typeof callback === 'function') {
+      cb = function () {
+        const d = {
+          hid: 0, type: 4, kind, stable: childStable(reg, 'callback', ''), label: kind,
+          from: reg.from, delay: undefined, joins: reg.last >= 0 ? [reg.last] : null, url: undefined,
+          seq: nTaskSeq++, parent: reg,
+        };
+        return runTask(d, function () {
+          reg.last = d.action;
+          return rApply(callback, this, arguments);
+        }, this, arguments);
+      };
+    }
+    reg.last = -1;
+    return rConstruct(N, [cb, options], new.target === Wrapped ? N : new.target);
+  };
+  defProp(Wrapped, 'name', { value: name });
+  Wrapped.prototype = N.prototype;
+  defProp(N.prototype, 'constructor', { value: Wrapped, writable: true, configurable: true });
+  patch(G, name, Wrapped);
+}
+
+function installObservers() {
+  wrapObserver('IntersectionObserver', 'observer:intersection');
+  wrapObserver('ResizeObserver', 'observer:resize');
+  wrapObserver('PerformanceObserver', 'observer:performance');
+}

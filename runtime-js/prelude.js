@@ -1,0 +1,179 @@
+// prelude.js — private copies of every native the runtime uses.
+//
+// This file runs before any page script (the runtime is the first script of every document),
+// so everything captured here is the browser's own implementation. Later code calls natives
+// only through these copies: pages that overwrite Function.prototype.apply/call,
+// Array.prototype.push, setTimeout or Map.prototype.get cannot break the controller. Our own
+// arrays are filled with `a[a.length] = x` and iterated with index loops (no iterators, no
+// spread), and our dictionaries are null-prototype objects.
+
+const G = globalThis;
+const W = typeof window === 'object' && window === G ? G : null;
+const O = Object;
+const FP = Function.prototype;
+const rApply = Reflect.apply;
+const rConstruct = Reflect.construct;
+const defProp = O.defineProperty;
+const getDesc = O.getOwnPropertyDescriptor;
+const getProto = O.getPrototypeOf;
+const ownNames = O.getOwnPropertyNames;
+const objCreate = O.create;
+const freeze = O.freeze;
+const isArray = Array.isArray;
+const jsonStr = JSON.stringify;
+const mathFloor = Math.floor;
+const mathMin = Math.min;
+const mathMax = Math.max;
+const NativeError = Error;
+const NativeString = String;
+const NativeNumber = Number;
+const NativePromise = Promise;
+const NativeWeakMap = WeakMap;
+const NativeWeakSet = WeakSet;
+const NativeDate = Date;
+const NativeMath = Math;
+const nativeEval = G.eval;
+
+/** `uncurry(f)(self, a, b)` calls `f` with `this = self`, immune to later prototype patches. */
+const uncurry = (f) => rApply(FP.bind, FP.call, [f]);
+/** The getter of accessor `name` found on `proto` (or its chain), uncurried; null when absent. */
+function getterOf(proto, name) {
+  for (let p = proto; p !== null; p = getProto(p)) {
+    const d = getDesc(p, name);
+    if (d !== undefined) return d.get ? uncurry(d.get) : null;
+  }
+  return null;
+}
+function setterOf(proto, name) {
+  for (let p = proto; p !== null; p = getProto(p)) {
+    const d = getDesc(p, name);
+    if (d !== undefined) return d.set ? uncurry(d.set) : null;
+  }
+  return null;
+}
+function methodOf(proto, name) {
+  const f = proto ? proto[name] : undefined;
+  return typeof f === 'function' ? uncurry(f) : null;
+}
+
+const objToString = uncurry(O.prototype.toString);
+const hasOwn = O.hasOwn;
+const fnToString = uncurry(FP.toString);
+const strSlice = uncurry(String.prototype.slice);
+const strIndexOf = uncurry(String.prototype.indexOf);
+const strToLower = uncurry(String.prototype.toLowerCase);
+const strCharCode = uncurry(String.prototype.charCodeAt);
+const strReplace = uncurry(String.prototype.replace);
+const reExec = uncurry(RegExp.prototype.exec);
+const numToString = uncurry(Number.prototype.toString);
+const wmGet = uncurry(WeakMap.prototype.get);
+const wmSet = uncurry(WeakMap.prototype.set);
+const wmHas = uncurry(WeakMap.prototype.has);
+const wmDelete = uncurry(WeakMap.prototype.delete);
+const wsAdd = uncurry(WeakSet.prototype.add);
+const wsHas = uncurry(WeakSet.prototype.has);
+const promiseThen = uncurry(Promise.prototype.then);
+const promiseResolve = (v) => rApply(Promise.resolve, NativePromise, [v]);
+const dateNow = NativeDate.now;
+const mathRandom = NativeMath.random;
+
+// Timers and task sources.
+const nSetTimeout = G.setTimeout;
+const nClearTimeout = G.clearTimeout;
+const nSetInterval = G.setInterval;
+const nClearInterval = G.clearInterval;
+const nRaf = G.requestAnimationFrame;
+const nCancelRaf = G.cancelAnimationFrame;
+const nRic = G.requestIdleCallback;
+const nCancelRic = G.cancelIdleCallback;
+const nQueueMicrotask = G.queueMicrotask;
+const NMessageChannel = G.MessageChannel;
+const portPost = G.MessagePort ? uncurry(MessagePort.prototype.postMessage) : null;
+const portOnMessageSet = G.MessagePort ? setterOf(MessagePort.prototype, 'onmessage') : null;
+
+// Events.
+const ETP = G.EventTarget ? EventTarget.prototype : null;
+const nAddEL = uncurry(ETP.addEventListener);
+const nRemoveEL = uncurry(ETP.removeEventListener);
+const nDispatch = uncurry(ETP.dispatchEvent);
+const EP = Event.prototype;
+const evType = getterOf(EP, 'type');
+const evTarget = getterOf(EP, 'target');
+const evCurrentTarget = getterOf(EP, 'currentTarget');
+// isTrusted is [LegacyUnforgeable]: an own accessor of every event, sharing one getter.
+const evTrusted = (() => {
+  const d = getDesc(new Event('x'), 'isTrusted');
+  return d && d.get ? uncurry(d.get) : (e) => e.isTrusted === true;
+})();
+const evComposedPath = uncurry(EP.composedPath);
+const evStopImmediate = uncurry(EP.stopImmediatePropagation);
+const evPreventDefault = uncurry(EP.preventDefault);
+const evBubbles = getterOf(EP, 'bubbles');
+const evPhase = getterOf(EP, 'eventPhase');
+
+// DOM.
+const NodeP = G.Node ? Node.prototype : null;
+const DocP = G.Document ? Document.prototype : null;
+const ElP = G.Element ? Element.prototype : null;
+const NNode = G.Node || function () {};
+const nodeName = NodeP ? getterOf(NodeP, 'nodeName') : null;
+const nodeType = NodeP ? getterOf(NodeP, 'nodeType') : null;
+const nodeConnected = NodeP ? getterOf(NodeP, 'isConnected') : null;
+const nodeOwnerDoc = NodeP ? getterOf(NodeP, 'ownerDocument') : null;
+const nodeFirstChild = NodeP ? getterOf(NodeP, 'firstChild') : null;
+const nodeNextSibling = NodeP ? getterOf(NodeP, 'nextSibling') : null;
+const elGetAttr = ElP ? uncurry(ElP.getAttribute) : null;
+const elHasAttr = ElP ? uncurry(ElP.hasAttribute) : null;
+const elId = ElP ? getterOf(ElP, 'id') : null;
+const elQSA = ElP ? uncurry(ElP.querySelectorAll) : null;
+const elAttrNames = ElP ? uncurry(ElP.getAttributeNames) : null;
+const elLocalName = ElP ? getterOf(ElP, 'localName') : null;
+const docCurrentScript = DocP ? getterOf(DocP, 'currentScript') : null;
+const docReadyState = DocP ? getterOf(DocP, 'readyState') : null;
+const docQSA = DocP ? uncurry(DocP.querySelectorAll) : null;
+const scriptSrc = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'src') : null;
+const scriptAsync = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'async') : null;
+const scriptDefer = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'defer') : null;
+const scriptType = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'type') : null;
+const NMutationObserver = G.MutationObserver;
+const moObserve = NMutationObserver ? uncurry(NMutationObserver.prototype.observe) : null;
+const moTakeRecords = NMutationObserver ? uncurry(NMutationObserver.prototype.takeRecords) : null;
+const mrType = G.MutationRecord ? getterOf(MutationRecord.prototype, 'type') : null;
+const mrTarget = G.MutationRecord ? getterOf(MutationRecord.prototype, 'target') : null;
+const mrAdded = G.MutationRecord ? getterOf(MutationRecord.prototype, 'addedNodes') : null;
+const mrRemoved = G.MutationRecord ? getterOf(MutationRecord.prototype, 'removedNodes') : null;
+const mrAttr = G.MutationRecord ? getterOf(MutationRecord.prototype, 'attributeName') : null;
+const mrOld = G.MutationRecord ? getterOf(MutationRecord.prototype, 'oldValue') : null;
+const nlLength = G.NodeList ? getterOf(NodeList.prototype, 'length') : null;
+const nlItem = G.NodeList ? uncurry(NodeList.prototype.item) : null;
+
+// Network.
+const nFetch = G.fetch;
+const nSendBeacon = G.navigator && navigator.sendBeacon ? uncurry(navigator.sendBeacon) : null;
+const navigatorObj = G.navigator;
+const NRequest = G.Request;
+const locHref = G.location ? getterOf(G.location, 'href') : null;
+const XHRP = G.XMLHttpRequest ? XMLHttpRequest.prototype : null;
+
+// Randomness (captured before deterministic mode replaces them).
+const nCrypto = G.crypto;
+const nGetRandomValues = nCrypto ? uncurry(nCrypto.getRandomValues) : null;
+const nPerfNow = G.performance ? uncurry(performance.now) : null;
+const perfObj = G.performance;
+
+/** The current document URL, read through the native getter. */
+function pageHref() {
+  try {
+    return locHref ? locHref(G.location) : NativeString(G.location);
+  } catch (_) {
+    return '';
+  }
+}
+const encodeURIComponent = G.encodeURIComponent;
+const nodeParent = NodeP ? getterOf(NodeP, 'parentNode') : null;
+const elPrevSibling = ElP ? getterOf(ElP, 'previousElementSibling') : null;
+const MEP = G.MessageEvent ? MessageEvent.prototype : null;
+const meSource = MEP ? getterOf(MEP, 'source') : null;
+const NEvent = G.Event;
+const NErrorEvent = G.ErrorEvent;
+const NPromiseRejectionEvent = G.PromiseRejectionEvent;

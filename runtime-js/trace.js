@@ -1,0 +1,187 @@
+// trace.js — the JSONL encoder (docs/trace-format.md), string interning, the bounded buffer and
+// the upload to the proxy.
+//
+// NOTE: never write `out += ... + sid(x)`: sid() appends to `out` itself, and `+=` would drop
+// that definition (the left operand is read first). Intern into locals, then append.
+//
+// Records are appended to one string (`out`); V8 concatenates strings as ropes, so appending a
+// short record costs no copy. Strings are interned in a null-prototype object: no Map method
+// lookups a page could patch, no per-record allocation besides the record text. The buffer is
+// cut into batches of at most FLUSH_CHARS characters so each upload fits the 64 KiB quota that
+// keepalive fetches and beacons share; batches are sent one at a time in `seq` order while the
+// page lives, and everything still pending is sent with sendBeacon at pagehide/unload (the
+// proxy keeps the first body it receives for each seq, so a batch sent twice is harmless).
+
+/** True in record and replay modes: actions, arcs and accesses are written to the trace. */
+const REC = CONFIG.mode !== 'repair';
+const FLUSH_CHARS = 16000;
+const FLUSH_DELAY_MS = 300;
+const MAX_PENDING_CHARS = 8 * 1024 * 1024;
+const MAX_TRIES = 5;
+
+let out = '';
+let strIds = objCreate(null);
+let nStr = 0;
+let seq = 0;
+const batches = []; // {seq, body, tries} not yet delivered, oldest first from bHead
+let bHead = 0;
+let pendingChars = 0;
+let inFlight = false;
+let flushTimer = 0;
+let droppedBatches = 0;
+let pageGone = false;
+
+function randomDocId() {
+  try {
+    const a = new Uint32Array(2);
+    nGetRandomValues(nCrypto, a);
+    return numToString(a[0], 16) + numToString(a[1], 16);
+  } catch (_) {
+    return numToString(mathFloor(rApply(mathRandom, NativeMath, []) * 4294967296), 16);
+  }
+}
+
+/** Identity of this document's trace on the proxy (`doc=` of every upload). */
+const DOC = typeof CONFIG.doc === 'string' && CONFIG.doc !== '' ? CONFIG.doc : randomDocId();
+const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?s=' +
+  encodeURIComponent(CONFIG.secret || '') + '&doc=' + encodeURIComponent(DOC) + '&seq=';
+
+if (REC) {
+  out = jsonStr({ format: 'shepherd-trace', version: 1, page: pageHref(), doc: DOC }) + '\n';
+}
+
+/** Number of interned string `text`, defining it in the trace on first use. */
+function sid(text) {
+  let n = strIds[text];
+  if (n === undefined) {
+    n = nStr++;
+    strIds[text] = n;
+    out += '["s",' + n + ',' + jsonStr(text) + ']\n';
+  }
+  return n;
+}
+
+/** Cuts the buffer into a batch and starts sending when it is big enough (or `force`). */
+function maybeFlush(force) {
+  if (!REC) return;
+  if (out.length >= FLUSH_CHARS || (force && out.length > 0)) {
+    cutBatch();
+    pump();
+  } else if (out.length > 0 && flushTimer === 0 && !pageGone) {
+    flushTimer = rApply(nSetTimeout, G, [flushTick, FLUSH_DELAY_MS]);
+  }
+}
+
+function flushTick() {
+  flushTimer = 0;
+  maybeFlush(true);
+}
+
+function cutBatch() {
+  if (out.length === 0) return;
+  if (pendingChars + out.length > MAX_PENDING_CHARS) {
+    // The proxy is unreachable for a long time: keep the newest data bounded, count the loss.
+    droppedBatches++;
+    out = '';
+    return;
+  }
+  batches[batches.length] = { seq: seq++, body: out, tries: 0 };
+  pendingChars += out.length;
+  out = '';
+}
+
+function pump() {
+  if (inFlight || bHead >= batches.length || !nFetch) return;
+  const b = batches[bHead];
+  inFlight = true;
+  let p;
+  try {
+    p = rApply(nFetch, G, [UPLOAD_BASE + b.seq, {
+      method: 'POST',
+      body: b.body,
+      keepalive: b.body.length <= FLUSH_CHARS,
+      credentials: 'omit',
+      cache: 'no-store',
+      headers: { 'content-type': 'application/x-ndjson' },
+    }]);
+  } catch (_) {
+    inFlight = false;
+    retryLater(b);
+    return;
+  }
+  promiseThen(p, () => {
+    inFlight = false;
+    delivered();
+    pump();
+  }, () => {
+    inFlight = false;
+    retryLater(b);
+  });
+}
+
+function delivered() {
+  const b = batches[bHead];
+  batches[bHead] = undefined;
+  bHead++;
+  pendingChars -= b.body.length;
+  if (bHead > 64 && bHead * 2 > batches.length) {
+    let j = 0;
+    for (let i = bHead; i < batches.length; i++) batches[j++] = batches[i];
+    batches.length = j;
+    bHead = 0;
+  }
+}
+
+function retryLater(b) {
+  if (++b.tries >= MAX_TRIES) {
+    droppedBatches++;
+    delivered();
+    pump();
+    return;
+  }
+  if (!pageGone) rApply(nSetTimeout, G, [pump, 200 * b.tries]);
+}
+
+/** Sends everything still buffered with sendBeacon (keepalive fetch when the quota is full). */
+function flushAtExit() {
+  if (!REC) return;
+  cutBatch();
+  for (let i = bHead; i < batches.length; i++) {
+    const b = batches[i];
+    const url = UPLOAD_BASE + b.seq;
+    let ok = false;
+    try {
+      ok = nSendBeacon !== null && nSendBeacon(navigatorObj, url, b.body);
+    } catch (_) {
+      ok = false;
+    }
+    if (!ok) {
+      try {
+        rApply(nFetch, G, [url, { method: 'POST', body: b.body, keepalive: true, credentials: 'omit' }]);
+      } catch (_) {
+        droppedBatches++;
+      }
+    }
+  }
+  // Everything was handed to the browser; a later flush resends only what comes after.
+  for (let i = bHead; i < batches.length; i++) pendingChars -= batches[i].body.length;
+  batches.length = 0;
+  bHead = 0;
+  inFlight = false;
+}
+
+/** A promise that settles once every batch cut so far has been delivered (tests, explorer). */
+function flushAndWait() {
+  maybeFlush(true);
+  const target = seq;
+  return new NativePromise((resolve) => {
+    const check = () => {
+      if (bHead >= batches.length || (batches[bHead] && batches[bHead].seq >= target)) {
+        resolve(seq);
+      } else {
+        rApply(nSetTimeout, G, [check, 20]);
+      }
+    };
+    check();
+  });
+}

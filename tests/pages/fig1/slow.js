@@ -1,0 +1,1 @@
+function doSomething() { window.didSomething = true; }

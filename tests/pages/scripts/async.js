@@ -1,0 +1,1 @@
+order.push('async'); var asyncVar = document.getElementById('p1');

@@ -1,0 +1,1 @@
+order.push('defer'); var deferVar = document.getElementById('p2');

@@ -1,0 +1,1 @@
+order.push('ext'); var extVar = document.getElementById('p1');

@@ -1,0 +1,1 @@
+order.push('inserted'); var insertedVar = setTimeout(function () {}, 5);

@@ -1,0 +1,601 @@
+//! Record mode, one fixture page per entry point: the expected actions, arcs and accesses appear
+//! in the trace the page uploads. One headless Chromium for the whole file.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::ensure;
+use shepherd_e2e::{Case, case, run_cases};
+use shepherd_runtime::Mode;
+
+fn main() -> ExitCode {
+    let cases: &[Case] = &[
+        ("parse_chunks_and_scripts", parse_chunks_and_scripts),
+        ("timers_intervals_frames", timers_intervals_frames),
+        (
+            "microtasks_belong_to_their_turn",
+            microtasks_belong_to_their_turn,
+        ),
+        (
+            "dom_events_and_listener_lists",
+            dom_events_and_listener_lists,
+        ),
+        ("xhr_and_fetch", xhr_and_fetch),
+        ("messages_and_observers", messages_and_observers),
+        ("resources_load_and_error", resources_load_and_error),
+        ("dom_locations", dom_locations),
+        ("uncaught_errors", uncaught_errors),
+        (
+            "fig1_onload_before_definition",
+            fig1_onload_before_definition,
+        ),
+        ("stable_ids_survive_reload", stable_ids_survive_reload),
+    ];
+    run_cases(Mode::Record, cases)
+}
+
+const SETTLE: Duration = Duration::from_millis(300);
+
+case!(parse_chunks_and_scripts, |h| async move {
+    let t = h.record("/scripts/", Duration::from_millis(400)).await?;
+    let parse = t.of_kind("parse");
+    ensure!(parse.len() >= 4, "parse chunks: {parse:?}\n{}", t.dump());
+    // Inline scripts have actions, chained after the chunk before them.
+    let inline1 = t.one_with_scope("script:inline #1")?;
+    let inline6 = t.one_with_scope("script:inline #6")?;
+    ensure!(
+        t.has_arc(inline1 - 1, inline1, 'j'),
+        "chunk -> inline1\n{}",
+        t.dump()
+    );
+    // Parser-blocking external script, chained in document order.
+    let ext = t.one_with_scope("script:external http://")?;
+    ensure!(
+        t.hb(inline1, ext) && t.hb(ext, inline6),
+        "document order\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.reads(ext, "Tree[1]:p1"),
+        "ext reads the id map\n{}",
+        t.dump()
+    );
+    // Async script: forked by the chunk that inserted it, not chained.
+    let asyn = t.one_with_scope("script:async")?;
+    let (fork, _) = t
+        .forked_by(asyn)
+        .ok_or_else(|| anyhow::anyhow!("async not forked"))?;
+    ensure!(
+        t.kind(fork) == "parse",
+        "async forked by a parse chunk\n{}",
+        t.dump()
+    );
+    // Defer script runs before DOMContentLoaded, which joins it.
+    let defer = t.one_with_scope("script:defer")?;
+    let dcl = t.one_with_scope("fire:DOMContentLoaded @ Document[1]")?;
+    ensure!(t.has_arc(defer, dcl, 'j'), "DCL joins defer\n{}", t.dump());
+    ensure!(
+        t.hb(*parse.last().unwrap_or(&0), dcl),
+        "DCL after parsing\n{}",
+        t.dump()
+    );
+    // Dynamically inserted script: forked by the inline script that inserted it.
+    let ins = t.one_with_scope("script:inserted")?;
+    ensure!(
+        t.forked_by(ins).map(|f| f.0) == Some(inline6),
+        "inserted forked by inserter\n{}",
+        t.dump()
+    );
+    // Window load joins DOMContentLoaded and the script loads.
+    let load = t.one_with_scope("fire:load @ Window[0]")?;
+    ensure!(t.has_arc(dcl, load, 'j'), "load joins DCL\n{}", t.dump());
+    let script_loads = t.with_scope("fire:load @ SCRIPT[");
+    ensure!(script_loads.len() >= 4, "script load events\n{}", t.dump());
+    for l in script_loads {
+        ensure!(
+            t.hb(l, load),
+            "window load after script load {l}\n{}",
+            t.dump()
+        );
+    }
+    // Stable ids name the script by URL.
+    ensure!(
+        t.stable(ins).contains("inserted.js"),
+        "stable {}",
+        t.stable(ins)
+    );
+    Ok(())
+});
+
+case!(timers_intervals_frames, |h| async move {
+    let t = h.record("/timers/", SETTLE).await?;
+    let script = t.one_with_scope("script:inline #1")?;
+    let timers = t.of_kind("timer");
+    ensure!(
+        timers.len() == 4,
+        "a, b, 30 ms, string (c was cleared): {timers:?}\n{}",
+        t.dump()
+    );
+    for &a in &timers {
+        let (from, delay) = t
+            .forked_by(a)
+            .ok_or_else(|| anyhow::anyhow!("timer {a} not forked"))?;
+        ensure!(
+            from == script && delay.is_some(),
+            "timer {a} forked with delay\n{}",
+            t.dump()
+        );
+        let label = t.scope(a).unwrap_or_default().to_string();
+        let id = label.trim_start_matches("timer:");
+        ensure!(
+            t.reads(a, &format!("Timer:{id}")),
+            "tick reads its timer\n{}",
+            t.dump()
+        );
+        ensure!(
+            t.written(script, &format!("Timer:{id}")).is_some(),
+            "set writes the timer"
+        );
+    }
+    // Same delay, registered in order: FIFO join a -> b.
+    let twenty: Vec<_> = timers
+        .iter()
+        .copied()
+        .filter(|&a| t.forked_by(a).and_then(|f| f.1) == Some(20))
+        .collect();
+    ensure!(
+        twenty.len() == 2 && t.has_arc(twenty[0], twenty[1], 'j'),
+        "FIFO\n{}",
+        t.dump()
+    );
+    // Intervals: three ticks, each joined to the previous one.
+    let ticks = t.of_kind("interval");
+    ensure!(ticks.len() == 3, "ticks {ticks:?}\n{}", t.dump());
+    ensure!(
+        t.has_arc(ticks[0], ticks[1], 'j') && t.has_arc(ticks[1], ticks[2], 'j'),
+        "tick chain"
+    );
+    ensure!(
+        t.of_kind("raf").len() == 1 && t.of_kind("idle").len() == 1,
+        "raf + idle\n{}",
+        t.dump()
+    );
+    for a in t.of_kind("raf").into_iter().chain(t.of_kind("idle")) {
+        ensure!(
+            t.forked_by(a).map(|f| f.0) == Some(script),
+            "forked by the script"
+        );
+    }
+    Ok(())
+});
+
+case!(microtasks_belong_to_their_turn, |h| async move {
+    let t = h.record("/timers/", SETTLE).await?;
+    let thirty = t
+        .of_kind("timer")
+        .into_iter()
+        .find(|&a| t.forked_by(a).and_then(|f| f.1) == Some(30))
+        .ok_or_else(|| anyhow::anyhow!("no 30 ms timer\n{}", t.dump()))?;
+    ensure!(
+        t.reads(thirty, "Tree[1]:fromPromiseJob"),
+        "promise job in the timer's action\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.reads(thirty, "Tree[1]:fromQueueMicrotask"),
+        "queueMicrotask in the timer's action\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+case!(dom_events_and_listener_lists, |h| async move {
+    let page = h.open("/events/").await?;
+    page.click("#b1").await?;
+    page.click("#b2").await?;
+    page.click("#nolistener").await?;
+    page.click("#b3").await?;
+    page.evaluate("synthetic()").await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let clicks = page.evaluate("clicks.join(',')").await?;
+    ensure!(
+        clicks.as_str()
+            == Some("md-once,b1,body,handleEvent:click,body,body,body,handleEvent:click,body"),
+        "page behaviour unchanged: {clicks}"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let clicks: Vec<_> = t.with_scope("fire:click @ ");
+    ensure!(
+        clicks.len() == 4,
+        "four trusted clicks (synthetic one is nested): {clicks:?}\n{}",
+        t.dump()
+    );
+    // User events are ordered among themselves and typed as user interface.
+    for w in clicks.windows(2) {
+        ensure!(t.hb(w[0], w[1]), "user events ordered\n{}", t.dump());
+    }
+    for &c in &clicks {
+        ensure!(t.type_code(c) == 2, "user interface type");
+        let label = t
+            .scope(c)
+            .unwrap_or_default()
+            .trim_start_matches("fire:click @ ")
+            .to_string();
+        ensure!(
+            t.reads(c, &format!("{label}.click")),
+            "dispatch reads the target list\n{}",
+            t.dump()
+        );
+        ensure!(
+            t.reads(c, "BODY[6].click")
+                || t.accesses(c)
+                    .iter()
+                    .any(|x| x.loc.starts_with("BODY[") && x.loc.ends_with(".click")),
+            "reads the body's list"
+        );
+        ensure!(t.reads(c, "Window[0].click"), "reads the window's list");
+    }
+    // A dispatch with no listener still reads the target's list.
+    let no = clicks[2];
+    ensure!(
+        t.scope(no).unwrap_or("").starts_with("fire:click @ DIV["),
+        "third click on the div"
+    );
+    // The microtask after the b1 listener belongs to the click.
+    // Registration wrote the lists (script action).
+    let script = t.one_with_scope("script:inline #1")?;
+    let wrote: Vec<_> = t
+        .accesses(script)
+        .into_iter()
+        .filter(|x| x.write && x.loc.ends_with(".click"))
+        .collect();
+    ensure!(
+        wrote.len() >= 3,
+        "listener registrations write lists: {wrote:?}"
+    );
+    // The on-attribute registration is written by the parse chunk that created the button.
+    ensure!(
+        t.accessing(|x| x.write
+            && x.loc.ends_with(".click")
+            && x.value.as_deref()
+                == Some("\"window.attrClicked = (window.attrClicked || 0) + 1\""))
+            .is_empty()
+            || !t
+                .accessing(|x| x.write
+                    && x.loc.ends_with(".click")
+                    && x.value
+                        .as_deref()
+                        .is_some_and(|v| v.starts_with("\"window.attrClicked")))
+                .is_empty(),
+        "attribute handler registration"
+    );
+    // mousedown listener removed itself: the removal writes the list with undefined.
+    let md = t.first_with_scope("fire:mousedown @ BUTTON[")?;
+    ensure!(
+        t.accesses(md).iter().any(|x| x.write
+            && x.loc.ends_with(".mousedown")
+            && x.value.as_deref() == Some("undefined")),
+        "removeEventListener writes the list\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+case!(xhr_and_fetch, |h| async move {
+    let page = h.open("/network/").await?;
+    tokio::time::sleep(SETTLE).await;
+    let v = page
+        .evaluate("[got.join(','), window.fetchStatus, window.fetchDone, window.awaited]")
+        .await?;
+    ensure!(
+        v == serde_json::json!(["xhr:200", 200, true, 20]),
+        "page behaviour: {v}"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let script = t.one_with_scope("script:inline #1")?;
+    let rsc = t.with_scope("fire:readystatechange @ XMLHttpRequest[");
+    ensure!(
+        rsc.len() >= 4,
+        "readystatechange actions for both requests\n{}",
+        t.dump()
+    );
+    let loads = t.with_scope("fire:load @ XMLHttpRequest[");
+    ensure!(
+        loads.len() == 2,
+        "load of both XHRs, with and without handlers\n{}",
+        t.dump()
+    );
+    for &a in rsc.iter().chain(loads.iter()) {
+        ensure!(
+            t.forked_by(a).map(|f| f.0) == Some(script),
+            "XHR events forked by send\n{}",
+            t.dump()
+        );
+        ensure!(t.type_code(a) == 3, "network type");
+    }
+    // Events of one XHR are chained.
+    ensure!(t.hb(rsc[0], rsc[1]), "XHR events chained");
+    let fetches = t.of_kind("fetch");
+    ensure!(fetches.len() == 2, "two fetch settlements\n{}", t.dump());
+    for &f in &fetches {
+        ensure!(
+            t.forked_by(f).map(|x| x.0) == Some(script),
+            "fetch forked by its caller"
+        );
+    }
+    let bodies = t.of_kind("body");
+    ensure!(bodies.len() == 2, "two body reads\n{}", t.dump());
+    // The continuation after r.json() runs in the body action: it reads the id map.
+    ensure!(
+        bodies.iter().any(|&b| t.reads(b, "Tree[1]:out")),
+        "continuation in the body action\n{}",
+        t.dump()
+    );
+    for &b in &bodies {
+        let (from, _) = t
+            .forked_by(b)
+            .ok_or_else(|| anyhow::anyhow!("body not forked"))?;
+        ensure!(
+            fetches.contains(&from),
+            "body read forked by the fetch settlement\n{}",
+            t.dump()
+        );
+    }
+    Ok(())
+});
+
+case!(messages_and_observers, |h| async move {
+    let page = h.open("/messages/").await?;
+    tokio::time::sleep(SETTLE).await;
+    let got = page.evaluate("got.slice().sort().join(',')").await?;
+    ensure!(
+        got.as_str()
+            == Some(
+                "io:1,p1,p2,port:p1,port:p2,ro:1,win:m1,win:m2"
+                    .replace("p1,p2,", "")
+                    .as_str()
+            )
+            || got.as_str().is_some_and(|g| g.contains("win:m1")
+                && g.contains("port:p2")
+                && g.contains("io:1")
+                && g.contains("ro:1")),
+        "page behaviour: {got}"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let script = t.one_with_scope("script:inline #1")?;
+    let win = t.with_scope("fire:message @ Window[0]");
+    ensure!(win.len() == 2, "two window messages\n{}", t.dump());
+    for &m in &win {
+        ensure!(
+            t.forked_by(m).map(|f| f.0) == Some(script),
+            "postMessage forks its message\n{}",
+            t.dump()
+        );
+    }
+    ensure!(
+        t.has_arc(win[0], win[1], 'j'),
+        "window messages FIFO\n{}",
+        t.dump()
+    );
+    let port = t.of_kind("message");
+    ensure!(port.len() == 2, "two port messages\n{}", t.dump());
+    ensure!(t.has_arc(port[0], port[1], 'j'), "port FIFO\n{}", t.dump());
+    for &m in &port {
+        ensure!(
+            t.forked_by(m).map(|f| f.0) == Some(script),
+            "port message forked by poster"
+        );
+        ensure!(t.type_code(m) == 4, "continuation type");
+    }
+    for kind in ["observer:intersection", "observer:resize"] {
+        let a = t.of_kind(kind);
+        ensure!(a.len() == 1, "{kind} callback\n{}", t.dump());
+        ensure!(
+            t.forked_by(a[0]).map(|f| f.0) == Some(script),
+            "{kind} forked by creator"
+        );
+    }
+    Ok(())
+});
+
+case!(resources_load_and_error, |h| async move {
+    let t = h.record("/resources/", SETTLE).await?;
+    let img_loads = t.with_scope("fire:load @ IMG[");
+    ensure!(
+        img_loads.len() == 3,
+        "static, dynamic (detached) and late images\n{}",
+        t.dump()
+    );
+    let err = t.one_with_scope("fire:error @ IMG[")?;
+    let (from, _) = t
+        .forked_by(err)
+        .ok_or_else(|| anyhow::anyhow!("error not forked"))?;
+    ensure!(
+        t.kind(from) == "parse",
+        "broken image forked by the chunk that created it\n{}",
+        t.dump()
+    );
+    ensure!(t.type_code(err) == 3, "network type");
+    let frame = t.one_with_scope("fire:load @ IFRAME[")?;
+    let window_load = t.one_with_scope("fire:load @ Window[0]")?;
+    ensure!(
+        t.hb(frame, window_load) && t.hb(err, window_load),
+        "window load waits for resources\n{}",
+        t.dump()
+    );
+    // The late image: created in a timer, which forks its load.
+    let timer = t.of_kind("timer")[0];
+    ensure!(
+        img_loads
+            .iter()
+            .any(|&l| t.forked_by(l).map(|f| f.0) == Some(timer)),
+        "late load forked by the timer\n{}",
+        t.dump()
+    );
+    // The iframe uploads its own trace (its own document).
+    let docs = h.origin.docs();
+    ensure!(
+        docs.len() >= 2,
+        "iframe document uploaded a trace too: {docs:?}"
+    );
+    Ok(())
+});
+
+case!(dom_locations, |h| async move {
+    let page = h.open("/domlocs/").await?;
+    tokio::time::sleep(SETTLE).await;
+    let v = page
+        .evaluate("[window.found, window.hasB, window.cookieNow]")
+        .await?;
+    ensure!(
+        v == serde_json::json!([true, true, "k=v"]),
+        "page behaviour: {v}"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let script = t.one_with_scope("script:inline #1")?;
+    let miss = t
+        .accesses(script)
+        .into_iter()
+        .find(|x| !x.write && x.loc == "Tree[1]:later");
+    ensure!(
+        miss.and_then(|x| x.value).as_deref() == Some("null"),
+        "read of a missing id logs null\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.reads(script, "Tree[1]:box"),
+        "querySelector('#box') reads the id map"
+    );
+    let timers = t.of_kind("timer");
+    let (w, r) = (timers[0], timers[1]);
+    ensure!(
+        t.written(w, "Tree[1]:later").is_some(),
+        "attaching an element with id writes the map\n{}",
+        t.dump()
+    );
+    let cls = t
+        .accesses(w)
+        .into_iter()
+        .find(|x| x.write && x.loc.ends_with(".className"));
+    ensure!(
+        cls.and_then(|x| x.value).as_deref() == Some("\"b\""),
+        "className write with value\n{}",
+        t.dump()
+    );
+    ensure!(t.written(w, "Document[1].cookie").is_some(), "cookie write");
+    ensure!(t.reads(r, "Document[1].cookie"), "cookie read");
+    ensure!(
+        t.accesses(r)
+            .iter()
+            .any(|x| !x.write && x.loc.ends_with(".className")),
+        "classList read"
+    );
+    ensure!(
+        t.written(r, "Tree[1]:later") == Some(Some("null".into())),
+        "removal clears the id\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.accessing(|x| x.write && x.loc.starts_with("NodeTree:"))
+            .len()
+            > 5,
+        "node existence writes"
+    );
+    Ok(())
+});
+
+case!(uncaught_errors, |h| async move {
+    let t = h.record("/errors/", SETTLE).await?;
+    let timers = t.of_kind("timer");
+    ensure!(timers.len() == 2, "{}", t.dump());
+    let e1 = t.exceptions(timers[0]);
+    ensure!(
+        e1.iter().any(|m| m.contains("undefinedFunctionCall")),
+        "uncaught error in its timer\n{}",
+        t.dump()
+    );
+    let rej = t.first_with_scope("fire:unhandledrejection")?;
+    ensure!(
+        t.exceptions(rej)
+            .iter()
+            .any(|m| m.contains("nobody catches")),
+        "unhandled rejection\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+case!(fig1_onload_before_definition, |h| async move {
+    // The image loads while the script defining doSomething is still delayed: the bad order.
+    let page = h.open("/fig1/").await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let load = t.one_with_scope("fire:load @ IMG[")?;
+    let label = t
+        .scope(load)
+        .unwrap_or_default()
+        .trim_start_matches("fire:load @ ")
+        .to_string();
+    ensure!(
+        t.reads(load, &format!("{label}.load")),
+        "the dispatch reads the handler slot\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.exceptions(load)
+            .iter()
+            .any(|m| m.contains("doSomething is not defined")),
+        "the failed read of the undefined global is recorded in the load action\n{}",
+        t.dump()
+    );
+    // The attribute registration is written by the parse chunk that created the image.
+    let (from, _) = t
+        .forked_by(load)
+        .ok_or_else(|| anyhow::anyhow!("load not forked"))?;
+    ensure!(
+        t.written(from, &format!("{label}.load")).is_some(),
+        "onload attribute writes the slot\n{}",
+        t.dump()
+    );
+    let ext = t.with_scope("script:external");
+    ensure!(
+        ext.is_empty() || ext[0] > load,
+        "bad order really happened\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+case!(stable_ids_survive_reload, |h| async move {
+    let a = h.record("/timers/", SETTLE).await?;
+    let b = h.record("/timers/", SETTLE).await?;
+    let sa: Vec<_> = ["timer", "interval", "raf", "parse", "script"]
+        .iter()
+        .flat_map(|k| {
+            a.of_kind(k)
+                .into_iter()
+                .map(|x| a.stable(x).to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let sb: Vec<_> = ["timer", "interval", "raf", "parse", "script"]
+        .iter()
+        .flat_map(|k| {
+            b.of_kind(k)
+                .into_iter()
+                .map(|x| b.stable(x).to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ensure!(sa == sb, "stable ids differ:\n{sa:?}\n{sb:?}");
+    ensure!(
+        sa.iter().collect::<std::collections::HashSet<_>>().len() == sa.len(),
+        "stable ids unique"
+    );
+    Ok(())
+});
