@@ -82,7 +82,8 @@ pub fn looks_like_jsonl(prefix: &[u8]) -> bool {
 struct TableOut {
     data: Vec<u8>,
     count: usize,
-    index: HashMap<String, i32>,
+    /// Offset per string id of the trace, -1 when not yet in this table.
+    by_id: Vec<i32>,
 }
 
 impl TableOut {
@@ -90,33 +91,38 @@ impl TableOut {
         TableOut {
             data: Vec::new(),
             count: 0,
-            index: HashMap::new(),
+            by_id: Vec::new(),
         }
     }
 
-    fn add(&mut self, s: &str) -> io::Result<i32> {
-        self.add_as(s, s).map(|(o, _)| o)
+    /// The offset of trace string `id` (text `s`), added on first use.
+    fn add(&mut self, id: StrId, s: &str) -> io::Result<i32> {
+        let i = id as usize;
+        if let Some(&o) = self.by_id.get(i).filter(|&&o| o >= 0) {
+            return Ok(o);
+        }
+        let o = self.push(s)?;
+        if self.by_id.len() <= i {
+            self.by_id.resize(i + 1, -1);
+        }
+        self.by_id[i] = o;
+        Ok(o)
     }
 
-    /// Adds `s` under a dedup key of the caller's choosing (two keys may share a text and still
-    /// get two offsets). Returns the offset and whether it is new.
-    fn add_as(&mut self, key: &str, s: &str) -> io::Result<(i32, bool)> {
-        if let Some(&o) = self.index.get(key) {
-            return Ok((o, false));
-        }
-        // A NUL would cut the string short in EventRacer's reader.
-        let clean: std::borrow::Cow<str> = if s.contains('\0') {
-            s.replace('\0', "\u{FFFD}").into()
-        } else {
-            s.into()
-        };
+    /// Appends `s` (no dedup) and returns its offset.
+    fn push(&mut self, s: &str) -> io::Result<i32> {
         let off = i32::try_from(self.data.len())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "string table over 2 GiB"))?;
-        self.data.extend_from_slice(clean.as_bytes());
+        // A NUL would cut the string short in EventRacer's reader.
+        if s.contains('\0') {
+            self.data
+                .extend_from_slice(s.replace('\0', "\u{FFFD}").as_bytes());
+        } else {
+            self.data.extend_from_slice(s.as_bytes());
+        }
         self.data.push(0);
         self.count += 1;
-        self.index.insert(key.to_owned(), off);
-        Ok((off, true))
+        Ok(off)
     }
 
     fn write(&self, out: &mut Vec<u8>) -> io::Result<()> {
@@ -158,26 +164,24 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
     let mut meta = TableOut::new();
     // (scopes offset, is exception, label, src) for every scope-table entry: exact decoding.
     let mut scope_decoding: Vec<(i32, bool, StrId, Option<StrId>)> = Vec::new();
-    let scope_entry = |scopes: &mut TableOut,
-                       decoding: &mut Vec<(i32, bool, StrId, Option<StrId>)>,
-                       exception: bool,
-                       label: StrId,
-                       src: Option<StrId>|
+    let mut scope_index: HashMap<(bool, StrId, Option<StrId>), i32> = HashMap::new();
+    let mut scope_entry = |scopes: &mut TableOut,
+                           decoding: &mut Vec<(i32, bool, StrId, Option<StrId>)>,
+                           exception: bool,
+                           label: StrId,
+                           src: Option<StrId>|
      -> io::Result<i32> {
-        let key = format!(
-            "{}:{label}:{}",
-            u8::from(exception),
-            src.map_or(-1, i64::from)
-        );
+        if let Some(&off) = scope_index.get(&(exception, label, src)) {
+            return Ok(off);
+        }
         let text = if exception {
             with_src(&format!("{EXCEPTION_PREFIX}{}", s(label)), src.map(s))
         } else {
             with_src(s(label), src.map(s))
         };
-        let (off, new) = scopes.add_as(&key, &text)?;
-        if new {
-            decoding.push((off, exception, label, src));
-        }
+        let off = scopes.push(&text)?;
+        scope_index.insert((exception, label, src), off);
+        decoding.push((off, exception, label, src));
         Ok(off)
     };
 
@@ -214,9 +218,9 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
                     } else {
                         WRITE_MEMORY
                     };
-                    cmds.push((kind, vars.add(s(loc))?));
+                    cmds.push((kind, vars.add(loc, s(loc))?));
                     if let Some(v) = value {
-                        cmds.push((MEMORY_VALUE, values.add(s(v))?));
+                        cmds.push((MEMORY_VALUE, values.add(v, s(v))?));
                     }
                 }
                 Op::Enter { scope, src } => {
@@ -246,20 +250,20 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
     // Trailer: what EventRacer's layout has no room for. The meta table must be complete
     // before it is written, so the parts that refer to it are built first.
     let page = match &trace.header.page {
-        Some(p) => meta.add(p)?,
+        Some(p) => meta.push(p)?,
         None => -1,
     };
     let mut per_action = Vec::with_capacity(trace.actions.len() * 8);
     for action in &trace.actions {
-        put(&mut per_action, meta.add(s(action.kind))?);
-        put(&mut per_action, meta.add(s(action.stable))?);
+        put(&mut per_action, meta.add(action.kind, s(action.kind))?);
+        put(&mut per_action, meta.add(action.stable, s(action.stable))?);
     }
     let mut per_scope = Vec::with_capacity(scope_decoding.len() * 16);
     for &(off, exception, label, src) in &scope_decoding {
         put(&mut per_scope, off);
         put(&mut per_scope, i32::from(exception));
-        put(&mut per_scope, meta.add(s(label))?);
-        put(&mut per_scope, src.map_or(Ok(-1), |p| meta.add(s(p)))?);
+        put(&mut per_scope, meta.add(label, s(label))?);
+        put(&mut per_scope, src.map_or(Ok(-1), |p| meta.add(p, s(p)))?);
     }
     let mut trailer = Vec::with_capacity(
         64 + meta.data.len() + per_action.len() + per_scope.len() + trace.arcs.len() * 4,
@@ -628,7 +632,10 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         scopes: &scopes,
         values: &values,
         trailer: trailer.as_ref(),
-        cache: HashMap::new(),
+        vars_ids: vec![StrId::MAX; vars.data.len()],
+        values_ids: vec![StrId::MAX; values.data.len()],
+        meta_ids: vec![StrId::MAX; trailer.as_ref().map_or(0, |t| t.meta.data.len())],
+        scope_cache: HashMap::new(),
         triggered: std::collections::HashSet::new(),
         warnings: &mut warnings,
     };
@@ -645,9 +652,10 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         let (kind, stable) = match &trailer {
             Some(t) => {
                 let at = t.actions_at + d * 8;
-                let kind = t.meta.text(word(bytes, at), at)?;
-                let stable = t.meta.text(word(bytes, at + 4), at + 4)?;
-                (trace.strings.intern(&kind), trace.strings.intern(&stable))
+                (
+                    cx.meta(&mut trace, word(bytes, at), at)?,
+                    cx.meta(&mut trace, word(bytes, at + 4), at + 4)?,
+                )
             }
             None => (
                 first_scope.unwrap_or_else(|| trace.strings.intern("")),
@@ -700,31 +708,55 @@ struct Importer<'a, 'w> {
     scopes: &'a TableIn<'a>,
     values: &'a TableIn<'a>,
     trailer: Option<&'a Trailer<'a>>,
-    /// (table, offset) → interned id.
-    cache: HashMap<(u8, i32), StrId>,
+    /// Offset → interned id, per table (`StrId::MAX` when not seen yet): sized by the tables,
+    /// so by the file.
+    vars_ids: Vec<StrId>,
+    values_ids: Vec<StrId>,
+    meta_ids: Vec<StrId>,
+    /// Scopes-table offset → decoded entry.
+    scope_cache: HashMap<i32, (bool, StrId, Option<StrId>)>,
     /// (tail, head) pairs announced by a TRIGGER_ARC: those arcs are forks.
     triggered: std::collections::HashSet<(i32, i32)>,
     warnings: &'w mut Vec<String>,
 }
 
 impl Importer<'_, '_> {
-    fn string(
-        &mut self,
+    /// Interns the string at offset `id` of a table once.
+    fn cached(
+        ids: &mut [StrId],
+        table: &TableIn,
         trace: &mut Trace,
-        table: u8,
         id: i32,
         at: usize,
     ) -> Result<StrId, ReadError> {
-        if let Some(&s) = self.cache.get(&(table, id)) {
+        if let Some(&s) = usize::try_from(id)
+            .ok()
+            .and_then(|i| ids.get(i))
+            .filter(|&&s| s != StrId::MAX)
+        {
             return Ok(s);
         }
-        let t = match table {
-            0 => self.vars,
-            _ => self.values,
-        };
-        let s = trace.strings.intern(&t.text(id, at)?);
-        self.cache.insert((table, id), s);
+        let s = trace.strings.intern(&table.text(id, at)?);
+        // `text` succeeded, so `id` is inside the table and the cache.
+        if let Some(slot) = usize::try_from(id).ok().and_then(|i| ids.get_mut(i)) {
+            *slot = s;
+        }
         Ok(s)
+    }
+
+    fn var(&mut self, trace: &mut Trace, id: i32, at: usize) -> Result<StrId, ReadError> {
+        Self::cached(&mut self.vars_ids, self.vars, trace, id, at)
+    }
+
+    fn value(&mut self, trace: &mut Trace, id: i32, at: usize) -> Result<StrId, ReadError> {
+        Self::cached(&mut self.values_ids, self.values, trace, id, at)
+    }
+
+    fn meta(&mut self, trace: &mut Trace, id: i32, at: usize) -> Result<StrId, ReadError> {
+        match self.trailer {
+            Some(t) => Self::cached(&mut self.meta_ids, &t.meta, trace, id, at),
+            None => Ok(trace.strings.intern("")),
+        }
     }
 
     /// Decodes a scopes-table entry: (is exception, label, src).
@@ -734,26 +766,35 @@ impl Importer<'_, '_> {
         id: i32,
         at: usize,
     ) -> Result<(bool, StrId, Option<StrId>), ReadError> {
-        if let Some(t) = self.trailer
-            && let Some(&(exception, label, src, entry_at)) = t.scopes.get(&id)
-        {
-            let l = trace.strings.intern(&t.meta.text(label, entry_at + 8)?);
-            let s = if src >= 0 {
-                Some(trace.strings.intern(&t.meta.text(src, entry_at + 12)?))
-            } else {
-                None
-            };
-            return Ok((exception, l, s));
+        if let Some(&d) = self.scope_cache.get(&id) {
+            return Ok(d);
         }
-        let text = self.scopes.text(id, at)?;
-        let (exception, rest) = match text.strip_prefix(EXCEPTION_PREFIX) {
-            Some(rest) => (true, rest),
-            None => (false, &*text),
+        let decoded = match self.trailer.and_then(|t| t.scopes.get(&id)) {
+            Some(&(exception, label, src, entry_at)) => {
+                let l = self.meta(trace, label, entry_at + 8)?;
+                let s = if src >= 0 {
+                    Some(self.meta(trace, src, entry_at + 12)?)
+                } else {
+                    None
+                };
+                // The entry must still name a real scope string.
+                self.scopes.text(id, entry_at)?;
+                (exception, l, s)
+            }
+            None => {
+                let text = self.scopes.text(id, at)?;
+                let (exception, rest) = match text.strip_prefix(EXCEPTION_PREFIX) {
+                    Some(rest) => (true, rest),
+                    None => (false, &*text),
+                };
+                let (l, p) = split_src(rest);
+                let l = trace.strings.intern(l);
+                let p = p.map(|p| trace.strings.intern(p));
+                (exception, l, p)
+            }
         };
-        let (l, p) = split_src(rest);
-        let l = trace.strings.intern(l);
-        let p = p.map(|p| trace.strings.intern(p));
-        Ok((exception, l, p))
+        self.scope_cache.insert(id, decoded);
+        Ok(decoded)
     }
 
     /// Appends one action's commands as ops; returns its first scope label (EventRacer keeps
@@ -793,12 +834,12 @@ impl Importer<'_, '_> {
                 }
                 EXIT_SCOPE => trace.ops.push(Op::Exit),
                 READ_MEMORY | WRITE_MEMORY => {
-                    let loc = self.string(trace, 0, loc, at + 4)?;
+                    let loc = self.var(trace, loc, at + 4)?;
                     let mut value = None;
                     if k < a.ncmds {
                         let (vat, vk, vloc) = cmd(k);
                         if vk == MEMORY_VALUE {
-                            value = Some(self.string(trace, 1, vloc, vat + 4)?);
+                            value = Some(self.value(trace, vloc, vat + 4)?);
                             k += 1;
                         }
                     }

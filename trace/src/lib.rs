@@ -8,6 +8,7 @@
 pub mod builder;
 pub mod er;
 pub mod error;
+mod hash;
 pub mod jsonl;
 pub mod model;
 

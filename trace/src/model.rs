@@ -99,22 +99,81 @@ pub struct Action {
 }
 
 /// Interned strings of one trace: location names, scope labels, values, kinds, stable ids.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// Each text is stored once; the index maps a seeded 64-bit hash of the text to its id, so
+/// interning costs one allocation (none for [`intern_owned`](Self::intern_owned)) and one
+/// hash of the bytes. Two texts with the same 64-bit hash are still told apart.
+#[derive(Clone, Debug, Default)]
 pub struct Strings {
     texts: Vec<String>,
-    index: HashMap<String, StrId>,
+    /// Hash of a text → the first id with that hash.
+    by_hash: HashMap<u64, StrId, crate::hash::PassThrough>,
+    /// Later texts whose hash is already taken by a different text (practically never).
+    collisions: HashMap<String, StrId>,
+    state: crate::hash::FastState,
 }
+
+/// Strings are equal when they hold the same texts under the same ids.
+impl PartialEq for Strings {
+    fn eq(&self, other: &Self) -> bool {
+        self.texts == other.texts
+    }
+}
+
+impl Eq for Strings {}
 
 impl Strings {
     /// Interns `s`, returning its id (the same id for the same text).
     pub fn intern(&mut self, s: &str) -> StrId {
-        if let Some(&id) = self.index.get(s) {
-            return id;
+        let h = self.hash(s);
+        match self.find(s, h) {
+            Some(id) => id,
+            None => self.insert_new(s.to_owned(), h),
         }
+    }
+
+    /// Interns an owned string without copying it when it is new (the readers' path).
+    pub fn intern_owned(&mut self, s: String) -> StrId {
+        let h = self.hash(&s);
+        match self.find(&s, h) {
+            Some(id) => id,
+            None => self.insert_new(s, h),
+        }
+    }
+
+    fn hash(&self, s: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.state.hash_one(s)
+    }
+
+    fn find(&self, s: &str, h: u64) -> Option<StrId> {
+        match self.by_hash.get(&h) {
+            Some(&id) if self.texts.get(id as usize).is_some_and(|t| t == s) => Some(id),
+            Some(_) => self.collisions.get(s).copied(),
+            None => None,
+        }
+    }
+
+    fn insert_new(&mut self, s: String, h: u64) -> StrId {
         let id = self.texts.len() as StrId;
-        self.texts.push(s.to_owned());
-        self.index.insert(s.to_owned(), id);
+        match self.by_hash.entry(h) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collisions.insert(s.clone(), id);
+            }
+        }
+        self.texts.push(s);
         id
+    }
+
+    #[cfg(test)]
+    fn intern_with_hash(&mut self, s: &str, h: u64) -> StrId {
+        match self.find(s, h) {
+            Some(id) => id,
+            None => self.insert_new(s.to_owned(), h),
+        }
     }
 
     /// The text of `id`, or `""` for an id this table never produced.
@@ -127,7 +186,7 @@ impl Strings {
 
     /// The id of `s` if it was interned.
     pub fn lookup(&self, s: &str) -> Option<StrId> {
-        self.index.get(s).copied()
+        self.find(s, self.hash(s))
     }
 
     /// Number of strings.
@@ -173,5 +232,44 @@ impl Trace {
             Some(a) => &self.ops[a.ops.start as usize..a.ops.end as usize],
             None => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_is_by_text() {
+        let mut s = Strings::default();
+        let a = s.intern("a");
+        let b = s.intern_owned("b".to_owned());
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(s.intern("a"), 0);
+        assert_eq!(s.intern_owned("b".to_owned()), 1);
+        assert_eq!(s.lookup("b"), Some(1));
+        assert_eq!(s.lookup("c"), None);
+        assert_eq!(s.get(1), "b");
+        assert_eq!(s.get(9), "");
+        // Equality ignores the per-table hash seed.
+        let mut t = Strings::default();
+        t.intern("a");
+        t.intern("b");
+        assert_eq!(s, t);
+        t.intern("c");
+        assert_ne!(s, t);
+    }
+
+    #[test]
+    fn hash_collisions_keep_texts_apart() {
+        let mut s = Strings::default();
+        assert_eq!(s.intern_with_hash("x", 7), 0);
+        assert_eq!(s.intern_with_hash("y", 7), 1);
+        assert_eq!(s.intern_with_hash("z", 7), 2);
+        assert_eq!(s.intern_with_hash("y", 7), 1);
+        assert_eq!(s.intern_with_hash("x", 7), 0);
+        assert_eq!(s.find("z", 7), Some(2));
+        assert_eq!(s.find("w", 7), None);
+        assert_eq!(s.len(), 3);
     }
 }

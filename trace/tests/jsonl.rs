@@ -297,3 +297,46 @@ fn loader_takes_batches() {
     }
     assert_eq!(l.finish().unwrap(), t0);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Lines straddling buffer fills are reassembled: any buffer size reads the same trace.
+    #[test]
+    fn any_buffer_size_reads_the_same(t in common::trace(), cap in 1usize..64) {
+        let bytes = to_jsonl_bytes(&t);
+        let r = std::io::BufReader::with_capacity(cap, &bytes[..]);
+        prop_assert_eq!(read_jsonl(r).unwrap(), t);
+    }
+}
+
+#[test]
+fn errors_in_later_buffer_fills_keep_absolute_offsets() {
+    let mut text = String::from(H);
+    text.push_str("[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n");
+    for _ in 0..50 {
+        text.push_str("[\"r\",0]\n");
+    }
+    let bad_at = text.len();
+    text.push_str("[\"r\",7]\n[\"n\",0]\n");
+    for cap in [3, 16, 4096] {
+        let r = std::io::BufReader::with_capacity(cap, text.as_bytes());
+        match read_jsonl(r) {
+            Err(ReadError::Jsonl { line, offset, .. }) => {
+                assert_eq!(line, 54);
+                assert_eq!(offset, (bad_at + 5) as u64);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // The same through JsonlLoader::line.
+    let mut l = JsonlLoader::new();
+    let mut got = None;
+    for line in text.split_inclusive('\n') {
+        if let Err(e) = l.line(line.as_bytes()) {
+            got = Some(e);
+            break;
+        }
+    }
+    assert_eq!(got.and_then(|e| e.offset()), Some((bad_at + 5) as u64));
+}

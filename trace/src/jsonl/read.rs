@@ -9,16 +9,41 @@ use crate::model::{
 use std::io::BufRead;
 
 /// Reads a whole JSONL trace from `input`, line by line.
+///
+/// Lines are parsed where they lie in `input`'s buffer; only a line that straddles two buffer
+/// fills is copied. Wrap files in a `BufReader` (a large capacity such as 256 KiB helps).
 pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace, ReadError> {
     let mut loader = JsonlLoader::new();
-    let mut line = Vec::with_capacity(256);
+    let mut carry: Vec<u8> = Vec::new();
     loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
             break;
         }
-        loader.line(&line)?;
+        let n = buf.len();
+        let mut start = 0;
+        if !carry.is_empty() {
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    carry.extend_from_slice(&buf[..=i]);
+                    loader.lines(&carry)?;
+                    carry.clear();
+                    start = i + 1;
+                }
+                None => {
+                    carry.extend_from_slice(buf);
+                    input.consume(n);
+                    continue;
+                }
+            }
+        }
+        let rest = &buf[start..];
+        let complete = rest.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        loader.lines(&rest[..complete])?;
+        carry.extend_from_slice(&rest[complete..]);
+        input.consume(n);
     }
+    loader.lines(&carry)?;
     loader.finish()
 }
 
@@ -43,7 +68,7 @@ impl Default for JsonlLoader {
     }
 }
 
-/// A format error inside one line: byte index in the line and message.
+/// A format error inside one block: byte index in the block and message.
 type LineErr = (usize, String);
 
 impl JsonlLoader {
@@ -61,19 +86,42 @@ impl JsonlLoader {
 
     /// Consumes one line (with or without its `\n`).
     pub fn line(&mut self, line: &[u8]) -> Result<(), ReadError> {
-        self.line_no += 1;
-        let start = self.offset;
-        self.offset += line.len() as u64;
         let line = line.strip_suffix(b"\n").unwrap_or(line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        match self.parse_line(line) {
-            Ok(()) => Ok(()),
-            Err((at, message)) => Err(ReadError::Jsonl {
+        if line.contains(&b'\n') {
+            self.line_no += 1;
+            let at = line.iter().position(|&b| b == b'\n').unwrap_or(0);
+            return Err(ReadError::Jsonl {
                 line: self.line_no,
-                offset: start + at as u64,
-                message,
-            }),
+                offset: self.offset + at as u64,
+                message: "a line handed to JsonlLoader::line contains a newline".into(),
+            });
         }
+        self.lines(line)?;
+        // The newline that was stripped (or implied) still counts for offsets.
+        self.offset += 1;
+        Ok(())
+    }
+
+    /// Consumes complete lines: `block` holds whole `\n`-terminated lines, except that the
+    /// last one may lack its `\n` (end of input).
+    pub fn lines(&mut self, block: &[u8]) -> Result<(), ReadError> {
+        let mut c = Cursor { b: block, i: 0 };
+        while c.i < block.len() {
+            self.line_no += 1;
+            let line_start = c.i;
+            if let Err((at, message)) = self.parse_line(&mut c) {
+                return Err(ReadError::Jsonl {
+                    line: self.line_no,
+                    offset: self.offset + at as u64,
+                    message,
+                });
+            }
+            // `parse_line` stops on the `\n` (or the end of the block).
+            debug_assert!(c.i >= line_start);
+            c.i += 1;
+        }
+        self.offset += block.len() as u64;
+        Ok(())
     }
 
     /// The trace read so far. An action still open (trace cut at unload) is kept as is.
@@ -88,21 +136,34 @@ impl JsonlLoader {
         Ok(self.trace)
     }
 
-    fn parse_line(&mut self, line: &[u8]) -> Result<(), LineErr> {
-        let mut c = Cursor { b: line, i: 0 };
+    /// Parses the line at the cursor and leaves the cursor on its `\n` (or the block's end).
+    fn parse_line(&mut self, c: &mut Cursor) -> Result<(), LineErr> {
         c.ws();
         match c.peek() {
-            None => Ok(()), // blank line (e.g. between concatenated batches)
-            Some(b'{') => self.header(line, c.i),
+            None => {} // blank line (e.g. between concatenated batches)
+            Some(b'{') => {
+                let end = c.b[c.i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(c.b.len(), |e| c.i + e);
+                self.header(&c.b[c.i..end], c.i)?;
+                c.i = end;
+                return Ok(());
+            }
             Some(b'[') if !self.seen_header => {
-                Err((c.i, "no header line before the first record".into()))
+                return Err((c.i, "no header line before the first record".into()));
             }
             Some(b'[') => {
                 c.i += 1;
-                self.record(&mut c)
+                self.record(c)?;
             }
-            Some(_) => Err((c.i, "expected a record `[...]` or a header `{...}`".into())),
+            Some(_) => return Err((c.i, "expected a record `[...]` or a header `{...}`".into())),
         }
+        c.ws();
+        if c.peek().is_some() {
+            return Err((c.i, "unexpected data after the record".into()));
+        }
+        Ok(())
     }
 
     fn header(&mut self, line: &[u8], at: usize) -> Result<(), LineErr> {
@@ -114,7 +175,7 @@ impl JsonlLoader {
             page: Option<String>,
         }
         let raw: Raw =
-            serde_json::from_slice(&line[at..]).map_err(|e| (at, format!("bad header: {e}")))?;
+            serde_json::from_slice(line).map_err(|e| (at, format!("bad header: {e}")))?;
         if raw.format != "shepherd-trace" {
             return Err((
                 at,
@@ -154,7 +215,7 @@ impl JsonlLoader {
                 c.close()?;
                 let known = self.strings.len() as u64;
                 if n == known {
-                    let id = self.trace.strings.intern(&text);
+                    let id = self.trace.strings.intern_owned(text);
                     self.strings.push(id);
                 } else if n < known {
                     // Re-sent by a later batch: fine when it says the same thing.
@@ -292,10 +353,6 @@ impl JsonlLoader {
             }
             t => return Err((tag_at, format!("unknown record tag {:?}", t as char))),
         }
-        c.ws();
-        if c.i != c.b.len() {
-            return Err((c.i, "unexpected data after the record".into()));
-        }
         Ok(())
     }
 
@@ -311,15 +368,17 @@ impl JsonlLoader {
         Ok(())
     }
 
+    #[inline]
     fn str_ref(&self, c: &mut Cursor) -> Result<StrId, LineErr> {
         let at = c.i;
         let n = c.uint()?;
         match self.strings.get(n as usize) {
             Some(&id) => Ok(id),
-            None => Err((at, format!("string {n} used before its definition"))),
+            None => Err(undefined_string(at, n)),
         }
     }
 
+    #[inline]
     fn opt_str_ref(&self, c: &mut Cursor) -> Result<Option<StrId>, LineErr> {
         if c.more()? {
             Ok(Some(self.str_ref(c)?))
@@ -329,6 +388,11 @@ impl JsonlLoader {
     }
 }
 
+#[cold]
+fn undefined_string(at: usize, n: u64) -> LineErr {
+    (at, format!("string {n} used before its definition"))
+}
+
 /// A byte cursor over one line.
 struct Cursor<'a> {
     b: &'a [u8],
@@ -336,12 +400,18 @@ struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
+    /// The byte at the cursor; `None` at the end of the line (its `\n`) or of the block.
+    #[inline]
     fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
+        match self.b.get(self.i) {
+            Some(b'\n') | None => None,
+            Some(&b) => Some(b),
+        }
     }
 
+    #[inline]
     fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.peek() {
+        while let Some(b' ' | b'\t' | b'\r') = self.peek() {
             self.i += 1;
         }
     }
@@ -352,7 +422,20 @@ impl Cursor<'_> {
         Ok(self.i)
     }
 
+    #[inline]
     fn comma(&mut self) -> Result<(), LineErr> {
+        // Fast path: JSON.stringify and our writer put no blanks around commas.
+        if self.b.get(self.i) == Some(&b',')
+            && !matches!(self.b.get(self.i + 1), Some(b' ' | b'\t' | b'\r'))
+        {
+            self.i += 1;
+            return Ok(());
+        }
+        self.comma_slow()
+    }
+
+    #[cold]
+    fn comma_slow(&mut self) -> Result<(), LineErr> {
         self.ws();
         if self.peek() == Some(b',') {
             self.i += 1;
@@ -364,7 +447,21 @@ impl Cursor<'_> {
     }
 
     /// True and past the comma when another element follows; false before `]`.
+    #[inline]
     fn more(&mut self) -> Result<bool, LineErr> {
+        match self.b.get(self.i) {
+            Some(b']') => return Ok(false),
+            Some(b',') if !matches!(self.b.get(self.i + 1), Some(b' ' | b'\t' | b'\r')) => {
+                self.i += 1;
+                return Ok(true);
+            }
+            _ => {}
+        }
+        self.more_slow()
+    }
+
+    #[cold]
+    fn more_slow(&mut self) -> Result<bool, LineErr> {
         self.ws();
         match self.peek() {
             Some(b',') => {
@@ -377,7 +474,17 @@ impl Cursor<'_> {
         }
     }
 
+    #[inline]
     fn close(&mut self) -> Result<(), LineErr> {
+        if self.b.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Ok(());
+        }
+        self.close_slow()
+    }
+
+    #[cold]
+    fn close_slow(&mut self) -> Result<(), LineErr> {
         self.ws();
         match self.peek() {
             Some(b']') => {
@@ -389,6 +496,8 @@ impl Cursor<'_> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn unexpected(&self, want: &str) -> String {
         match self.peek() {
             Some(b) if b.is_ascii_graphic() => format!("expected {want}, found `{}`", b as char),
@@ -397,45 +506,61 @@ impl Cursor<'_> {
         }
     }
 
+    #[inline]
     fn uint(&mut self) -> Result<u64, LineErr> {
+        let b = self.b;
         let start = self.i;
+        let mut i = start;
         let mut v: u64 = 0;
-        while let Some(d @ b'0'..=b'9') = self.peek() {
-            v = match v
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(d - b'0')))
-            {
-                Some(v) if v <= u64::from(u32::MAX) => v,
-                _ => return Err((start, "number too large".into())),
-            };
-            self.i += 1;
+        while i < b.len() {
+            let d = b[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
         }
-        if self.i == start {
-            return Err((start, self.unexpected("a non-negative integer")));
+        let n = i - start;
+        let fraction = i < b.len() && matches!(b[i], b'.' | b'e' | b'E');
+        if n == 0 || n > 10 || v > u64::from(u32::MAX) || fraction {
+            return Err(self.bad_uint(start, n, fraction));
         }
-        if let Some(b'.' | b'e' | b'E') = self.peek() {
-            return Err((start, "expected an integer".into()));
-        }
+        self.i = i;
         Ok(v)
     }
 
+    #[cold]
+    fn bad_uint(&self, start: usize, digits: usize, fraction: bool) -> LineErr {
+        if digits == 0 {
+            (start, self.unexpected("a non-negative integer"))
+        } else if fraction {
+            (start, "expected an integer".into())
+        } else {
+            (start, "number too large".into())
+        }
+    }
+
     /// A one-character JSON string (`"b"`), returned as its byte.
+    #[inline]
     fn short_tag(&mut self) -> Result<u8, LineErr> {
-        let at = self.i;
         match self.b.get(self.i..self.i + 3) {
             Some(&[b'"', t, b'"']) if t != b'\\' && t != b'"' && t.is_ascii() => {
                 self.i += 3;
                 Ok(t)
             }
-            _ => {
-                // Longer or escaped: decode it properly to say what it was.
-                let s = self.string()?;
-                let mut chars = s.chars();
-                match (chars.next(), chars.next()) {
-                    (Some(ch), None) if ch.is_ascii() => Ok(ch as u8),
-                    _ => Err((at, format!("unknown tag {s:?}"))),
-                }
-            }
+            _ => self.short_tag_slow(),
+        }
+    }
+
+    /// Longer or escaped: decode it properly to say what it was.
+    #[cold]
+    fn short_tag_slow(&mut self) -> Result<u8, LineErr> {
+        let at = self.i;
+        let s = self.string()?;
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (Some(ch), None) if ch.is_ascii() => Ok(ch as u8),
+            _ => Err((at, format!("unknown tag {s:?}"))),
         }
     }
 
@@ -447,23 +572,24 @@ impl Cursor<'_> {
         }
         self.i += 1;
         let start = self.i;
-        // Fast path: no escapes.
-        while let Some(b) = self.peek() {
-            match b {
-                b'"' => {
-                    let raw = &self.b[start..self.i];
-                    self.i += 1;
-                    return match std::str::from_utf8(raw) {
-                        Ok(s) => Ok(s.to_owned()),
-                        Err(e) => {
-                            Err((start + e.valid_up_to(), "invalid UTF-8 in a string".into()))
-                        }
-                    };
-                }
-                b'\\' => break,
-                0..=0x1f => return Err((self.i, "control character in a string".into())),
-                _ => self.i += 1,
+        // Fast path: no escapes. Stops on `"`, `\`, or a control byte (the line's `\n` too).
+        let rest = self.b.get(start..).unwrap_or_default();
+        let n = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(rest.len());
+        self.i = start + n;
+        match rest.get(n) {
+            Some(b'"') => {
+                self.i += 1;
+                return match std::str::from_utf8(&rest[..n]) {
+                    Ok(s) => Ok(s.to_owned()),
+                    Err(e) => Err((start + e.valid_up_to(), "invalid UTF-8 in a string".into())),
+                };
             }
+            Some(b'\\') => {}
+            None | Some(b'\n') => return Err((open, "unterminated string".into())),
+            Some(_) => return Err((self.i, "control character in a string".into())),
         }
         let mut out: Vec<u8> = self.b[start..self.i].to_vec();
         loop {
