@@ -214,10 +214,9 @@ impl Stage {
         Ok(match c {
             Coding::Gzip => Stage::Gzip(flate2::write::MultiGzDecoder::new(Vec::new())),
             Coding::Deflate => Stage::DeflateUnknown,
-            Coding::Brotli => Stage::Brotli(Box::new(brotli::DecompressorWriter::new(
-                Vec::new(),
-                8192,
-            ))),
+            Coding::Brotli => {
+                Stage::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 8192)))
+            }
             Coding::Zstd => Stage::Zstd(zstd::stream::write::Decoder::new(Vec::new())?),
         })
     }
@@ -386,7 +385,8 @@ mod tests {
         let raw = e.finish().unwrap();
         assert_eq!(decode_all(&[Coding::Deflate], &raw).unwrap(), text);
         // gzip applied first, then br: header says "gzip, br".
-        let chained = encode_all(Coding::Brotli, &encode_all(Coding::Gzip, &text).unwrap()).unwrap();
+        let chained =
+            encode_all(Coding::Brotli, &encode_all(Coding::Gzip, &text).unwrap()).unwrap();
         let codings = parse_codings("gzip, br").unwrap();
         assert_eq!(decode_all(&codings, &chained).unwrap(), text);
         assert!(parse_codings("compress").is_none());

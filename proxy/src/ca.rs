@@ -236,8 +236,7 @@ impl CertificateAuthority {
         cell.get_or_try_init(|| async {
             let leaf = self.mint_leaf(&key)?;
             let chain = vec![leaf, self.cert_der.clone()];
-            let key_der =
-                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.leaf_key_der.clone()));
+            let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.leaf_key_der.clone()));
             let config = crate::tls::server_config(self.provider.clone(), chain, key_der)?;
             Ok::<_, CaError>(Arc::new(config))
         })

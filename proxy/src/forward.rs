@@ -54,7 +54,13 @@ pub(crate) fn error_response(status: StatusCode, reason: &str) -> Response<Proxy
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     let clean: String = reason
         .chars()
-        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
         .take(300)
         .collect();
     if let Ok(v) = HeaderValue::from_str(&clean) {
@@ -102,9 +108,12 @@ async fn forward(
     };
     let (mut parts, body) = req.into_parts();
     let recording = match &shared.mode {
-        ModeState::Record(r) => {
-            r.begin(parts.method.as_str(), &url.to_string(), parts.version, &parts.headers)
-        }
+        ModeState::Record(r) => r.begin(
+            parts.method.as_str(),
+            &url.to_string(),
+            parts.version,
+            &parts.headers,
+        ),
         _ => None,
     };
     // What the rewriter needs about the request outlives the request itself.
@@ -147,10 +156,10 @@ async fn forward(
     }
     crate::headers::response_to_browser(&mut parts.headers);
     parts.version = Version::HTTP_11;
-    if let Some((method, url, req_headers)) = rewrite_ctx {
-        if !head_only {
-            return apply_rewrite(&shared, &method, &url, &req_headers, parts, body).await;
-        }
+    if let Some((method, url, req_headers)) = rewrite_ctx
+        && !head_only
+    {
+        return apply_rewrite(&shared, &method, &url, &req_headers, parts, body).await;
     }
     Response::from_parts(parts, body)
 }
@@ -240,8 +249,9 @@ pub(crate) async fn apply_rewrite(
             let rewriter = rewriter.clone();
             let url_owned = url.to_string();
             let mode = shared.run_mode;
-            let out = tokio::task::spawn_blocking(move || rewriter.script(&url_owned, mode, source))
-                .await;
+            let out =
+                tokio::task::spawn_blocking(move || rewriter.script(&url_owned, mode, source))
+                    .await;
             let out = match out {
                 Ok(b) => b,
                 Err(_) => {

@@ -34,10 +34,10 @@ pub fn request_to_origin(headers: &mut HeaderMap) {
     headers.remove(header::PROXY_AUTHORIZATION);
     // The URI carries the authority; the client sets Host (h1) or :authority (h2) from it.
     headers.remove(header::HOST);
-    if let Some(te) = headers.get(header::TE) {
-        if te.as_bytes() != b"trailers" {
-            headers.remove(header::TE);
-        }
+    if let Some(te) = headers.get(header::TE)
+        && te.as_bytes() != b"trailers"
+    {
+        headers.remove(header::TE);
     }
     join_cookies(headers);
 }
@@ -72,7 +72,10 @@ mod tests {
     #[test]
     fn strips_and_joins() {
         let mut h = HeaderMap::new();
-        h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive, x-foo"));
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("keep-alive, x-foo"),
+        );
         h.insert("x-foo", HeaderValue::from_static("1"));
         h.insert("x-bar", HeaderValue::from_static("2"));
         h.insert(header::HOST, HeaderValue::from_static("a.test"));

@@ -97,11 +97,7 @@ impl Holds {
     }
 
     /// Registers a held item; the receiver completes when it is released.
-    pub fn hold(
-        &self,
-        url: &str,
-        chunk: Option<(usize, usize)>,
-    ) -> (u64, oneshot::Receiver<()>) {
+    pub fn hold(&self, url: &str, chunk: Option<(usize, usize)>) -> (u64, oneshot::Receiver<()>) {
         let (tx, rx) = oneshot::channel();
         let id = {
             let mut g = self.lock();

@@ -174,10 +174,10 @@ impl SharedWriter {
 
     fn request_chunk(&self, data: &[u8]) {
         self.with(|s| {
-            if let Some(w) = s.writer.as_mut() {
-                if let Err(e) = w.request_body(data) {
-                    tracing::warn!("recording request body: {e}");
-                }
+            if let Some(w) = s.writer.as_mut()
+                && let Err(e) = w.request_body(data)
+            {
+                tracing::warn!("recording request body: {e}");
             }
         });
     }
@@ -192,10 +192,10 @@ impl SharedWriter {
 
     fn response_chunk(&self, data: &[u8]) {
         self.with(|s| {
-            if let Some(w) = s.writer.as_mut() {
-                if let Err(e) = w.response_body(data) {
-                    tracing::warn!("recording response body: {e}");
-                }
+            if let Some(w) = s.writer.as_mut()
+                && let Err(e) = w.response_body(data)
+            {
+                tracing::warn!("recording response body: {e}");
             }
         });
     }

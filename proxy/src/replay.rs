@@ -144,17 +144,22 @@ pub(crate) async fn serve(
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
             tracing::error!(url = %url_s, "replay read: {e}");
-            return error_response(StatusCode::INTERNAL_SERVER_ERROR, &format!("recording: {e}"));
+            return error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &format!("recording: {e}"),
+            );
         }
-        Err(_) => return error_response(StatusCode::INTERNAL_SERVER_ERROR, "recording read failed"),
+        Err(_) => {
+            return error_response(StatusCode::INTERNAL_SERVER_ERROR, "recording read failed");
+        }
     };
     let Some(mut head) = exchange.response else {
         return error_response(StatusCode::BAD_GATEWAY, "recorded exchange has no response");
     };
-    if replayer.opts.shift_dates {
-        if let Some(shift) = replayer.shifts.get(&exchange.session) {
-            shift.apply(&mut head.headers);
-        }
+    if replayer.opts.shift_dates
+        && let Some(shift) = replayer.shifts.get(&exchange.session)
+    {
+        shift.apply(&mut head.headers);
     }
     let mut resp = Response::new(ProxyBody::Empty);
     *resp.status_mut() = StatusCode::from_u16(head.status).unwrap_or(StatusCode::OK);
@@ -169,7 +174,10 @@ pub(crate) async fn serve(
         }
     }
     crate::headers::response_to_browser(h);
-    h.insert(X_SHEPHERD_REPLAY, HeaderValue::from_static(hit.tier.as_str()));
+    h.insert(
+        X_SHEPHERD_REPLAY,
+        HeaderValue::from_static(hit.tier.as_str()),
+    );
     let (mut rparts, _) = resp.into_parts();
     let mut body = body;
 
@@ -201,15 +209,8 @@ pub(crate) async fn serve(
     if parts.method == http::Method::HEAD {
         return Response::from_parts(rparts, ProxyBody::Empty);
     }
-    crate::forward::apply_rewrite(
-        &shared,
-        &parts.method,
-        &url_s,
-        &parts.headers,
-        rparts,
-        body,
-    )
-    .await
+    crate::forward::apply_rewrite(&shared, &parts.method, &url_s, &parts.headers, rparts, body)
+        .await
 }
 
 fn load(
@@ -244,10 +245,7 @@ fn load(
     });
     Ok((
         exchange,
-        ProxyBody::boxed(ChannelBody {
-            rx,
-            len: Some(len),
-        }),
+        ProxyBody::boxed(ChannelBody { rx, len: Some(len) }),
     ))
 }
 
@@ -310,7 +308,10 @@ pub fn split_before_scripts(doc: &Bytes) -> Vec<Bytes> {
     while i + 7 < b.len() {
         if b[i] == b'<'
             && b[i + 1..i + 7].eq_ignore_ascii_case(b"script")
-            && matches!(b[i + 7], b' ' | b'>' | b'/' | b'\t' | b'\n' | b'\r' | b'\x0c')
+            && matches!(
+                b[i + 7],
+                b' ' | b'>' | b'/' | b'\t' | b'\n' | b'\r' | b'\x0c'
+            )
         {
             cuts.push(i);
             i += 7;

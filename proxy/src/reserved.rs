@@ -122,7 +122,10 @@ pub(crate) async fn handle(
             .rejected
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::info!(origin = %target.authority, path, "reserved endpoint without the secret, refused");
-        return simple(StatusCode::FORBIDDEN, "forbidden: missing or wrong secret\n");
+        return simple(
+            StatusCode::FORBIDDEN,
+            "forbidden: missing or wrong secret\n",
+        );
     }
     let method = req.method().clone();
     match (method, tail) {
@@ -154,7 +157,10 @@ pub(crate) async fn handle(
         (Method::POST, "/instrument") => {
             let kind = query_param(&query, "kind").unwrap_or("script").to_string();
             if !matches!(kind.as_str(), "script" | "module" | "handler") {
-                return simple(StatusCode::BAD_REQUEST, "kind must be script, module or handler\n");
+                return simple(
+                    StatusCode::BAD_REQUEST,
+                    "kind must be script, module or handler\n",
+                );
             }
             let body = match read_body(&shared, req).await {
                 Ok(b) => b,
@@ -176,7 +182,9 @@ pub(crate) async fn handle(
                 Err(_) => error_response(StatusCode::INTERNAL_SERVER_ERROR, "instrumenter failed"),
             }
         }
-        (m, t) if t.starts_with("/control/") => control(&shared, &m, &t["/control/".len()..], &query),
+        (m, t) if t.starts_with("/control/") => {
+            control(&shared, &m, &t["/control/".len()..], &query)
+        }
         _ => simple(StatusCode::NOT_FOUND, "no such shepherd endpoint\n"),
     }
 }
@@ -204,14 +212,20 @@ fn control(shared: &Shared, method: &Method, what: &str, query: &str) -> Respons
         return json(serde_json::json!({ "held": holds.pending() }));
     }
     if method != Method::POST {
-        return simple(StatusCode::METHOD_NOT_ALLOWED, "control endpoints take POST\n");
+        return simple(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "control endpoints take POST\n",
+        );
     }
     match what {
         "hold" => {
             if let Some(p) = query_param(query, "url") {
                 let p = percent_decode(p);
                 if p.is_empty() || p.len() > 2048 {
-                    return simple(StatusCode::BAD_REQUEST, "url= pattern is empty or too long\n");
+                    return simple(
+                        StatusCode::BAD_REQUEST,
+                        "url= pattern is empty or too long\n",
+                    );
                 }
                 holds.hold_matching(&p);
             } else {

@@ -82,11 +82,11 @@ impl Target {
             .path_and_query()
             .cloned()
             .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
-        Ok(http::Uri::builder()
+        http::Uri::builder()
             .scheme(self.scheme.clone())
             .authority(self.authority.clone())
             .path_and_query(pq)
-            .build()?)
+            .build()
     }
 
     pub fn host(&self) -> &str {
@@ -276,24 +276,23 @@ async fn outer(
             authority: authority.clone(),
         };
         // The CA page must be reachable before a browser is configured with credentials.
-        if target.host() != CA_HOST {
-            if let Some(resp) = check_proxy_auth(&shared, &req) {
-                return Ok(resp);
-            }
+        if target.host() != CA_HOST
+            && let Some(resp) = check_proxy_auth(&shared, &req)
+        {
+            return Ok(resp);
         }
         return Ok(crate::forward::handle(shared, target, req).await);
     }
     if let Some(target) = shared.reverse.clone() {
-        if let Some(auth) = &shared.auth {
-            if !auth.check(req.headers().get(header::AUTHORIZATION))
-                && !req.uri().path().starts_with("/__shepherd/")
-            {
-                return Ok(crate::forward::simple_with(
-                    StatusCode::UNAUTHORIZED,
-                    "authentication required\n",
-                    Some((header::WWW_AUTHENTICATE, "Basic realm=\"shepherd\"")),
-                ));
-            }
+        if let Some(auth) = &shared.auth
+            && !auth.check(req.headers().get(header::AUTHORIZATION))
+            && !req.uri().path().starts_with("/__shepherd/")
+        {
+            return Ok(crate::forward::simple_with(
+                StatusCode::UNAUTHORIZED,
+                "authentication required\n",
+                Some((header::WWW_AUTHENTICATE, "Basic realm=\"shepherd\"")),
+            ));
         }
         return Ok(crate::forward::handle(shared, target, req).await);
     }
@@ -305,14 +304,14 @@ async fn outer(
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.parse::<Authority>().ok());
     let path = req.uri().path();
-    if let Some(authority) = host {
-        if authority.host() == CA_HOST || path.starts_with("/__shepherd/") {
-            let target = Target {
-                scheme: Scheme::HTTP,
-                authority,
-            };
-            return Ok(crate::forward::handle(shared, target, req).await);
-        }
+    if let Some(authority) = host
+        && (authority.host() == CA_HOST || path.starts_with("/__shepherd/"))
+    {
+        let target = Target {
+            scheme: Scheme::HTTP,
+            authority,
+        };
+        return Ok(crate::forward::handle(shared, target, req).await);
     }
     shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
     Ok(crate::forward::simple(
@@ -411,15 +410,14 @@ async fn intercept_tls<S>(
             .map_err(|e| format!("handshake: {e}"))?;
         Ok::<_, String>((tls, sni))
     };
-    let (tls, sni) =
-        match tokio::time::timeout(shared.limits.handshake_timeout, handshake).await {
-            Ok(Ok(x)) => x,
-            Ok(Err(e)) => {
-                tracing::debug!(%peer, "TLS interception failed: {e}");
-                return;
-            }
-            Err(_) => return,
-        };
+    let (tls, sni) = match tokio::time::timeout(shared.limits.handshake_timeout, handshake).await {
+        Ok(Ok(x)) => x,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, "TLS interception failed: {e}");
+            return;
+        }
+        Err(_) => return,
+    };
     let target = match target {
         Some(t) => t,
         None => {

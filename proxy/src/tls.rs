@@ -46,8 +46,8 @@ pub enum UpstreamTrust {
 /// The client configuration used towards origins.
 pub fn client_config(trust: &UpstreamTrust) -> Result<ClientConfig, rustls::Error> {
     let provider = provider();
-    let builder =
-        ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
     let mut roots = RootCertStore::empty();
     let mut config = match trust {
         UpstreamTrust::Insecure => builder

@@ -71,9 +71,10 @@ impl tower_service::Service<Uri> for Connector {
                 .to_string();
             let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
             connects.fetch_add(1, Ordering::Relaxed);
-            let tcp = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host.as_str(), port)))
-                .await
-                .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
+            let tcp =
+                tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host.as_str(), port)))
+                    .await
+                    .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connect timed out"))??;
             let _ = tcp.set_nodelay(true);
             if !https {
                 return Ok(UpstreamConn {
@@ -85,7 +86,9 @@ impl tower_service::Service<Uri> for Connector {
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
             let stream = tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(name, tcp))
                 .await
-                .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "TLS handshake timed out"))??;
+                .map_err(|_| {
+                    io::Error::new(io::ErrorKind::TimedOut, "TLS handshake timed out")
+                })??;
             let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
             Ok(UpstreamConn {
                 io: TokioIo::new(MaybeTls::Tls(Box::new(stream))),

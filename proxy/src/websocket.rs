@@ -58,8 +58,7 @@ pub(crate) async fn handle(
         Err(_) => return error_response(StatusCode::BAD_REQUEST, "bad WebSocket path"),
     };
     *up_req.headers_mut() = headers;
-    let io = match crate::upstream::connect_raw(&url, tls, &shared.stats.upstream_connects).await
-    {
+    let io = match crate::upstream::connect_raw(&url, tls, &shared.stats.upstream_connects).await {
         Ok(io) => io,
         Err(e) => {
             if let Some(w) = &recording {

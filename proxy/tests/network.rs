@@ -17,7 +17,10 @@ async fn h1_and_h2_clients_to_h2_and_h1_origins() {
         let origin = Origin::start(true, origin_h2).await;
         let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
         let authority = format!("localhost:{}", origin.addr.port());
-        for alpn in [&[b"h2" as &[u8], b"http/1.1"][..], &[b"http/1.1" as &[u8]][..]] {
+        for alpn in [
+            &[b"h2" as &[u8], b"http/1.1"][..],
+            &[b"http/1.1" as &[u8]][..],
+        ] {
             let mut client = Client::https(proxy.addr(), &authority, &ca, alpn).await;
             let want_h2 = alpn[0] == b"h2";
             assert_eq!(matches!(client, Client::H2(_)), want_h2);
@@ -207,24 +210,39 @@ async fn reserved_namespace_needs_the_secret_and_is_never_forwarded() {
         .await;
     assert_eq!(resp.status(), 403);
     let (resp, _) = client
-        .get(&format!("https://{authority}/__shepherd/runtime.js?s=wrong"))
+        .get(&format!(
+            "https://{authority}/__shepherd/runtime.js?s=wrong"
+        ))
         .await;
     assert_eq!(resp.status(), 403);
-    let req = Request::post(format!("https://{authority}/__shepherd/control/release?all=1"))
-        .body(Full::new(Bytes::new()))
-        .unwrap();
+    let req = Request::post(format!(
+        "https://{authority}/__shepherd/control/release?all=1"
+    ))
+    .body(Full::new(Bytes::new()))
+    .unwrap();
     assert_eq!(client.send(req).await.status(), 403);
     let secret = proxy.secret().to_string();
     let (resp, body) = client
-        .get(&format!("https://{authority}/__shepherd/runtime.js?s={secret}&m=record"))
+        .get(&format!(
+            "https://{authority}/__shepherd/runtime.js?s={secret}&m=record"
+        ))
         .await;
     assert_eq!(resp.status(), 200);
     assert_eq!(&body[..], b"/* runtime */");
-    let (resp, body) = client.get(&format!("https://{authority}/__shepherd/ca")).await;
+    let (resp, body) = client
+        .get(&format!("https://{authority}/__shepherd/ca"))
+        .await;
     assert_eq!(resp.status(), 200);
     assert!(String::from_utf8_lossy(&body).contains("certificate authority"));
-    assert_eq!(proxy.upstream_connects(), before, "reserved requests went upstream");
-    assert_eq!(origin.connections.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(
+        proxy.upstream_connects(),
+        before,
+        "reserved requests went upstream"
+    );
+    assert_eq!(
+        origin.connections.load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,10 +274,9 @@ async fn large_body_streams_with_bounded_memory() {
     let (proxy, _ca) = start_proxy(Mode::Serve, None, |_| {}).await;
     let port = origin.addr.port();
     let tcp = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
-    let (mut send, conn) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
-            .await
-            .unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+        .await
+        .unwrap();
     tokio::spawn(conn);
     const MB: u64 = 200;
     let req = Request::get(format!("http://127.0.0.1:{port}/big?mb={MB}"))
@@ -304,7 +321,8 @@ async fn non_loopback_needs_auth_and_auth_is_checked() {
     })
     .await;
     let port = origin.addr.port();
-    let req = format!("GET http://127.0.0.1:{port}/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
+    let req =
+        format!("GET http://127.0.0.1:{port}/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
     let out = raw_http(proxy.addr(), format!("{req}\r\n").as_bytes()).await;
     assert!(out.starts_with("HTTP/1.1 407"), "{out}");
     let out = raw_http(
@@ -327,7 +345,10 @@ async fn concurrent_first_connections_mint_one_certificate() {
         let addr = proxy.addr();
         tasks.push(tokio::spawn(async move {
             let mut c = Client::https(addr, &authority, &ca, &[b"h2"]).await;
-            c.get(&format!("https://{authority}/hello")).await.0.status()
+            c.get(&format!("https://{authority}/hello"))
+                .await
+                .0
+                .status()
         }));
     }
     for t in tasks {

@@ -228,10 +228,8 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
                 .await;
                 use futures_util::{SinkExt, StreamExt};
                 while let Some(Ok(msg)) = ws.next().await {
-                    if msg.is_text() || msg.is_binary() {
-                        if ws.send(msg).await.is_err() {
-                            break;
-                        }
+                    if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
+                        break;
                     }
                 }
             });
@@ -249,7 +247,9 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
 }
 
 pub fn compressible_text() -> String {
-    (0..5000).map(|i| format!("<p>paragraph {i}</p>\n")).collect()
+    (0..5000)
+        .map(|i| format!("<p>paragraph {i}</p>\n"))
+        .collect()
 }
 
 /// Starts a proxy trusting only the origin's CA upstream.
@@ -270,12 +270,35 @@ pub async fn start_proxy(
     (handle, ca)
 }
 
+/// Anything that names the root a test client trusts.
+pub trait TrustRoot {
+    fn root(&self) -> CertificateDer<'static>;
+}
+
+impl TrustRoot for CertificateAuthority {
+    fn root(&self) -> CertificateDer<'static> {
+        self.cert_der().clone()
+    }
+}
+
+impl TrustRoot for Arc<CertificateAuthority> {
+    fn root(&self) -> CertificateDer<'static> {
+        self.cert_der().clone()
+    }
+}
+
+impl TrustRoot for CertificateDer<'static> {
+    fn root(&self) -> CertificateDer<'static> {
+        self.clone()
+    }
+}
+
 /// A TLS stream to `authority` through the proxy's CONNECT, trusting the Shepherd CA.
 pub async fn connect_tls(
     proxy: SocketAddr,
     authority: &str,
     server_name: &str,
-    ca: &CertificateAuthority,
+    ca: &(impl TrustRoot + ?Sized),
     alpn: &[&[u8]],
 ) -> tokio_rustls::client::TlsStream<TcpStream> {
     let mut tcp = TcpStream::connect(proxy).await.unwrap();
@@ -292,7 +315,7 @@ pub async fn connect_tls(
     let head = String::from_utf8_lossy(&buf);
     assert!(head.starts_with("HTTP/1.1 200"), "CONNECT answer: {head}");
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca.cert_der().clone()).unwrap();
+    roots.add(ca.root()).unwrap();
     let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -316,7 +339,7 @@ impl Client {
     pub async fn https(
         proxy: SocketAddr,
         authority: &str,
-        ca: &CertificateAuthority,
+        ca: &(impl TrustRoot + ?Sized),
         alpn: &[&[u8]],
     ) -> Client {
         let host = authority.rsplit_once(':').unwrap().0;
@@ -344,7 +367,13 @@ impl Client {
                 if let Some(a) = parts.uri.authority() {
                     parts.headers.insert("host", a.as_str().parse().unwrap());
                 }
-                parts.uri = parts.uri.path_and_query().unwrap().as_str().parse().unwrap();
+                parts.uri = parts
+                    .uri
+                    .path_and_query()
+                    .unwrap()
+                    .as_str()
+                    .parse()
+                    .unwrap();
                 s.ready().await.unwrap();
                 s.send_request(Request::from_parts(parts, body))
                     .await
@@ -375,8 +404,8 @@ pub async fn raw_http(proxy: SocketAddr, request: &[u8]) -> String {
     let mut tcp = TcpStream::connect(proxy).await.unwrap();
     tcp.write_all(request).await.unwrap();
     let mut out = Vec::new();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read_to_end(&mut out))
-        .await;
+    let _ =
+        tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
     String::from_utf8_lossy(&out).into_owned()
 }
 
