@@ -508,6 +508,42 @@ defProp(api, 'control', {
 defProp(api, 'doc', { value: DOC, enumerable: true });
 defProp(api, 'mode', { value: CONFIG.mode, enumerable: true });
 
+/**
+ * Instruments dynamic code through the proxy (synchronous XHR, docs/runtime-api.md): the
+ * instrumented text, or null on any failure (the original then runs uninstrumented).
+ */
+function instrumentSync(src, kind) {
+  if (!REC || !NXMLHttpRequest || nXhrOpen === null) return null;
+  try {
+    const x = new NXMLHttpRequest();
+    const base = CONFIG.instrument || '/__shepherd/instrument';
+    nXhrOpen(x, 'POST', base + '?s=' + encodeURIComponent(CONFIG.secret || '') + '&kind=' +
+      encodeURIComponent(NativeString(kind)), false);
+    nXhrSend(x, NativeString(src));
+    return nXhrStatus(x) === 200 ? nXhrText(x) : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+/** Token for `await`: the action the suspension happens in. */
+function await0() {
+  return cur >= 0 ? cur : undefined;
+}
+
+/**
+ * An `await` continuation resumes. Inside an open action it is one of that turn's microtasks;
+ * with no open action the host resolved the promise in a task we do not see, so the
+ * continuation is an action of its own, forked by the action that awaited.
+ */
+function await1(token) {
+  if (cur >= 0 || typeof token !== 'number') return;
+  begin({
+    hid: 0, type: 4, kind: 'continuation', stable: childStable(ROOT, 'continuation', ''), label: '',
+    from: token, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent: ROOT,
+  });
+}
+
 /** What access.js builds on (docs/runtime-api.md). */
 const T = {
   read,
@@ -517,6 +553,9 @@ const T = {
   summary,
   exception,
   ensure,
+  instrument: instrumentSync,
+  await0,
+  await1,
   recording: REC,
   api,
 };

@@ -314,6 +314,15 @@ function installDom() {
       metaOf(this).by = info;
     } else if (REC && n.length > 2 && strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110) {
       write(targetLabel(this) + '.' + strSlice(n, 2), value);
+      if (typeof api.i === 'function' && typeof value === 'string') {
+        let code = value;
+        try {
+          code = api.i(value, 'handler');
+        } catch (_) {
+          code = value;
+        }
+        return rApply(nSetAttr, this, [name, code]);
+      }
     }
     return rApply(nSetAttr, this, arguments);
   });

@@ -45,7 +45,15 @@ function timerFired(d) {
 
 function toCallable(handler) {
   if (typeof handler === 'function') return handler;
-  const code = NativeString(handler);
+  let code = NativeString(handler);
+  // Record mode: string timers are instrumented like any dynamic code (access.js).
+  if (REC && typeof api.i === 'function') {
+    try {
+      code = api.i(code, 'script');
+    } catch (_) {
+      code = NativeString(handler);
+    }
+  }
   return function () {
     return (0, nativeEval)(code);
   };

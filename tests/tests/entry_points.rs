@@ -592,6 +592,10 @@ case!(stable_ids_survive_reload, |h| async move {
                 .collect::<Vec<_>>()
         })
         .collect();
+    // Timing may reorder the timers; the identities must be the same set.
+    let (mut sa, mut sb) = (sa, sb);
+    sa.sort();
+    sb.sort();
     ensure!(sa == sb, "stable ids differ:\n{sa:?}\n{sb:?}");
     ensure!(
         sa.iter().collect::<std::collections::HashSet<_>>().len() == sa.len(),

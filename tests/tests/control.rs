@@ -1,0 +1,211 @@
+//! The one mechanism behind repair and exploration: holding, releasing, discarding and
+//! following a schedule, driven through `__shepherd.control(secret)`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, ensure};
+use serde_json::{Value, json};
+use shepherd_e2e::{Case, case, run_cases};
+use shepherd_runtime::Mode;
+
+fn main() -> ExitCode {
+    let cases: &[Case] = &[
+        ("control_needs_the_secret", control_needs_the_secret),
+        ("hold_and_release_timers", hold_and_release_timers),
+        ("follow_a_schedule", follow_a_schedule),
+        ("discard_a_click", discard_a_click),
+        ("hold_a_click_then_release", hold_a_click_then_release),
+        ("hold_a_fetch_settlement", hold_a_fetch_settlement),
+    ];
+    run_cases(Mode::Record, cases)
+}
+
+const PAUSE: Duration = Duration::from_millis(150);
+
+fn stables(pending: &Value) -> Vec<String> {
+    pending
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|d| d["stable"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+case!(control_needs_the_secret, |h| async move {
+    let page = h.open("/control/").await?;
+    let v = page
+        .evaluate("[__shepherd.control('wrong'), typeof __shepherd.control, Object.keys(window).includes('__shepherd')]")
+        .await?;
+    ensure!(v == json!([null, "function", false]), "{v}");
+    let d = page
+        .evaluate("(() => { const d = Object.getOwnPropertyDescriptor(window, '__shepherd'); return [d.enumerable, d.writable, d.configurable]; })()")
+        .await?;
+    ensure!(d == json!([false, false, false]), "{d}");
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(hold_and_release_timers, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(&page, "C.policy(d => d.kind === 'timer' ? 'hold' : 'run')")
+        .await?;
+    page.evaluate("arm(); 0").await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!(""),
+        "held timers did not run"
+    );
+    let pending = h.control(&page, "C.pending()").await?;
+    let list = pending.as_array().context("pending list")?;
+    ensure!(list.len() == 2, "two held timers: {pending}");
+    ensure!(
+        list.iter().all(|d| d["kind"] == "timer" && d["delay"] == 0),
+        "{pending}"
+    );
+    let second = list[1]["hid"].as_u64().context("hid")?;
+    ensure!(
+        h.control(&page, &format!("C.release({second})")).await? == json!(true),
+        "release"
+    );
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("B"),
+        "only B ran"
+    );
+    ensure!(
+        h.control(&page, &format!("C.release({second})")).await? == json!(false),
+        "released once"
+    );
+    let first = list[0]["hid"].as_u64().context("hid")?;
+    h.control(&page, &format!("C.discard({first})")).await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("B"),
+        "A discarded"
+    );
+    let stats = h.control(&page, "C.stats()").await?;
+    ensure!(
+        stats["held"] == 0 && stats["heldTotal"] == 2 && stats["discarded"] == 1,
+        "{stats}"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let timers = t.of_kind("timer");
+    ensure!(timers.len() == 1, "one timer action (B)\n{}", t.dump());
+    ensure!(
+        t.stable(timers[0]) == stables(&pending)[1],
+        "the trace names the released callback"
+    );
+    Ok(())
+});
+
+case!(follow_a_schedule, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(&page, "C.holdAll(true)").await?;
+    page.evaluate("arm(); 0").await?;
+    tokio::time::sleep(PAUSE).await;
+    let order = stables(&h.control(&page, "C.pending()").await?);
+    ensure!(order.len() == 2, "{order:?}");
+    // Registration order is A, B; the schedule asks for B first.
+    let schedule = json!([order[1], order[0]]);
+    h.control(&page, &format!("C.follow({schedule})")).await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("B,A"),
+        "schedule followed"
+    );
+    ensure!(
+        h.control(&page, "C.scheduleState().position").await? == json!(2),
+        "schedule done"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(discard_a_click, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(
+        &page,
+        "C.policy(d => d.kind === 'event:click' ? 'discard' : 'run')",
+    )
+    .await?;
+    page.click("#b").await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!(""),
+        "click discarded"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    ensure!(
+        t.with_scope("fire:click").is_empty(),
+        "no click action\n{}",
+        t.dump()
+    );
+    ensure!(
+        !t.with_scope("fire:mousedown").is_empty(),
+        "other events still run"
+    );
+    Ok(())
+});
+
+case!(hold_a_click_then_release, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(
+        &page,
+        "C.policy(d => d.kind === 'event:click' ? 'hold' : 'run')",
+    )
+    .await?;
+    page.click("#b").await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!(""),
+        "click held"
+    );
+    let pending = h.control(&page, "C.pending()").await?;
+    ensure!(
+        pending[0]["kind"] == "event:click" && pending[0]["user"] == true,
+        "{pending}"
+    );
+    let hid = pending[0]["hid"].as_u64().context("hid")?;
+    h.control(&page, &format!("C.release({hid})")).await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("click"),
+        "released click ran"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let clicks = t.with_scope("fire:click @ BUTTON[");
+    ensure!(clicks.len() == 1, "one click action\n{}", t.dump());
+    ensure!(
+        t.stable(clicks[0]) == stables(&pending)[0],
+        "same identity after release"
+    );
+    ensure!(t.type_code(clicks[0]) == 2, "still a user event");
+    Ok(())
+});
+
+case!(hold_a_fetch_settlement, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(&page, "C.policy(d => d.kind === 'fetch' ? 'hold' : 'run')")
+        .await?;
+    page.evaluate("armFetch(); 0").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!(""),
+        "settlement held"
+    );
+    let hid = h.control(&page, "C.pending()[0].hid").await?;
+    h.control(&page, &format!("C.release({hid})")).await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("fetched"),
+        "continuation ran"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
