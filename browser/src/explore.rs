@@ -73,11 +73,16 @@ pub struct FiredEvent {
     pub seq: usize,
     /// Milliseconds since exploration started.
     pub at_ms: u64,
-    /// The DOM event intended: `mouseover`, `mousedown`, `mouseup`, `click`, `keydown`,
-    /// `keyup` or `focus`.
+    /// The input dispatched, one entry per dispatch so a replay can interleave other events
+    /// between them (see [`Page::fire`]): `mouseover` (the mouse moves onto the element:
+    /// `mouseover`/`mouseenter`/`mousemove`), `mousedown`, `click` (the button release:
+    /// `mouseup` then `click`), `focus`, `keydown`, `keyup`.
     pub event: String,
-    /// The target element's backend node id (`None`: the page as a whole).
+    /// The target element's backend node id in this page load (`None`: the page as a whole).
     pub backend_node_id: Option<i64>,
+    /// The target's stable path (`/html[1]/body[1]/button[2]`, see [`Element::Path`]); empty
+    /// for the page as a whole.
+    pub path: String,
     /// Short description of the target (`button#save.primary`).
     pub target: String,
     /// The key for key events.
@@ -182,13 +187,14 @@ enum Action {
 }
 
 impl Action {
-    fn cost(self) -> usize {
+    /// Log entries the action needs at least (focus + keys for key actions; typing is cut to
+    /// the remaining budget).
+    fn cost(self, page_level: bool) -> usize {
+        let focus = usize::from(!page_level);
         match self {
             Action::Hover | Action::Focus => 1,
-            Action::Keys => 2,
-            Action::Click => 4,
-            // At least one key; longer strings are cut to the remaining budget.
-            Action::Type => 2,
+            Action::Keys | Action::Type => 2 + focus,
+            Action::Click => 3,
         }
     }
 }
@@ -196,20 +202,32 @@ impl Action {
 #[derive(Debug, Clone)]
 struct NodeInfo {
     desc: String,
+    path: String,
     text_field: bool,
     page_level: bool,
     types: BTreeSet<String>,
 }
 
-/// Candidates of one scan: (backend node id or None for the page, action), sorted for
-/// reproducibility.
-type Candidates = Vec<(Option<i64>, Action, String)>;
+/// One thing exploration may do; `node: None` is the page as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Candidate {
+    node: Option<i64>,
+    action: Action,
+    desc: String,
+    path: String,
+}
+
+/// Candidates of one scan, sorted for reproducibility.
+type Candidates = Vec<Candidate>;
 
 impl Page {
     /// Fire seeded random user events at elements with handlers until `opts.duration` or
     /// `opts.max_events`, blocking navigations away from the page (see the module docs).
     pub async fn explore(&self, opts: &ExploreOptions) -> Result<ExploreReport> {
         let start = Instant::now();
+        // A known pointer position, so that a replay from a fresh load (which also starts with
+        // reset_pointer) sees the same mouseover/mouseout events.
+        self.reset_pointer().await?;
         let guard = NavGuard::start(self).await?;
         let result = self.explore_loop(opts, start).await;
         let (blocked, popups) = guard.stop(self).await;
@@ -222,6 +240,54 @@ impl Page {
             stopped,
             elapsed: start.elapsed(),
         })
+    }
+
+    /// Move the mouse to the top-left corner of the viewport. Exploration starts with this;
+    /// call it before replaying a log with [`Page::fire`].
+    pub async fn reset_pointer(&self) -> Result<()> {
+        self.mouse_move(0.0, 0.0).await
+    }
+
+    /// Dispatch one logged event again, addressing its target by [`FiredEvent::path`] (so it
+    /// works on a fresh load of the same page) or, without a path, the page as a whole. Each
+    /// entry is one dispatch, so a scheduler can interleave other events between the entries of
+    /// one click or key press. Does not wait for the page to settle.
+    pub async fn fire(&self, ev: &FiredEvent) -> Result<()> {
+        let element = || {
+            if ev.path.is_empty() {
+                Err(Error::Element(format!(
+                    "event {} #{} has no target path",
+                    ev.event, ev.seq
+                )))
+            } else {
+                Ok(Element::Path(ev.path.clone()))
+            }
+        };
+        let key = || {
+            ev.detail
+                .clone()
+                .ok_or_else(|| Error::Element(format!("key event #{} without a key", ev.seq)))
+        };
+        match ev.event.as_str() {
+            "mouseover" => {
+                self.hover(element()?).await?;
+            }
+            "mousedown" => {
+                let (x, y) = self.element_center(&element()?).await?;
+                self.mouse_down(x, y, MouseButton::Left).await?;
+            }
+            "click" => {
+                let (x, y) = self.element_center(&element()?).await?;
+                self.mouse_up(x, y, MouseButton::Left).await?;
+            }
+            "focus" => self.focus(element()?).await?,
+            "keydown" => self.key_down(&key()?).await?,
+            "keyup" => self.key_up(&key()?).await?,
+            other => {
+                return Err(Error::Element(format!("unknown logged event {other:?}")));
+            }
+        }
+        Ok(())
     }
 
     async fn explore_loop(
@@ -248,7 +314,7 @@ impl Page {
             }
             if since_scan >= opts.rescan_every.max(1) || candidates.is_empty() {
                 candidates = self.scan_candidates().await?;
-                seen.extend(candidates.iter().filter_map(|c| c.0));
+                seen.extend(candidates.iter().filter_map(|c| c.node));
                 since_scan = 0;
                 if candidates.is_empty() {
                     return Ok((log, StopReason::NoCandidates, seen.len()));
@@ -256,13 +322,21 @@ impl Page {
             }
             let budget = opts.max_events - log.len();
             let affordable: Vec<usize> = (0..candidates.len())
-                .filter(|&i| candidates[i].1.cost() <= budget)
+                .filter(|&i| {
+                    let c = &candidates[i];
+                    c.action.cost(c.node.is_none()) <= budget
+                })
                 .collect();
             if affordable.is_empty() {
                 return Ok((log, StopReason::MaxEvents, seen.len()));
             }
             let pick = affordable[rng.below(affordable.len())];
-            let (node, action, desc) = candidates[pick].clone();
+            let Candidate {
+                node,
+                action,
+                desc,
+                path,
+            } = candidates[pick].clone();
             let at_ms = start.elapsed().as_millis() as u64;
             let mut fired: Vec<(&'static str, Option<String>)> = Vec::new();
             // A page stuck in a handler (an endless loop) holds input acks: never wait past the
@@ -286,6 +360,7 @@ impl Page {
                     at_ms,
                     event: event.to_string(),
                     backend_node_id: node,
+                    path: path.clone(),
                     target: desc.clone(),
                     detail,
                 });
@@ -340,7 +415,6 @@ impl Page {
                     self.mouse_down(x, y, MouseButton::Left).await?;
                     fired.push(("mousedown", None));
                     self.mouse_up(x, y, MouseButton::Left).await?;
-                    fired.push(("mouseup", None));
                     fired.push(("click", None));
                 }
             }
@@ -350,28 +424,25 @@ impl Page {
                     fired.push(("focus", None));
                 }
             }
-            Action::Keys => {
+            Action::Keys | Action::Type => {
+                let mut budget = budget;
                 if let Some(id) = node {
                     self.focus(Element::BackendNode(id)).await?;
+                    fired.push(("focus", None));
+                    budget -= 1;
                 }
-                let key = KEYS[rng.below(KEYS.len())];
-                self.press_key(key).await?;
-                fired.push(("keydown", Some(key.to_string())));
-                fired.push(("keyup", Some(key.to_string())));
-            }
-            Action::Type => {
-                if let Some(id) = node {
-                    self.focus(Element::BackendNode(id)).await?;
-                }
-                let text = if opts.text_inputs.is_empty() {
-                    "x".to_string()
+                let keys: Vec<String> = if action == Action::Keys {
+                    vec![KEYS[rng.below(KEYS.len())].to_string()]
+                } else if opts.text_inputs.is_empty() {
+                    vec!["x".to_string()]
                 } else {
-                    opts.text_inputs[rng.below(opts.text_inputs.len())].clone()
+                    let text = &opts.text_inputs[rng.below(opts.text_inputs.len())];
+                    text.chars().map(|c| c.to_string()).collect()
                 };
-                for c in text.chars().take(budget / 2) {
-                    let key = c.to_string();
-                    self.type_text(&key).await?;
+                for key in keys.into_iter().take(budget / 2) {
+                    self.key_down(&key).await?;
                     fired.push(("keydown", Some(key.clone())));
+                    self.key_up(&key).await?;
                     fired.push(("keyup", Some(key)));
                 }
             }
@@ -445,34 +516,48 @@ impl Page {
                 continue;
             }
             let t = &info.types;
+            let mut add = |action| {
+                out.push(Candidate {
+                    node: Some(*id),
+                    action,
+                    desc: info.desc.clone(),
+                    path: info.path.clone(),
+                })
+            };
             if has(t, MOUSE_HOVER_TYPES) || has(t, MOUSE_CLICK_TYPES) {
-                out.push((Some(*id), Action::Hover, info.desc.clone()));
+                add(Action::Hover);
             }
             if has(t, MOUSE_CLICK_TYPES) {
-                out.push((Some(*id), Action::Click, info.desc.clone()));
+                add(Action::Click);
             }
             if info.text_field {
-                out.push((Some(*id), Action::Type, info.desc.clone()));
+                add(Action::Type);
             } else if has(t, KEY_TYPES) {
-                out.push((Some(*id), Action::Keys, info.desc.clone()));
+                add(Action::Keys);
             }
             if has(t, FOCUS_TYPES) {
-                out.push((Some(*id), Action::Focus, info.desc.clone()));
+                add(Action::Focus);
             }
         }
         if has(&page_types, &["keydown", "keyup", "keypress"]) {
-            out.push((None, Action::Keys, "page".to_string()));
+            out.push(Candidate {
+                node: None,
+                action: Action::Keys,
+                desc: "page".to_string(),
+                path: String::new(),
+            });
         }
         out.sort();
         Ok(out)
     }
 }
 
-/// Record element nodes (type 1) with their description, `on*` attributes and field kind.
-fn collect_nodes(node: &Value, out: &mut BTreeMap<i64, NodeInfo>) {
-    if node.get("nodeType").and_then(Value::as_i64) == Some(1)
-        && let Some(id) = node.get("backendNodeId").and_then(Value::as_i64)
-    {
+/// Record element nodes with their path, description, `on*` attributes and field kind.
+fn collect_nodes(root: &Value, out: &mut BTreeMap<i64, NodeInfo>) {
+    crate::paths::visit_elements(root, &mut |node, path| {
+        let Some(id) = node.get("backendNodeId").and_then(Value::as_i64) else {
+            return;
+        };
         let name = node
             .get("localName")
             .and_then(Value::as_str)
@@ -523,25 +608,13 @@ fn collect_nodes(node: &Value, out: &mut BTreeMap<i64, NodeInfo>) {
             id,
             NodeInfo {
                 desc,
+                path: path.to_string(),
                 text_field,
                 page_level: matches!(name.as_str(), "html" | "body"),
                 types,
             },
         );
-    }
-    for key in ["children", "shadowRoots"] {
-        for child in node
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            collect_nodes(child, out);
-        }
-    }
-    if let Some(doc) = node.get("contentDocument") {
-        collect_nodes(doc, out);
-    }
+    });
 }
 
 /// Blocks main-frame navigations and closes popups while exploration runs.
@@ -703,6 +776,8 @@ mod tests {
         assert!(!nodes.contains_key(&1));
         assert!(nodes[&2].page_level);
         assert_eq!(nodes[&3].desc, "div#a.x.y");
+        assert_eq!(nodes[&3].path, "/body[1]/div[1]");
+        assert_eq!(nodes[&8].path, "/body[1]/iframe[1]/#document/textarea[1]");
         assert!(nodes[&3].types.contains("click"));
         assert!(!nodes[&4].text_field);
         assert!(nodes[&5].text_field);

@@ -12,6 +12,10 @@ pub enum Element {
     Selector(String),
     /// A backend node id (stable for the node's lifetime, as given by DOM/DOMDebugger).
     BackendNode(i64),
+    /// A stable path such as `/html[1]/body[1]/div[2]/#shadow/button[1]` (see
+    /// [`FiredEvent::path`](crate::FiredEvent::path)); reaches into shadow roots and
+    /// same-process frames, and names the same element when the page is loaded again.
+    Path(String),
 }
 
 impl From<&str> for Element {
@@ -31,6 +35,7 @@ impl std::fmt::Display for Element {
         match self {
             Element::Selector(s) => write!(f, "`{s}`"),
             Element::BackendNode(id) => write!(f, "backend node {id}"),
+            Element::Path(p) => write!(f, "path {p}"),
         }
     }
 }
@@ -124,6 +129,16 @@ impl Page {
     pub(crate) async fn node_params(&self, el: &Element) -> Result<Value> {
         match el {
             Element::BackendNode(id) => Ok(json!({ "backendNodeId": id })),
+            Element::Path(path) => {
+                let doc = self
+                    .call("DOM.getDocument", json!({ "depth": -1, "pierce": true }))
+                    .await?;
+                let root = doc.get("root").unwrap_or(&Value::Null);
+                match crate::paths::find_by_path(root, path) {
+                    Some(id) => Ok(json!({ "backendNodeId": id })),
+                    None => Err(Error::Element(format!("{el} matches nothing"))),
+                }
+            }
             Element::Selector(sel) => {
                 let doc = self.call("DOM.getDocument", json!({ "depth": 0 })).await?;
                 let root = doc
@@ -260,6 +275,13 @@ impl Page {
     /// single character. The focused element receives `keydown`, `keypress`/`input` (for
     /// text) and `keyup`.
     pub async fn press_key(&self, key: &str) -> Result<()> {
+        self.key_down(key).await?;
+        self.key_up(key).await
+    }
+
+    /// Press one key without releasing it (`keydown`, plus `keypress`/`input` for text). Key
+    /// names as in [`Page::press_key`].
+    pub async fn key_down(&self, key: &str) -> Result<()> {
         let def = key_def(key).ok_or_else(|| Error::Element(format!("unknown key {key:?}")))?;
         let mut down = json!({
             "type": if def.text.is_some() { "keyDown" } else { "rawKeyDown" },
@@ -273,6 +295,12 @@ impl Page {
             down["unmodifiedText"] = json!(t);
         }
         self.call("Input.dispatchKeyEvent", down).await?;
+        Ok(())
+    }
+
+    /// Release one key (`keyup`).
+    pub async fn key_up(&self, key: &str) -> Result<()> {
+        let def = key_def(key).ok_or_else(|| Error::Element(format!("unknown key {key:?}")))?;
         self.call(
             "Input.dispatchKeyEvent",
             json!({

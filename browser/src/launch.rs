@@ -184,13 +184,13 @@ impl Browser {
         // which is async-signal-safe; it allocates nothing and touches no shared state.
         unsafe {
             // If we die without running Drop (SIGKILL, abort), Chromium is killed too. The
-            // signal follows the spawning *thread*; Drop covers the normal paths anyway.
+            // signal follows the spawning *thread*, hence the process-long spawner thread.
             cmd.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
                 Ok(())
             });
         }
-        let mut child = match cmd.spawn() {
+        let mut child = match spawn_from_spawner(cmd).await {
             Ok(c) => c,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&profile);
@@ -356,6 +356,45 @@ impl Drop for Process {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
+
+/// Spawn on one thread that lives as long as the process: `PR_SET_PDEATHSIG` fires when the
+/// thread that forked exits, and an async task may run on a thread that ends long before the
+/// browser should (a test thread, a blocking-pool thread).
+async fn spawn_from_spawner(cmd: Command) -> std::io::Result<Child> {
+    static SPAWNER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<SpawnRequest>>> =
+        std::sync::OnceLock::new();
+    let sender = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<SpawnRequest>();
+        let spawned = std::thread::Builder::new()
+            .name("shepherd-chromium-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("no spawner thread ({e}); Chromium will not die with us on SIGKILL");
+        }
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = std::sync::mpsc::channel();
+    let request = (cmd, reply_tx);
+    let failed = {
+        let tx = sender.lock().unwrap_or_else(|p| p.into_inner());
+        tx.send(request).err()
+    };
+    if let Some(std::sync::mpsc::SendError((mut cmd, _))) = failed {
+        // No spawner thread: spawn here rather than not at all.
+        return cmd.spawn();
+    }
+    // fork+exec takes milliseconds; waiting on a blocking-pool thread keeps the runtime free.
+    tokio::task::spawn_blocking(move || reply_rx.recv())
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|_| std::io::Error::other("spawner thread stopped"))?
 }
 
 fn kill_group(pid: u32) {

@@ -47,6 +47,7 @@ mod input;
 mod launch;
 mod monitor;
 mod page;
+mod paths;
 mod quiet;
 
 pub use connection::{Connection, Event, EventStream};

@@ -231,3 +231,52 @@ async fn finds_handlers_in_shadow_roots_and_same_origin_frames() {
     assert!(log.contains(&"frame:true"), "{log:?}");
     browser.close().await.unwrap();
 }
+
+const REPLAYABLE: &str = r#"<!doctype html><body style="margin:0">
+<style> button, input { display: block; margin: 6px; width: 160px; height: 30px; } </style>
+<button id="one">one</button><button id="two" onmouseover="">two</button>
+<input id="field" onkeydown="">
+<div id="host"></div>
+<iframe src="/inner" style="width:300px; height:200px; border:0"></iframe>
+<script>
+  window.log = [];
+  const root = document.getElementById('host').attachShadow({mode: 'open'});
+  root.innerHTML = '<button id="shadowed" style="width:120px;height:30px">in shadow</button>';
+  root.getElementById('shadowed').addEventListener('click', () => log.push('shadow-click'));
+  document.getElementById('one').addEventListener('click', () => log.push('one-click'));
+  for (const t of ['mouseover', 'mousedown', 'mouseup', 'click', 'keydown', 'keyup', 'focusin'])
+    document.addEventListener(t, e => log.push(t + ':' + (e.target.id || e.target.nodeName) + (e.key ? ':' + e.key : '')), true);
+</script>"#;
+
+#[tokio::test]
+async fn a_logged_exploration_replays_identically_on_a_fresh_load() {
+    let server = serve(vec![("/", html(REPLAYABLE)), ("/inner", html(INNER))]).await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    page.navigate(&server.url("/")).await.unwrap();
+    let report = page
+        .explore(&ExploreOptions {
+            max_events: 40,
+            seed: 9,
+            ..ExploreOptions::default()
+        })
+        .await
+        .unwrap();
+    let original = page.evaluate("log").await.unwrap();
+    let paths: BTreeSet<&str> = report.events.iter().map(|e| e.path.as_str()).collect();
+    assert!(
+        paths.iter().any(|p| p.contains("/#shadow/"))
+            || paths.iter().any(|p| p.contains("/#document/")),
+        "{paths:?}"
+    );
+
+    page.navigate(&server.url("/")).await.unwrap();
+    page.reset_pointer().await.unwrap();
+    for ev in &report.events {
+        page.fire(ev).await.unwrap();
+    }
+    let replayed = page.evaluate("log").await.unwrap();
+    assert_eq!(original, replayed);
+    assert!(original.as_array().unwrap().len() > 10, "{original}");
+    browser.close().await.unwrap();
+}

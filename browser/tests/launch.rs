@@ -156,3 +156,50 @@ async fn renderer_crash_fails_the_page_but_not_the_browser() {
     );
     browser.close().await.unwrap();
 }
+
+/// Run by `a_sigkilled_owner_takes_chromium_along` in a child process.
+#[test]
+#[ignore = "helper: run by a_sigkilled_owner_takes_chromium_along"]
+fn helper_launch_and_hang() {
+    if std::env::var_os("SHEPHERD_BROWSER_HELPER").is_none() {
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let browser = rt.block_on(launch());
+    println!("PID {}", browser.pid().unwrap());
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+#[test]
+fn a_sigkilled_owner_takes_chromium_along() {
+    use std::io::BufRead;
+    let mut owner = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "helper_launch_and_hang",
+            "--nocapture",
+        ])
+        .env("SHEPHERD_BROWSER_HELPER", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(owner.stdout.take().unwrap());
+    let pid: u32 = out
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("PID ").map(|p| p.trim().parse().unwrap()))
+        .expect("helper printed no pid");
+    assert!(!group_members(pid).is_empty());
+    owner.kill().unwrap(); // SIGKILL: no destructor runs in the owner
+    owner.wait().unwrap();
+    let mut left = group_members(pid);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        left = group_members(pid);
+    }
+    assert!(left.is_empty(), "orphaned Chromium processes {left:?}");
+}
