@@ -4,13 +4,13 @@
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// SQLite reported an error (corrupt file, disk full, locked beyond the busy timeout).
-    #[error("sqlite: {0}")]
+    #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
     /// File system error.
-    #[error("io: {0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// JSON (HAR) could not be parsed or written.
-    #[error("json: {0}")]
+    #[error(transparent)]
     Json(#[from] serde_json::Error),
     /// The file is not a recording, or is from a newer Shepherd.
     #[error("format: {0}")]

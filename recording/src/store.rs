@@ -102,6 +102,16 @@ struct Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
+        // Close the reader first so the writer's connection is the last one: only then does
+        // SQLite checkpoint and delete the `-wal`/`-shm` files, leaving one self-contained file.
+        if self.tx.is_some()
+            && let Ok(placeholder) = Connection::open_in_memory()
+        {
+            drop(std::mem::replace(
+                self.reader.get_mut().unwrap_or_else(|p| p.into_inner()),
+                placeholder,
+            ));
+        }
         // Closing the channel lets the writer commit what is queued and exit.
         self.tx.take();
         if let Some(t) = self.thread.take() {
@@ -190,10 +200,22 @@ impl Recording {
         if !path.exists() {
             return Err(Error::NotFound(format!("{}", path.display())));
         }
-        let reader = Connection::open_with_flags(
+        // A read-write connection restricted by `query_only`: as the last connection to close
+        // it may remove the `-wal`/`-shm` files, which a SQLITE_OPEN_READ_ONLY connection
+        // creates but never deletes. Falls back to a true read-only open (read-only media).
+        let reader = match Connection::open_with_flags(
             &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ) {
+            Ok(c) => {
+                c.pragma_update(None, "query_only", true)?;
+                c
+            }
+            Err(_) => Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?,
+        };
         configure(&reader)?;
         let version = schema::current_version(&reader)?;
         if version != schema::SCHEMA_VERSION {

@@ -320,3 +320,24 @@ fn failed_exchange_keeps_error_and_no_response() {
     assert!(rec.exchange(wid).unwrap().websocket);
     assert!(rec.replay_requests(1024).unwrap().is_empty());
 }
+
+#[test]
+fn closed_recording_is_a_single_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.rec");
+    {
+        let rec = Recording::open(&path).unwrap();
+        let s = rec.begin_session("record").unwrap();
+        ok_exchange(&rec, s, "https://example.com/", b"x");
+    }
+    {
+        let rec = Recording::open_readonly(&path).unwrap();
+        assert_eq!(rec.exchange_count().unwrap(), 1);
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["one.rec"]);
+}
