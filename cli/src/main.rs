@@ -21,7 +21,12 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Convert recordings to and from HAR 1.2 (devtools, other proxies).
+    Har(commands::har::Args),
+    /// Merge the sessions of several recordings into one recording.
+    Merge(commands::har::MergeArgs),
+}
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
