@@ -706,6 +706,7 @@ impl NavGuard {
     /// Undo the interception; returns (blocked navigations, closed popups).
     async fn stop(self, page: &Page) -> (Vec<String>, Vec<String>) {
         // Short limits: a renderer stuck in a handler would hold renderer-side commands.
+        // Target discovery stays on: it is browser-wide, and another page may be exploring.
         let limit = Duration::from_secs(1);
         let session = Some(page.session_id());
         let conn = &page.conn;
@@ -715,12 +716,6 @@ impl NavGuard {
                 session,
                 "Page.setInterceptFileChooserDialog",
                 json!({ "enabled": false }),
-                limit,
-            ),
-            conn.call(
-                None,
-                "Target.setDiscoverTargets",
-                json!({ "discover": false }),
                 limit,
             ),
         );

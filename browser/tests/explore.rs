@@ -28,143 +28,144 @@ const PAGE: &str = r#"<!doctype html>
   document.addEventListener('keydown', e => hits.push('keydown:' + (e.target.id || e.target.nodeName)), true);
 </script>"#;
 
-#[tokio::test]
-async fn explores_handler_elements_only_and_stays_on_the_page() {
-    let server = serve(vec![
-        ("/", html(PAGE)),
-        ("/away", html("away")),
-        ("/away2", html("away2")),
-        ("/submitted", html("submitted")),
-        ("/popup", html("popup")),
-    ])
-    .await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
-    let url = server.url("/");
-    page.navigate(&url).await.unwrap();
+#[test]
+fn explores_handler_elements_only_and_stays_on_the_page() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(PAGE)),
+            ("/away", html("away")),
+            ("/away2", html("away2")),
+            ("/submitted", html("submitted")),
+            ("/popup", html("popup")),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        let url = server.url("/");
+        page.navigate(&url).await.unwrap();
 
-    let opts = ExploreOptions {
-        max_events: 50,
-        duration: Duration::from_secs(8),
-        seed: 3,
-        ..ExploreOptions::default()
-    };
-    let report = page.explore(&opts).await.unwrap();
-    assert_eq!(report.stopped, StopReason::MaxEvents, "{report:?}");
-    assert!(
-        report.events.len() <= 50 && report.events.len() > 40,
-        "{}",
-        report.events.len()
-    );
-
-    let allowed: BTreeSet<&str> = [
-        "div#a",
-        "div#b",
-        "a#link",
-        "input#q",
-        "button#nav",
-        "button#pop",
-        "page",
-    ]
-    .into_iter()
-    .collect();
-    let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
-    assert!(targets.is_subset(&allowed), "{targets:?}");
-    assert!(targets.len() >= 5, "too few distinct targets: {targets:?}");
-    for (i, e) in report.events.iter().enumerate() {
-        assert_eq!(e.seq, i);
-    }
-
-    // The page saw the events as trusted input on those elements, never on #plain.
-    let hits = page.evaluate("hits").await.unwrap();
-    let hits: Vec<&str> = hits
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(hits.iter().any(|h| h.starts_with("click:")), "{hits:?}");
-    assert!(!hits.iter().any(|h| h.ends_with(":plain")), "{hits:?}");
-    assert!(
-        page.evaluate("window.bOver > 0")
-            .await
-            .unwrap()
-            .as_bool()
-            .unwrap()
-    );
-
-    // Still on the same document; navigations were blocked before reaching the server.
-    assert_eq!(page.url().await.unwrap(), url);
-    assert!(!report.blocked_navigations.is_empty(), "{report:?}");
-    let lines = server.request_lines();
-    for path in ["/away ", "/away2 ", "/submitted"] {
+        let opts = ExploreOptions {
+            max_events: 50,
+            duration: Duration::from_secs(8),
+            seed: 3,
+            ..ExploreOptions::default()
+        };
+        let report = page.explore(&opts).await.unwrap();
+        assert_eq!(report.stopped, StopReason::MaxEvents, "{report:?}");
         assert!(
-            !lines.iter().any(|l| l.contains(path)),
-            "{path} reached: {lines:?}"
+            report.events.len() <= 50 && report.events.len() > 40,
+            "{}",
+            report.events.len()
         );
-    }
-    if targets.contains("button#pop") {
-        assert!(!report.closed_popups.is_empty(), "{report:?}");
-    }
 
-    // Same seed, same page state: the same choices.
-    page.navigate(&url).await.unwrap();
-    let again = page.explore(&opts).await.unwrap();
-    let firsts = |r: &shepherd_browser::ExploreReport| {
-        r.events
+        let allowed: BTreeSet<&str> = [
+            "div#a",
+            "div#b",
+            "a#link",
+            "input#q",
+            "button#nav",
+            "button#pop",
+            "page",
+        ]
+        .into_iter()
+        .collect();
+        let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
+        assert!(targets.is_subset(&allowed), "{targets:?}");
+        assert!(targets.len() >= 5, "too few distinct targets: {targets:?}");
+        for (i, e) in report.events.iter().enumerate() {
+            assert_eq!(e.seq, i);
+        }
+
+        // The page saw the events as trusted input on those elements, never on #plain.
+        let hits = page.evaluate("hits").await.unwrap();
+        let hits: Vec<&str> = hits
+            .as_array()
+            .unwrap()
             .iter()
-            .map(|e| (e.event.clone(), e.target.clone()))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(firsts(&report), firsts(&again));
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(hits.iter().any(|h| h.starts_with("click:")), "{hits:?}");
+        assert!(!hits.iter().any(|h| h.ends_with(":plain")), "{hits:?}");
+        assert!(
+            page.evaluate("window.bOver > 0")
+                .await
+                .unwrap()
+                .as_bool()
+                .unwrap()
+        );
 
-    // After exploring, navigation works normally again.
-    page.navigate(&server.url("/away")).await.unwrap();
-    assert_eq!(page.url().await.unwrap(), server.url("/away"));
-    browser.close().await.unwrap();
+        // Still on the same document; navigations were blocked before reaching the server.
+        assert_eq!(page.url().await.unwrap(), url);
+        assert!(!report.blocked_navigations.is_empty(), "{report:?}");
+        let lines = server.request_lines();
+        for path in ["/away ", "/away2 ", "/submitted"] {
+            assert!(
+                !lines.iter().any(|l| l.contains(path)),
+                "{path} reached: {lines:?}"
+            );
+        }
+        if targets.contains("button#pop") {
+            assert!(!report.closed_popups.is_empty(), "{report:?}");
+        }
+
+        // Same seed, same page state: the same choices.
+        page.navigate(&url).await.unwrap();
+        let again = page.explore(&opts).await.unwrap();
+        let firsts = |r: &shepherd_browser::ExploreReport| {
+            r.events
+                .iter()
+                .map(|e| (e.event.clone(), e.target.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(firsts(&report), firsts(&again));
+
+        // After exploring, navigation works normally again.
+        page.navigate(&server.url("/away")).await.unwrap();
+        assert_eq!(page.url().await.unwrap(), server.url("/away"));
+    });
 }
 
-#[tokio::test]
-async fn time_limit_and_pages_without_handlers() {
-    let server = serve(vec![
-        ("/", html("<p>nothing to do</p>")),
-        ("/one", html("<button onclick='1'>x</button>")),
-    ])
-    .await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
-    page.navigate(&server.url("/")).await.unwrap();
-    let report = page.explore(&ExploreOptions::default()).await.unwrap();
-    assert_eq!(report.stopped, StopReason::NoCandidates);
-    assert!(report.events.is_empty());
+#[test]
+fn time_limit_and_pages_without_handlers() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html("<p>nothing to do</p>")),
+            ("/one", html("<button onclick='1'>x</button>")),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let report = page.explore(&ExploreOptions::default()).await.unwrap();
+        assert_eq!(report.stopped, StopReason::NoCandidates);
+        assert!(report.events.is_empty());
 
-    page.navigate(&server.url("/one")).await.unwrap();
-    let report = page
-        .explore(&ExploreOptions {
-            duration: Duration::from_millis(800),
-            max_events: 100_000,
-            ..ExploreOptions::default()
-        })
-        .await
-        .unwrap();
-    assert_eq!(report.stopped, StopReason::Time);
-    assert!(
-        report.elapsed < Duration::from_secs(3),
-        "{:?}",
-        report.elapsed
-    );
-    assert!(!report.events.is_empty());
-    browser.close().await.unwrap();
+        page.navigate(&server.url("/one")).await.unwrap();
+        let report = page
+            .explore(&ExploreOptions {
+                duration: Duration::from_millis(800),
+                max_events: 100_000,
+                ..ExploreOptions::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(report.stopped, StopReason::Time);
+        assert!(
+            report.elapsed < Duration::from_secs(3),
+            "{:?}",
+            report.elapsed
+        );
+        assert!(!report.events.is_empty());
+    });
 }
 
 #[tokio::test]
 async fn a_handler_that_never_returns_ends_exploration_on_time() {
+    // Its own browser: the spinning renderer must not slow the shared one down.
+    let browser = launch().await;
     let server = serve(vec![(
         "/",
         html("<button id='x' onclick='for(;;){}' style='width:100px;height:40px'>hang</button>"),
     )])
     .await;
-    let browser = launch().await;
     let page = browser.new_page().await.unwrap();
     page.navigate(&server.url("/")).await.unwrap();
     let start = std::time::Instant::now();
@@ -181,7 +182,7 @@ async fn a_handler_that_never_returns_ends_exploration_on_time() {
         "{:?}",
         start.elapsed()
     );
-    // Dropping the browser kills the spinning renderer too.
+    // Closing the browser kills the spinning renderer too.
     drop(page);
     browser.close().await.unwrap();
 }
@@ -202,34 +203,34 @@ const INNER: &str = r#"<!doctype html><body style="margin:0">
   document.getElementById('framed').addEventListener('click', e => parent.log.push('frame:' + e.isTrusted));
 </script>"#;
 
-#[tokio::test]
-async fn finds_handlers_in_shadow_roots_and_same_origin_frames() {
-    let server = serve(vec![("/", html(NESTED)), ("/inner", html(INNER))]).await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
-    page.navigate(&server.url("/")).await.unwrap();
-    let report = page
-        .explore(&ExploreOptions {
-            max_events: 40,
-            seed: 11,
-            ..ExploreOptions::default()
-        })
-        .await
-        .unwrap();
-    let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
-    assert!(targets.contains("button#shadowed"), "{targets:?}");
-    assert!(targets.contains("button#framed"), "{targets:?}");
-    let log = page.evaluate("log").await.unwrap();
-    let log: Vec<&str> = log
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(log.contains(&"shadow:true"), "{log:?}");
-    // The click landed inside the frame: quads are in main-frame viewport coordinates.
-    assert!(log.contains(&"frame:true"), "{log:?}");
-    browser.close().await.unwrap();
+#[test]
+fn finds_handlers_in_shadow_roots_and_same_origin_frames() {
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(NESTED)), ("/inner", html(INNER))]).await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let report = page
+            .explore(&ExploreOptions {
+                max_events: 40,
+                seed: 11,
+                ..ExploreOptions::default()
+            })
+            .await
+            .unwrap();
+        let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
+        assert!(targets.contains("button#shadowed"), "{targets:?}");
+        assert!(targets.contains("button#framed"), "{targets:?}");
+        let log = page.evaluate("log").await.unwrap();
+        let log: Vec<&str> = log
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(log.contains(&"shadow:true"), "{log:?}");
+        // The click landed inside the frame: quads are in main-frame viewport coordinates.
+        assert!(log.contains(&"frame:true"), "{log:?}");
+    });
 }
 
 const REPLAYABLE: &str = r#"<!doctype html><body style="margin:0">
@@ -248,35 +249,35 @@ const REPLAYABLE: &str = r#"<!doctype html><body style="margin:0">
     document.addEventListener(t, e => log.push(t + ':' + (e.target.id || e.target.nodeName) + (e.key ? ':' + e.key : '')), true);
 </script>"#;
 
-#[tokio::test]
-async fn a_logged_exploration_replays_identically_on_a_fresh_load() {
-    let server = serve(vec![("/", html(REPLAYABLE)), ("/inner", html(INNER))]).await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
-    page.navigate(&server.url("/")).await.unwrap();
-    let report = page
-        .explore(&ExploreOptions {
-            max_events: 40,
-            seed: 9,
-            ..ExploreOptions::default()
-        })
-        .await
-        .unwrap();
-    let original = page.evaluate("log").await.unwrap();
-    let paths: BTreeSet<&str> = report.events.iter().map(|e| e.path.as_str()).collect();
-    assert!(
-        paths.iter().any(|p| p.contains("/#shadow/"))
-            || paths.iter().any(|p| p.contains("/#document/")),
-        "{paths:?}"
-    );
+#[test]
+fn a_logged_exploration_replays_identically_on_a_fresh_load() {
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(REPLAYABLE)), ("/inner", html(INNER))]).await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let report = page
+            .explore(&ExploreOptions {
+                max_events: 40,
+                seed: 9,
+                ..ExploreOptions::default()
+            })
+            .await
+            .unwrap();
+        let original = page.evaluate("log").await.unwrap();
+        let paths: BTreeSet<&str> = report.events.iter().map(|e| e.path.as_str()).collect();
+        assert!(
+            paths.iter().any(|p| p.contains("/#shadow/"))
+                || paths.iter().any(|p| p.contains("/#document/")),
+            "{paths:?}"
+        );
 
-    page.navigate(&server.url("/")).await.unwrap();
-    page.reset_pointer().await.unwrap();
-    for ev in &report.events {
-        page.fire(ev).await.unwrap();
-    }
-    let replayed = page.evaluate("log").await.unwrap();
-    assert_eq!(original, replayed);
-    assert!(original.as_array().unwrap().len() > 10, "{original}");
-    browser.close().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        page.reset_pointer().await.unwrap();
+        for ev in &report.events {
+            page.fire(ev).await.unwrap();
+        }
+        let replayed = page.evaluate("log").await.unwrap();
+        assert_eq!(original, replayed);
+        assert!(original.as_array().unwrap().len() > 10, "{original}");
+    });
 }

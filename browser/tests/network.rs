@@ -25,48 +25,48 @@ const BUSY: &str = r#"<!doctype html><body><script>
 setInterval(() => { document.body.dataset.n = String(Date.now()); }, 40);
 </script>"#;
 
-#[tokio::test]
-async fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
-    let server = serve(vec![
-        ("/", html(LATE_FETCH)),
-        ("/data", delayed("text/plain", "payload", 600)),
-        ("/busy", html(BUSY)),
-    ])
-    .await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
-    page.navigate(&server.url("/")).await.unwrap();
-    let quiet = page
-        .wait_quiet(Duration::from_millis(250), Duration::from_secs(5))
-        .await
-        .unwrap();
-    assert!(quiet.reached, "{quiet:?}");
-    assert_eq!(quiet.in_flight, 0);
-    assert!(quiet.waited >= Duration::from_millis(600), "{quiet:?}");
-    assert_eq!(
-        page.evaluate("document.getElementById('done')?.textContent")
+#[test]
+fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(LATE_FETCH)),
+            ("/data", delayed("text/plain", "payload", 600)),
+            ("/busy", html(BUSY)),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let quiet = page
+            .wait_quiet(Duration::from_millis(250), Duration::from_secs(5))
             .await
-            .unwrap(),
-        json!("payload")
-    );
-    // Already quiet: returns after about one idle period.
-    let again = page
-        .wait_quiet(Duration::from_millis(100), Duration::from_secs(5))
-        .await
-        .unwrap();
-    assert!(
-        again.reached && again.waited < Duration::from_secs(1),
-        "{again:?}"
-    );
+            .unwrap();
+        assert!(quiet.reached, "{quiet:?}");
+        assert_eq!(quiet.in_flight, 0);
+        assert!(quiet.waited >= Duration::from_millis(600), "{quiet:?}");
+        assert_eq!(
+            page.evaluate("document.getElementById('done')?.textContent")
+                .await
+                .unwrap(),
+            json!("payload")
+        );
+        // Already quiet: returns after about one idle period.
+        let again = page
+            .wait_quiet(Duration::from_millis(100), Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(
+            again.reached && again.waited < Duration::from_secs(1),
+            "{again:?}"
+        );
 
-    page.navigate(&server.url("/busy")).await.unwrap();
-    let busy = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_millis(700))
-        .await
-        .unwrap();
-    assert!(!busy.reached, "{busy:?}");
-    assert!(busy.waited >= Duration::from_millis(700));
-    browser.close().await.unwrap();
+        page.navigate(&server.url("/busy")).await.unwrap();
+        let busy = page
+            .wait_quiet(Duration::from_millis(200), Duration::from_millis(700))
+            .await
+            .unwrap();
+        assert!(!busy.reached, "{busy:?}");
+        assert!(busy.waited >= Duration::from_millis(700));
+    });
 }
 
 fn unused_port() -> u16 {

@@ -17,151 +17,151 @@ const INDEX: &str = r#"<!doctype html><title>Index</title>
 </script>
 <body><p id="p">text</p></body>"#;
 
-#[tokio::test]
-async fn navigate_evaluate_console_and_exceptions() {
-    let server = serve(vec![
-        ("/", html(INDEX)),
-        ("/slow", html("<title>slow</title><img src='/slow.png'>")),
-        ("/slow.png", delayed("image/png", "", 2000)),
-    ])
-    .await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
+#[test]
+fn navigate_evaluate_console_and_exceptions() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(INDEX)),
+            ("/slow", html("<title>slow</title><img src='/slow.png'>")),
+            ("/slow.png", delayed("image/png", "", 2000)),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
 
-    let nav = page.navigate(&server.url("/")).await.unwrap();
-    assert!(nav.loaded);
-    assert!(nav.loader_id.is_some());
-    assert_eq!(
-        page.evaluate("document.title").await.unwrap(),
-        json!("Index")
-    );
-    assert_eq!(page.url().await.unwrap(), server.url("/"));
-    assert_eq!(
-        page.evaluate("({n: 1 + 1, s: [1, 'x'], u: undefined})")
-            .await
-            .unwrap(),
-        json!({"n": 2, "s": [1, "x"]})
-    );
-    assert_eq!(page.evaluate("undefined").await.unwrap(), json!(null));
-    assert_eq!(page.evaluate("NaN").await.unwrap(), json!("NaN"));
-    assert_eq!(
-        page.evaluate("new Promise(r => setTimeout(() => r('later'), 30))")
-            .await
-            .unwrap(),
-        json!("later")
-    );
-    match page.evaluate("null.x").await {
-        Err(Error::JavaScript(m)) => assert!(m.contains("TypeError"), "{m}"),
-        other => panic!("expected a JavaScript error, got {other:?}"),
-    }
-    match page.evaluate("Promise.reject(new Error('boom'))").await {
-        Err(Error::JavaScript(m)) => assert!(m.contains("boom"), "{m}"),
-        other => panic!("expected a rejection, got {other:?}"),
-    }
-
-    // The load-time exception fires in a timer after load: poll briefly.
-    let mut exceptions = page.exceptions();
-    for _ in 0..250 {
-        if exceptions.len() >= 2 {
-            break;
+        let nav = page.navigate(&server.url("/")).await.unwrap();
+        assert!(nav.loaded);
+        assert!(nav.loader_id.is_some());
+        assert_eq!(
+            page.evaluate("document.title").await.unwrap(),
+            json!("Index")
+        );
+        assert_eq!(page.url().await.unwrap(), server.url("/"));
+        assert_eq!(
+            page.evaluate("({n: 1 + 1, s: [1, 'x'], u: undefined})")
+                .await
+                .unwrap(),
+            json!({"n": 2, "s": [1, "x"]})
+        );
+        assert_eq!(page.evaluate("undefined").await.unwrap(), json!(null));
+        assert_eq!(page.evaluate("NaN").await.unwrap(), json!("NaN"));
+        assert_eq!(
+            page.evaluate("new Promise(r => setTimeout(() => r('later'), 30))")
+                .await
+                .unwrap(),
+            json!("later")
+        );
+        match page.evaluate("null.x").await {
+            Err(Error::JavaScript(m)) => assert!(m.contains("TypeError"), "{m}"),
+            other => panic!("expected a JavaScript error, got {other:?}"),
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        exceptions = page.exceptions();
-    }
-    let all: Vec<&str> = exceptions.iter().map(|e| e.message.as_str()).collect();
-    assert!(
-        all.iter()
-            .any(|m| m.contains("undefinedGlobal is not defined")),
-        "{all:?}"
-    );
-    assert!(
-        all.iter().any(|m| m.contains("nobody handles me")),
-        "{all:?}"
-    );
-    // Errors thrown by our own evaluate calls are not page exceptions.
-    assert!(!all.iter().any(|m| m.contains("boom")), "{all:?}");
+        match page.evaluate("Promise.reject(new Error('boom'))").await {
+            Err(Error::JavaScript(m)) => assert!(m.contains("boom"), "{m}"),
+            other => panic!("expected a rejection, got {other:?}"),
+        }
 
-    let console = page.console_messages();
-    assert_eq!(console[0].level, "log");
-    assert!(console[0].text.starts_with("hello 42"), "{:?}", console[0]);
-    assert_eq!(console[1].level, "warning");
-    assert_eq!(console[1].text, "careful");
-    assert_eq!(console[0].url.as_deref(), Some(server.url("/").as_str()));
+        // The load-time exception fires in a timer after load: poll briefly.
+        let mut exceptions = page.exceptions();
+        for _ in 0..250 {
+            if exceptions.len() >= 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            exceptions = page.exceptions();
+        }
+        let all: Vec<&str> = exceptions.iter().map(|e| e.message.as_str()).collect();
+        assert!(
+            all.iter()
+                .any(|m| m.contains("undefinedGlobal is not defined")),
+            "{all:?}"
+        );
+        assert!(
+            all.iter().any(|m| m.contains("nobody handles me")),
+            "{all:?}"
+        );
+        // Errors thrown by our own evaluate calls are not page exceptions.
+        assert!(!all.iter().any(|m| m.contains("boom")), "{all:?}");
 
-    // Fragment navigation: same document, no new loader.
-    let nav = page.navigate(&(server.url("/") + "#frag")).await.unwrap();
-    assert_eq!(nav.loader_id, None);
+        let console = page.console_messages();
+        assert_eq!(console[0].level, "log");
+        assert!(console[0].text.starts_with("hello 42"), "{:?}", console[0]);
+        assert_eq!(console[1].level, "warning");
+        assert_eq!(console[1].text, "careful");
+        assert_eq!(console[0].url.as_deref(), Some(server.url("/").as_str()));
 
-    // A page that does not load in time: navigate_with reports it, navigate errors.
-    let nav = page
-        .navigate_with(&server.url("/slow"), Duration::from_millis(300))
-        .await
-        .unwrap();
-    assert!(!nav.loaded);
+        // Fragment navigation: same document, no new loader.
+        let nav = page.navigate(&(server.url("/") + "#frag")).await.unwrap();
+        assert_eq!(nav.loader_id, None);
 
-    // Connection refused is a navigation error.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead_port = dead.local_addr().unwrap().port();
-    drop(dead);
-    match page
-        .navigate(&format!("http://127.0.0.1:{dead_port}/"))
-        .await
-    {
-        Err(Error::Navigation { error, .. }) => assert!(error.contains("ERR_"), "{error}"),
-        other => panic!("expected navigation error, got {other:?}"),
-    }
-    page.close().await.unwrap();
-    browser.close().await.unwrap();
+        // A page that does not load in time: navigate_with reports it, navigate errors.
+        let nav = page
+            .navigate_with(&server.url("/slow"), Duration::from_millis(300))
+            .await
+            .unwrap();
+        assert!(!nav.loaded);
+
+        // Connection refused is a navigation error.
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let dead_port = dead.local_addr().unwrap().port();
+        drop(dead);
+        match page
+            .navigate(&format!("http://127.0.0.1:{dead_port}/"))
+            .await
+        {
+            Err(Error::Navigation { error, .. }) => assert!(error.contains("ERR_"), "{error}"),
+            other => panic!("expected navigation error, got {other:?}"),
+        }
+        page.close().await.unwrap();
+    });
 }
 
-#[tokio::test]
-async fn scripts_on_new_document_screenshots_dialogs() {
-    let server = serve(vec![
-        (
-            "/",
-            html("<script>window.seen = typeof window.__early;</script><p>hi</p>"),
-        ),
-        (
-            "/alert",
-            html("<script>alert('hi there'); window.after = confirm('ok?');</script>"),
-        ),
-    ])
-    .await;
-    let browser = launch().await;
-    let page = browser.new_page().await.unwrap();
-    let id = page
-        .add_script_on_new_document("Object.defineProperty(window, '__early', {value: 1})")
-        .await
-        .unwrap();
-    page.navigate(&server.url("/")).await.unwrap();
-    assert_eq!(page.evaluate("window.seen").await.unwrap(), json!("number"));
-    page.remove_script_on_new_document(&id).await.unwrap();
-    page.navigate(&server.url("/")).await.unwrap();
-    assert_eq!(
-        page.evaluate("window.seen").await.unwrap(),
-        json!("undefined")
-    );
+#[test]
+fn scripts_on_new_document_screenshots_dialogs() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            (
+                "/",
+                html("<script>window.seen = typeof window.__early;</script><p>hi</p>"),
+            ),
+            (
+                "/alert",
+                html("<script>alert('hi there'); window.after = confirm('ok?');</script>"),
+            ),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        let id = page
+            .add_script_on_new_document("Object.defineProperty(window, '__early', {value: 1})")
+            .await
+            .unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        assert_eq!(page.evaluate("window.seen").await.unwrap(), json!("number"));
+        page.remove_script_on_new_document(&id).await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        assert_eq!(
+            page.evaluate("window.seen").await.unwrap(),
+            json!("undefined")
+        );
 
-    let png = page.screenshot().await.unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    assert!(png.len() > 100);
+        let png = page.screenshot().await.unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(png.len() > 100);
 
-    // Dialogs would block the page forever; they are accepted and logged.
-    page.navigate(&server.url("/alert")).await.unwrap();
-    assert_eq!(page.evaluate("window.after").await.unwrap(), json!(true));
-    let dialogs = page.dialogs();
-    assert_eq!(dialogs.len(), 2, "{dialogs:?}");
-    assert_eq!(dialogs[0].kind, "alert");
-    assert_eq!(dialogs[0].message, "hi there");
+        // Dialogs would block the page forever; they are accepted and logged.
+        page.navigate(&server.url("/alert")).await.unwrap();
+        assert_eq!(page.evaluate("window.after").await.unwrap(), json!(true));
+        let dialogs = page.dialogs();
+        assert_eq!(dialogs.len(), 2, "{dialogs:?}");
+        assert_eq!(dialogs[0].kind, "alert");
+        assert_eq!(dialogs[0].message, "hi there");
 
-    // Two pages are independent sessions.
-    let other = browser.new_isolated_page(None, None).await.unwrap();
-    other.navigate(&server.url("/")).await.unwrap();
-    assert_eq!(
-        other.evaluate("window.seen").await.unwrap(),
-        json!("undefined")
-    );
-    other.close().await.unwrap();
-    // A closed session fails fast.
-    browser.close().await.unwrap();
+        // Two pages are independent sessions.
+        let other = browser.new_isolated_page(None, None).await.unwrap();
+        other.navigate(&server.url("/")).await.unwrap();
+        assert_eq!(
+            other.evaluate("window.seen").await.unwrap(),
+            json!("undefined")
+        );
+        other.close().await.unwrap();
+        // A closed session fails fast.
+    });
 }

@@ -107,6 +107,45 @@ pub async fn serve(routes: Vec<(&'static str, Route)>) -> Server {
     Server { port, requests }
 }
 
+/// A runtime shared by the tests of one binary (the shared browser's tasks live on it).
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+/// One browser shared by the tests of a binary that run at the same time: it is launched on
+/// first use and dropped (killed, profile removed) when the last running test lets go.
+async fn shared_browser() -> Arc<Browser> {
+    static SLOT: std::sync::OnceLock<tokio::sync::Mutex<std::sync::Weak<Browser>>> =
+        std::sync::OnceLock::new();
+    let slot = SLOT.get_or_init(|| tokio::sync::Mutex::new(std::sync::Weak::new()));
+    let mut slot = slot.lock().await;
+    if let Some(b) = slot.upgrade() {
+        return b;
+    }
+    let b = Arc::new(launch().await);
+    *slot = Arc::downgrade(&b);
+    b
+}
+
+/// Run a test body with the shared browser.
+pub fn with_browser<F, Fut>(f: F)
+where
+    F: FnOnce(Arc<Browser>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    runtime().block_on(async move {
+        let browser = shared_browser().await;
+        f(browser).await
+    });
+}
+
 pub async fn launch() -> Browser {
     launch_with(LaunchOptions::default()).await
 }
