@@ -4,7 +4,7 @@
 
 use crate::body::{BoxError, ChunkTransform, Decoder, ProxyBody, TransformBody, parse_codings};
 use crate::record::{Side, TeeBody};
-use crate::rewrite::{HtmlStream, ResponseMeta, RewriteKind};
+use crate::rewrite::{HtmlStream, ResponseMeta, RewriteKind, ScriptJob};
 use crate::server::{CA_HOST, ModeState, Shared, Target};
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
@@ -247,11 +247,18 @@ pub(crate) async fn apply_rewrite(
                 }
             };
             let rewriter = rewriter.clone();
-            let url_owned = url.to_string();
-            let mode = shared.run_mode;
-            let out =
-                tokio::task::spawn_blocking(move || rewriter.script(&url_owned, mode, source))
-                    .await;
+            let job = ScriptJob {
+                url: url.to_string(),
+                mode: shared.run_mode,
+                module: matches!(kind, RewriteKind::Script { module: true }),
+                content_type: parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned),
+                source,
+            };
+            let out = tokio::task::spawn_blocking(move || rewriter.script(job)).await;
             let out = match out {
                 Ok(b) => b,
                 Err(_) => {

@@ -53,7 +53,26 @@ pub enum RewriteKind {
     /// Stream the decoded body through [`Rewriter::html`].
     Html,
     /// Collect the decoded body and pass it to [`Rewriter::script`].
-    Script,
+    Script {
+        /// Whether the body is an ES module (the rewriter knows from the request, e.g.
+        /// `Sec-Fetch-Mode: cors` for a script destination); decides how it is parsed.
+        module: bool,
+    },
+}
+
+/// A whole script body handed to [`Rewriter::script`] (owned: it runs on a blocking thread).
+#[derive(Debug)]
+pub struct ScriptJob {
+    /// Absolute request URL.
+    pub url: String,
+    /// Proxy mode.
+    pub mode: RunMode,
+    /// ES module rather than classic script.
+    pub module: bool,
+    /// The response's `Content-Type` (its charset decides the decoding of classic scripts).
+    pub content_type: Option<String>,
+    /// The decoded body.
+    pub source: Bytes,
 }
 
 /// A streaming HTML rewriter for one document.
@@ -80,9 +99,8 @@ pub trait Rewriter: Send + Sync + 'static {
     }
 
     /// Rewrites a whole script ([`RewriteKind::Script`]); runs on a blocking thread.
-    fn script(&self, url: &str, mode: RunMode, source: Bytes) -> Bytes {
-        let _ = (url, mode);
-        source
+    fn script(&self, job: ScriptJob) -> Bytes {
+        job.source
     }
 
     /// Instruments dynamic code for `POST /__shepherd/instrument` (`kind` is `script`,
