@@ -222,7 +222,7 @@ pub(crate) async fn apply_rewrite(
     parts.headers.remove(header::ETAG);
     match kind {
         RewriteKind::Html => {
-            let stream = rewriter.html(&meta);
+            let stream = rewriter.html(&meta, &mut parts.headers);
             let body = TransformBody::new(body, HtmlTransform { decoder, stream });
             Response::from_parts(parts, ProxyBody::boxed(body))
         }

@@ -92,9 +92,11 @@ pub trait Rewriter: Send + Sync + 'static {
         RewriteKind::None
     }
 
-    /// A streaming rewriter for an HTML document ([`RewriteKind::Html`]).
-    fn html(&self, meta: &ResponseMeta<'_>) -> Box<dyn HtmlStream> {
-        let _ = meta;
+    /// A streaming rewriter for an HTML document ([`RewriteKind::Html`]). It may still edit
+    /// the response headers (the document's CSP decides how its inline code is treated, so
+    /// the policy is adjusted together with the stream that obeys it).
+    fn html(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> Box<dyn HtmlStream> {
+        let _ = (meta, headers);
         Box::new(IdentityHtml)
     }
 
