@@ -68,7 +68,16 @@ struct State {
     policies: Policies,
     script: Option<PendingScript>,
     report: Report,
+    /// Configuration for `<iframe srcdoc>` documents (nonce resolved, cache shared).
+    nested: HtmlConfig,
+    /// Whether the runtime tag carries the nonce (copied to nested documents).
+    runtime_nonce: bool,
+    /// Nesting level of `srcdoc` documents.
+    depth: u8,
 }
+
+/// `srcdoc` documents nested deeper than this are left as they are (bounded recursion).
+const MAX_SRCDOC_DEPTH: u8 = 4;
 
 /// An inline script whose text is being collected.
 struct PendingScript {
@@ -79,6 +88,8 @@ struct PendingScript {
     data: bool,
     /// For foreign content: the raw text split by whether entities apply (false in CDATA).
     segments: Vec<(bool, String)>,
+    /// An HTML script whose text was not reported as script data.
+    unexpected: bool,
 }
 
 #[derive(Clone)]
@@ -150,7 +161,14 @@ impl HtmlInstrumenter {
             Some(c) => c.clone(),
             None => Arc::new(private_cache(cfg.mode)),
         };
+        let mut nested = cfg.clone();
+        nested.nonce = Some(nonce.clone());
+        nested.cache = Some(cache.clone());
+        nested.content_type = Some("text/html; charset=utf-8".into());
         let state = State {
+            nested,
+            runtime_nonce: false,
+            depth: 0,
             mode: cfg.mode,
             runtime_tag: String::new(),
             injected: false,
@@ -280,6 +298,7 @@ impl HtmlInstrumenter {
             let mut st = self.shared.lock();
             st.report.encoding = enc.name().to_string();
             st.runtime_tag = runtime_tag;
+            st.runtime_nonce = self.runtime_nonce;
             st.certain = det.is_certain();
         }
         if enc == REPLACEMENT {
@@ -493,6 +512,11 @@ fn on_element(shared: &Shared, el: &mut Element<'_, '_>) {
             }
         }
         "script" if st.mode.rewrites_js() => on_script_start(shared, &mut st, el),
+        "iframe" => {
+            if let Some(raw) = el.get_attribute("srcdoc") {
+                on_srcdoc(&mut st, el, &raw);
+            }
+        }
         "link" if st.mode.rewrites_js() => {
             let rel = el
                 .get_attribute("rel")
@@ -512,6 +536,42 @@ fn on_element(shared: &Shared, el: &mut Element<'_, '_>) {
     }
     if st.mode.rewrites_js() {
         rewrite_attributes(&mut st, el);
+    }
+}
+
+/// An `<iframe srcdoc>` is a document of its own: it gets the runtime (and, in record mode,
+/// instrumented code) like any other, under the parent's policies (srcdoc documents inherit
+/// them).
+fn on_srcdoc(st: &mut State, el: &mut Element<'_, '_>, raw: &str) {
+    if st.depth >= MAX_SRCDOC_DEPTH {
+        return;
+    }
+    let Ok(html) = entities::decode_attr(raw) else {
+        st.report.counters.kept_unknown_entity += 1;
+        return;
+    };
+    let mut h = HtmlInstrumenter::new(st.nested.clone());
+    h.runtime_nonce = st.runtime_nonce;
+    {
+        let mut n = h.shared.lock();
+        n.policies = st.policies.clone();
+        n.depth = st.depth + 1;
+    }
+    let Ok(mut out) = h.write(html.as_bytes()) else {
+        return;
+    };
+    let Ok((tail, report)) = h.finish() else {
+        return;
+    };
+    out.extend(tail);
+    st.report.counters.add(&report.counters);
+    st.report.changes.extend(report.changes);
+    if let Ok(out) = String::from_utf8(out)
+        && el
+            .set_attribute("srcdoc", &entities::encode_attr_amp(&out))
+            .is_ok()
+    {
+        st.report.srcdoc_documents += 1;
     }
 }
 
@@ -552,14 +612,19 @@ fn on_script_start(shared: &Shared, st: &mut State, el: &mut Element<'_, '_>) {
             return;
         }
     }
+    if !el.can_have_content() {
+        // `<svg><script/>`: no text to instrument.
+        return;
+    }
     let data = el.namespace_uri() != "http://www.w3.org/1999/xhtml";
     st.script = Some(PendingScript {
         kind,
         text: String::new(),
         data,
         segments: Vec::new(),
+        unexpected: false,
     });
-    if data && el.can_have_content() {
+    if data {
         // Foreign-content scripts may be split by comments into several text nodes: collect
         // them all and emit the result before the end tag.
         let shared_end = shared.clone();
@@ -579,8 +644,9 @@ fn on_script_text(shared: &Shared, t: &mut TextChunk<'_>) {
     let Some(p) = st.script.as_mut() else { return };
     let ty = t.text_type();
     p.text.push_str(t.as_str());
-    let data = p.data || ty == TextType::Data;
-    p.data = data;
+    let data = p.data;
+    // lol_html's text mode disagreeing with the namespace: do not guess, keep the text.
+    p.unexpected |= !data && ty != TextType::ScriptData;
     if data {
         let entities = ty != TextType::CDataSection;
         match p.segments.last_mut() {
@@ -616,6 +682,8 @@ fn finish_script(st: &mut State, p: PendingScript) -> String {
             }
         }
         source
+    } else if p.unexpected {
+        return p.text;
     } else {
         p.text.clone()
     };

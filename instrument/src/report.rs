@@ -33,6 +33,24 @@ pub struct Counters {
     pub cache_hits: u64,
 }
 
+impl Counters {
+    /// Adds `other` (a nested `srcdoc` document's counters) to these.
+    pub fn add(&mut self, other: &Counters) {
+        self.scripts_instrumented += other.scripts_instrumented;
+        self.scripts_kept_js_error += other.scripts_kept_js_error;
+        self.scripts_not_js += other.scripts_not_js;
+        self.handlers_instrumented += other.handlers_instrumented;
+        self.handlers_kept_js_error += other.handlers_kept_js_error;
+        self.js_urls_instrumented += other.js_urls_instrumented;
+        self.js_urls_kept_js_error += other.js_urls_kept_js_error;
+        self.kept_for_csp += other.kept_for_csp;
+        self.kept_unknown_entity += other.kept_unknown_entity;
+        self.kept_uncertain_encoding += other.kept_uncertain_encoding;
+        self.integrity_removed += other.integrity_removed;
+        self.cache_hits += other.cache_hits;
+    }
+}
+
 /// A change a user may want to know about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -72,8 +90,10 @@ pub struct Report {
     pub content_type: Option<String>,
     /// Whether the runtime bootstrap was injected.
     pub injected: bool,
-    /// Counters.
+    /// Counters (including those of `srcdoc` documents).
     pub counters: Counters,
+    /// `<iframe srcdoc>` documents instrumented.
+    pub srcdoc_documents: u64,
     /// Changes.
     pub changes: Vec<Change>,
 }

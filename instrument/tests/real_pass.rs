@@ -126,3 +126,12 @@ fn snippets() {
             .is_none()
     );
 }
+
+#[test]
+fn proxy_facing_types_are_send() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<shepherd_instrument::HtmlInstrumenter>();
+    send_sync::<ScriptCache>();
+    send_sync::<shepherd_instrument::ScriptOutput>();
+}
