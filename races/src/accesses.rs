@@ -138,6 +138,8 @@ pub enum ScanError {
 pub struct Accesses {
     list: Vec<Access>,
     loc_off: Vec<u32>,
+    trace_order: Vec<u32>,
+    in_trace_order: Vec<Access>,
     /// Location names.
     pub locs: Locations,
 }
@@ -164,6 +166,17 @@ impl Accesses {
         &self.list[r.start as usize..r.end as usize]
     }
 
+    /// Access indices in trace order.
+    pub fn trace_order(&self) -> &[u32] {
+        &self.trace_order
+    }
+
+    /// The accesses themselves in trace order (`in_trace_order()[k]` is
+    /// `get(trace_order()[k])`), for sequential sweeps.
+    pub fn in_trace_order(&self) -> &[Access] {
+        &self.in_trace_order
+    }
+
     /// Number of kept accesses.
     pub fn len(&self) -> usize {
         self.list.len()
@@ -176,7 +189,9 @@ impl Accesses {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.list.capacity() * std::mem::size_of::<Access>() + self.loc_off.capacity() * 4
+        self.list.capacity() * std::mem::size_of::<Access>()
+            + self.in_trace_order.capacity() * std::mem::size_of::<Access>()
+            + (self.loc_off.capacity() + self.trace_order.capacity()) * 4
     }
 }
 
@@ -368,8 +383,8 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
         }
     }
 
-    // Group by location, keeping trace order (op indices are unique).
-    list.sort_unstable_by_key(|x| ((x.loc as u64) << 32) | x.op as u64);
+    // Group by location with a counting sort (stable: trace order within a location), and
+    // remember where each access went so the sweep can walk them in trace order.
     let nl = names.len();
     let mut loc_off = vec![0u32; nl + 1];
     for x in &list {
@@ -378,11 +393,31 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
     for i in 0..nl {
         loc_off[i + 1] += loc_off[i];
     }
-    list.shrink_to_fit();
+    let mut fill = loc_off.clone();
+    let mut trace_order = vec![0u32; list.len()];
+    let mut grouped = vec![
+        Access {
+            op: 0,
+            action: 0,
+            loc: 0,
+            kind: AccessKind::Read,
+        };
+        list.len()
+    ];
+    for (i, x) in list.iter().enumerate() {
+        let slot = &mut fill[x.loc as usize];
+        grouped[*slot as usize] = *x;
+        trace_order[i] = *slot;
+        *slot += 1;
+    }
+    let in_trace_order = list;
+    let list = grouped;
     Ok(Scan {
         accesses: Accesses {
             list,
             loc_off,
+            trace_order,
+            in_trace_order,
             locs: Locations { names },
         },
         derived,

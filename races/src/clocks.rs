@@ -258,6 +258,160 @@ impl ClockBuilder {
     }
 }
 
+/// One clock under construction, detached from any store: join slices, query, then take the
+/// trimmed result. Used by the streaming sweep, which keeps only the clocks later nodes need.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    buf: Vec<u16>,
+    width: usize,
+}
+
+impl Scratch {
+    /// `self ⊔= src`.
+    #[inline]
+    pub fn join(&mut self, src: &[u16]) {
+        let w = src.len();
+        if w > self.width {
+            if self.buf.len() < w {
+                self.buf.resize(w, 0);
+            }
+            self.width = w;
+        }
+        max_into(&mut self.buf[..w], src);
+    }
+
+    /// Whether the node at (`chain`, `pos`) is below this clock.
+    #[inline]
+    pub fn reaches(&self, chain: u32, pos: u16) -> bool {
+        let c = chain as usize;
+        c < self.width && self.buf[c] >= pos
+    }
+
+    /// Entry `c`.
+    #[inline]
+    pub fn get(&self, c: usize) -> u16 {
+        if c < self.width { self.buf[c] } else { 0 }
+    }
+
+    /// Current width (entries beyond are 0).
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Sets entry `c` to `v` (growing).
+    pub fn set(&mut self, c: usize, v: u16) {
+        if self.buf.len() <= c {
+            self.buf.resize(c + 1, 0);
+        }
+        self.width = self.width.max(c + 1);
+        self.buf[c] = v;
+    }
+
+    /// The trimmed clock.
+    pub fn trimmed(&self) -> &[u16] {
+        let mut w = self.width;
+        while w > 0 && self.buf[w - 1] == 0 {
+            w -= 1;
+        }
+        &self.buf[..w]
+    }
+
+    /// Back to all zeros.
+    pub fn clear(&mut self) {
+        self.buf[..self.width].fill(0);
+        self.width = 0;
+    }
+}
+
+/// Chain membership of every node and the length of every chain (the greedy decomposition,
+/// without the clocks).
+#[derive(Clone, Debug, Default)]
+pub struct ChainTable {
+    chain: Vec<u32>,
+    pos: Vec<u16>,
+    len: Vec<u16>,
+    tail: Vec<u32>,
+}
+
+impl ChainTable {
+    /// Puts the next node on a chain whose last node is below `clock` (the node's joined
+    /// predecessors), or on a new chain; sets the node's own entry in `clock`. Among the
+    /// possible chains, one whose last node is `dead` (no successor left to process) is
+    /// preferred: taking a live chain would force that node's real successor onto a new chain
+    /// (a leaf such as a one-shot timer would otherwise steal the user-event chain).
+    pub fn assign_greedy(&mut self, clock: &mut Scratch, dead: impl Fn(u32) -> bool) -> (u32, u16) {
+        let mut pick = None;
+        for c in 0..clock.width() {
+            let len = self.len[c];
+            if clock.get(c) == len && len < CHAIN_CAP {
+                if dead(self.tail[c]) {
+                    pick = Some(c);
+                    break;
+                }
+                if pick.is_none() {
+                    pick = Some(c);
+                }
+            }
+        }
+        let c = pick.unwrap_or_else(|| {
+            self.len.push(0);
+            self.tail.push(0);
+            self.len.len() - 1
+        });
+        let pos = self.len[c] + 1;
+        self.len[c] = pos;
+        self.tail[c] = self.chain.len() as u32;
+        self.chain.push(c as u32);
+        self.pos.push(pos);
+        clock.set(c, pos);
+        (c as u32, pos)
+    }
+
+    /// Whether node `p` is the last node of its chain.
+    pub fn is_tail(&self, p: u32) -> bool {
+        self.tail[self.chain[p as usize] as usize] == p
+    }
+
+    /// Whether `p`'s chain can take another node.
+    pub fn has_room(&self, p: u32) -> bool {
+        self.len[self.chain[p as usize] as usize] < CHAIN_CAP
+    }
+
+    /// Puts the next node on `p`'s chain (`p` must be its tail and below `clock`).
+    pub fn extend(&mut self, p: u32, clock: &mut Scratch) -> (u32, u16) {
+        let c = self.chain[p as usize] as usize;
+        let pos = self.len[c] + 1;
+        self.len[c] = pos;
+        self.tail[c] = self.chain.len() as u32;
+        self.chain.push(c as u32);
+        self.pos.push(pos);
+        clock.set(c, pos);
+        (c as u32, pos)
+    }
+
+    /// Chain of node `v`.
+    #[inline]
+    pub fn chain_of(&self, v: u32) -> u32 {
+        self.chain[v as usize]
+    }
+
+    /// Position of node `v` in its chain.
+    #[inline]
+    pub fn pos_of(&self, v: u32) -> u16 {
+        self.pos[v as usize]
+    }
+
+    /// Number of chains.
+    pub fn chains(&self) -> usize {
+        self.len.len()
+    }
+
+    /// Number of nodes assigned.
+    pub fn nodes(&self) -> usize {
+        self.chain.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

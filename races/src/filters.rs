@@ -5,8 +5,6 @@
 //! Harmful markers are only given to locations without a harmless tag (§5.4).
 
 use crate::accesses::{Access, AccessKind, Accesses, LocName};
-use crate::coverage::{self, Coverage};
-use crate::graph::HbGraph;
 use crate::races::Race;
 use shepherd_trace::{Op, Trace};
 
@@ -306,12 +304,13 @@ pub fn is_user_visible(name: &str) -> bool {
 }
 
 /// Tags every location.
+/// `covered` and `uninit` are per race, as the sweep computes them.
 pub fn tag(
     trace: &Trace,
-    graph: &HbGraph,
     acc: &Accesses,
     races: &[Race],
-    cov: &Coverage,
+    covered: &[bool],
+    uninit: &[bool],
 ) -> Vec<LocTags> {
     let nl = acc.locs.len();
     let mut out = vec![LocTags::default(); nl];
@@ -320,7 +319,7 @@ pub fn tag(
     let mut unc: Vec<Vec<u32>> = vec![Vec::new(); nl];
     for (i, r) in races.iter().enumerate() {
         any[r.loc as usize] = true;
-        if !cov.covered[i] {
+        if !covered[i] {
             unc[r.loc as usize].push(i as u32);
         }
     }
@@ -466,28 +465,7 @@ pub fn tag(
         }
 
         // Harmful markers.
-        let init = uraces.iter().any(|r| {
-            let (a, b) = side(r);
-            if b.kind != AccessKind::Read || !a.kind.is_write() {
-                return false;
-            }
-            // Every write before the read must be unordered and uncovered with it
-            // (`pair_covered` includes plain happens-before).
-            let range = acc.range_of(l as u32);
-            let bk = r.second - range.start;
-            xs[..bk as usize].iter().enumerate().rev().all(|(k, w)| {
-                !w.kind.is_write()
-                    || (w.action != b.action
-                        && !coverage::pair_covered(
-                            graph,
-                            cov,
-                            acc,
-                            races,
-                            range.start + k as u32,
-                            r.second,
-                        ))
-            })
-        });
+        let init = unc[l].iter().any(|&i| uninit[i as usize]);
         if init {
             t.set(Tag::InitializationRace);
         }

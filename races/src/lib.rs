@@ -34,13 +34,13 @@ pub mod graph;
 pub mod oracle;
 pub mod races;
 pub mod report;
+pub mod sweep;
 pub mod synth;
 
 use std::time::{Duration, Instant};
 
 use accesses::{Accesses, ScanError};
-use clocks::Clocks;
-use coverage::Coverage;
+use clocks::ChainTable;
 use filters::LocTags;
 pub use fixes::FixOptions;
 use graph::{GraphError, HbGraph};
@@ -52,8 +52,9 @@ use shepherd_trace::Trace;
 pub struct Options {
     /// Derived arcs to add.
     pub fixes: FixOptions,
-    /// Also compute single coverage (Def. 3.1) besides multi-coverage (costs one more clock
-    /// array during the coverage sweep).
+    /// Also compute single coverage (Def. 3.1) besides multi-coverage (Def. 3.2, which alone
+    /// decides what is uncovered). Costs a third clock per action and access frontiers per
+    /// location; reports use it to say how a race is covered.
     pub single_coverage: bool,
 }
 
@@ -82,12 +83,8 @@ pub enum Error {
 pub struct Timings {
     /// Access scan (grouping, deduplication, static derived arcs).
     pub scan: Duration,
-    /// Graph, timer arcs, chain decomposition and clocks.
+    /// The sweep: graph, timer arcs, chains, clocks, race candidates and coverage.
     pub clocks: Duration,
-    /// Race candidates.
-    pub races: Duration,
-    /// Coverage sweep.
-    pub coverage: Duration,
     /// Filters.
     pub filters: Duration,
 }
@@ -97,24 +94,30 @@ pub struct Timings {
 pub struct Analysis {
     /// The final happens-before graph (logged and derived arcs).
     pub graph: HbGraph,
-    /// Its clocks.
-    pub clocks: Clocks,
+    /// The chain decomposition the clocks used.
+    pub chains: ChainTable,
     /// Kept accesses by location.
     pub accesses: Accesses,
     /// Candidate races, sorted by second access.
     pub races: Vec<Race>,
-    /// Coverage of each race.
-    pub coverage: Coverage,
+    /// Def. 3.2 coverage of each race (`true` = covered).
+    pub covered: Vec<bool>,
+    /// Def. 3.1 coverage of each race, when computed.
+    pub single: Option<Vec<bool>>,
+    /// Per race: the second access is a read no earlier write reaches, even through races.
+    pub uninit: Vec<bool>,
     /// Filter tags per location.
     pub tags: Vec<LocTags>,
     /// Phase timings.
     pub timings: Timings,
+    /// Most clock entries (`u16`) held at once during the sweep.
+    pub peak_clock_entries: usize,
 }
 
 impl Analysis {
     /// Indices of the uncovered races.
     pub fn uncovered(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.races.len()).filter(|&i| !self.coverage.covered[i])
+        (0..self.races.len()).filter(|&i| !self.covered[i])
     }
 }
 
@@ -126,29 +129,25 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, Error> {
     timings.scan = t.elapsed();
 
     let t = Instant::now();
-    let (graph, clocks) = chains::build(trace, &scan.derived, &scan.auto, &opts.fixes)?;
+    let out = sweep::sweep(trace, &scan, &opts.fixes, opts.single_coverage)?;
+    // One fused pass: reported as clocks + races + coverage together under `clocks`.
     timings.clocks = t.elapsed();
     let acc = scan.accesses;
 
     let t = Instant::now();
-    let races = races::candidates(&acc, &clocks);
-    timings.races = t.elapsed();
-
-    let t = Instant::now();
-    let coverage = coverage::compute(&graph, &clocks, &acc, &races, opts.single_coverage);
-    timings.coverage = t.elapsed();
-
-    let t = Instant::now();
-    let tags = filters::tag(trace, &graph, &acc, &races, &coverage);
+    let tags = filters::tag(trace, &acc, &out.races, &out.covered, &out.uninit);
     timings.filters = t.elapsed();
 
     Ok(Analysis {
-        graph,
-        clocks,
+        graph: out.graph,
+        chains: out.chains,
         accesses: acc,
-        races,
-        coverage,
+        races: out.races,
+        covered: out.covered,
+        single: out.single,
+        uninit: out.uninit,
         tags,
         timings,
+        peak_clock_entries: out.peak_entries,
     })
 }

@@ -1,0 +1,238 @@
+//! End-to-end benchmark: a synthetic 115 000-action trace (see `shepherd_races::synth`) is
+//! written as JSONL, then a fresh child process loads it and runs the whole analysis, printing
+//! time per phase and peak memory (VmHWM). Baselines run in the parent: reachability by BFS
+//! and by plain bit-vector clocks, on the same queries, with ratios.
+//!
+//! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`).
+
+use shepherd_races::oracle::{Bfs, BitClocks};
+use shepherd_races::synth::{SynthConfig, generate};
+use shepherd_races::{Options, analyze};
+use std::io::{BufReader, BufWriter};
+use std::process::Command;
+use std::time::Instant;
+
+const CHILD: &str = "SHEPHERD_RACES_BENCH_CHILD";
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// CPU time of this thread in ns (`/proc/thread-self/schedstat`): robust when the machine is
+/// shared and wall time is inflated by other processes.
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Child: load + analyse one file, print figures.
+fn child(path: &str, single: bool) {
+    let base = vm_hwm_kib();
+    let c0 = cpu_ns();
+    let t0 = Instant::now();
+    let f = std::fs::File::open(path).expect("open trace");
+    let trace = shepherd_trace::read_jsonl(BufReader::with_capacity(1 << 20, f)).expect("read");
+    let load = t0.elapsed();
+    let c1 = cpu_ns();
+    let opts = Options {
+        single_coverage: single,
+        ..Options::default()
+    };
+    let an = analyze(&trace, &opts).expect("analyse");
+    let total = t0.elapsed();
+    let c2 = cpu_ns();
+    let t = an.timings;
+    let uncovered = an.uncovered().count();
+    println!(
+        "  actions {} | arcs {} | accesses {} | locations {} | chains {} (actions/chain {:.0}) | peak live clock entries {} ({:.1} MB) | candidates {} | uncovered {}",
+        trace.actions.len(),
+        an.graph.arcs().len(),
+        an.accesses.len(),
+        an.accesses.locs.len(),
+        an.chains.chains(),
+        trace.actions.len() as f64 / an.chains.chains().max(1) as f64,
+        an.peak_clock_entries,
+        an.peak_clock_entries as f64 * 2.0 / 1e6,
+        an.races.len(),
+        uncovered,
+    );
+    println!(
+        "  load {:.1} ms | scan {:.1} | sweep (graph+chains+clocks+races+coverage) {:.1} | filters {:.1} | total {:.1} ms",
+        ms(load),
+        ms(t.scan),
+        ms(t.clocks),
+        ms(t.filters),
+        ms(total)
+    );
+    println!(
+        "  CPU time: load {:.1} ms + analysis {:.1} ms = {:.1} ms (wall {:.1} ms; load average {})",
+        (c1 - c0) as f64 / 1e6,
+        (c2 - c1) as f64 / 1e6,
+        (c2 - c0) as f64 / 1e6,
+        ms(total),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .next()
+            .unwrap_or("?")
+    );
+    println!(
+        "  peak memory (VmHWM) {:.1} MB (process start {:.1} MB)",
+        vm_hwm_kib() as f64 / 1024.0,
+        base as f64 / 1024.0
+    );
+}
+
+fn main() {
+    if let Ok(path) = std::env::var(CHILD) {
+        let single = std::env::var("SHEPHERD_BENCH_SINGLE")
+            .map(|v| v != "0")
+            .unwrap_or(true);
+        child(&path, single);
+        return;
+    }
+    let actions: u32 = std::env::var("SHEPHERD_BENCH_ACTIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(115_000);
+    let seed: u64 = std::env::var("SHEPHERD_BENCH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let cfg = SynthConfig {
+        actions,
+        seed,
+        ..SynthConfig::default()
+    };
+    let t = Instant::now();
+    let trace = generate(&cfg);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("trace.jsonl");
+    {
+        let f = std::fs::File::create(&path).expect("create");
+        shepherd_trace::write_jsonl(&trace, BufWriter::new(f)).expect("write");
+    }
+    if let Ok(keep) = std::env::var("SHEPHERD_BENCH_KEEP") {
+        // Keep a copy for profiling the child by hand.
+        let _ = std::fs::copy(&path, keep);
+    }
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "synthetic trace: {} actions, {} ops, {:.1} MB JSONL (generated in {:.0} ms)",
+        trace.actions.len(),
+        trace.ops.len(),
+        size as f64 / 1e6,
+        ms(t.elapsed())
+    );
+    let exe = std::env::current_exe().expect("current exe");
+    for (label, single) in [
+        ("end to end, single + multi coverage", "1"),
+        ("end to end, multi coverage only", "0"),
+    ] {
+        println!("{label} (fresh process):");
+        let out = Command::new(&exe)
+            .env(CHILD, &path)
+            .env("SHEPHERD_BENCH_SINGLE", single)
+            .output()
+            .expect("run child");
+        print!("{}", String::from_utf8_lossy(&out.stdout));
+        if !out.status.success() {
+            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+
+    // Baselines on the same graph and the same happens-before queries (the race candidate
+    // checks): chain clocks vs BFS (sampled) vs plain bit-vector clocks (on a prefix that
+    // fits in memory).
+    let an = analyze(&trace, &Options::default()).expect("analyse");
+    let acc = &an.accesses;
+    // Retained chain clocks (the reference pipeline keeps every clock).
+    let fixes = shepherd_races::FixOptions::default();
+    let scan = shepherd_races::accesses::scan(&trace, &fixes).expect("scan");
+    let t = Instant::now();
+    let (_, clocks) =
+        shepherd_races::chains::build(&trace, &scan.derived, &scan.auto, &fixes).expect("clocks");
+    println!(
+        "retained chain clocks (reference pipeline): {:.1} ms, {:.1} MB for all {} actions",
+        ms(t.elapsed()),
+        clocks.bytes() as f64 / 1e6,
+        trace.actions.len()
+    );
+    let mut queries: Vec<(u32, u32)> = Vec::new();
+    for l in 0..acc.locs.len() as u32 {
+        let xs = acc.of(l);
+        for w in xs.windows(2) {
+            if w[0].action != w[1].action {
+                queries.push((w[0].action, w[1].action));
+            }
+        }
+    }
+    let t = Instant::now();
+    let mut hits = 0usize;
+    for &(a, b) in &queries {
+        hits += clocks.ordered(a, b) as usize;
+    }
+    let per_clock = t.elapsed().as_secs_f64() / queries.len().max(1) as f64;
+    let bfs = Bfs::new(&an.graph);
+    let sample: Vec<(u32, u32)> = queries
+        .iter()
+        .step_by((queries.len() / 300).max(1))
+        .copied()
+        .collect();
+    let t = Instant::now();
+    let mut hits_bfs = 0usize;
+    for &(a, b) in &sample {
+        hits_bfs += bfs.ordered(a, b) as usize;
+    }
+    let per_bfs = t.elapsed().as_secs_f64() / sample.len().max(1) as f64;
+    println!(
+        "reachability queries: {} ({} ordered) | chain clocks {:.1} ns/query | BFS {:.1} µs/query on a sample of {} ({} ordered) | BFS/clocks {:.0}x",
+        queries.len(),
+        hits,
+        per_clock * 1e9,
+        per_bfs * 1e6,
+        sample.len(),
+        hits_bfs,
+        per_bfs / per_clock
+    );
+    // Plain vector clocks need n² bits: compare on a prefix-sized trace.
+    let small_n = actions.min(20_000);
+    let small = generate(&SynthConfig {
+        actions: small_n,
+        seed,
+        ..SynthConfig::default()
+    });
+    let scan_small = shepherd_races::accesses::scan(&small, &fixes).expect("scan");
+    let t = Instant::now();
+    let (g_small, c_small) =
+        shepherd_races::chains::build(&small, &scan_small.derived, &scan_small.auto, &fixes)
+            .expect("clocks");
+    let cd_time = t.elapsed();
+    let t = Instant::now();
+    let bits = BitClocks::new(&g_small);
+    let bits_time = t.elapsed();
+    println!(
+        "plain bit-vector clocks on {} actions: {:.1} ms, {:.1} MB | chain clocks (graph+clocks phase): {:.1} ms, {:.1} MB, {} chains | ratio time {:.1}x, memory {:.1}x",
+        small_n,
+        ms(bits_time),
+        bits.bytes() as f64 / 1e6,
+        ms(cd_time),
+        c_small.bytes() as f64 / 1e6,
+        c_small.chains(),
+        bits_time.as_secs_f64() / cd_time.as_secs_f64().max(1e-9),
+        bits.bytes() as f64 / c_small.bytes().max(1) as f64
+    );
+}
