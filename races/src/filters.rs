@@ -12,7 +12,8 @@ use shepherd_trace::{Op, Trace};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Tag {
-    /// Only write-write uncovered races, and every write stores the same value.
+    /// Only write-write uncovered races (besides races of reads that follow a write of their
+    /// own action), and every write stores the same value.
     WriteSameValue,
     /// Every read follows a write of the same action: a global used as a local.
     OnlyLocalReads,
@@ -347,10 +348,20 @@ pub fn tag(
         let side = |r: &Race| (acc.get(r.first), acc.get(r.second));
         let reads = xs.len() - writes;
 
-        // Writing the same value.
+        // Writing the same value. A read that follows a write of its own action only races
+        // because that write does (the WW race is the real one), so it does not count.
+        let base = acc.range_of(l as u32).start;
+        let local_read = |i: u32| {
+            let k = (i - base) as usize;
+            xs[k].kind == AccessKind::Read
+                && k > 0
+                && xs[k - 1].action == xs[k].action
+                && xs[k - 1].kind.is_write()
+        };
         let only_ww = uraces.iter().all(|r| {
             let (a, b) = side(r);
-            a.kind.is_write() && b.kind.is_write()
+            (a.kind.is_write() || local_read(r.first))
+                && (b.kind.is_write() || local_read(r.second))
         });
         if only_ww {
             let mut vals = xs
@@ -432,7 +443,7 @@ pub fn tag(
         // x = x || …: every write is an update; the read value is unset or equals the written
         // value; at most one write changes the value.
         if writes > 0 {
-            let mut changing = 0;
+            let (mut changing, mut unchanged) = (0, 0);
             let ok = xs.iter().enumerate().all(|(k, x)| {
                 if !x.kind.is_write() {
                     return true;
@@ -446,6 +457,7 @@ pub fn tag(
                     return false;
                 }
                 if rv == wv {
+                    unchanged += 1;
                     true
                 } else if rv.is_some() && is_undefined_or_null(rv) {
                     changing += 1;
@@ -454,7 +466,7 @@ pub fn tag(
                     false
                 }
             });
-            if ok && changing <= 1 {
+            if ok && changing <= 1 && unchanged >= 1 {
                 t.set(Tag::NoChangeWrite);
             }
         }

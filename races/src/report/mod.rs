@@ -1,1 +1,365 @@
-//! Reports.
+//! Reports: a view model of the analysis ([`RaceReport`]) and three renderings — text for
+//! people, JSON for tools (`docs/races-json.md`), one self-contained HTML page.
+
+pub mod html;
+pub mod json;
+pub mod text;
+
+use crate::Analysis;
+use crate::accesses::Access;
+use crate::clocks::{ClockBuilder, Clocks};
+use crate::filters::{self, Level, Tag};
+use serde::Serialize;
+use shepherd_trace::{ActionType, Op, Trace};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// Version of the JSON schema (`docs/races-json.md`).
+pub const JSON_VERSION: u32 = 1;
+
+/// Where the HTML report gets script text from (the recording will provide it; a trace alone
+/// only has positions).
+pub trait SourceProvider {
+    /// The text of the resource at `url`, if known.
+    fn source(&self, url: &str) -> Option<Cow<'_, str>>;
+}
+
+/// No sources: reports show positions only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSources;
+
+impl SourceProvider for NoSources {
+    fn source(&self, _url: &str) -> Option<Cow<'_, str>> {
+        None
+    }
+}
+
+impl SourceProvider for HashMap<String, String> {
+    fn source(&self, url: &str) -> Option<Cow<'_, str>> {
+        self.get(url).map(|s| Cow::Borrowed(s.as_str()))
+    }
+}
+
+/// One side of a race.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct AccessView {
+    /// Action id (dense, execution order).
+    pub action: u32,
+    /// The action's stable identity.
+    pub stable: String,
+    /// EventRacer action type: `unknown`, `timer`, `ui`, `network`, `continuation`.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    /// The action's finer kind (`script`, `event`, …).
+    pub action_kind: String,
+    /// `READ`, `WRITE` or `UPDATE`.
+    pub access: &'static str,
+    /// Source position `url:line:col` of the innermost scope that has one.
+    pub source: Option<String>,
+    /// Innermost scope label (`fire:click @ BUTTON[7]`, `script:inline #0`, …).
+    pub scope: Option<String>,
+    /// Value summary read or written, when logged.
+    pub value: Option<String>,
+}
+
+/// One race as reported.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct RaceView {
+    /// Index of the race in the analysis (stable for one trace).
+    pub id: usize,
+    /// Location name (verbatim from the trace).
+    pub location: String,
+    /// `WRITE-READ`, `READ-UPDATE`, …
+    pub kind: String,
+    /// Covered (Def. 3.2).
+    pub covered: bool,
+    /// `uncovered`, `single` (Def. 3.1) or `multi` (Def. 3.2 only); `covered` when single
+    /// coverage was not computed.
+    pub coverage: &'static str,
+    /// For a covered race: an uncovered race that starts a covering chain (display only).
+    pub covered_by: Option<usize>,
+    /// The location's filter tags.
+    pub tags: Vec<&'static str>,
+    /// The location has a harmful marker.
+    pub harmful: bool,
+    /// The location's level (`harmful`, `uncovered`, `filtered`, `only-covered`).
+    pub level: &'static str,
+    /// Earlier access.
+    pub first: AccessView,
+    /// Later access.
+    pub second: AccessView,
+}
+
+/// The report view model.
+#[derive(Clone, Debug, Serialize)]
+pub struct RaceReport {
+    /// Schema version.
+    pub version: u32,
+    /// What was analysed.
+    pub trace: TraceSummary,
+    /// Counts.
+    pub summary: Summary,
+    /// Races, harmful locations first, then unfiltered, then filtered; covered races only
+    /// when asked for.
+    pub races: Vec<RaceView>,
+}
+
+/// What was analysed.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSummary {
+    /// Page URL from the header.
+    pub page: Option<String>,
+    /// Number of actions.
+    pub actions: usize,
+    /// Number of happens-before arcs (logged and derived).
+    pub arcs: usize,
+    /// Number of chains in the decomposition.
+    pub chains: usize,
+}
+
+/// Counts.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Candidate races.
+    pub races: usize,
+    /// Uncovered races.
+    pub uncovered: usize,
+    /// Locations per level (EventRacer's filter levels 0–5).
+    pub locations: LevelCounts,
+    /// Locations per tag (among those with uncovered races).
+    pub tags: Vec<(String, usize)>,
+}
+
+/// Locations per level.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct LevelCounts {
+    /// 5: harmful marker.
+    pub harmful: usize,
+    /// 4: uncovered, no tag.
+    pub uncovered: usize,
+    /// 3: uncovered, explained by a harmless tag.
+    pub filtered: usize,
+    /// 2: only covered races.
+    pub only_covered: usize,
+    /// 1: accesses that could race but none do.
+    pub no_races: usize,
+    /// 0: fewer than two accesses or no write.
+    pub too_few_accesses: usize,
+}
+
+fn type_name(t: ActionType) -> &'static str {
+    match t {
+        ActionType::Unknown => "unknown",
+        ActionType::Timer => "timer",
+        ActionType::UserInterface => "ui",
+        ActionType::Network => "network",
+        ActionType::Continuation => "continuation",
+    }
+}
+
+/// Source position and innermost scope label of an access.
+pub fn access_context(trace: &Trace, x: &Access) -> (Option<String>, Option<String>) {
+    let mut stack: Vec<(u32, Option<u32>)> = Vec::new();
+    if let Some(a) = trace.actions.get(x.action as usize) {
+        let end = x.op.min(a.ops.end);
+        for o in trace
+            .ops
+            .get(a.ops.start as usize..end as usize)
+            .unwrap_or(&[])
+        {
+            match o {
+                Op::Enter { scope, src } => stack.push((*scope, *src)),
+                Op::Exit => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+    }
+    let src = stack
+        .iter()
+        .rev()
+        .find_map(|(_, s)| s.map(|s| trace.strings.get(s).to_owned()));
+    let scope = stack.last().map(|(l, _)| trace.strings.get(*l).to_owned());
+    (src, scope)
+}
+
+fn access_view(trace: &Trace, x: &Access) -> AccessView {
+    let a = trace.actions.get(x.action as usize);
+    let (source, scope) = access_context(trace, x);
+    AccessView {
+        action: x.action,
+        stable: a
+            .map(|a| trace.strings.get(a.stable).to_owned())
+            .unwrap_or_default(),
+        ty: a.map(|a| type_name(a.ty)).unwrap_or("unknown"),
+        action_kind: a
+            .map(|a| trace.strings.get(a.kind).to_owned())
+            .unwrap_or_default(),
+        access: x.kind.name(),
+        source,
+        scope,
+        value: filters::value_of(trace, x).map(str::to_owned),
+    }
+}
+
+/// Largest trace for which covering witnesses are computed (they need every clock).
+const WITNESS_LIMIT: usize = 200_000;
+
+/// Clocks of the final graph, for witness queries on report-sized traces.
+fn retained_clocks(an: &Analysis) -> Clocks {
+    let n = an.graph.nodes();
+    let mut b = ClockBuilder::new(n as usize);
+    for v in 0..n {
+        for p in an.graph.preds(v) {
+            b.join_node(p);
+        }
+        b.finish_greedy();
+    }
+    b.build()
+}
+
+/// For each covered race shown, an uncovered race that covers it alone (Def. 3.1 at action
+/// level) or, failing that, one that starts a covering chain (`ev(a) ⪯ ev(c)`).
+fn witnesses(an: &Analysis, shown: &[usize]) -> HashMap<usize, usize> {
+    let mut out = HashMap::new();
+    let cov: Vec<usize> = shown.iter().copied().filter(|&i| an.covered[i]).collect();
+    if cov.is_empty() || an.graph.nodes() as usize > WITNESS_LIMIT {
+        return out;
+    }
+    let clocks = retained_clocks(an);
+    let acc = &an.accesses;
+    let unc: Vec<usize> = an.uncovered().collect();
+    for i in cov {
+        let r = &an.races[i];
+        let (a, b) = (acc.get(r.first), acc.get(r.second));
+        let starts = |s: usize| clocks.ordered(a.action, acc.get(an.races[s].first).action);
+        let ends = |s: usize| {
+            let d = acc.get(an.races[s].second);
+            if d.action == b.action {
+                d.op < b.op
+            } else {
+                clocks.ordered(d.action, b.action)
+            }
+        };
+        if let Some(&s) = unc
+            .iter()
+            .find(|&&s| starts(s) && ends(s))
+            .or_else(|| unc.iter().find(|&&s| starts(s)))
+        {
+            out.insert(i, s);
+        }
+    }
+    out
+}
+
+impl RaceReport {
+    /// Builds the report. `all` includes covered races.
+    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> RaceReport {
+        let acc = &an.accesses;
+        let mut levels = LevelCounts::default();
+        let mut tag_counts: HashMap<Tag, usize> = HashMap::new();
+        for t in &an.tags {
+            match t.level() {
+                Level::Harmful => levels.harmful += 1,
+                Level::Uncovered => levels.uncovered += 1,
+                Level::Filtered => levels.filtered += 1,
+                Level::OnlyCovered => levels.only_covered += 1,
+                Level::NoRaces => levels.no_races += 1,
+                Level::TooFewAccesses => levels.too_few_accesses += 1,
+            }
+            for tag in t.iter() {
+                *tag_counts.entry(tag).or_default() += 1;
+            }
+        }
+        let mut shown: Vec<usize> = (0..an.races.len())
+            .filter(|&i| all || !an.covered[i])
+            .collect();
+        let names: HashMap<u32, String> = shown
+            .iter()
+            .map(|&i| an.races[i].loc)
+            .map(|l| (l, acc.locs.name(trace, l)))
+            .collect();
+        shown.sort_by(|&x, &y| {
+            let (rx, ry) = (&an.races[x], &an.races[y]);
+            let (lx, ly) = (
+                an.tags[rx.loc as usize].level(),
+                an.tags[ry.loc as usize].level(),
+            );
+            ly.cmp(&lx)
+                .then_with(|| names[&rx.loc].cmp(&names[&ry.loc]))
+                .then(x.cmp(&y))
+        });
+        let wit = if all {
+            witnesses(an, &shown)
+        } else {
+            HashMap::new()
+        };
+        let races = shown
+            .iter()
+            .map(|&i| {
+                let r = &an.races[i];
+                let t = &an.tags[r.loc as usize];
+                let coverage = if !an.covered[i] {
+                    "uncovered"
+                } else {
+                    match &an.single {
+                        Some(s) if s[i] => "single",
+                        Some(_) => "multi",
+                        None => "covered",
+                    }
+                };
+                RaceView {
+                    id: i,
+                    location: names[&r.loc].clone(),
+                    kind: crate::races::kind_name(acc, r),
+                    covered: an.covered[i],
+                    coverage,
+                    covered_by: wit.get(&i).copied(),
+                    tags: t.iter().map(Tag::name).collect(),
+                    harmful: t.harmful(),
+                    level: t.level().name(),
+                    first: access_view(trace, acc.get(r.first)),
+                    second: access_view(trace, acc.get(r.second)),
+                }
+            })
+            .collect();
+        let mut tags: Vec<(String, usize)> = Tag::ALL
+            .iter()
+            .filter_map(|t| tag_counts.get(t).map(|&c| (t.name().to_owned(), c)))
+            .collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        RaceReport {
+            version: JSON_VERSION,
+            trace: TraceSummary {
+                page: trace.header.page.clone(),
+                actions: trace.actions.len(),
+                arcs: an.graph.arcs().len(),
+                chains: an.chains.chains(),
+            },
+            summary: Summary {
+                races: an.races.len(),
+                uncovered: an.uncovered().count(),
+                locations: levels,
+                tags,
+            },
+            races,
+        }
+    }
+}
+
+/// The one-line reason shown for a location.
+pub fn reason(tags: &[&str], covered: bool) -> String {
+    let named: Vec<&'static str> = Tag::ALL
+        .iter()
+        .filter(|t| tags.contains(&t.name()))
+        .map(|t| t.reason())
+        .collect();
+    if !named.is_empty() {
+        named.join("; ")
+    } else if covered {
+        "covered: ordered by another race treated as synchronisation".to_owned()
+    } else {
+        "uncovered race: both orders are possible (EventRacer Thm. 3.6)".to_owned()
+    }
+}

@@ -1,0 +1,73 @@
+//! Plain-text report: one block per location with races to look at, harmful first.
+
+use super::{AccessView, RaceReport, reason};
+use std::fmt::Write;
+
+fn side(a: &AccessView) -> String {
+    let mut s = format!("{} in #{} {}", a.access, a.action, a.action_kind);
+    if !a.stable.is_empty() {
+        let _ = write!(s, " ({})", a.stable);
+    }
+    if let Some(src) = &a.source {
+        let _ = write!(s, " at {src}");
+    } else if let Some(scope) = &a.scope {
+        let _ = write!(s, " in {scope}");
+    }
+    s
+}
+
+/// Renders the report as text.
+pub fn render(r: &RaceReport) -> String {
+    let mut out = String::new();
+    let s = &r.summary;
+    let _ = writeln!(
+        out,
+        "{}: {} actions, {} arcs, {} chains; {} races, {} uncovered",
+        r.trace.page.as_deref().unwrap_or("trace"),
+        r.trace.actions,
+        r.trace.arcs,
+        r.trace.chains,
+        s.races,
+        s.uncovered
+    );
+    let l = &s.locations;
+    let _ = writeln!(
+        out,
+        "locations: {} harmful, {} uncovered, {} filtered, {} only covered, {} without races",
+        l.harmful,
+        l.uncovered,
+        l.filtered,
+        l.only_covered,
+        l.no_races + l.too_few_accesses
+    );
+    let mut current: Option<&str> = None;
+    for race in &r.races {
+        if current != Some(race.location.as_str()) {
+            current = Some(race.location.as_str());
+            let _ = writeln!(out);
+            let marker = if race.harmful { "HARMFUL" } else { race.level };
+            let tags = if race.tags.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", race.tags.join(", "))
+            };
+            let _ = writeln!(out, "{marker} {}{tags}", race.location);
+            let _ = writeln!(out, "  reason: {}", reason(&race.tags, false));
+        }
+        let cov = if race.covered {
+            match race.covered_by {
+                Some(by) => format!(" (covered, {}, by race {by})", race.coverage),
+                None => format!(" (covered, {})", race.coverage),
+            }
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
+        let _ = writeln!(out, "    first:  {}", side(&race.first));
+        let _ = writeln!(out, "    second: {}", side(&race.second));
+    }
+    if r.races.is_empty() {
+        let _ = writeln!(out, "\nno uncovered races");
+    }
+    out
+}
