@@ -4,7 +4,7 @@
 //! it; only those (and globals) are logged, because a local that no closure sees can only be
 //! touched by its own activation, which cannot race with itself.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use swc_core::common::{Span, Spanned};
 use swc_core::ecma::ast::*;

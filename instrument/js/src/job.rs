@@ -1,5 +1,7 @@
-//! One instrumentation job: parse → resolve → analyse → rewrite → fix parentheses → emit.
+//! One instrumentation job: parse → resolve → analyse → rewrite → emit.
 //! Runs entirely on the calling (worker) thread inside fresh swc `Globals`.
+
+use std::time::{Duration, Instant};
 
 use swc_core::common::{
     FileName, GLOBALS, Globals, Mark, SourceMap, Spanned, source_map::DefaultSourceMapGenConfig,
@@ -8,16 +10,63 @@ use swc_core::common::{
 use swc_core::ecma::ast::{EsVersion, Pass as _, Program};
 use swc_core::ecma::codegen::{Config, Emitter, text_writer::JsWriter};
 use swc_core::ecma::parser::{EsSyntax, Syntax, parse_file_as_module, parse_file_as_script};
-use swc_core::ecma::transforms::base::{fixer::fixer, resolver};
+use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
 use crate::{Error, Kind, MARKER, Options, Output, analysis, pass::Pass};
 
-pub(crate) fn run(src: String, opts: &Options) -> Result<Output, Error> {
-    GLOBALS.set(&Globals::new(), || run_in_globals(src, opts))
+/// The tree, file and source map of a finished job, freed after the reply.
+type Garbage = Option<Box<dyn std::any::Any>>;
+
+/// Wall time of each phase of one job on the current thread (benchmark breakdown).
+pub(crate) fn profile(src: String, opts: &Options) -> Result<Vec<(&'static str, Duration)>, Error> {
+    GLOBALS.set(&Globals::new(), || {
+        let mut phases = Vec::new();
+        let mut garbage = None;
+        run_phases(src, opts, true, &mut phases, &mut garbage)?;
+        let t = Instant::now();
+        drop(garbage);
+        phases.push(("drop (after reply)", t.elapsed()));
+        Ok(phases)
+    })
 }
 
-fn run_in_globals(src: String, opts: &Options) -> Result<Output, Error> {
+/// `record: false` skips resolver, analysis and the pass (benchmark baseline).
+pub(crate) fn run_with(src: String, opts: &Options, record: bool) -> Result<Output, Error> {
+    let mut out = None;
+    run_then(src, opts, record, |r| out = Some(r));
+    out.unwrap_or_else(|| Err(Error::Worker("no result".into())))
+}
+
+/// Runs a job and hands the result to `done` *before* the syntax tree and source map are
+/// freed (freeing a large tree costs about as much as emitting it; the caller need not wait).
+pub(crate) fn run_then(
+    src: String,
+    opts: &Options,
+    record: bool,
+    done: impl FnOnce(Result<Output, Error>),
+) {
+    GLOBALS.set(&Globals::new(), || {
+        let mut garbage = None;
+        let result = run_phases(src, opts, record, &mut Vec::new(), &mut garbage);
+        done(result);
+        drop(garbage);
+    })
+}
+
+fn run_phases(
+    src: String,
+    opts: &Options,
+    record: bool,
+    phases: &mut Vec<(&'static str, Duration)>,
+    garbage: &mut Garbage,
+) -> Result<Output, Error> {
+    let mut t = Instant::now();
+    let mut lap = |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
+        let now = Instant::now();
+        phases.push((name, now - t));
+        t = now;
+    };
     let tag = short_hash(&src);
     let cm: Lrc<SourceMap> = Default::default();
     let fm = cm.new_source_file(FileName::Custom(opts.source_name.clone()).into(), src);
@@ -38,14 +87,22 @@ fn run_in_globals(src: String, opts: &Options) -> Result<Output, Error> {
     if let Some(e) = recovered.first() {
         return Err(Error::Recovered(describe(e)));
     }
+    lap("parse", phases);
 
-    let unresolved_mark = Mark::new();
-    let top_level_mark = Mark::new();
-    resolver(unresolved_mark, top_level_mark, false).process(&mut program);
-    let caps = analysis::analyze(&program);
-    let mut pass = Pass::new(opts.kind, unresolved_mark, top_level_mark, &caps, tag);
-    program.visit_mut_with(&mut pass);
-    fixer(None).process(&mut program);
+    if record {
+        let unresolved_mark = Mark::new();
+        let top_level_mark = Mark::new();
+        resolver(unresolved_mark, top_level_mark, false).process(&mut program);
+        lap("resolver", phases);
+        let caps = analysis::analyze(&program);
+        lap("analysis", phases);
+        let mut pass = Pass::new(opts.kind, unresolved_mark, top_level_mark, &caps, tag);
+        program.visit_mut_with(&mut pass);
+        lap("pass", phases);
+        // No `fixer`: every rewrite yields a call where an identifier or member stood (same
+        // or higher precedence); the one exception, a `new` callee, is parenthesised by the
+        // pass. No `hygiene` either: it would rename user bindings (Function#toString, DI).
+    }
 
     let mut buf = Vec::with_capacity(fm.src.len() * 2);
     let mut mappings = Vec::new();
@@ -70,6 +127,7 @@ fn run_in_globals(src: String, opts: &Options) -> Result<Output, Error> {
             .emit_program(&program)
             .map_err(|e| Error::Worker(format!("codegen: {e}")))?;
     }
+    lap("codegen", phases);
     let body = String::from_utf8(buf).map_err(|e| Error::Worker(format!("codegen: {e}")))?;
     let code = format!("{MARKER}\n{body}");
 
@@ -91,6 +149,8 @@ fn run_in_globals(src: String, opts: &Options) -> Result<Output, Error> {
     } else {
         None
     };
+    lap("finish", phases);
+    *garbage = Some(Box::new((program, fm, cm)));
     Ok(Output { code, source_map })
 }
 

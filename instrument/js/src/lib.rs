@@ -2,21 +2,17 @@
 //! state (globals, captured variables, object properties, arrays) through the runtime entry
 //! points documented in `docs/runtime-api.md`.
 
-use std::thread;
-
 mod analysis;
 mod depth;
 mod job;
 mod pass;
+mod pool;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
 pub const PASS_VERSION: u32 = 1;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";
-
-/// Stack size of the worker thread that runs one instrumentation job.
-const WORKER_STACK: usize = 64 * 1024 * 1024;
 
 /// What kind of JavaScript source is being instrumented (decides how it is parsed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,13 +90,33 @@ pub enum Error {
     Worker(String),
 }
 
+/// Parses and emits `src` without the record pass (same options, same workers): the
+/// baseline the throughput benchmark compares against.
+#[doc(hidden)]
+pub fn baseline_roundtrip(src: &str, opts: &Options) -> Result<Output, Error> {
+    if depth::too_deep(src, MAX_NESTING) {
+        return Err(Error::TooDeep);
+    }
+    pool::submit(src.to_owned(), opts.clone(), false)
+}
+
+/// Per-phase wall times of one job run on the current thread (benchmark breakdown only).
+#[doc(hidden)]
+pub fn profile_phases(
+    src: &str,
+    opts: &Options,
+) -> Result<Vec<(&'static str, std::time::Duration)>, Error> {
+    job::profile(src.to_owned(), opts)
+}
+
 /// Deepest bracket nesting accepted; deeper sources are passed through ([`Error::TooDeep`]).
 /// Real code stays far below this; the limit keeps the recursive parser, visitors and
 /// emitter well inside the worker stack.
 pub const MAX_NESTING: usize = 1000;
 
 /// Instruments `src` on a worker thread with a large stack (fresh swc `Globals` and
-/// `SourceMap` per job, so nothing accumulates across documents).
+/// `SourceMap` per job, so nothing accumulates across documents). Workers are a small pool
+/// (one per core, at most 8) that live for the process: their allocator arenas stay warm.
 pub fn instrument(src: &str, opts: &Options) -> Result<Output, Error> {
     if src.trim_start().starts_with(MARKER) {
         return Err(Error::AlreadyInstrumented);
@@ -108,17 +124,5 @@ pub fn instrument(src: &str, opts: &Options) -> Result<Output, Error> {
     if depth::too_deep(src, MAX_NESTING) {
         return Err(Error::TooDeep);
     }
-    let src = src.to_owned();
-    let opts = opts.clone();
-    let handle = thread::Builder::new()
-        .name("shepherd-instrument-js".into())
-        .stack_size(WORKER_STACK)
-        .spawn(move || {
-            std::panic::catch_unwind(move || job::run(src, &opts))
-                .unwrap_or_else(|_| Err(Error::Worker("instrumentation panicked".into())))
-        })
-        .map_err(|e| Error::Worker(e.to_string()))?;
-    handle
-        .join()
-        .map_err(|_| Error::Worker("worker panicked".into()))?
+    pool::submit(src.to_owned(), opts.clone(), true)
 }

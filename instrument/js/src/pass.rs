@@ -22,59 +22,62 @@ pub(crate) const API: &str = "__shepherd";
 const RESERVED: &str = "__sh$";
 
 /// Globals that are always declared, so reading them cannot throw.
-const KNOWN_GLOBALS: &[&str] = &[
-    "window",
-    "self",
-    "globalThis",
-    "document",
-    "navigator",
-    "location",
-    "history",
-    "console",
-    "Object",
-    "Array",
-    "Function",
-    "String",
-    "Number",
-    "Boolean",
-    "Symbol",
-    "BigInt",
-    "Math",
-    "JSON",
-    "Date",
-    "RegExp",
-    "Error",
-    "TypeError",
-    "RangeError",
-    "SyntaxError",
-    "ReferenceError",
-    "Promise",
-    "Map",
-    "Set",
-    "WeakMap",
-    "WeakSet",
-    "Reflect",
-    "Proxy",
-    "parseInt",
-    "parseFloat",
-    "isNaN",
-    "isFinite",
-    "encodeURIComponent",
-    "decodeURIComponent",
-    "encodeURI",
-    "decodeURI",
-    "setTimeout",
-    "clearTimeout",
-    "setInterval",
-    "clearInterval",
-    "eval",
-    "escape",
-    "unescape",
-    "ArrayBuffer",
-    "Uint8Array",
-    "Int32Array",
-    "Float64Array",
-];
+fn known_global(name: &str) -> bool {
+    matches!(
+        name,
+        "window"
+            | "self"
+            | "globalThis"
+            | "document"
+            | "navigator"
+            | "location"
+            | "history"
+            | "console"
+            | "Object"
+            | "Array"
+            | "Function"
+            | "String"
+            | "Number"
+            | "Boolean"
+            | "Symbol"
+            | "BigInt"
+            | "Math"
+            | "JSON"
+            | "Date"
+            | "RegExp"
+            | "Error"
+            | "TypeError"
+            | "RangeError"
+            | "SyntaxError"
+            | "ReferenceError"
+            | "Promise"
+            | "Map"
+            | "Set"
+            | "WeakMap"
+            | "WeakSet"
+            | "Reflect"
+            | "Proxy"
+            | "parseInt"
+            | "parseFloat"
+            | "isNaN"
+            | "isFinite"
+            | "encodeURIComponent"
+            | "decodeURIComponent"
+            | "encodeURI"
+            | "decodeURI"
+            | "setTimeout"
+            | "clearTimeout"
+            | "setInterval"
+            | "clearInterval"
+            | "eval"
+            | "escape"
+            | "unescape"
+            | "ArrayBuffer"
+            | "Uint8Array"
+            | "Int32Array"
+            | "Float64Array"
+    )
+}
 
 /// Identifiers that are never logged: immutable globals, the implicit `arguments`, our own.
 fn never_logged(name: &str) -> bool {
@@ -129,6 +132,9 @@ pub(crate) struct Pass<'a> {
     depth: usize,
     /// Inside `with` (or a handler body): free identifiers are dynamically scoped.
     dynamic: usize,
+    /// Interned temporary names by level (function temporaries, script-level temporaries).
+    fn_temps: Vec<Atom>,
+    script_temps: Vec<Atom>,
 }
 
 impl<'a> Pass<'a> {
@@ -148,6 +154,8 @@ impl<'a> Pass<'a> {
             frames: Vec::new(),
             depth: 0,
             dynamic: usize::from(kind == Kind::Handler),
+            fn_temps: Vec::new(),
+            script_temps: Vec::new(),
         }
     }
 
@@ -193,18 +201,33 @@ impl<'a> Pass<'a> {
 
     /// The temporary at nesting level `level`, as an expression and as an assignment target.
     fn temp(&mut self, level: usize) -> Box<Expr> {
-        let tag = self.tag.clone();
         let Some(f) = self.frames.last_mut() else {
             return Box::new(Expr::Ident(ident("undefined")));
         };
         f.temps = f.temps.max(level + 1);
-        if f.kind == FrameKind::TopScript {
-            Box::new(Expr::Member(member(
-                api_expr("$"),
-                &format!("_{tag}_{level}"),
-            )))
+        let top = f.kind == FrameKind::TopScript;
+        let names = if top {
+            &mut self.script_temps
         } else {
-            Box::new(Expr::Ident(ident(&format!("{RESERVED}t{level}"))))
+            &mut self.fn_temps
+        };
+        while names.len() <= level {
+            let i = names.len();
+            names.push(Atom::from(if top {
+                format!("_{}_{i}", self.tag)
+            } else {
+                format!("{RESERVED}t{i}")
+            }));
+        }
+        let name = names[level].clone();
+        if top {
+            Box::new(Expr::Member(MemberExpr {
+                span: DUMMY_SP,
+                obj: api_expr("$"),
+                prop: MemberProp::Ident(IdentName::new(name, DUMMY_SP)),
+            }))
+        } else {
+            Box::new(Expr::Ident(Ident::new_no_ctxt(name, DUMMY_SP)))
         }
     }
 
@@ -268,7 +291,7 @@ impl<'a> Pass<'a> {
             if self.kind == Kind::Handler && name == "event" {
                 return Class::Local;
             }
-            let known = KNOWN_GLOBALS.contains(&name) || self.caps.top_names.contains(&id.sym);
+            let known = self.caps.top_names.contains(&id.sym) || known_global(name);
             return Class::Global { known };
         }
         if self.script_like() && id.ctxt == self.top_level {
@@ -945,6 +968,21 @@ impl VisitMut for Pass<'_> {
                 }
                 t.tpl.visit_mut_with(self);
                 Expr::TaggedTpl(t)
+            }
+            Expr::New(mut n) => {
+                n.visit_mut_children_with(self);
+                // `new f()(…)` would call the result: keep a rewritten callee parenthesised.
+                if matches!(*n.callee, Expr::Call(_) | Expr::OptChain(_)) {
+                    let callee = std::mem::replace(
+                        &mut n.callee,
+                        Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+                    );
+                    n.callee = Box::new(Expr::Paren(ParenExpr {
+                        span: DUMMY_SP,
+                        expr: callee,
+                    }));
+                }
+                Expr::New(n)
             }
             Expr::Await(mut a) => {
                 a.arg.visit_mut_with(self);
