@@ -60,7 +60,12 @@ fn trace_of(actions: &[Ops], picks: &[(u32, u32)]) -> Trace {
     for (i, ops) in actions.iter().enumerate() {
         b.begin(ActionType::Unknown, "a", &format!("a{i}"));
         for &(l, w) in ops {
-            let loc = format!("Global.v{l}");
+            // Location 3 is node existence: written by one action, read by later ones.
+            let loc = if l == 3 {
+                "NodeTree:1".to_owned()
+            } else {
+                format!("Global.v{l}")
+            };
             if w {
                 b.write(&loc, Some("1"));
             } else {
@@ -73,14 +78,19 @@ fn trace_of(actions: &[Ops], picks: &[(u32, u32)]) -> Trace {
     for &(x, y) in picks {
         let (t, h) = (x % n, y % n);
         if t < h && seen.insert((t, h)) {
-            b.join(t, h);
+            // Some arcs are timer forks with a delay, so the FIFO rule gets exercised.
+            match (x / 9 + y / 9) % 3 {
+                0 => b.join(t, h),
+                1 => b.fork_delay(t, h, (x % 3) * 10),
+                _ => b.fork(t, h),
+            };
         }
     }
     b.finish()
 }
 
 fn actions_strategy() -> impl Strategy<Value = Vec<Ops>> {
-    prop::collection::vec(prop::collection::vec((0u8..3, any::<bool>()), 0..4), 2..9)
+    prop::collection::vec(prop::collection::vec((0u8..4, any::<bool>()), 0..4), 2..9)
 }
 
 proptest! {
@@ -89,7 +99,7 @@ proptest! {
     /// Candidates are races; coverage of every candidate matches Def. 3.1 / 3.2 evaluated over
     /// all races; the locations with uncovered races are exactly those of the definition.
     #[test]
-    fn coverage_matches_definitions(actions in actions_strategy(), picks in prop::collection::vec((0u32..9, 0u32..9), 0..12)) {
+    fn coverage_matches_definitions(actions in actions_strategy(), picks in prop::collection::vec((0u32..27, 0u32..27), 0..12)) {
         let trace = trace_of(&actions, &picks);
         let an = analyze(&trace, &Options::default()).unwrap();
         let acc = &an.accesses;

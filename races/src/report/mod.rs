@@ -203,8 +203,9 @@ fn access_view(trace: &Trace, x: &Access) -> AccessView {
     }
 }
 
-/// Largest trace for which covering witnesses are computed (they need every clock).
-const WITNESS_LIMIT: usize = 200_000;
+/// Most clock entries (actions × chains) spent on covering witnesses, which need every clock
+/// (about 100 MB); beyond that `covered_by` stays empty.
+const WITNESS_LIMIT: usize = 50_000_000;
 
 /// Clocks of the final graph, for witness queries on report-sized traces.
 fn retained_clocks(an: &Analysis) -> Clocks {
@@ -224,7 +225,7 @@ fn retained_clocks(an: &Analysis) -> Clocks {
 fn witnesses(an: &Analysis, shown: &[usize]) -> HashMap<usize, usize> {
     let mut out = HashMap::new();
     let cov: Vec<usize> = shown.iter().copied().filter(|&i| an.covered[i]).collect();
-    if cov.is_empty() || an.graph.nodes() as usize > WITNESS_LIMIT {
+    if cov.is_empty() || an.graph.nodes() as usize * an.chains.chains().max(1) > WITNESS_LIMIT {
         return out;
     }
     let clocks = retained_clocks(an);
