@@ -288,3 +288,87 @@ fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     f.write_all(data)?;
     f.sync_all()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::client::danger::ServerCertVerifier;
+    use rustls_pki_types::{ServerName, UnixTime};
+
+    fn verify(root: &CertificateDer<'static>, leaf: &CertificateDer<'static>, name: &str) -> bool {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(root.clone()).unwrap();
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider(),
+        )
+        .build()
+        .unwrap();
+        verifier
+            .verify_server_cert(
+                leaf,
+                &[],
+                &ServerName::try_from(name.to_string()).unwrap(),
+                &[],
+                UnixTime::now(),
+            )
+            .is_ok()
+    }
+
+    fn provider() -> Arc<CryptoProvider> {
+        crate::tls::provider()
+    }
+
+    #[test]
+    fn reloaded_ca_signs_leaves_that_chain_to_the_stored_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = CertificateAuthority::load_or_create(dir.path()).unwrap();
+        let second = CertificateAuthority::load_or_create(dir.path()).unwrap();
+        assert_eq!(first.cert_der(), second.cert_der());
+        assert_eq!(first.spki_sha256_base64(), second.spki_sha256_base64());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(CA_KEY_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let leaf = second.mint_leaf("a.test").unwrap();
+        assert!(verify(first.cert_der(), &leaf, "a.test"));
+        assert!(!verify(first.cert_der(), &leaf, "b.test"));
+        let ip = second.mint_leaf("127.0.0.1").unwrap();
+        assert!(verify(first.cert_der(), &ip, "127.0.0.1"));
+        let v6 = second.mint_leaf("[::1]").unwrap();
+        assert!(verify(first.cert_der(), &v6, "::1"));
+        let other = CertificateAuthority::ephemeral().unwrap();
+        assert!(!verify(other.cert_der(), &leaf, "a.test"));
+    }
+
+    #[test]
+    fn ca_is_valid_for_at_least_ten_years() {
+        let ca = CertificateAuthority::ephemeral().unwrap();
+        let pem = ca.cert_pem().to_string();
+        assert_eq!(pem_to_der(&pem).unwrap(), ca.cert_der().to_vec());
+        assert_eq!(pem_certs(&format!("{pem}{pem}")).len(), 2);
+        assert!(CA_LIFETIME >= Duration::from_secs(10 * 366 * 86_400));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_requests_for_one_host_mint_once() {
+        let ca = Arc::new(CertificateAuthority::ephemeral().unwrap());
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let ca = ca.clone();
+            tasks.push(tokio::spawn(
+                async move { ca.server_config("Same.Host").await },
+            ));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        ca.server_config("other.host").await.unwrap();
+        assert_eq!(ca.minted_count(), 2);
+    }
+}

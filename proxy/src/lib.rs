@@ -22,10 +22,18 @@ mod websocket;
 
 pub use ca::CertificateAuthority;
 pub use holds::{HeldInfo, Holds};
+/// Re-exported so front ends can build URIs and headers without their own dependency.
+pub use http;
 pub use limits::{Limits, ProxyAuth};
 pub use replay::ReplayOptions;
-pub use rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RunMode};
+pub use rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RunMode, ScriptJob};
 pub use tls::UpstreamTrust;
+
+/// A fresh per-run secret: 128 random bits, hex encoded.
+pub fn random_secret() -> String {
+    let bytes: [u8; 16] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -145,10 +145,7 @@ pub(crate) async fn start(
             Some(Target { scheme, authority })
         }
     };
-    let secret = config.secret.unwrap_or_else(|| {
-        let bytes: [u8; 16] = rand::random();
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    });
+    let secret = config.secret.unwrap_or_else(crate::random_secret);
     let limits = config.limits;
     let mut http = auto::Builder::new(TokioExecutor::new());
     http.http1()
