@@ -84,6 +84,11 @@ fn run_phases(
             .map(Program::Script),
     };
     let mut program = program.map_err(|e| Error::Parse(describe(&e)))?;
+    // A hashbang is only valid at the very start; the marker line comes first now.
+    match &mut program {
+        Program::Script(s) => s.shebang = None,
+        Program::Module(m) => m.shebang = None,
+    }
     if let Some(e) = recovered.first() {
         return Err(Error::Recovered(describe(e)));
     }

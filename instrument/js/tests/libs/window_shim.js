@@ -1,0 +1,2 @@
+// Gives UMD wrappers a `window` to attach to inside the vm context.
+var window = globalThis;
