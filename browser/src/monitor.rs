@@ -62,8 +62,8 @@ pub(crate) struct PageState {
     pub console: Vec<ConsoleMessage>,
     pub exceptions: Vec<PageException>,
     pub dialogs: Vec<Dialog>,
-    /// Request id → when it started.
-    pub in_flight: HashMap<String, Instant>,
+    /// Requests started and not finished, by request id.
+    pub in_flight: HashMap<String, InFlight>,
     /// Last time a request started or ended.
     pub last_network: Instant,
     /// Main-frame document commits seen (a change means the page navigated).
@@ -87,6 +87,13 @@ impl Default for PageState {
             quiet_world: None,
         }
     }
+}
+
+/// One request in flight.
+#[derive(Debug, Clone)]
+pub(crate) struct InFlight {
+    pub url: String,
+    pub loader_id: String,
 }
 
 /// Caps so a page that logs in a loop cannot exhaust memory.
@@ -177,13 +184,28 @@ pub(crate) async fn run(
                 if frame.get("parentId").is_none() {
                     st.main_navigations += 1;
                     st.main_url = frame.get("url").and_then(Value::as_str).map(str::to_string);
+                    // Requests of the old document that will never report an end (cancelled
+                    // with their loader) must not keep the new one from being quiet.
+                    if let Some(loader) = frame.get("loaderId").and_then(Value::as_str) {
+                        st.in_flight.retain(|_, r| r.loader_id == loader);
+                    }
                 }
             }
             "Network.requestWillBeSent" => {
                 if let Some(id) = p.get("requestId").and_then(Value::as_str) {
-                    st.in_flight
-                        .entry(id.to_string())
-                        .or_insert_with(Instant::now);
+                    let url = p
+                        .get("request")
+                        .and_then(|r| r.get("url"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    let loader = p.get("loaderId").and_then(Value::as_str).unwrap_or("");
+                    st.in_flight.insert(
+                        id.to_string(),
+                        InFlight {
+                            url: url.chars().take(300).collect(),
+                            loader_id: loader.to_string(),
+                        },
+                    );
                     st.last_network = Instant::now();
                 }
             }

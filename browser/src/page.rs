@@ -262,6 +262,18 @@ impl Page {
         self.lock_state().dialogs.clone()
     }
 
+    /// URLs of the requests the page has in flight (what keeps [`Page::wait_quiet`] waiting).
+    pub fn requests_in_flight(&self) -> Vec<String> {
+        let mut urls: Vec<String> = self
+            .lock_state()
+            .in_flight
+            .values()
+            .map(|r| r.url.clone())
+            .collect();
+        urls.sort();
+        urls
+    }
+
     /// Forget the console messages, exceptions and dialogs collected so far.
     pub fn clear_logs(&self) {
         let mut st = self.lock_state();

@@ -32,6 +32,12 @@ fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
             ("/", html(LATE_FETCH)),
             ("/data", delayed("text/plain", "payload", 600)),
             ("/busy", html(BUSY)),
+            ("/plain", html("<p>plain</p>")),
+            (
+                "/stalled",
+                html("<script>fetch('/never').catch(() => {})</script><p>stalled</p>"),
+            ),
+            ("/never", delayed("text/plain", "late", 20_000)),
         ])
         .await;
         let page = browser.new_page().await.unwrap();
@@ -58,6 +64,17 @@ fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
             again.reached && again.waited < Duration::from_secs(1),
             "{again:?}"
         );
+
+        // Requests cut off by a navigation never report an end; they must not count.
+        page.navigate(&server.url("/stalled")).await.unwrap();
+        for _ in 0..3 {
+            page.navigate(&server.url("/plain")).await.unwrap();
+        }
+        let after = page
+            .wait_quiet(Duration::from_millis(50), Duration::from_secs(3))
+            .await
+            .unwrap();
+        assert!(after.reached, "{after:?} {:?}", page.requests_in_flight());
 
         page.navigate(&server.url("/busy")).await.unwrap();
         let busy = page
