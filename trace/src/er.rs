@@ -640,6 +640,18 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         warnings: &mut warnings,
     };
     for (d, slot) in slots.iter().enumerate() {
+        // With our trailer, kind and stable id are interned before the ops, as the builder
+        // and the JSONL reader do, so a trace read back numbers its strings the same way.
+        let named = match &trailer {
+            Some(t) => {
+                let at = t.actions_at + d * 8;
+                Some((
+                    cx.meta(&mut trace, word(bytes, at), at)?,
+                    cx.meta(&mut trace, word(bytes, at + 4), at + 4)?,
+                ))
+            }
+            None => None,
+        };
         let start = trace.ops.len() as u32;
         let (ty, first_scope) = match slot {
             None => (ActionType::Unknown, None),
@@ -649,14 +661,8 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
                 (ActionType::from_code(i64::from(a.ty)), first)
             }
         };
-        let (kind, stable) = match &trailer {
-            Some(t) => {
-                let at = t.actions_at + d * 8;
-                (
-                    cx.meta(&mut trace, word(bytes, at), at)?,
-                    cx.meta(&mut trace, word(bytes, at + 4), at + 4)?,
-                )
-            }
+        let (kind, stable) = match named {
+            Some(n) => n,
             None => (
                 first_scope.unwrap_or_else(|| trace.strings.intern("")),
                 trace.strings.intern(&format!("er:{}", ids[d])),

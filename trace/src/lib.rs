@@ -11,8 +11,12 @@ pub mod error;
 mod hash;
 pub mod jsonl;
 pub mod model;
+pub mod open;
+pub mod stats;
 
 pub use builder::{BuildError, TraceBuilder};
 pub use error::ReadError;
 pub use jsonl::{JsonlLoader, read_jsonl, to_jsonl_bytes, write_jsonl};
 pub use model::*;
+pub use open::{Format, Loaded, load_path, load_reader};
+pub use stats::{ActionView, OpView, TraceStats};
