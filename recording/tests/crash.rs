@@ -86,7 +86,7 @@ fn sigkill_loses_only_in_flight_exchanges() {
         if let Some(n) = line.strip_prefix("committed ") {
             let n: u64 = n.parse().unwrap();
             last_committed = Some(n);
-            if n >= 300 {
+            if n >= 120 {
                 break;
             }
         }

@@ -252,6 +252,21 @@ fn handle_is_shared_across_threads() {
     let mut ids: Vec<i64> = all.iter().map(|e| e.id.0).collect();
     ids.dedup();
     assert_eq!(ids.len(), 200, "ids unique");
+    // Readers run in parallel from a pool of connections.
+    let readers: Vec<_> = (0..4)
+        .map(|t| {
+            let rec = rec.clone();
+            let all = all.clone();
+            std::thread::spawn(move || {
+                for e in all.iter().skip(t).step_by(4) {
+                    assert_eq!(rec.body_bytes(e.id, Part::Response, 10).unwrap(), b"x");
+                }
+            })
+        })
+        .collect();
+    for h in readers {
+        h.join().unwrap();
+    }
 }
 
 #[test]

@@ -229,17 +229,22 @@ impl Matcher {
         let key = f.exact_key(&sha, &self.config);
         if let Some(list) = self.exact.get(&key) {
             let list = list.clone();
-            return Ok(self.take(Tier::Exact, key, &list));
+            if let Some(m) = self.take(Tier::Exact, key, &list) {
+                return Ok(m);
+            }
         }
         let key = f.ignore_key(&sha, &self.config);
         if let Some(list) = self.ignore.get(&key) {
             let list = list.clone();
-            return Ok(self.take(Tier::Ignore, key, &list));
+            if let Some(m) = self.take(Tier::Ignore, key, &list) {
+                return Ok(m);
+            }
         }
         if self.config.learned
             && let Some((key, list)) = self.learned.lookup(&f)
+            && let Some(m) = self.take(Tier::Learned, key, &list)
         {
-            return Ok(self.take(Tier::Learned, key, &list));
+            return Ok(m);
         }
         if self.config.fuzzy {
             match fuzzy::closest(&f, &self.features) {
@@ -253,7 +258,9 @@ impl Matcher {
                         .get(&exact)
                         .cloned()
                         .unwrap_or_else(|| vec![best]);
-                    return Ok(self.take(Tier::Fuzzy, key, &list));
+                    if let Some(m) = self.take(Tier::Fuzzy, key, &list) {
+                        return Ok(m);
+                    }
                 }
                 Err(reason) => return Err(Miss { reason }),
             }
@@ -263,8 +270,9 @@ impl Matcher {
         })
     }
 
-    /// Serves the next recording from `list` (indices into `recorded`, in recording order).
-    fn take(&mut self, tier: Tier, key: String, list: &[usize]) -> Match {
+    /// Serves the next recording from `list` (indices into `recorded`, in recording order);
+    /// `None` only for an empty list.
+    fn take(&mut self, tier: Tier, key: String, list: &[usize]) -> Option<Match> {
         let filtered: Vec<usize> = match self.config.primary_session {
             Some(s) if list.iter().any(|&i| self.recorded[i].session == s) => list
                 .iter()
@@ -273,16 +281,17 @@ impl Matcher {
                 .collect(),
             _ => list.to_vec(),
         };
+        let last = filtered.len().checked_sub(1)?;
         let n = self.served.entry((tier, key.clone())).or_insert(0);
         let occurrence = *n;
         *n += 1;
-        let idx = filtered[occurrence.min(filtered.len().saturating_sub(1))];
-        Match {
+        let idx = filtered[occurrence.min(last)];
+        Some(Match {
             exchange: self.recorded[idx].id,
             tier,
             key,
             occurrence,
-        }
+        })
     }
 }
 
