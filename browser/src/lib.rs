@@ -39,6 +39,18 @@
 //! - [`Page::explore`]: seeded random user events at elements with handlers until a time or
 //!   event limit, with main-frame navigations blocked so the page is never left (the
 //!   `shepherd record --explore` driver).
+//!
+//! Known limits:
+//! - Out-of-process frames (cross-site iframes under site isolation) are separate targets that
+//!   this client does not attach to: their console output, exceptions and elements are not
+//!   seen by [`Page`] helpers or exploration. Same-site frames and shadow roots are covered.
+//! - Chromium 156 still sends a few requests of its own through the configured proxy
+//!   (`CONNECT accounts.google.com:443`, `update.googleapis.com/service/update2/json` for the
+//!   optimization-guide model manifest) despite `--disable-background-networking` and
+//!   `--disable-component-update`; a recorder should ignore requests without a page behind
+//!   them. The network-time query is disabled (`NetworkTimeServiceQuerying`).
+//! - Chromium is spawned from one process-long thread with `PR_SET_PDEATHSIG`, so it dies with
+//!   this process even on `SIGKILL`; normal paths kill its whole process group on drop.
 
 mod connection;
 mod error;
