@@ -9,6 +9,7 @@ use crate::encoding::{self, DetectedEncoding, PRESCAN_BYTES};
 use crate::entities;
 use crate::jspass::Flags;
 use crate::mode::{Mode, ScriptKind};
+use crate::prolog::{Prolog, Scan};
 use crate::report::{Change, Report};
 use crate::script_type::{is_event_handler, is_navigation_url_attr, script_kind};
 use base64::Engine as _;
@@ -16,6 +17,7 @@ use encoding_rs::{Decoder, REPLACEMENT, UTF_8};
 use lol_html::html_content::{ContentType, DocumentEnd, EndTag, TextChunk, TextType};
 use lol_html::send::{Element, HtmlRewriter, Settings};
 use lol_html::{AsciiCompatibleEncoding, MemorySettings, OutputSink, element, end, text};
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Reserved path of the runtime script served by the proxy.
@@ -59,9 +61,6 @@ impl HtmlConfig {
 /// What the handlers share (lol_html's `Send` handlers must own their state).
 struct State {
     mode: Mode,
-    runtime_tag: String,
-    injected: bool,
-    seen_html: bool,
     ascii_only: bool,
     certain: bool,
     cache: Arc<ScriptCache>,
@@ -115,10 +114,12 @@ impl OutputSink for Sink {
 enum Stage {
     /// Collecting the first bytes for encoding detection.
     Sniff(Vec<u8>),
-    /// Rewriting; `decoder` transcodes non-ASCII-compatible input to UTF-8 first.
+    /// Rewriting; `decoder` transcodes non-ASCII-compatible input to UTF-8 first, `inj`
+    /// splices the runtime tag into the stream before lol_html sees it.
     Rewrite {
         rw: Box<HtmlRewriter<'static, Sink>>,
         decoder: Option<Decoder>,
+        inj: Injector,
     },
     /// Passing bytes through (after a bail-out, or for undecodable documents).
     Raw {
@@ -170,9 +171,6 @@ impl HtmlInstrumenter {
             runtime_nonce: false,
             depth: 0,
             mode: cfg.mode,
-            runtime_tag: String::new(),
-            injected: false,
-            seen_html: false,
             ascii_only: false,
             certain: true,
             cache,
@@ -297,7 +295,6 @@ impl HtmlInstrumenter {
         {
             let mut st = self.shared.lock();
             st.report.encoding = enc.name().to_string();
-            st.runtime_tag = runtime_tag;
             st.runtime_nonce = self.runtime_nonce;
             st.certain = det.is_certain();
         }
@@ -350,6 +347,7 @@ impl HtmlInstrumenter {
         self.stage = Stage::Rewrite {
             rw: Box::new(rw),
             decoder,
+            inj: Injector::new(runtime_tag.into_bytes()),
         };
         self.feed(head, false)
     }
@@ -357,14 +355,18 @@ impl HtmlInstrumenter {
     fn feed(&mut self, chunk: &[u8], last: bool) -> Result<(), crate::Error> {
         let mut bail = None;
         match &mut self.stage {
-            Stage::Rewrite { rw, decoder } => {
+            Stage::Rewrite { rw, decoder, inj } => {
+                let was_done = inj.done();
                 let res = match decoder {
                     Some(d) => {
                         let text = decode_chunk(d, chunk, last);
-                        rw.write(text.as_bytes())
+                        rw.write(&inj.splice(text.as_bytes(), last))
                     }
-                    None => rw.write(chunk),
+                    None => rw.write(&inj.splice(chunk, last)),
                 };
+                if inj.done() && !was_done {
+                    self.shared.lock().report.injected = true;
+                }
                 if let Err(e) = res {
                     // Graceful bail-out already flushed the unconsumed input as-is.
                     bail = Some((e.to_string(), decoder.take()));
@@ -392,6 +394,60 @@ impl HtmlInstrumenter {
             self.stage = Stage::Raw { decoder };
         }
         Ok(())
+    }
+}
+
+/// Splices the runtime tag into the stream where [`Prolog`] says, holding back only the bytes
+/// of a start tag whose name is still undecided.
+struct Injector {
+    prolog: Option<Prolog>,
+    held: Vec<u8>,
+    held_start: u64,
+    tag: Vec<u8>,
+}
+
+impl Injector {
+    fn new(tag: Vec<u8>) -> Self {
+        Injector {
+            prolog: Some(Prolog::new()),
+            held: Vec::new(),
+            held_start: 0,
+            tag,
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.prolog.is_none()
+    }
+
+    fn splice<'a>(&mut self, input: &'a [u8], last: bool) -> Cow<'a, [u8]> {
+        let Some(p) = self.prolog.as_mut() else {
+            return Cow::Borrowed(input);
+        };
+        let scan = p.scan(input);
+        self.held.extend_from_slice(input);
+        let at = match scan {
+            Scan::InjectAt(at) => at,
+            // Nothing to inject before: append at the end.
+            Scan::Pending { .. } if last => self.held_start + self.held.len() as u64,
+            Scan::Pending { hold_from } => {
+                let n = usize::try_from(hold_from - self.held_start)
+                    .unwrap_or(0)
+                    .min(self.held.len());
+                self.held_start += n as u64;
+                return Cow::Owned(self.held.drain(..n).collect());
+            }
+        };
+        let at = usize::try_from(at - self.held_start)
+            .unwrap_or(0)
+            .min(self.held.len());
+        let mut out = Vec::with_capacity(self.held.len() + self.tag.len());
+        out.extend_from_slice(&self.held[..at]);
+        out.extend_from_slice(&self.tag);
+        out.extend_from_slice(&self.held[at..]);
+        self.prolog = None;
+        self.held = Vec::new();
+        Cow::Owned(out)
     }
 }
 
@@ -453,20 +509,23 @@ fn build_rewriter(
                 .with_max_allowed_memory_usage(max_memory)
                 .with_graceful_bail_out_on_memory_limit_exceeded(true),
         )
-        .append_element_content_handler(element!("*", move |el: &mut Element<'_, '_>| {
-            on_element(&s_el, el);
-            Ok(())
-        }))
+        // Repair mode needs only srcdoc documents: `*` would make lol_html lex every tag.
+        .append_element_content_handler(element!(
+            if mode.rewrites_js() {
+                "*"
+            } else {
+                "iframe[srcdoc]"
+            },
+            move |el: &mut Element<'_, '_>| {
+                on_element(&s_el, el);
+                Ok(())
+            }
+        ))
         .append_document_content_handler(end!(move |end: &mut DocumentEnd<'_>| {
             let mut st = s_end.lock();
             if let Some(p) = st.script.take() {
                 // A foreign-content script cut off by the end of the document.
                 end.append(&p.text, ContentType::Html);
-            }
-            if !st.injected {
-                st.injected = true;
-                st.report.injected = true;
-                end.append(&st.runtime_tag, ContentType::Html);
             }
             Ok(())
         }));
@@ -486,21 +545,6 @@ fn build_rewriter(
 fn on_element(shared: &Shared, el: &mut Element<'_, '_>) {
     let name = el.tag_name();
     let mut st = shared.lock();
-    if !st.injected {
-        if name == "html" && !st.seen_html {
-            // Prepending inside <html> would put our script before an explicit <head>,
-            // whose attributes the parser would then drop: wait for the next element.
-            st.seen_html = true;
-        } else {
-            if name == "head" && el.can_have_content() {
-                el.prepend(&st.runtime_tag, ContentType::Html);
-            } else {
-                el.before(&st.runtime_tag, ContentType::Html);
-            }
-            st.injected = true;
-            st.report.injected = true;
-        }
-    }
     match name.as_str() {
         "meta" => {
             if let Some(h) = el.get_attribute("http-equiv")

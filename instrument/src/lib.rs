@@ -18,6 +18,7 @@ mod entities;
 mod html;
 mod jspass;
 mod mode;
+mod prolog;
 mod report;
 mod script_type;
 
