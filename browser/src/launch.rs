@@ -18,6 +18,23 @@ use crate::page::Page;
 /// The executable used when neither [`LaunchOptions::executable`] nor `SHEPHERD_CHROMIUM` is set.
 pub const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 
+/// Hosts only Chromium itself talks to (sign-in, component and model updates, variations,
+/// safe browsing), seen going through the proxy from Chromium 156 despite the
+/// background-networking flags. `accounts.google.com` can also be a page's own frame
+/// (Google sign-in); such frames then bypass the recording.
+pub const BROWSER_SERVICE_HOSTS: &[&str] = &[
+    "accounts.google.com",
+    "update.googleapis.com",
+    "clients2.google.com",
+    "clientservices.googleapis.com",
+    "optimizationguide-pa.googleapis.com",
+    "content-autofill.googleapis.com",
+    "safebrowsing.googleapis.com",
+    "android.clients.google.com",
+    "redirector.gvt1.com",
+    "edgedl.me.gvt1.com",
+];
+
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 40;
 
@@ -33,6 +50,10 @@ pub struct LaunchOptions {
     /// `--proxy-bypass-list=<-loopback>`: send loopback hosts through the proxy too (Chromium
     /// bypasses the proxy for them by default).
     pub bypass_loopback_proxy: bool,
+    /// With a proxy, let Chromium's own service hosts ([`BROWSER_SERVICE_HOSTS`]) bypass it, so
+    /// sign-in, update and model-manifest requests the browser makes by itself stay out of
+    /// recordings (they go direct, and fail when offline). On by default.
+    pub browser_services_direct: bool,
     /// More command-line flags, appended last.
     pub extra_args: Vec<String>,
     /// Window (and so viewport) size in CSS pixels.
@@ -52,6 +73,7 @@ impl Default for LaunchOptions {
             proxy: None,
             spki_allow: Vec::new(),
             bypass_loopback_proxy: false,
+            browser_services_direct: true,
             extra_args: Vec::new(),
             window_size: (1280, 800),
             executable: None,
@@ -128,8 +150,21 @@ impl LaunchOptions {
         if let Some(p) = &self.proxy {
             args.push(format!("--proxy-server={p}"));
         }
+        // Chromium honours only the last --proxy-bypass-list: one list, callers' entries merged.
+        let mut bypass: Vec<&str> = Vec::new();
         if self.bypass_loopback_proxy {
-            args.push("--proxy-bypass-list=<-loopback>".into());
+            bypass.push("<-loopback>");
+        }
+        if self.proxy.is_some() && self.browser_services_direct {
+            bypass.extend(BROWSER_SERVICE_HOSTS);
+        }
+        for extra in &self.extra_args {
+            if let Some(list) = extra.strip_prefix("--proxy-bypass-list=") {
+                bypass.extend(list.split(';').filter(|h| !h.is_empty()));
+            }
+        }
+        if !bypass.is_empty() {
+            args.push(format!("--proxy-bypass-list={}", bypass.join(";")));
         }
         if !self.spki_allow.is_empty() {
             args.push(format!(
@@ -140,7 +175,9 @@ impl LaunchOptions {
         args.extend(
             self.extra_args
                 .iter()
-                .filter(|a| !a.starts_with("--disable-features="))
+                .filter(|a| {
+                    !a.starts_with("--disable-features=") && !a.starts_with("--proxy-bypass-list=")
+                })
                 .cloned(),
         );
         args.push("about:blank".into());

@@ -44,11 +44,12 @@
 //! - Out-of-process frames (cross-site iframes under site isolation) are separate targets that
 //!   this client does not attach to: their console output, exceptions and elements are not
 //!   seen by [`Page`] helpers or exploration. Same-site frames and shadow roots are covered.
-//! - Chromium 156 still sends a few requests of its own through the configured proxy
+//! - Chromium 156 still sends requests of its own through a configured proxy
 //!   (`CONNECT accounts.google.com:443`, `update.googleapis.com/service/update2/json` for the
 //!   optimization-guide model manifest) despite `--disable-background-networking` and
-//!   `--disable-component-update`; a recorder should ignore requests without a page behind
-//!   them. The network-time query is disabled (`NetworkTimeServiceQuerying`).
+//!   `--disable-component-update`. With a proxy, those hosts ([`BROWSER_SERVICE_HOSTS`]) are
+//!   put on the bypass list ([`LaunchOptions::browser_services_direct`]); the network-time
+//!   query is disabled (`NetworkTimeServiceQuerying`).
 //! - Chromium is spawned from one process-long thread with `PR_SET_PDEATHSIG`, so it dies with
 //!   this process even on `SIGKILL`; normal paths kill its whole process group on drop.
 
@@ -66,7 +67,7 @@ pub use connection::{Connection, Event, EventStream};
 pub use error::{Error, Result};
 pub use explore::{ExploreOptions, ExploreReport, FiredEvent, StopReason};
 pub use input::{Element, MouseButton};
-pub use launch::{Browser, DEFAULT_CHROMIUM, LaunchOptions};
+pub use launch::{BROWSER_SERVICE_HOSTS, Browser, DEFAULT_CHROMIUM, LaunchOptions};
 pub use monitor::{ConsoleMessage, Dialog, PageException};
 pub use page::{Navigation, Page};
 pub use quiet::Quiet;
@@ -87,7 +88,11 @@ mod tests {
     #[test]
     fn disable_features_lists_are_merged() {
         let opts = crate::LaunchOptions {
-            extra_args: vec!["--disable-features=Foo,Bar".into(), "--mute-audio".into()],
+            extra_args: vec![
+                "--disable-features=Foo,Bar".into(),
+                "--mute-audio".into(),
+                "--proxy-bypass-list=*.example".into(),
+            ],
             proxy: Some("127.0.0.1:1".into()),
             bypass_loopback_proxy: true,
             spki_allow: vec!["a=".into(), "b=".into()],
@@ -108,12 +113,21 @@ mod tests {
             "--remote-debugging-port=0",
             "--user-data-dir=/tmp/p",
             "--proxy-server=127.0.0.1:1",
-            "--proxy-bypass-list=<-loopback>",
             "--ignore-certificate-errors-spki-list=a=,b=",
             "--mute-audio",
         ] {
             assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
         }
         assert_eq!(args.last().map(String::as_str), Some("about:blank"));
+        let bypass: Vec<&String> = args
+            .iter()
+            .filter(|a| a.starts_with("--proxy-bypass-list="))
+            .collect();
+        assert_eq!(bypass.len(), 1, "{args:?}");
+        assert!(
+            bypass[0].starts_with("--proxy-bypass-list=<-loopback>;accounts.google.com;"),
+            "{bypass:?}"
+        );
+        assert!(bypass[0].ends_with(";*.example"), "{bypass:?}");
     }
 }
