@@ -26,6 +26,8 @@ enum Command {
     Har(commands::har::Args),
     /// Merge the sessions of several recordings into one recording.
     Merge(commands::har::MergeArgs),
+    /// Print the instrumented form of an HTML or JavaScript file.
+    Instrument(commands::instrument::Args),
 }
 
 fn main() -> ExitCode {
