@@ -76,7 +76,11 @@ impl Rewriter for Upper {
             _ => RewriteKind::None,
         }
     }
-    fn html(&self, _meta: &ResponseMeta<'_>) -> Box<dyn HtmlStream> {
+    fn html(
+        &self,
+        _meta: &ResponseMeta<'_>,
+        _headers: &mut http::HeaderMap,
+    ) -> Box<dyn HtmlStream> {
         Box::new(UpperStream)
     }
 }
