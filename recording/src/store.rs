@@ -106,6 +106,10 @@ struct Shared {
     next_blob: AtomicI64,
     next_session: AtomicI64,
     error: Arc<Mutex<Option<String>>>,
+    /// Exclusive advisory lock (flock) held by the writing handle, so a second recorder on the
+    /// same file fails at open instead of colliding on ids. SQLite's own locks are fcntl locks,
+    /// which are independent of flock on Linux.
+    _writer_lock: Option<std::fs::File>,
 }
 
 impl Drop for Shared {
@@ -150,6 +154,17 @@ impl Recording {
     pub fn open(path: impl AsRef<Path>) -> Result<Recording> {
         let path = path.as_ref().to_path_buf();
         let mut conn = Connection::open(&path)?;
+        let lock_file = std::fs::OpenOptions::new().read(true).open(&path)?;
+        match lock_file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Format(format!(
+                    "{} is being written by another recorder",
+                    path.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+        }
         configure(&conn)?;
         // Only takes effect when the file is new. Larger pages mean shorter overflow chains for
         // 256 KiB body chunks (measured in benches/store.rs).
@@ -192,6 +207,7 @@ impl Recording {
                 next_blob: AtomicI64::new(next_blob),
                 next_session: AtomicI64::new(next_session),
                 error,
+                _writer_lock: Some(lock_file),
             }),
         })
     }
@@ -221,6 +237,7 @@ impl Recording {
                 next_blob: AtomicI64::new(0),
                 next_session: AtomicI64::new(0),
                 error: Arc::new(Mutex::new(None)),
+                _writer_lock: None,
             }),
         })
     }

@@ -356,3 +356,16 @@ fn closed_recording_is_a_single_file() {
     names.sort();
     assert_eq!(names, vec!["one.rec"]);
 }
+
+#[test]
+fn second_writer_on_the_same_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lock.rec");
+    let first = Recording::open(&path).unwrap();
+    let err = Recording::open(&path).err().expect("second writer refused");
+    assert!(err.to_string().contains("another recorder"), "{err}");
+    // Readers are fine alongside the writer.
+    assert!(Recording::open_readonly(&path).is_ok());
+    drop(first);
+    assert!(Recording::open(&path).is_ok(), "lock released on close");
+}
