@@ -162,7 +162,14 @@ impl Page {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let Some(ev) = events.next_within(left).await? else {
+            let next = events.next_within(left).await.map_err(|e| {
+                // The stream also ends when only this page died: say which.
+                match self.conn.closed_reason() {
+                    Some(_) => e,
+                    None => Error::TargetGone(format!("page closed or crashed loading {url}")),
+                }
+            })?;
+            let Some(ev) = next else {
                 return Ok(Navigation {
                     frame_id,
                     loader_id: Some(loader_id),

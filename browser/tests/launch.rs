@@ -203,3 +203,30 @@ fn a_sigkilled_owner_takes_chromium_along() {
     }
     assert!(left.is_empty(), "orphaned Chromium processes {left:?}");
 }
+
+#[tokio::test]
+async fn a_crash_during_navigation_is_reported_as_the_page_going_away() {
+    let server = serve(vec![
+        ("/", html("<img src='/slow.png'>")),
+        ("/slow.png", delayed("image/png", "", 3000)),
+    ])
+    .await;
+    let browser = launch().await;
+    let page = browser.new_page().await.unwrap();
+    let url = server.url("/");
+    let start = std::time::Instant::now();
+    let (nav, _) = tokio::join!(page.navigate_with(&url, Duration::from_secs(8)), async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let _ = page.call("Page.crash", serde_json::json!({})).await;
+    });
+    match nav {
+        Err(Error::TargetGone(_)) => {}
+        other => panic!("expected TargetGone, got {other:?}"),
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    browser.close().await.unwrap();
+}
