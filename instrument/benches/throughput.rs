@@ -154,6 +154,31 @@ fn main() {
         mbps(page_bytes, copy_pages),
         mbps(big.len(), copy_big)
     );
+    // lol_html alone, no handlers: the floor any rewriting on it can reach.
+    let lol = |doc: &[u8]| {
+        let mut out = Vec::new();
+        let mut rw = lol_html::HtmlRewriter::new(lol_html::Settings::new(), |c: &[u8]| {
+            out.extend_from_slice(c)
+        });
+        for c in doc.chunks(CHUNK) {
+            let _ = rw.write(c);
+        }
+        let _ = rw.end();
+        black_box(out.len())
+    };
+    let lp = time(min, || {
+        for p in &pages {
+            lol(p);
+        }
+    });
+    let lb = time(min, || {
+        lol(&big);
+    });
+    println!(
+        "  lol_html, no handlers pages {:>9.1} MB/s   combined {:>9.1} MB/s",
+        mbps(page_bytes, lp),
+        mbps(big.len(), lb)
+    );
     for mode in [Mode::Repair, Mode::Record] {
         let label = if mode == Mode::Record {
             "record (cache warm)"

@@ -7,6 +7,7 @@ use crate::jspass::{Flags, PassFn, real_pass};
 use crate::mode::{Mode, ScriptKind};
 use encoding_rs::{Encoding, UTF_8};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -230,16 +231,21 @@ impl ScriptCache {
         let fallback = label
             .and_then(|l| Encoding::for_label(l.as_bytes()))
             .unwrap_or(UTF_8);
-        let (text, enc, had_errors) = fallback.decode(bytes);
-        if had_errors {
-            return ScriptOutput::kept(format!("bytes are not valid {}", enc.name()), false);
-        }
         let flags = Flags {
             ascii_only: false,
             inline_script: false,
             source_map: true,
         };
-        self.run(&text, bytes, enc.name(), kind, flags)
+        // The key covers the raw bytes (BOM included) and the fallback encoding, so a hit
+        // skips decoding altogether.
+        self.run(bytes, fallback.name(), kind, flags, || {
+            let (text, enc, had_errors) = fallback.decode(bytes);
+            if had_errors {
+                Err(format!("bytes are not valid {}", enc.name()))
+            } else {
+                Ok(text)
+            }
+        })
     }
 
     /// Instruments one piece of dynamic code (eval, `new Function` body, string timer,
@@ -253,7 +259,9 @@ impl ScriptCache {
             inline_script: false,
             source_map: false,
         };
-        self.run(src, src.as_bytes(), "utf-8", kind, flags)
+        self.run(src.as_bytes(), "utf-8", kind, flags, || {
+            Ok(Cow::Borrowed(src))
+        })
     }
 
     /// Inline code of an HTML document.
@@ -263,7 +271,9 @@ impl ScriptCache {
         kind: ScriptKind,
         flags: Flags,
     ) -> ScriptOutput {
-        self.run(src, src.as_bytes(), "utf-8", kind, flags)
+        self.run(src.as_bytes(), "utf-8", kind, flags, || {
+            Ok(Cow::Borrowed(src))
+        })
     }
 
     fn key(&self, bytes: &[u8], charset: &str, kind: ScriptKind, flags: Flags) -> Key {
@@ -281,13 +291,14 @@ impl ScriptCache {
         h.finalize().into()
     }
 
-    fn run(
+    /// Looks `bytes` up; on a miss, `source` gives the text to instrument (or why it cannot be).
+    fn run<'s>(
         &self,
-        src: &str,
         bytes: &[u8],
         charset: &str,
         kind: ScriptKind,
         flags: Flags,
+        source: impl FnOnce() -> Result<Cow<'s, str>, String>,
     ) -> ScriptOutput {
         let key = self.key(bytes, charset, kind, flags);
         if let Some(hit) = self.lock().get(&key) {
@@ -303,7 +314,7 @@ impl ScriptCache {
         self.misses.fetch_add(1, Ordering::Relaxed);
         // Content-derived name: never document-specific, so the entry is shareable.
         let name = format!("shepherd:{}.js", &hex::encode(&key[..8]));
-        let entry = match (self.pass)(src, kind, flags, &name) {
+        let entry = match source().and_then(|src| (self.pass)(&src, kind, flags, &name)) {
             Ok((code, map)) => Cached::Ok {
                 code: code.into(),
                 map: map.map(Into::into),
