@@ -12,7 +12,7 @@
 //! vary). Above [`EXHAUSTIVE_MAX`] candidate features a greedy search replaces enumeration.
 
 use super::{RecordedRequest, RequestFeatures};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Largest number of wildcard candidates searched exhaustively (2^n partitions).
 pub const EXHAUSTIVE_MAX: usize = 12;
@@ -137,13 +137,12 @@ impl Learned {
     }
 
     /// The pattern `f` falls into, as (printable key, samples).
-    pub(crate) fn lookup(&self, f: &RequestFeatures) -> Option<(String, Vec<usize>)> {
+    pub(crate) fn lookup(&self, f: &RequestFeatures) -> Option<&Pattern> {
         let (sig, feats) = signature_and_features(f);
         let patterns = self.by_signature.get(&sig)?;
         patterns
             .iter()
             .find(|p| p.keys.iter().all(|(k, v)| feats.get(k) == Some(v)))
-            .map(|p| (p.to_string(), p.samples.clone()))
     }
 
     /// Every pattern, sorted by signature then keys.
@@ -168,19 +167,65 @@ pub fn partition_cost<A: Ord, B: Ord>(old: &[A], new: &[B]) -> usize {
     splits + merges
 }
 
-/// Cost of making the features flagged in `wild` wildcards.
-fn cost_of(values: &[Vec<&str>], classes: &[&str], wild: &[bool]) -> usize {
-    let keys: Vec<Vec<&str>> = values
-        .iter()
-        .map(|v| {
-            v.iter()
+/// Samples with values and classes interned as small integers, so the partition search
+/// compares integers instead of strings.
+struct Interned {
+    /// `values[s][j]`: id of feature `j`'s value in sample `s`.
+    values: Vec<Vec<u32>>,
+    /// Class id per sample.
+    classes: Vec<u32>,
+    /// Number of distinct classes.
+    n_classes: usize,
+}
+
+impl Interned {
+    fn new(values: &[Vec<&str>], classes: &[&str], n_features: usize) -> Interned {
+        let mut columns: Vec<HashMap<&str, u32>> = vec![HashMap::new(); n_features];
+        let values = values
+            .iter()
+            .map(|v| {
+                v.iter()
+                    .zip(columns.iter_mut())
+                    .map(|(x, col)| {
+                        let next = col.len() as u32;
+                        *col.entry(x).or_insert(next)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut class_ids: HashMap<&str, u32> = HashMap::new();
+        let classes = classes
+            .iter()
+            .map(|c| {
+                let next = class_ids.len() as u32;
+                *class_ids.entry(c).or_insert(next)
+            })
+            .collect();
+        Interned {
+            values,
+            classes,
+            n_classes: class_ids.len(),
+        }
+    }
+
+    /// Splits + merges of keying on the features not flagged in `wild`. With P the distinct
+    /// (old cluster, new cluster) pairs, splits = P - #old and merges = P - #new.
+    fn cost(&self, wild: &[bool]) -> usize {
+        let mut groups: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut pairs: HashSet<(u32, u32)> = HashSet::new();
+        for (v, class) in self.values.iter().zip(&self.classes) {
+            let key: Vec<u32> = v
+                .iter()
                 .zip(wild)
                 .filter(|(_, w)| !**w)
                 .map(|(x, _)| *x)
-                .collect()
-        })
-        .collect();
-    partition_cost(classes, &keys)
+                .collect();
+            let next = groups.len() as u32;
+            let g = *groups.entry(key).or_insert(next);
+            pairs.insert((*class, g));
+        }
+        2 * pairs.len() - self.n_classes - groups.len()
+    }
 }
 
 /// Chooses the wildcard set for one signature: `values[s][j]` is feature `j` of sample `s`,
@@ -200,6 +245,7 @@ pub fn choose_wildcards(values: &[Vec<&str>], classes: &[&str], n_features: usiz
     if candidates.is_empty() {
         return wild;
     }
+    let interned = Interned::new(values, classes, n_features);
     if candidates.len() <= EXHAUSTIVE_MAX {
         let mut best: Option<(usize, u32, u32)> = None; // (cost, wildcards, mask)
         for mask in 0u32..(1u32 << candidates.len()) {
@@ -207,7 +253,7 @@ pub fn choose_wildcards(values: &[Vec<&str>], classes: &[&str], n_features: usiz
             for (bit, &j) in candidates.iter().enumerate() {
                 w[j] = mask & (1 << bit) != 0;
             }
-            let c = cost_of(values, classes, &w);
+            let c = interned.cost(&w);
             let cand = (c, mask.count_ones(), mask);
             if best.is_none_or(|b| (cand.0, cand.1) < (b.0, b.1)) {
                 best = Some(cand);
@@ -221,7 +267,7 @@ pub fn choose_wildcards(values: &[Vec<&str>], classes: &[&str], n_features: usiz
         return wild;
     }
     // Greedy: start all-key, flip the single candidate that lowers the cost most, repeat.
-    let mut cost = cost_of(values, classes, &wild);
+    let mut cost = interned.cost(&wild);
     loop {
         let mut best: Option<(usize, usize)> = None;
         for &j in &candidates {
@@ -229,7 +275,7 @@ pub fn choose_wildcards(values: &[Vec<&str>], classes: &[&str], n_features: usiz
                 continue;
             }
             wild[j] = true;
-            let c = cost_of(values, classes, &wild);
+            let c = interned.cost(&wild);
             wild[j] = false;
             if c < cost && best.is_none_or(|(bc, _)| c < bc) {
                 best = Some((c, j));
@@ -241,6 +287,31 @@ pub fn choose_wildcards(values: &[Vec<&str>], classes: &[&str], n_features: usiz
                 cost = c;
             }
             None => return wild,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The interned cost used by the search equals the reference split+merge count.
+        #[test]
+        fn interned_cost_matches_reference(
+            rows in prop::collection::vec((0u8..3, 0u8..3, 0u8..4), 1..30),
+            wild in prop::collection::vec(any::<bool>(), 2),
+        ) {
+            let names = ["a", "b", "c", "d"];
+            let values: Vec<Vec<&str>> = rows.iter().map(|(x, y, _)| vec![names[*x as usize], names[*y as usize]]).collect();
+            let classes: Vec<&str> = rows.iter().map(|(_, _, c)| names[*c as usize]).collect();
+            let interned = Interned::new(&values, &classes, 2);
+            let keys: Vec<Vec<&str>> = values
+                .iter()
+                .map(|v| v.iter().zip(&wild).filter(|(_, w)| !**w).map(|(x, _)| *x).collect())
+                .collect();
+            prop_assert_eq!(interned.cost(&wild), partition_cost(&classes, &keys));
         }
     }
 }

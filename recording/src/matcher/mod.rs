@@ -226,68 +226,77 @@ impl Matcher {
     pub fn find(&mut self, req: &LiveRequest<'_>) -> Result<Match, Miss> {
         let f = RequestFeatures::parse(req.method, req.url, req.headers, req.body);
         let sha = sha256(req.body);
+        let mut queue = Queue {
+            served: &mut self.served,
+            recorded: &self.recorded,
+            primary: self.config.primary_session,
+        };
         let key = f.exact_key(&sha, &self.config);
-        if let Some(list) = self.exact.get(&key) {
-            let list = list.clone();
-            if let Some(m) = self.take(Tier::Exact, key, &list) {
-                return Ok(m);
-            }
+        if let Some(list) = self.exact.get(&key)
+            && let Some(m) = queue.take(Tier::Exact, key, list)
+        {
+            return Ok(m);
         }
         let key = f.ignore_key(&sha, &self.config);
-        if let Some(list) = self.ignore.get(&key) {
-            let list = list.clone();
-            if let Some(m) = self.take(Tier::Ignore, key, &list) {
-                return Ok(m);
-            }
+        if let Some(list) = self.ignore.get(&key)
+            && let Some(m) = queue.take(Tier::Ignore, key, list)
+        {
+            return Ok(m);
         }
         if self.config.learned
-            && let Some((key, list)) = self.learned.lookup(&f)
-            && let Some(m) = self.take(Tier::Learned, key, &list)
+            && let Some(pattern) = self.learned.lookup(&f)
+            && let Some(m) = queue.take(Tier::Learned, pattern.to_string(), &pattern.samples)
         {
             return Ok(m);
         }
         if self.config.fuzzy {
-            match fuzzy::closest(&f, &self.features) {
-                Ok(best) => {
-                    let key = format!("fuzzy {}", self.recorded[best].url);
-                    // Queue over every recording of the chosen request (same exact key).
-                    let exact = self.features[best]
-                        .exact_key(&self.recorded[best].body_sha256, &self.config);
-                    let list = self
-                        .exact
-                        .get(&exact)
-                        .cloned()
-                        .unwrap_or_else(|| vec![best]);
-                    if let Some(m) = self.take(Tier::Fuzzy, key, &list) {
-                        return Ok(m);
-                    }
-                }
-                Err(reason) => return Err(Miss { reason }),
+            let best = fuzzy::closest(&f, &self.features).map_err(|reason| Miss { reason })?;
+            let key = format!("fuzzy {}", self.recorded[best].url);
+            // Queue over every recording of the chosen request (its exact key).
+            let exact =
+                self.features[best].exact_key(&self.recorded[best].body_sha256, &self.config);
+            let single = [best];
+            let list = self.exact.get(&exact).map_or(&single[..], Vec::as_slice);
+            if let Some(m) = queue.take(Tier::Fuzzy, key, list) {
+                return Ok(m);
             }
         }
         Err(Miss {
-            reason: format!("no recorded request matches {} {}", req.method, req.url),
+            reason: format!(
+                "no recorded request matches {} {} (tiers tried: exact, ignore{}{})",
+                req.method,
+                req.url,
+                if self.config.learned { ", learned" } else { "" },
+                if self.config.fuzzy { ", fuzzy" } else { "" }
+            ),
         })
     }
+}
 
-    /// Serves the next recording from `list` (indices into `recorded`, in recording order);
-    /// `None` only for an empty list.
+/// Per-key positions, borrowed apart from the indexes so lookups need not copy key lists.
+struct Queue<'a> {
+    served: &'a mut HashMap<(Tier, String), usize>,
+    recorded: &'a [RecordedRequest],
+    primary: Option<SessionId>,
+}
+
+impl Queue<'_> {
+    /// Serves the next recording from `list` (indices into `recorded`, in recording order):
+    /// the nth call for a key gets the nth entry, then the last repeats. With a primary session
+    /// that has entries in `list`, only those count. `None` only for an empty list.
     fn take(&mut self, tier: Tier, key: String, list: &[usize]) -> Option<Match> {
-        let filtered: Vec<usize> = match self.config.primary_session {
-            Some(s) if list.iter().any(|&i| self.recorded[i].session == s) => list
-                .iter()
-                .copied()
-                .filter(|&i| self.recorded[i].session == s)
-                .collect(),
-            _ => list.to_vec(),
-        };
-        let last = filtered.len().checked_sub(1)?;
+        let recorded = self.recorded;
+        let in_primary = |i: &&usize| self.primary.is_none_or(|s| recorded[**i].session == s);
+        let restrict = self.primary.is_some() && list.iter().any(|i| in_primary(&i));
+        let eligible = || list.iter().filter(move |i| !restrict || in_primary(i));
+        let count = eligible().count();
+        let last = count.checked_sub(1)?;
         let n = self.served.entry((tier, key.clone())).or_insert(0);
         let occurrence = *n;
         *n += 1;
-        let idx = filtered[occurrence.min(last)];
+        let idx = *eligible().nth(occurrence.min(last))?;
         Some(Match {
-            exchange: self.recorded[idx].id,
+            exchange: recorded[idx].id,
             tier,
             key,
             occurrence,
