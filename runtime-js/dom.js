@@ -125,24 +125,29 @@ function noteScript(el, fromParser) {
   }
 }
 
-const SUBTREE_CAP = 256;
+// Script-made subtrees (innerHTML of a list) can hold thousands of elements: only the roots
+// of a delivery get creator and existence entries (at most NODE_CAP per delivery); elements
+// inside find their creator through their nearest ancestor that has one (creatorOf), ids and
+// scripts inside are found with one querySelectorAll each.
+const NODE_CAP = 64;
+let nodeBudget = NODE_CAP;
 
 function noteAdded(node, fromParser) {
   if (nodeType(node) !== 1) return;
-  noteElement(node, fromParser);
+  if (fromParser || nodeBudget-- > 0) {
+    noteElement(node, fromParser);
+  } else {
+    const m = metaOf(node);
+    if (m.by === null) m.by = info;
+  }
   if (elLocalName(node) === 'script') noteScript(node, fromParser);
   if (fromParser || nodeFirstChild(node) === null) return;
-  const all = elQSA(node, '*');
-  const n = mathMin(nlLength(all), SUBTREE_CAP);
-  for (let i = 0; i < n; i++) {
-    const el = nlItem(all, i);
-    noteElement(el, false);
-    if (elLocalName(el) === 'script') noteScript(el, false);
-  }
-  if (REC && nlLength(all) > SUBTREE_CAP) {
+  if (REC) {
     const ids = elQSA(node, '[id]');
     for (let i = 0; i < nlLength(ids); i++) write(idLoc(elId(nlItem(ids, i))), nlItem(ids, i));
   }
+  const scripts = elQSA(node, 'script');
+  for (let i = 0; i < nlLength(scripts); i++) noteScript(nlItem(scripts, i), false);
 }
 
 function noteRemoved(node) {
@@ -155,6 +160,7 @@ function noteRemoved(node) {
 }
 
 function onMutations(records) {
+  nodeBudget = NODE_CAP;
   let byParser = parsing && !domByScript;
   for (let i = 0; byParser && i < records.length; i++) byParser = mrType(records[i]) === 'childList';
   domByScript = false;

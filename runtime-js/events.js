@@ -76,9 +76,22 @@ function typeCode(type, target, user) {
 }
 
 /** Builds the descriptor of a fresh dispatch of `ev` at `target`. */
+/** The target's own meta, else (for nodes inserted as part of a subtree) its ancestor's. */
+function creatorMeta(target) {
+  let m = wmGet(targetMeta, target);
+  if (m !== undefined || !isNode(target)) return m;
+  let n = nodeParent(target);
+  for (let i = 0; n !== null && i < 32; i++) {
+    m = wmGet(targetMeta, n);
+    if (m !== undefined && m.by !== null) return { by: m.by, from: -1, last: -1, reg: null };
+    n = nodeParent(n);
+  }
+  return undefined;
+}
+
 function eventDesc(ev, type, target, trusted) {
   const user = UI_TYPES[type] === 1 && trusted;
-  const m = wmGet(targetMeta, target);
+  const m = creatorMeta(target);
   let parent = ROOT;
   let from = -1;
   let joins = null;

@@ -55,6 +55,10 @@ struct Shared {
     root: PathBuf,
     secret: String,
     mode: Mutex<Mode>,
+    /// false: serve pages untouched (the plain baseline of benchmarks)
+    inject: std::sync::atomic::AtomicBool,
+    /// record/replay: instrument `.js` files with the JS pass, as the proxy does
+    instrument_js: std::sync::atomic::AtomicBool,
     state: Mutex<State>,
     extra: Mutex<HashMap<String, (String, Bytes)>>,
 }
@@ -81,6 +85,8 @@ impl TestOrigin {
             root,
             secret: format!("test-secret-{}", addr.port()),
             mode: Mutex::new(mode),
+            inject: std::sync::atomic::AtomicBool::new(true),
+            instrument_js: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(State::default()),
             extra: Mutex::new(HashMap::new()),
         });
@@ -121,6 +127,20 @@ impl TestOrigin {
         if let Ok(mut m) = self.shared.mode.lock() {
             *m = mode;
         }
+    }
+
+    /// Whether HTML gets the runtime script tag (false: the plain baseline).
+    pub fn set_inject(&self, on: bool) {
+        self.shared
+            .inject
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether `.js` files are served through the JS pass in record and replay modes.
+    pub fn set_instrument_js(&self, on: bool) {
+        self.shared
+            .instrument_js
+            .store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Serves `body` at `path` (overrides files; for generated pages).
@@ -339,8 +359,29 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
             None => return respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
         },
     };
-    if ctype.starts_with("text/html") {
-        let mode = shared.mode.lock().map(|m| *m).unwrap_or(Mode::Record);
+    let mode = shared.mode.lock().map(|m| *m).unwrap_or(Mode::Record);
+    let injecting = shared.inject.load(std::sync::atomic::Ordering::SeqCst);
+    if injecting
+        && mode != Mode::Repair
+        && ctype.starts_with("text/javascript")
+        && shared
+            .instrument_js
+            .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        let src = String::from_utf8_lossy(&body).into_owned();
+        let opts = shepherd_instrument_js::Options::new(
+            shepherd_instrument_js::Kind::Script,
+            path.clone(),
+        );
+        if let Ok(out) =
+            tokio::task::spawn_blocking(move || shepherd_instrument_js::instrument(&src, &opts))
+                .await
+            && let Ok(out) = out
+        {
+            return respond(status, &ctype, out.code);
+        }
+    }
+    if injecting && ctype.starts_with("text/html") {
         let tag = format!(
             "<script src=\"/__shepherd/runtime.js?s={}&m={}\"></script>",
             shared.secret, mode
