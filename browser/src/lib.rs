@@ -32,7 +32,7 @@
 //! - [`Browser::new_page`] / [`Browser::new_isolated_page`] open tabs; a [`Page`] collects
 //!   console messages, uncaught exceptions and dialogs (accepted automatically) in the
 //!   background.
-//! - [`Page::navigate`], [`Page::evaluate`], [`Page::add_script_on_new_document`],
+//! - [`Page::navigate`], [`Page::reload`], [`Page::evaluate`], [`Page::add_script_on_new_document`],
 //!   [`Page::screenshot`], [`Page::wait_quiet`].
 //! - Input: [`Page::click`], [`Page::mouse_move`], [`Page::press_key`], [`Page::type_text`],
 //!   [`Page::insert_text`], elements named by [`Element`].

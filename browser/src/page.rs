@@ -189,6 +189,48 @@ impl Page {
         }
     }
 
+    /// Reload the page (bypassing the cache when `ignore_cache`) and wait for the new
+    /// document's `load`; a timeout is an error.
+    pub async fn reload(&self, ignore_cache: bool) -> Result<()> {
+        let mut events = self.events(&["Page.frameNavigated", "Page.lifecycleEvent"]);
+        self.call("Page.reload", json!({ "ignoreCache": ignore_cache }))
+            .await?;
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let mut loader: Option<String> = None;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let next =
+                events
+                    .next_within(left)
+                    .await
+                    .map_err(|e| match self.conn.closed_reason() {
+                        Some(_) => e,
+                        None => Error::TargetGone("page closed or crashed while reloading".into()),
+                    })?;
+            let Some(ev) = next else {
+                return Err(Error::Timeout {
+                    what: "load event after reload".into(),
+                    after: self.timeout,
+                });
+            };
+            let p = &ev.params;
+            if ev.method == "Page.frameNavigated" {
+                let frame = p.get("frame");
+                if frame.is_some_and(|f| f.get("parentId").is_none()) {
+                    loader = frame
+                        .and_then(|f| f.get("loaderId"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                }
+            } else if p.get("name").and_then(Value::as_str) == Some("load")
+                && loader.is_some()
+                && p.get("loaderId").and_then(Value::as_str) == loader.as_deref()
+            {
+                return Ok(());
+            }
+        }
+    }
+
     /// Evaluate `expression` in the main frame's page world. Promises are awaited; the result
     /// comes back by value as JSON (`undefined` becomes `null`; `NaN`, `Infinity`, `-0` and
     /// bigints become their source text as a string). A throw or rejection is an

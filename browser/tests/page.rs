@@ -142,6 +142,20 @@ fn scripts_on_new_document_screenshots_dialogs() {
             json!("undefined")
         );
 
+        // Reload runs the document again (and its new-document scripts).
+        page.evaluate("window.marker = 1").await.unwrap();
+        let doc_hits = || {
+            server
+                .request_lines()
+                .iter()
+                .filter(|l| l.as_str() == "GET / HTTP/1.1")
+                .count()
+        };
+        let before = doc_hits();
+        page.reload(true).await.unwrap();
+        assert_eq!(page.evaluate("window.marker").await.unwrap(), json!(null));
+        assert_eq!(doc_hits(), before + 1);
+
         let png = page.screenshot().await.unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         assert!(png.len() > 100);
