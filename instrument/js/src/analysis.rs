@@ -6,7 +6,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use swc_core::common::{Span, Spanned};
+use swc_core::common::{Span, Spanned, SyntaxContext};
 use swc_core::ecma::ast::*;
 use swc_core::ecma::visit::{Visit, VisitWith};
 
@@ -42,6 +42,8 @@ pub(crate) struct Captures {
 
 #[derive(Default)]
 struct Analyzer {
+    /// Context of unresolved (global) identifiers: never captured, not recorded.
+    unresolved: SyntaxContext,
     stack: Vec<FnKey>,
     decls: HashMap<Id, FnKey>,
     refs: Vec<(Id, FnKey)>,
@@ -99,6 +101,9 @@ pub(crate) fn collect_pat_idents(pat: &Pat, out: &mut Vec<Ident>) {
 
 impl Visit for Analyzer {
     fn visit_ident(&mut self, id: &Ident) {
+        if id.ctxt == self.unresolved {
+            return;
+        }
         let cur = self.cur();
         self.refs.push((id.to_id(), cur));
     }
@@ -204,8 +209,11 @@ impl Visit for Analyzer {
 }
 
 /// Runs the analysis over a resolved program.
-pub(crate) fn analyze(program: &Program) -> Captures {
-    let mut a = Analyzer::default();
+pub(crate) fn analyze(program: &Program, unresolved: SyntaxContext) -> Captures {
+    let mut a = Analyzer {
+        unresolved,
+        ..Default::default()
+    };
     program.visit_with(&mut a);
     let mut out = Captures {
         self_names: a.self_names,

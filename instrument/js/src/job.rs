@@ -99,7 +99,10 @@ fn run_phases(
         let top_level_mark = Mark::new();
         resolver(unresolved_mark, top_level_mark, false).process(&mut program);
         lap("resolver", phases);
-        let caps = analysis::analyze(&program);
+        let caps = analysis::analyze(
+            &program,
+            swc_core::common::SyntaxContext::empty().apply_mark(unresolved_mark),
+        );
         lap("analysis", phases);
         let mut pass = Pass::new(opts.kind, unresolved_mark, top_level_mark, &caps, tag);
         program.visit_mut_with(&mut pass);

@@ -319,11 +319,11 @@ impl<'a> Pass<'a> {
                     // not a property of the global object) and returns 0.
                     bin(
                         BinaryOp::LogicalOr,
-                        api_call(DUMMY_SP, "u", vec![str_lit(&name)]),
+                        api_call(DUMMY_SP, "u", vec![name_lit(&name)]),
                         Expr::Ident(id),
                     )
                 };
-                let read = api_call(span, "g", vec![str_lit(&name), value]);
+                let read = api_call(span, "g", vec![name_lit(&name), value]);
                 if &*name == "eval" {
                     // A value read of `eval` (indirect eval): the runtime swaps in a wrapper
                     // that instruments string arguments.
@@ -335,7 +335,7 @@ impl<'a> Pass<'a> {
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => {
                     let name = id.sym.clone();
-                    api_call(span, "cr", vec![*sid, str_lit(&name), Expr::Ident(id)])
+                    api_call(span, "cr", vec![*sid, name_lit(&name), Expr::Ident(id)])
                 }
                 None => Expr::Ident(id),
             },
@@ -348,13 +348,13 @@ impl<'a> Pass<'a> {
         match self.classify(id) {
             Class::Local => e,
             Class::Global { .. } => {
-                api_call(span, if rw { "x" } else { "w" }, vec![str_lit(&id.sym), e])
+                api_call(span, if rw { "x" } else { "w" }, vec![name_lit(&id.sym), e])
             }
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => api_call(
                     span,
                     if rw { "cx" } else { "cw" },
-                    vec![*sid, str_lit(&id.sym), e],
+                    vec![*sid, name_lit(&id.sym), e],
                 ),
                 None => e,
             },
@@ -396,7 +396,7 @@ impl<'a> Pass<'a> {
             return None;
         }
         match &m.prop {
-            MemberProp::Ident(n) => Some(MemberKey::Static(str_lit(&n.sym))),
+            MemberProp::Ident(n) => Some(MemberKey::Static(name_lit(&n.sym))),
             MemberProp::PrivateName(_) => None,
             MemberProp::Computed(c) => match &*c.expr {
                 Expr::Lit(Lit::Str(_)) | Expr::Lit(Lit::Num(_)) => {
@@ -462,7 +462,7 @@ impl<'a> Pass<'a> {
         &mut self,
         span: Span,
         mut m: MemberExpr,
-        f: &str,
+        f: &'static str,
         mut rest: Option<Box<Expr>>,
         build: impl FnOnce(MemberExpr, Option<Box<Expr>>) -> Expr,
         extra: Vec<Expr>,
@@ -664,13 +664,13 @@ impl<'a> Pass<'a> {
                 match self.classify(&id) {
                     Class::Local => native,
                     Class::Global { .. } => {
-                        api_call(span, "y", vec![str_lit(&id.sym), native, num_lit(delta)])
+                        api_call(span, "y", vec![name_lit(&id.sym), native, num_lit(delta)])
                     }
                     Class::Captured(owner) => match self.sid(owner) {
                         Some(sid) => api_call(
                             span,
                             "cy",
-                            vec![*sid, str_lit(&id.sym), native, num_lit(delta)],
+                            vec![*sid, name_lit(&id.sym), native, num_lit(delta)],
                         ),
                         None => native,
                     },
@@ -709,7 +709,7 @@ impl<'a> Pass<'a> {
                         Class::Local => Expr::Unary(u),
                         // Keep `typeof x` whole: no ReferenceError for undeclared globals.
                         Class::Global { .. } => {
-                            api_call(span, "gt", vec![str_lit(&id.sym), Expr::Unary(u)])
+                            api_call(span, "gt", vec![name_lit(&id.sym), Expr::Unary(u)])
                         }
                         Class::Captured(_) => {
                             u.arg = Box::new(self.read_ident(id));
@@ -735,7 +735,7 @@ impl<'a> Pass<'a> {
                         let name = id.sym.clone();
                         u.arg = Box::new(Expr::Ident(id));
                         if global {
-                            api_call(span, "d", vec![str_lit(&name), Expr::Unary(u)])
+                            api_call(span, "d", vec![name_lit(&name), Expr::Unary(u)])
                         } else {
                             Expr::Unary(u)
                         }
@@ -1261,14 +1261,32 @@ fn member(obj: Box<Expr>, prop: &str) -> MemberExpr {
     }
 }
 
-fn api_expr(name: &str) -> Box<Expr> {
-    Box::new(Expr::Member(member(
-        Box::new(Expr::Ident(ident(API))),
-        name,
-    )))
+thread_local! {
+    /// Interned names of the runtime object and its members (built once per worker thread).
+    static ATOMS: std::cell::RefCell<Vec<(&'static str, Atom)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn api_call(span: Span, name: &str, args: Vec<Expr>) -> Expr {
+fn atom(name: &'static str) -> Atom {
+    ATOMS.with(|a| {
+        let mut a = a.borrow_mut();
+        if let Some((_, at)) = a.iter().find(|(n, _)| std::ptr::eq(*n, name) || *n == name) {
+            return at.clone();
+        }
+        let at = Atom::from(name);
+        a.push((name, at.clone()));
+        at
+    })
+}
+
+fn api_expr(name: &'static str) -> Box<Expr> {
+    Box::new(Expr::Member(MemberExpr {
+        span: DUMMY_SP,
+        obj: Box::new(Expr::Ident(Ident::new_no_ctxt(atom(API), DUMMY_SP))),
+        prop: MemberProp::Ident(IdentName::new(atom(name), DUMMY_SP)),
+    }))
+}
+
+fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
     Expr::Call(CallExpr {
         span,
         ctxt: SyntaxContext::empty(),
@@ -1290,6 +1308,11 @@ fn str_lit(s: &str) -> Expr {
         value: s.into(),
         raw: None,
     }))
+}
+
+/// A string literal from an identifier name (no re-interning).
+fn name_lit(a: &Atom) -> Expr {
+    Expr::Lit(Lit::Str(Str::from(a.clone())))
 }
 
 fn num_lit(n: f64) -> Expr {
