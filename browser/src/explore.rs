@@ -313,7 +313,20 @@ impl Page {
                 return Ok((log, StopReason::LeftPage, seen.len()));
             }
             if since_scan >= opts.rescan_every.max(1) || candidates.is_empty() {
-                candidates = self.scan_candidates().await?;
+                candidates = match self.scan_candidates().await {
+                    Ok(c) => c,
+                    // The document may be changing under the scan (a frame navigating, a
+                    // context going away): try again shortly, up to the failure budget.
+                    Err(Error::Protocol { .. } | Error::BadResponse { .. }) => {
+                        failures_in_a_row += 1;
+                        if failures_in_a_row > 50 {
+                            return Ok((log, StopReason::NoCandidates, seen.len()));
+                        }
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 seen.extend(candidates.iter().filter_map(|c| c.node));
                 since_scan = 0;
                 if candidates.is_empty() {
