@@ -15,11 +15,27 @@ use tokio::net::TcpListener;
 
 /// The embedded files: (path, content type, body).
 const FILES: &[(&str, &str, &str)] = &[
-    ("/", "text/html; charset=utf-8", include_str!("../demo/index.html")),
-    ("/index.html", "text/html; charset=utf-8", include_str!("../demo/index.html")),
-    ("/slow.js", "text/javascript", include_str!("../demo/slow.js")),
+    (
+        "/",
+        "text/html; charset=utf-8",
+        include_str!("../demo/index.html"),
+    ),
+    (
+        "/index.html",
+        "text/html; charset=utf-8",
+        include_str!("../demo/index.html"),
+    ),
+    (
+        "/slow.js",
+        "text/javascript",
+        include_str!("../demo/slow.js"),
+    ),
     ("/app.js", "text/javascript", include_str!("../demo/app.js")),
-    ("/stock.txt", "text/plain; charset=utf-8", include_str!("../demo/stock.txt")),
+    (
+        "/stock.txt",
+        "text/plain; charset=utf-8",
+        include_str!("../demo/stock.txt"),
+    ),
     ("/style.css", "text/css", include_str!("../demo/style.css")),
 ];
 

@@ -2,6 +2,9 @@
 //! `commands/`; this file only parses arguments, sets up logging and dispatches.
 
 mod commands;
+mod drive;
+mod rewriter;
+mod trace_source;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -22,12 +25,24 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Find event races in a trace (JSONL or ER_actionlog): uncovered races, filters, reports.
+    Races(commands::races::Args),
     /// Convert recordings to and from HAR 1.2 (devtools, other proxies).
     Har(commands::har::Args),
     /// Merge the sessions of several recordings into one recording.
     Merge(commands::har::MergeArgs),
     /// Print the instrumented form of an HTML or JavaScript file.
     Instrument(commands::instrument::Args),
+    /// Print or export the interception CA (`ca export`, `ca spki`).
+    Ca(commands::ca::Args),
+    /// Proxy live traffic and record every exchange (`--listen`, `--out`).
+    Record(commands::proxy::RecordArgs),
+    /// Serve a recording with no network access.
+    Replay(commands::proxy::ReplayArgs),
+    /// Proxy live traffic (forward, or reverse with --reverse).
+    Serve(commands::proxy::ServeArgs),
+    /// Print trace statistics (JSONL or ER_actionlog) or look at actions (`--action N`).
+    Trace(commands::trace::Args),
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,68 @@
+//! `shepherd races FILE`: offline race detection (EventRacer's algorithms) on a trace.
+
+use anyhow::Context;
+use shepherd_races::report::{self, NoSources, RaceReport};
+use shepherd_races::{Options, analyze};
+use shepherd_trace::Trace;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Find event races in a recorded trace.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// A JSONL trace (`docs/trace-format.md`) or an EventRacer `ER_actionlog`.
+    file: PathBuf,
+    /// Print the versioned JSON report (`docs/races-json.md`) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Include covered races (default: uncovered only).
+    #[arg(long)]
+    all: bool,
+    /// Also write a self-contained HTML report to this file.
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
+}
+
+/// Where traces come from. Files are read by `shepherd-trace` (format sniffed); recordings
+/// (`.rec`) will hand over the trace stored next to their exchanges.
+fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+    if path.extension().is_some_and(|e| e == "rec") {
+        anyhow::bail!(
+            "{}: reading traces from recordings is not available yet; export the trace and pass the file",
+            path.display()
+        );
+    }
+    let loaded = shepherd_trace::load_path(path)
+        .with_context(|| format!("cannot read trace {}", path.display()))?;
+    for w in &loaded.warnings {
+        tracing::warn!("{}: {w}", path.display());
+    }
+    Ok(loaded.trace)
+}
+
+pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let trace = load_trace(&args.file)?;
+    let opts = Options {
+        single_coverage: true,
+        ..Options::default()
+    };
+    let analysis = analyze(&trace, &opts)
+        .with_context(|| format!("cannot analyse {}", args.file.display()))?;
+    let rep = RaceReport::new(&trace, &analysis, args.all);
+    if args.json {
+        println!("{}", report::json::render(&rep));
+    } else {
+        print!("{}", report::text::render(&rep));
+    }
+    if let Some(out) = &args.html {
+        // The page folds covered races under their cover, so it always has them.
+        let full = if args.all {
+            rep
+        } else {
+            RaceReport::new(&trace, &analysis, true)
+        };
+        let page = report::html::render(&full, &analysis, &trace, &NoSources);
+        std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

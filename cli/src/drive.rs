@@ -1,0 +1,151 @@
+//! The recording driver: a recording proxy with instrumentation, headless Chromium pointed at
+//! it, the page loaded and (optionally) explored with user events, the trace flushed, and
+//! everything stored in one recording. `shepherd record URL` and `shepherd demo` use it.
+
+use crate::rewriter::InstrumentRewriter;
+use anyhow::Context;
+use shepherd_browser::{Browser, ExploreOptions, LaunchOptions};
+use shepherd_proxy::{CertificateAuthority, Mode, Proxy, ProxyConfig, RunMode};
+use shepherd_recording::Recording;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What to record and how.
+#[derive(Debug, Clone)]
+pub struct DriveOptions {
+    /// Page to load.
+    pub url: String,
+    /// Recording file (created, or extended with a new session).
+    pub out: PathBuf,
+    /// Fire user events for this long after load (zero: load only).
+    pub explore: Duration,
+    /// At most this many user events.
+    pub max_events: usize,
+    /// Seed of the exploration's random choices.
+    pub seed: u64,
+    /// Show the browser window.
+    pub headful: bool,
+    /// Where instrumented scripts are cached on disk.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// What one recording run produced.
+#[derive(Debug, Clone)]
+pub struct DriveSummary {
+    /// Exchanges stored in this run's session.
+    pub exchanges: usize,
+    /// Traces (documents) stored.
+    pub traces: usize,
+    /// User events fired by exploration.
+    pub events_fired: usize,
+    /// Uncaught page exceptions seen over DevTools.
+    pub page_errors: usize,
+    /// Wall-clock time of the run.
+    pub elapsed: Duration,
+}
+
+/// Runs one recording: proxy + Chromium + load + exploration + flush.
+pub async fn record_url(
+    opts: &DriveOptions,
+    ca: Arc<CertificateAuthority>,
+) -> anyhow::Result<DriveSummary> {
+    let started = Instant::now();
+    let secret = shepherd_proxy::random_secret();
+    let mut config = ProxyConfig::new(Mode::Record(opts.out.clone()));
+    let script = shepherd_runtime::render(&shepherd_runtime::Config::new(
+        shepherd_runtime::Mode::Record,
+        secret.clone(),
+    ));
+    // One script per recording run; a run is a process-long event for the CLI.
+    config.runtime_js = Box::leak(script.into_boxed_str());
+    config.secret = Some(secret.clone());
+    config.rewriter = Some(Arc::new(InstrumentRewriter::new(
+        RunMode::Record,
+        opts.cache_dir.clone(),
+    )?));
+    let spki = ca.spki_sha256_base64();
+    let proxy = Proxy::start(config, ca)
+        .await
+        .context("starting the recording proxy")?;
+
+    let launch = LaunchOptions {
+        headless: !opts.headful,
+        proxy: Some(proxy.addr().to_string()),
+        spki_allow: vec![spki],
+        bypass_loopback_proxy: true,
+        ..LaunchOptions::default()
+    };
+    let result = drive_browser(opts, launch, &secret).await;
+    proxy.shutdown().await;
+    let (events_fired, page_errors) = result?;
+
+    let rec = Recording::open_readonly(&opts.out)
+        .with_context(|| format!("reopening {}", opts.out.display()))?;
+    let sessions = rec.sessions()?;
+    let last = sessions.last().map(|s| s.id);
+    let exchanges = match last {
+        Some(id) => rec.exchanges(Some(id))?.len(),
+        None => 0,
+    };
+    let traces = rec
+        .traces()?
+        .iter()
+        .filter(|t| Some(t.session) == last)
+        .count();
+    Ok(DriveSummary {
+        exchanges,
+        traces,
+        events_fired,
+        page_errors,
+        elapsed: started.elapsed(),
+    })
+}
+
+async fn drive_browser(
+    opts: &DriveOptions,
+    launch: LaunchOptions,
+    secret: &str,
+) -> anyhow::Result<(usize, usize)> {
+    let browser = Browser::launch(launch)
+        .await
+        .context("launching Chromium (install it with scripts/install-deps)")?;
+    let page = browser.new_page().await?;
+    page.navigate(&opts.url)
+        .await
+        .with_context(|| format!("loading {}", opts.url))?;
+    let _ = page
+        .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
+        .await;
+    let mut fired = 0;
+    if !opts.explore.is_zero() && opts.max_events > 0 {
+        let report = page
+            .explore(&ExploreOptions {
+                duration: opts.explore,
+                max_events: opts.max_events,
+                seed: opts.seed,
+                ..ExploreOptions::default()
+            })
+            .await
+            .context("exploring the page")?;
+        fired = report.events.len();
+        let _ = page
+            .wait_quiet(Duration::from_millis(300), Duration::from_secs(5))
+            .await;
+    }
+    // Hand the buffered trace to the proxy before the page goes away; the exit flush at
+    // pagehide covers anything after this.
+    let secret_js = serde_json::to_string(secret)?;
+    let flush = format!(
+        "(async () => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); if (c) await c.flush(); return true; }})()"
+    );
+    if let Err(e) = page.evaluate(&flush).await {
+        tracing::warn!("trace flush: {e}");
+    }
+    let errors = page.exceptions().len();
+    let _ = page.navigate("about:blank").await;
+    // sendBeacon from pagehide is asynchronous: give it a moment to reach the proxy.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = browser.close().await;
+    Ok((fired, errors))
+}

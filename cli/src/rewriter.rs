@@ -1,0 +1,239 @@
+//! Plugs the instrumenter (`shepherd-instrument`) into the proxy's rewrite hook. The proxy
+//! decides when bodies pass through a hook and streams them; this adapter decides what a
+//! response is (HTML document, classic script, module) and which instrumentation it gets.
+
+use bytes::Bytes;
+use http::HeaderMap;
+use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use shepherd_instrument::{CspHeader, HtmlConfig, HtmlInstrumenter, Mode, ScriptCache, ScriptKind};
+use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RunMode, ScriptJob};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// In-memory budget of the JavaScript cache (instrumented libraries are re-served constantly).
+const CACHE_MEMORY: usize = 256 * 1024 * 1024;
+
+/// The instrumenting rewrite hook.
+pub struct InstrumentRewriter {
+    mode: Mode,
+    cache: Arc<ScriptCache>,
+}
+
+impl InstrumentRewriter {
+    /// A rewriter for the proxy's run mode (record and replay rewrite JavaScript, repair only
+    /// injects the runtime), caching instrumented scripts in memory and under `cache_dir`.
+    pub fn new(mode: RunMode, cache_dir: Option<PathBuf>) -> anyhow::Result<Self> {
+        let mode = match mode {
+            RunMode::Record => Mode::Record,
+            RunMode::Replay => Mode::Replay,
+            RunMode::Serve => Mode::Repair,
+        };
+        let cache = Arc::new(ScriptCache::new(mode, CACHE_MEMORY, cache_dir)?);
+        Ok(InstrumentRewriter { mode, cache })
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> &'a str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+/// The essence (`type/subtype`) of a Content-Type, lower-cased.
+fn essence(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn is_javascript(essence: &str) -> bool {
+    matches!(
+        essence,
+        "text/javascript"
+            | "application/javascript"
+            | "application/x-javascript"
+            | "application/ecmascript"
+            | "text/ecmascript"
+            | "text/jscript"
+            | "module"
+    )
+}
+
+fn origin_of(url: &str) -> Option<String> {
+    let rest_start = url.find("://")? + 3;
+    let end = url[rest_start..]
+        .find(['/', '?', '#'])
+        .map(|i| rest_start + i)
+        .unwrap_or(url.len());
+    Some(url[..end].to_string())
+}
+
+impl Rewriter for InstrumentRewriter {
+    fn plan(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> RewriteKind {
+        if meta.method == http::Method::HEAD || !meta.status.is_success() {
+            return RewriteKind::None;
+        }
+        let ctype = essence(header_str(headers, &CONTENT_TYPE));
+        let dest = header_str(
+            meta.request_headers,
+            &HeaderName::from_static("sec-fetch-dest"),
+        );
+        if ctype == "text/html" || ctype == "application/xhtml+xml" {
+            // Only documents get the runtime: an HTML fragment fetched by XHR must stay as is.
+            if dest.is_empty() || matches!(dest, "document" | "iframe" | "frame") {
+                return RewriteKind::Html;
+            }
+            return RewriteKind::None;
+        }
+        let scriptish = matches!(dest, "script" | "worker" | "sharedworker" | "serviceworker");
+        if self.mode.rewrites_js() && (is_javascript(&ctype) || (scriptish && ctype.is_empty())) {
+            if !dest.is_empty() && dest != "script" {
+                // Workers run without our runtime; leave their code alone.
+                return RewriteKind::None;
+            }
+            // Chromium fetches module scripts in CORS mode and classic scripts in no-cors
+            // mode (a classic script with `crossorigin` is the rare exception: it then parses
+            // as a module, fails, and is served unchanged).
+            let mode = header_str(
+                meta.request_headers,
+                &HeaderName::from_static("sec-fetch-mode"),
+            );
+            return RewriteKind::Script {
+                module: dest == "script" && mode == "cors",
+            };
+        }
+        RewriteKind::None
+    }
+
+    fn html(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> Box<dyn HtmlStream> {
+        let mut cfg = HtmlConfig::new(self.mode, meta.secret);
+        cfg.origin = origin_of(meta.url);
+        cfg.content_type = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        cfg.cache = Some(self.cache.clone());
+        let mut doc = HtmlInstrumenter::new(cfg);
+        for (name, kind) in [
+            ("content-security-policy", CspHeader::Enforce),
+            ("content-security-policy-report-only", CspHeader::ReportOnly),
+        ] {
+            let values: Vec<String> = headers
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                .collect();
+            if values.is_empty() {
+                continue;
+            }
+            headers.remove(name);
+            for v in values {
+                let adjusted = doc.adjust_csp_header(&v, kind);
+                if let Ok(hv) = HeaderValue::from_str(&adjusted) {
+                    headers.append(HeaderName::from_static(name), hv);
+                }
+            }
+        }
+        Box::new(DocumentStream {
+            doc: Some(doc),
+            url: meta.url.to_string(),
+        })
+    }
+
+    fn script(&self, job: ScriptJob) -> Bytes {
+        let kind = if job.module {
+            ScriptKind::Module
+        } else {
+            ScriptKind::Script
+        };
+        let charset = job.content_type.as_deref().and_then(charset_param);
+        let out = self.cache.instrument_script(&job.source, kind, charset);
+        match out.body_bytes() {
+            Some(bytes) => Bytes::from(bytes),
+            None => {
+                if let Some(reason) = &out.kept_reason {
+                    tracing::debug!(url = %job.url, %reason, "script served unchanged");
+                }
+                job.source
+            }
+        }
+    }
+
+    fn instrument(&self, kind: &str, source: &str) -> Option<String> {
+        let kind: ScriptKind = kind.parse().ok()?;
+        let out = self.cache.instrument_snippet(source, kind);
+        out.code.map(|c| c.to_string())
+    }
+}
+
+fn charset_param(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches('"'))
+    })
+}
+
+/// One document's HTML stream. If the instrumenter fails mid-document the rest passes through
+/// untouched: a page must never break because of the proxy.
+struct DocumentStream {
+    doc: Option<HtmlInstrumenter>,
+    url: String,
+}
+
+impl HtmlStream for DocumentStream {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let Some(doc) = self.doc.as_mut() else {
+            return chunk.to_vec();
+        };
+        match doc.write(chunk) {
+            Ok(out) => out,
+            Err(e) => {
+                tracing::warn!(url = %self.url, "HTML instrumentation stopped: {e}");
+                self.doc = None;
+                chunk.to_vec()
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Vec<u8> {
+        let Some(doc) = self.doc.take() else {
+            return Vec::new();
+        };
+        match doc.finish() {
+            Ok((out, report)) => {
+                tracing::debug!(url = %self.url, ?report.counters, "document instrumented");
+                out
+            }
+            Err(e) => {
+                tracing::warn!(url = %self.url, "HTML instrumentation failed at the end: {e}");
+                Vec::new()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_type_helpers() {
+        assert_eq!(essence("Text/HTML; charset=utf-8"), "text/html");
+        assert_eq!(
+            charset_param("text/javascript; Charset=\"Shift_JIS\""),
+            Some("Shift_JIS")
+        );
+        assert_eq!(charset_param("text/javascript"), None);
+        assert_eq!(
+            origin_of("https://a.test:8443/x/y?z"),
+            Some("https://a.test:8443".into())
+        );
+        assert_eq!(origin_of("http://a.test"), Some("http://a.test".into()));
+    }
+}
