@@ -253,10 +253,15 @@ impl Browser {
         let ws_url = match tokio::time::timeout(opts.startup_timeout, url_rx).await {
             Ok(Ok(url)) => url,
             Ok(Err(_)) => {
-                return Err(Error::Launch {
-                    reason: "Chromium exited before printing its DevTools URL".into(),
-                    stderr: process.stderr_tail(),
-                });
+                let stderr = process.stderr_tail();
+                let reason = if !opts.headless && stderr.contains("Missing X server") {
+                    "a headful Chromium needs a display: set DISPLAY (or run under xvfb-run), \
+                     or launch headless"
+                        .to_string()
+                } else {
+                    "Chromium exited before printing its DevTools URL".to_string()
+                };
+                return Err(Error::Launch { reason, stderr });
             }
             Err(_) => {
                 return Err(Error::Launch {

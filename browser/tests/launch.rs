@@ -230,3 +230,21 @@ async fn a_crash_during_navigation_is_reported_as_the_page_going_away() {
     );
     browser.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn headful_without_a_display_says_so() {
+    if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        return; // a display exists: a headful launch would simply work
+    }
+    let err = Browser::launch(LaunchOptions {
+        headless: false,
+        ..LaunchOptions::default()
+    })
+    .await
+    .err()
+    .expect("headful launch without a display must fail");
+    match &err {
+        Error::Launch { reason, .. } => assert!(reason.contains("display"), "{err}"),
+        other => panic!("unexpected {other}"),
+    }
+}
