@@ -437,6 +437,42 @@ proptest! {
         }
     }
 
+    /// Reordering query parameters never changes which recording answers (ignore tier), and
+    /// no tier ever answers with a recording from another host or with another method.
+    #[test]
+    fn query_order_is_irrelevant_and_hosts_never_cross(
+        recorded in arb_recorded(),
+        pick in any::<prop::sample::Index>(),
+        live_url in arb_url(),
+    ) {
+        let target = pick.get(&recorded).clone();
+        let mut m = Matcher::new(recorded.clone(), MatchConfig::default());
+        if let Some((base, query)) = target.url.split_once('?') {
+            let mut parts: Vec<&str> = query.split('&').collect();
+            parts.reverse();
+            let url = format!("{base}?{}", parts.join("&"));
+            let got = m.find(&live(&target.method, &url, b"", &[])).unwrap();
+            let expect = m.find(&live(&target.method, &target.url, b"", &[])).unwrap();
+            prop_assert!(got.tier <= Tier::Ignore);
+            let got_url = &recorded.iter().find(|r| r.id == got.exchange).unwrap().url;
+            let expect_url = &recorded.iter().find(|r| r.id == expect.exchange).unwrap().url;
+            let canon = |u: &str| {
+                let u = url::Url::parse(u).unwrap();
+                let mut q: Vec<(String, String)> = u.query_pairs().map(|(a, b)| (a.into(), b.into())).collect();
+                q.sort();
+                (u.host_str().map(str::to_owned), u.path().to_owned(), q)
+            };
+            prop_assert_eq!(canon(got_url), canon(expect_url));
+        }
+        m.reset();
+        if let Ok(hit) = m.find(&live("GET", &live_url, b"", &[])) {
+            let r = recorded.iter().find(|r| r.id == hit.exchange).unwrap();
+            let host = |u: &str| url::Url::parse(u).unwrap().host_str().map(str::to_owned);
+            prop_assert_eq!(host(&r.url), host(&live_url));
+            prop_assert_eq!(r.method.as_str(), "GET");
+        }
+    }
+
     /// The split+merge distance is symmetric and zero exactly on identical clusterings.
     #[test]
     fn partition_cost_is_a_symmetric_distance(a in prop::collection::vec(0u8..4, 0..20), b in prop::collection::vec(0u8..4, 0..20)) {
