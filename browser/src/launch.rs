@@ -209,6 +209,7 @@ impl Browser {
                 path: exe.display().to_string(),
             });
         }
+        sweep_stale_profiles();
         let profile = make_profile_dir()?;
         let mut cmd = Command::new(&exe);
         cmd.args(opts.args(&profile))
@@ -460,6 +461,29 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Prefix of our profile directories in the temporary directory; the owner's pid follows.
+const PROFILE_PREFIX: &str = "shepherd-chromium-";
+
+/// Remove profile directories left by processes that no longer exist (killed before their
+/// drop ran). Directories of live processes are never touched.
+fn sweep_stale_profiles() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PROFILE_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 fn make_profile_dir() -> Result<PathBuf> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let base = std::env::temp_dir();
@@ -471,7 +495,7 @@ fn make_profile_dir() -> Result<PathBuf> {
     for _ in 0..16 {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = base.join(format!(
-            "shepherd-chromium-{}-{n}-{nanos:x}",
+            "{PROFILE_PREFIX}{}-{n}-{nanos:x}",
             std::process::id()
         ));
         match std::fs::create_dir(&dir) {

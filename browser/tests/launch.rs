@@ -166,6 +166,7 @@ fn helper_launch_and_hang() {
     }
     let rt = tokio::runtime::Runtime::new().unwrap();
     let browser = rt.block_on(launch());
+    println!("PROFILE {}", browser.profile_dir().display());
     println!("PID {}", browser.pid().unwrap());
     std::thread::sleep(Duration::from_secs(30));
 }
@@ -185,11 +186,18 @@ fn a_sigkilled_owner_takes_chromium_along() {
         .spawn()
         .unwrap();
     let out = std::io::BufReader::new(owner.stdout.take().unwrap());
-    let pid: u32 = out
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("PID ").map(|p| p.trim().parse().unwrap()))
-        .expect("helper printed no pid");
+    let mut profile = None;
+    let mut pid = None;
+    for line in out.lines().map_while(Result::ok) {
+        if let Some(p) = line.strip_prefix("PROFILE ") {
+            profile = Some(std::path::PathBuf::from(p.trim()));
+        }
+        if let Some(p) = line.strip_prefix("PID ") {
+            pid = Some(p.trim().parse::<u32>().unwrap());
+            break;
+        }
+    }
+    let (pid, profile) = (pid.expect("no pid"), profile.expect("no profile"));
     assert!(!group_members(pid).is_empty());
     owner.kill().unwrap(); // SIGKILL: no destructor runs in the owner
     owner.wait().unwrap();
@@ -202,6 +210,16 @@ fn a_sigkilled_owner_takes_chromium_along() {
         left = group_members(pid);
     }
     assert!(left.is_empty(), "orphaned Chromium processes {left:?}");
+    // The killed owner could not remove its profile; the next launch sweeps it away.
+    assert!(profile.exists());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let browser = rt.block_on(launch());
+    assert!(
+        !profile.exists(),
+        "stale profile {} kept",
+        profile.display()
+    );
+    drop(browser);
 }
 
 #[tokio::test]
