@@ -107,9 +107,33 @@ impl Default for ClockBuilder {
     }
 }
 
-/// `dst[i] = max(dst[i], src[i])`; written as a plain zip so it vectorises (`pmaxuw`).
+/// `dst[i] = max(dst[i], src[i])`: the clock join, the analysis' hottest loop. Written as a
+/// plain zip so it vectorises; on x86-64 with AVX2 (checked at run time, the build targets
+/// baseline x86-64 whose SSE2 has no unsigned 16-bit max) it runs 16 lanes per `vpmaxuw`.
 #[inline]
-fn max_into(dst: &mut [u16], src: &[u16]) {
+pub(crate) fn max_into(dst: &mut [u16], src: &[u16]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), the only requirement of
+            // calling a `target_feature(enable = "avx2")` function.
+            unsafe { max_into_avx2(dst, src) };
+            return;
+        }
+    }
+    max_into_plain(dst, src);
+}
+
+#[inline]
+fn max_into_plain(dst: &mut [u16], src: &[u16]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = (*d).max(*s);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn max_into_avx2(dst: &mut [u16], src: &[u16]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d = (*d).max(*s);
     }

@@ -138,7 +138,8 @@ pub struct TimerFifo {
 
 impl TimerFifo {
     /// Action `v` (under construction in `b`) is a timer registered by `registrar` with
-    /// `delay`. Joins every earlier-fired timer A with `delay_A ≤ delay` and
+    /// `delay`. Joins every earlier-fired timer A (among the last
+    /// [`TIMER_WINDOW`](crate::sweep::TIMER_WINDOW)) with `delay_A ≤ delay` and
     /// `registrar_A ⪯ registrar` not already before `v`, and returns the arcs it added.
     pub fn on_fire(
         &mut self,
@@ -150,7 +151,8 @@ impl TimerFifo {
     ) {
         // Latest first: joining a late timer usually makes the earlier ones reachable, so they
         // are skipped by the cheap `reaches_node` test.
-        for i in (0..self.fired.len()).rev() {
+        let from = self.fired.len().saturating_sub(crate::sweep::TIMER_WINDOW);
+        for i in (from..self.fired.len()).rev() {
             let a = self.fired[i];
             if a.delay > delay || b.reaches_node(a.action) {
                 continue;

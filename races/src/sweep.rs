@@ -102,12 +102,20 @@ impl Stores {
     }
 }
 
+/// An access remembered by a location, with what race checks need (no lookups).
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    access: u32,
+    action: u32,
+    chain: u32,
+    pos: u16,
+}
+
 /// Per-location state of the sweep.
+#[derive(Default)]
 struct LocState {
-    /// Last write (access index) or `NONE`.
-    last_write: u32,
-    /// Reads since the last write (access indices): each pairs with the next write.
-    pending: Vec<u32>,
+    /// Reads since the last write: each pairs with the next write.
+    pending: Vec<Pending>,
     /// Maximal actions among the pending reads (their G⁺ clocks cover all pending reads').
     pend_frontier: Vec<u32>,
     /// Maximal actions among all accesses / writes so far (for single coverage).
@@ -115,19 +123,6 @@ struct LocState {
     write_frontier: Vec<u32>,
     /// Minimal writes: writes no earlier write happens before.
     min_writes: Vec<u32>,
-}
-
-impl Default for LocState {
-    fn default() -> Self {
-        LocState {
-            last_write: NONE,
-            pending: Vec::new(),
-            pend_frontier: Vec::new(),
-            all_frontier: Vec::new(),
-            write_frontier: Vec::new(),
-            min_writes: Vec::new(),
-        }
-    }
 }
 
 /// Adds action `v` to a frontier of maximal actions, dropping members below it.
@@ -217,6 +212,17 @@ pub fn sweep(
         })
         .collect();
     let mut loc: Vec<LocState> = (0..nl).map(|_| LocState::default()).collect();
+    // Last write per location, kept apart from the rest of the state: it is read at every
+    // access, so it should stay in cache.
+    let mut lws: Vec<Pending> = vec![
+        Pending {
+            access: NONE,
+            action: NONE,
+            chain: 0,
+            pos: 0,
+        };
+        nl
+    ];
 
     let mut chains = ChainTable::default();
     let (mut gs, mut ps, mut ss) = (Scratch::default(), Scratch::default(), Scratch::default());
@@ -300,11 +306,12 @@ pub fn sweep(
             }
             let ls = &mut loc[l];
             let first_new = races.len();
-            let lw = ls.last_write;
+            let hot = lws[l];
+            let lw = hot.access;
             let mut lw_races = false;
             if lw != NONE {
-                let a = acc.get(lw).action;
-                if a != v && !reach(&gs, a) {
+                let a = hot.action;
+                if a != v && !gs.reaches(hot.chain, hot.pos) {
                     races.push(Race {
                         loc: x.loc,
                         first: lw,
@@ -315,12 +322,11 @@ pub fn sweep(
             }
             let mut pend_races = false;
             if x.kind.is_write() {
-                for &r in &ls.pending {
-                    let a = acc.get(r).action;
-                    if a != v && !reach(&gs, a) {
+                for p in &ls.pending {
+                    if p.action != v && !gs.reaches(p.chain, p.pos) {
                         races.push(Race {
                             loc: x.loc,
-                            first: r,
+                            first: p.access,
                             second: xi,
                         });
                         pend_races = true;
@@ -346,7 +352,7 @@ pub fn sweep(
             // Fold the race arcs ending at x. Pairs that are ordered add nothing (their
             // tail is already below), so only unordered maximal tails are joined.
             if lw_races {
-                ps.join(st.gp.get(acc.get(lw).action));
+                ps.join(st.gp.get(hot.action));
             }
             if pend_races {
                 for &f in &ls.pend_frontier {
@@ -390,7 +396,12 @@ pub fn sweep(
                 }
             }
             if x.kind == AccessKind::Read {
-                ls.pending.push(xi);
+                ls.pending.push(Pending {
+                    access: xi,
+                    action: v,
+                    chain: c,
+                    pos,
+                });
                 advance(
                     &mut ls.pend_frontier,
                     v,
@@ -406,11 +417,15 @@ pub fn sweep(
                     freed.push(f);
                 }
                 if lw != NONE {
-                    let a = acc.get(lw).action;
-                    p_refs[a as usize] -= 1;
-                    freed.push(a);
+                    p_refs[hot.action as usize] -= 1;
+                    freed.push(hot.action);
                 }
-                ls.last_write = xi;
+                lws[l] = Pending {
+                    access: xi,
+                    action: v,
+                    chain: c,
+                    pos,
+                };
                 p_refs[v as usize] += 1;
                 if !ls.min_writes.iter().any(|&m| m == v || reach(&gs, m)) {
                     ls.min_writes.push(v);
