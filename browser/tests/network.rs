@@ -22,7 +22,7 @@ window.addEventListener('load', () => {
 </script>"#;
 
 const BUSY: &str = r#"<!doctype html><body><script>
-setInterval(() => { document.body.dataset.n = String(Date.now()); }, 40);
+setInterval(() => { document.body.dataset.n = String(Date.now()); }, 20);
 </script>"#;
 
 #[test]
@@ -78,11 +78,11 @@ fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
 
         page.navigate(&server.url("/busy")).await.unwrap();
         let busy = page
-            .wait_quiet(Duration::from_millis(200), Duration::from_millis(700))
+            .wait_quiet(Duration::from_millis(300), Duration::from_millis(900))
             .await
             .unwrap();
         assert!(!busy.reached, "{busy:?}");
-        assert!(busy.waited >= Duration::from_millis(700));
+        assert!(busy.waited >= Duration::from_millis(900));
     });
 }
 
