@@ -67,6 +67,7 @@ function A_sl(s, n) {
 // Instrumented text by source, bounded (oldest dropped first).
 const A_cache = new A_Map();
 const A_CACHE_MAX = 256;
+let A_cacheCount = 0;
 
 /**
  * Instruments dynamic code `src` of kind 'script' | 'module' | 'handler' through the
@@ -86,11 +87,13 @@ function A_code(src, kind) {
     out = null;
   }
   if (typeof out !== 'string') out = src;
-  if (A_cache.size >= A_CACHE_MAX) {
+  if (A_cacheCount >= A_CACHE_MAX) {
     const first = A_apply(A_iterNext, A_apply(A_mapKeys, A_cache, []), []);
     A_apply(A_mapDelete, A_cache, [first.value]);
+    A_cacheCount--;
   }
   A_apply(A_mapSet, A_cache, [key, out]);
+  A_cacheCount++;
   return out;
 }
 

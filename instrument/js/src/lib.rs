@@ -1,6 +1,18 @@
 //! Semantics-preserving JavaScript instrumentation with swc: logs reads and writes of shared
 //! state (globals, captured variables, object properties, arrays) through the runtime entry
-//! points documented in `docs/runtime-api.md`.
+//! points documented in `docs/runtime-api.md` ("Instrumented code → runtime", which lists
+//! every call shape) and implemented in `runtime-js/access.js`.
+//!
+//! Pipeline per job (`job.rs`): parse explicitly as script or module (never guessed; handler
+//! bodies allow top-level `return`) → refuse on any parse error *or* recovered error →
+//! `resolver` → capture analysis (`analysis.rs`: which bindings another function refers to) →
+//! the record pass (`pass.rs`) → minified codegen with the original spans (source map chained
+//! onto the page's own map when given). No `hygiene` (it would rename user bindings, which
+//! `Function#toString`-based dependency injection sees) and no `fixer` (the pass keeps
+//! precedence itself). Jobs run on a small pool of worker threads with 256 MB stacks
+//! (`pool.rs`); input nested deeper than [`MAX_NESTING`] brackets is refused up front.
+//!
+//! Only record mode calls this crate; repair mode serves pages without rewriting JavaScript.
 
 mod analysis;
 mod depth;
@@ -9,7 +21,7 @@ mod pass;
 mod pool;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 1;
+pub const PASS_VERSION: u32 = 2;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";

@@ -23,12 +23,12 @@ fn deeply_nested_brackets_do_not_abort() {
 fn long_flat_chains_do_not_abort() {
     // No brackets, but deep ASTs: binary chains, unary chains, else-if chains, member chains.
     let cases = [
-        format!("x = {}a;", "a + ".repeat(20_000)),
-        format!("x = {}a;", "!".repeat(20_000)),
+        format!("x = {}a;", "a + ".repeat(10_000)),
+        format!("x = {}a;", "!".repeat(10_000)),
         format!("if (a) b(); {}", "else if (a) b(); ".repeat(5_000)),
-        format!("x = a{};", ".b".repeat(20_000)),
-        format!("x = {}1;", "a = ".repeat(20_000)),
-        format!("x = {}0;", "a ? 1 : ".repeat(20_000)),
+        format!("x = a{};", ".b".repeat(10_000)),
+        format!("x = {}1;", "a = ".repeat(10_000)),
+        format!("x = {}0;", "a ? 1 : ".repeat(10_000)),
     ];
     for src in &cases {
         match instrument(src, &script()) {
