@@ -33,12 +33,15 @@
 //!   console messages, uncaught exceptions and dialogs (accepted automatically) in the
 //!   background.
 //! - [`Page::navigate`], [`Page::reload`], [`Page::evaluate`], [`Page::add_script_on_new_document`],
-//!   [`Page::screenshot`], [`Page::wait_quiet`].
+//!   [`Page::screenshot`].
 //! - Input: [`Page::click`], [`Page::mouse_move`], [`Page::press_key`], [`Page::type_text`],
 //!   [`Page::insert_text`], elements named by [`Element`].
 //! - [`Page::explore`]: seeded random user events at elements with handlers until a time or
 //!   event limit, with main-frame navigations blocked so the page is never left (the
-//!   `shepherd record --explore` driver).
+//!   `shepherd record --explore` driver). Its log names targets by stable paths
+//!   ([`Element::Path`]), and [`Page::fire`] replays it entry by entry on a fresh load.
+//! - [`Page::wait_quiet`]: no request in flight (Network domain) and no DOM mutation
+//!   (a `MutationObserver` in a private isolated world) for a given time.
 //!
 //! Known limits:
 //! - Out-of-process frames (cross-site iframes under site isolation) are separate targets that
@@ -51,7 +54,8 @@
 //!   put on the bypass list ([`LaunchOptions::browser_services_direct`]); the network-time
 //!   query is disabled (`NetworkTimeServiceQuerying`).
 //! - Chromium is spawned from one process-long thread with `PR_SET_PDEATHSIG`, so it dies with
-//!   this process even on `SIGKILL`; normal paths kill its whole process group on drop.
+//!   this process even on `SIGKILL`; normal paths kill its whole process group on drop, and
+//!   each launch removes profile directories whose owning process is gone.
 
 mod connection;
 mod error;
