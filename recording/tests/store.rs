@@ -369,3 +369,59 @@ fn second_writer_on_the_same_file_is_refused() {
     drop(first);
     assert!(Recording::open(&path).is_ok(), "lock released on close");
 }
+
+#[test]
+fn decoded_response_body_undoes_content_encoding() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recording::open(dir.path().join("dec.rec")).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let text = b"function f() { return 1; }\n".repeat(100);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&text).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut ids = Vec::new();
+    for (coding, body) in [
+        (Some("gzip"), gz.clone()),
+        (None, text.clone()),
+        (Some("compress"), gz.clone()),
+    ] {
+        let mut ex = rec
+            .begin_exchange(s, req("https://example.com/a.js"))
+            .unwrap();
+        let mut head = resp(200);
+        head.headers
+            .retain(|h| !h.name.eq_ignore_ascii_case("content-encoding"));
+        if let Some(c) = coding {
+            head.headers.push(Header::new("Content-Encoding", c));
+        }
+        ex.response_head(head);
+        ex.response_body(&body).unwrap();
+        ids.push(ex.finish(Timings::starting_now()).unwrap());
+    }
+    let mut failed = rec.begin_exchange(s, req("https://example.com/x")).unwrap();
+    failed.set_error("refused");
+    let failed = failed.finish(Timings::starting_now()).unwrap();
+    rec.flush().unwrap();
+    let limit = 1 << 20;
+    assert_eq!(
+        rec.decoded_response_body(ids[0], limit).unwrap(),
+        Some(text.clone())
+    );
+    assert_eq!(
+        rec.decoded_response_body(ids[1], limit).unwrap(),
+        Some(text.clone())
+    );
+    assert_eq!(
+        rec.decoded_response_body(ids[2], limit).unwrap(),
+        None,
+        "unknown coding"
+    );
+    assert_eq!(
+        rec.decoded_response_body(ids[0], 100).unwrap(),
+        None,
+        "decoded over limit"
+    );
+    assert_eq!(rec.decoded_response_body(failed, limit).unwrap(), None);
+    assert!(rec.decoded_response_body(ExchangeId(9999), limit).is_err());
+}
