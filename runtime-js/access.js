@@ -29,7 +29,35 @@ const A_iterNext = A_mapKeys.call(new Map()).next;
 const A_apply = Reflect.apply;
 const A_MARKER = '/*shepherd:instrumented*/';
 
+const A_isArray = Array.isArray;
+
 let A_scope = 0;
+
+// Array methods called through `b`: 1 reads the whole array (its `$LEN` location), 2 also
+// changes its length/cells (logged as a write of `$LEN`, the coarse whole-array location of
+// EventRacer's model). Calls on arrays never log the method name itself.
+const A_ARRAY_METHOD = A_create(null);
+for (const m of ['concat', 'entries', 'every', 'filter', 'find', 'findIndex', 'findLast',
+  'findLastIndex', 'flat', 'flatMap', 'forEach', 'includes', 'indexOf', 'join', 'keys',
+  'lastIndexOf', 'map', 'reduce', 'reduceRight', 'slice', 'some', 'toString', 'values', 'at',
+  'toReversed', 'toSorted', 'toSpliced', 'with']) A_ARRAY_METHOD[m] = 1;
+for (const m of ['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill',
+  'copyWithin']) A_ARRAY_METHOD[m] = 2;
+
+/** Logs a method read on `o` (an object); arrays get whole-array reads/writes instead. */
+function A_method(o, k) {
+  if (A_isArray(o) && typeof k === 'string') {
+    const kind = A_ARRAY_METHOD[k];
+    if (kind !== undefined) {
+      const l = A_objLoc(o, 'length');
+      A_read(l, undefined, false);
+      // A fresh object as the value: two mutations never look "same-valued" to the filters.
+      if (kind === 2) A_write(l, A_create(null));
+      return;
+    }
+  }
+  A_read(A_objLoc(o, k), undefined, false);
+}
 
 function A_isObj(o) {
   const t = typeof o;
@@ -196,7 +224,7 @@ const A_fns = {
   b(o, k) {
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_read(A_objLoc(o, k), undefined, false);
+    if (A_REC && A_isObj(o)) A_method(o, k);
     return o;
   },
   /** like `b` for optional links `o?.m`: nothing when `o` is nullish */
@@ -204,7 +232,7 @@ const A_fns = {
     if (o === null || o === undefined) return o;
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_read(A_objLoc(o, k), undefined, false);
+    if (A_REC && A_isObj(o)) A_method(o, k);
     return o;
   },
   // For W/X/Y/D the key is passed raw (the native operation converts it); object keys are
