@@ -1,15 +1,14 @@
 //! `shepherd trace FILE [--json] [--action N]...`: statistics of a trace and a look at single
 //! actions (their operations with strings resolved, their predecessors and successors).
 //!
-//! A trace can come from several kinds of files. Each [`Source`] recognises its files from the
-//! path and the first bytes; the first that accepts a file loads it. To add one (recordings),
-//! append to [`SOURCES`] before the `ER_actionlog` fallback.
+//! The trace can come from a recording, a JSONL trace or an `ER_actionlog`
+//! (`crate::trace_source` tells them apart).
 
 use anyhow::Context;
 use serde::Serialize;
 use shepherd_trace::{ActionView, Format, Loaded, OpView, TraceStats};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -33,47 +32,16 @@ pub(crate) struct Args {
     /// Also write the trace as Shepherd JSONL to this file.
     #[arg(long = "to-jsonl", value_name = "OUT")]
     to_jsonl: Option<PathBuf>,
+    /// For a recording: the document whose trace to use (document id or part of its URL;
+    /// default: the top-level page).
+    #[arg(long, value_name = "DOC")]
+    doc: Option<String>,
 }
 
-/// A kind of file a trace can be loaded from.
-struct Source {
-    /// Shown in messages.
-    name: &'static str,
-    /// Whether this source handles the file, from its path and first bytes.
-    accepts: fn(&Path, &[u8]) -> bool,
-    /// Loads the trace.
-    load: fn(&Path) -> anyhow::Result<Loaded>,
-}
-
-/// Tried in order; the `ER_actionlog` has no magic number, so it comes last.
-const SOURCES: &[Source] = &[
-    Source {
-        name: "Shepherd JSONL trace",
-        accepts: |_, head| shepherd_trace::er::looks_like_jsonl(head),
-        load: load_trace_file,
-    },
-    Source {
-        name: "EventRacer ER_actionlog",
-        accepts: |_, _| true,
-        load: load_trace_file,
-    },
-];
-
-fn load_trace_file(path: &Path) -> anyhow::Result<Loaded> {
-    Ok(shepherd_trace::load_path(path)?)
-}
-
-/// Loads a trace from any supported file.
-pub(crate) fn load(path: &Path) -> anyhow::Result<Loaded> {
-    let mut r = BufReader::with_capacity(4096, File::open(path)?);
-    let head = r.fill_buf()?.to_vec();
-    for s in SOURCES {
-        if (s.accepts)(path, &head) {
-            return (s.load)(path)
-                .with_context(|| format!("reading {} as a {}", path.display(), s.name));
-        }
-    }
-    anyhow::bail!("{}: not a trace file", path.display())
+/// Loads a trace from any supported file: a recording (`doc` picks the document), our JSONL
+/// trace or an `ER_actionlog`. Adding a kind of source is done in `crate::trace_source`.
+pub(crate) fn load(path: &Path, doc: Option<&str>) -> anyhow::Result<Loaded> {
+    Ok(crate::trace_source::load(path, doc)?.loaded)
 }
 
 #[derive(Serialize)]
@@ -99,7 +67,7 @@ struct JsonAction {
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let loaded = load(&args.file)?;
+    let loaded = load(&args.file, args.doc.as_deref())?;
     if let Some(out) = &args.to_er {
         write_file(out, |w| shepherd_trace::er::write_er(&loaded.trace, w))?;
     }
@@ -315,6 +283,7 @@ mod tests {
             actions,
             to_er: None,
             to_jsonl: None,
+            doc: None,
         }
     }
 
@@ -336,7 +305,7 @@ mod tests {
         std::fs::write(&jsonl, shepherd_trace::to_jsonl_bytes(&sample())).unwrap();
         std::fs::write(&er, shepherd_trace::er::to_er_bytes(&sample())).unwrap();
 
-        let j = load(&jsonl).unwrap();
+        let j = load(&jsonl, None).unwrap();
         assert_eq!(j.format, Format::Jsonl);
         let s = text(&args(&jsonl, false, vec![]), &j);
         assert!(s.contains("Shepherd JSONL v1"), "{s}");
@@ -350,7 +319,7 @@ mod tests {
             "{s}"
         );
 
-        let e = load(&er).unwrap();
+        let e = load(&er, None).unwrap();
         assert_eq!(e.format, Format::ErActionlog);
         let s = text(&args(&er, false, vec![1]), &e);
         assert!(
@@ -385,10 +354,10 @@ mod tests {
             "{\"format\":\"shepherd-trace\",\"version\":1}\n[\"q\"]\n",
         )
         .unwrap();
-        let err = format!("{:#}", load(&bad).unwrap_err());
+        let err = format!("{:#}", load(&bad, None).unwrap_err());
         assert!(err.contains("line 2 (byte 41)"), "{err}");
         std::fs::write(&bad, [1u8, 0, 0]).unwrap();
-        let err = format!("{:#}", load(&bad).unwrap_err());
+        let err = format!("{:#}", load(&bad, None).unwrap_err());
         assert!(err.contains("ER_actionlog byte 0"), "{err}");
         std::fs::remove_file(&bad).ok();
     }
