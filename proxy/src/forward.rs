@@ -155,6 +155,9 @@ async fn forward(
         }
     }
     crate::headers::response_to_browser(&mut parts.headers);
+    if let Some(rev) = &shared.reverse {
+        relativize_location(&mut parts.headers, rev);
+    }
     parts.version = Version::HTTP_11;
     if let Some((method, url, req_headers)) = rewrite_ctx
         && !head_only
@@ -162,6 +165,24 @@ async fn forward(
         return apply_rewrite(&shared, &method, &url, &req_headers, parts, body).await;
     }
     Response::from_parts(parts, body)
+}
+
+/// In reverse mode, redirects to the origin itself become relative so the browser stays on
+/// the proxy.
+fn relativize_location(headers: &mut HeaderMap, target: &Target) {
+    let Some(loc) = headers.get(header::LOCATION).and_then(|v| v.to_str().ok()) else {
+        return;
+    };
+    let base = format!("{}://{}", target.scheme, target.authority);
+    let Some(rest) = loc.strip_prefix(base.as_str()) else {
+        return;
+    };
+    let rel = if rest.is_empty() { "/" } else { rest };
+    if rel.starts_with('/') {
+        if let Ok(v) = HeaderValue::from_str(rel) {
+            headers.insert(header::LOCATION, v);
+        }
+    }
 }
 
 fn upstream_error_text(e: &hyper_util::client::legacy::Error) -> String {

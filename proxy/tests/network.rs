@@ -377,3 +377,30 @@ async fn unreachable_origin_is_a_502_with_a_reason() {
     let (resp, _) = client.get(&format!("https://{authority}/y")).await;
     assert_eq!(resp.status(), 502);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reverse_proxy_mode() {
+    let origin = Origin::start(false, false).await;
+    let port = origin.addr.port();
+    let (proxy, _) = start_proxy(Mode::Serve, None, |c| {
+        c.reverse = Some(format!("http://127.0.0.1:{port}").parse().unwrap());
+    })
+    .await;
+    let out = raw_http(
+        proxy.addr(),
+        b"GET /hello HTTP/1.1\r\nHost: proxy.test\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    assert!(out.ends_with("hello from origin"), "{out}");
+    let out = raw_http(
+        proxy.addr(),
+        b"GET /redirect HTTP/1.1\r\nHost: proxy.test\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 302"), "{out}");
+    assert!(
+        out.to_ascii_lowercase().contains("location: /hello\r\n"),
+        "{out}"
+    );
+}

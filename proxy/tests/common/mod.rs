@@ -194,6 +194,17 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
             );
             *resp.body_mut() = StreamBody::new(stream).boxed();
         }
+        "/redirect" => {
+            let host = req
+                .headers()
+                .get("host")
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("unknown")
+                .to_string();
+            *resp.status_mut() = StatusCode::FOUND;
+            resp.headers_mut()
+                .insert("location", format!("http://{host}/hello").parse().unwrap());
+        }
         "/echo" => {
             let body = req.into_body().collect().await.unwrap().to_bytes();
             *resp.body_mut() = full(body);
