@@ -359,3 +359,88 @@ fn malformed_files_name_the_offset() {
     assert_eq!(o, 32);
     assert!(m.contains("command count"), "{m}");
 }
+
+/// Reads an export the way EventRacer's C++ loader does and checks what it relies on.
+fn eventracer_would_accept(bytes: &[u8]) -> Result<(), String> {
+    let mut pos = 0usize;
+    let mut i32_at = |pos: &mut usize| -> Result<i32, String> {
+        let b = bytes
+            .get(*pos..*pos + 4)
+            .ok_or(format!("short read at {pos}"))?;
+        *pos += 4;
+        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    // StringSet::loadFromFile + rehashAll: the string starts, and a free bucket must remain.
+    let mut table = |pos: &mut usize| -> Result<Vec<i32>, String> {
+        let n = i32_at(pos)? as usize;
+        let data = bytes.get(*pos..*pos + n).ok_or("table data")?;
+        *pos += n;
+        let buckets = i32_at(pos)?;
+        let mut starts = Vec::new();
+        let mut p = 0;
+        while p < data.len() {
+            starts.push(p as i32);
+            p += data[p..]
+                .iter()
+                .position(|&b| b == 0)
+                .ok_or("unterminated")?
+                + 1;
+        }
+        if !starts.is_empty() && buckets as usize <= starts.len() {
+            return Err(format!("{buckets} buckets for {} strings", starts.len()));
+        }
+        Ok(starts)
+    };
+    let vars = table(&mut pos)?;
+    let scopes = table(&mut pos)?;
+    let n_actions = i32_at(&mut pos)?;
+    let n_arcs = i32_at(&mut pos)?;
+    for _ in 0..n_arcs {
+        let (t, h, d) = (i32_at(&mut pos)?, i32_at(&mut pos)?, i32_at(&mut pos)?);
+        if t >= h || d < -1 {
+            return Err(format!("arc {t} -> {h} ({d})"));
+        }
+    }
+    let mut cmds = Vec::new();
+    let mut last_id = -1;
+    for _ in 0..n_actions {
+        let id = i32_at(&mut pos)?;
+        let ty = i32_at(&mut pos)?;
+        if id <= last_id || !(0..=4).contains(&ty) {
+            return Err(format!("action {id} type {ty}"));
+        }
+        last_id = id;
+        let n = i32_at(&mut pos)?;
+        for _ in 0..n {
+            cmds.push((id, i32_at(&mut pos)?, i32_at(&mut pos)?));
+        }
+    }
+    // `!feof(f)` after the log: both optional tables are there.
+    let _js = table(&mut pos)?;
+    let values = table(&mut pos)?;
+    let mut prev = -1;
+    for &(id, kind, loc) in &cmds {
+        let ok = match kind {
+            0 => scopes.binary_search(&loc).is_ok(),
+            1 => loc == -1,
+            2 | 3 => vars.binary_search(&loc).is_ok(),
+            4 => loc > id && loc < n_actions,
+            5 => (prev == 2 || prev == 3) && values.binary_search(&loc).is_ok(),
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("command {kind} {loc} in action {id} after {prev}"));
+        }
+        prev = kind;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn exports_satisfy_eventracer_loader(t in common::trace()) {
+        prop_assert_eq!(eventracer_would_accept(&to_er_bytes(&t)), Ok(()));
+    }
+}
