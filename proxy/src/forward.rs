@@ -178,10 +178,10 @@ fn relativize_location(headers: &mut HeaderMap, target: &Target) {
         return;
     };
     let rel = if rest.is_empty() { "/" } else { rest };
-    if rel.starts_with('/') {
-        if let Ok(v) = HeaderValue::from_str(rel) {
-            headers.insert(header::LOCATION, v);
-        }
+    if rel.starts_with('/')
+        && let Ok(v) = HeaderValue::from_str(rel)
+    {
+        headers.insert(header::LOCATION, v);
     }
 }
 
