@@ -363,7 +363,7 @@ fn malformed_files_name_the_offset() {
 /// Reads an export the way EventRacer's C++ loader does and checks what it relies on.
 fn eventracer_would_accept(bytes: &[u8]) -> Result<(), String> {
     let mut pos = 0usize;
-    let mut i32_at = |pos: &mut usize| -> Result<i32, String> {
+    let i32_at = |pos: &mut usize| -> Result<i32, String> {
         let b = bytes
             .get(*pos..*pos + 4)
             .ok_or(format!("short read at {pos}"))?;
@@ -371,7 +371,7 @@ fn eventracer_would_accept(bytes: &[u8]) -> Result<(), String> {
         Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
     // StringSet::loadFromFile + rehashAll: the string starts, and a free bucket must remain.
-    let mut table = |pos: &mut usize| -> Result<Vec<i32>, String> {
+    let table = |pos: &mut usize| -> Result<Vec<i32>, String> {
         let n = i32_at(pos)? as usize;
         let data = bytes.get(*pos..*pos + n).ok_or("table data")?;
         *pos += n;
