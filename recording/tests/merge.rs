@@ -161,3 +161,42 @@ fn patterns_learned_from_two_merged_sessions_match_new_ids() {
         "second occurrence, second recording"
     );
 }
+
+#[test]
+fn response_class_sees_through_gzip_json() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recording::open(dir.path().join("c.rec")).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(br#"{"name":"x","tags":[1,2]}"#).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut ex = rec
+        .begin_exchange(
+            s,
+            RequestHead {
+                method: "GET".into(),
+                url: "https://app.test/api/user".into(),
+                http_version: "HTTP/2".into(),
+                headers: vec![],
+            },
+        )
+        .unwrap();
+    ex.response_head(ResponseHead {
+        status: 200,
+        reason: String::new(),
+        http_version: "HTTP/2".into(),
+        headers: vec![
+            Header::new("content-type", "application/json; charset=utf-8"),
+            Header::new("content-encoding", "gzip"),
+        ],
+    });
+    ex.response_body(&gz).unwrap();
+    ex.finish(Timings::starting_now()).unwrap();
+    rec.flush().unwrap();
+    let reqs = rec.replay_requests(1024).unwrap();
+    assert_eq!(
+        reqs[0].response_class,
+        "200 application/json {name:str,tags:[num]}"
+    );
+}

@@ -45,12 +45,15 @@ impl Recording {
                 s.split(';').next().unwrap_or("").trim().to_owned()
             })
             .unwrap_or_default();
-        let encoded = header_value(&resp.headers, "content-encoding")
-            .is_some_and(|v| !v.is_empty() && !v.eq_ignore_ascii_case(b"identity"));
         let mut class = format!("{} {mime}", resp.status);
-        if mime.contains("json") && !encoded && ex.response_body.len <= SHAPE_MAX {
-            let body = self.body_bytes(ex.id, Part::Response, SHAPE_MAX)?;
-            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body) {
+        if mime.contains("json") && ex.response_body.len <= SHAPE_MAX {
+            let raw = self.body_bytes(ex.id, Part::Response, SHAPE_MAX)?;
+            let coding = header_value(&resp.headers, "content-encoding")
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default();
+            if let Some(body) = crate::codec::decode(&coding, &raw, SHAPE_MAX)
+                && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body)
+            {
                 class.push(' ');
                 class.push_str(&json_shape(&v));
             }
