@@ -271,8 +271,15 @@ function reportError(ev) {
   } catch (_) {
     msg = 'error';
   }
+  // A read of an undeclared global throws before any hook sees its value (EventRacer's logger
+  // missed exactly this read in Fig. 1's onload handler): the error names the variable, so the
+  // failed read is logged here, with the value `undefined`, before the exception.
+  const m = reExec(UNDEFINED_RE, msg);
+  if (m !== null) read('Global.' + m[1], undefined, true);
   exception(msg, pos);
 }
+
+const UNDEFINED_RE = /^(?:Uncaught )?ReferenceError: ([A-Za-z_$][\w$]*) is not defined$/;
 
 function reportRejection(ev) {
   let r;

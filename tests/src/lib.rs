@@ -136,7 +136,8 @@ impl TestOrigin {
             .store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Whether `.js` files are served through the JS pass in record and replay modes.
+    /// Record and replay: serve HTML through the HTML rewriter and `.js` files through the JS
+    /// pass, as the proxy does (the full instrumentation pipeline).
     pub fn set_instrument_js(&self, on: bool) {
         self.shared
             .instrument_js
@@ -379,6 +380,30 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
             && let Ok(out) = out
         {
             return respond(status, &ctype, out.code);
+        }
+    }
+    if injecting
+        && mode != Mode::Repair
+        && ctype.starts_with("text/html")
+        && shared
+            .instrument_js
+            .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        // The full pipeline: the HTML rewriter injects the runtime and instruments inline
+        // scripts, `on*` handlers and `javascript:` URLs.
+        let imode = if mode == Mode::Replay {
+            shepherd_instrument::Mode::Replay
+        } else {
+            shepherd_instrument::Mode::Record
+        };
+        let cfg = shepherd_instrument::HtmlConfig::new(imode, shared.secret.clone());
+        let input = body.clone();
+        if let Ok(Ok((html, _, _))) = tokio::task::spawn_blocking(move || {
+            shepherd_instrument::instrument_html(&input, cfg, &[])
+        })
+        .await
+        {
+            return respond(status, &ctype, html);
         }
     }
     if injecting && ctype.starts_with("text/html") {

@@ -553,6 +553,16 @@ case!(fig1_onload_before_definition, |h| async move {
         "the failed read of the undefined global is recorded in the load action\n{}",
         t.dump()
     );
+    // Even without the JS pass, the failed read of the undeclared global is logged.
+    let read = t
+        .accesses(load)
+        .into_iter()
+        .find(|x| !x.write && x.loc == "Global.doSomething");
+    ensure!(
+        read.and_then(|x| x.value).as_deref() == Some("undefined"),
+        "read of the undefined global\n{}",
+        t.dump()
+    );
     // The attribute registration is written by the parse chunk that created the image.
     let (from, _) = t
         .forked_by(load)
