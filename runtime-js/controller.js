@@ -182,6 +182,15 @@ function forkDesc(type, kind, path, delay) {
   };
 }
 
+/**
+ * Repair mode with no policy installed: wrappers call the natives straight away (nothing to
+ * trace, nothing to decide), which keeps the overhead near zero. A policy is installed by the
+ * script the proxy injects right after the runtime, before any page script.
+ */
+function passive() {
+  return !REC && decider === null;
+}
+
 /** Begins action `d` (ending the open one): writes `b`, its arcs and its scope. */
 function begin(d) {
   if (cur >= 0) end();

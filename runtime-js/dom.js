@@ -214,6 +214,7 @@ function flagDom(proto, name) {
   const f = proto ? proto[name] : undefined;
   if (typeof f !== 'function') return;
   patch(proto, name, function () {
+    if (passive()) return rApply(f, this, arguments);
     domByScript = true;
     if (info === null || depth === 0) ensure();
     depth++;
@@ -235,6 +236,7 @@ function flagSetter(proto, name) {
     enumerable: d.enumerable,
     get: d.get,
     set: function (v) {
+      if (passive()) return rApply(nSet, this, [v]);
       domByScript = true;
       if (depth === 0) ensure();
       depth++;
@@ -288,6 +290,7 @@ function installDom() {
   for (const n of ['createElement', 'createElementNS']) {
     const f = DocP[n];
     patch(DocP, n, function () {
+      if (passive()) return rApply(f, this, arguments);
       const el = rApply(f, this, arguments);
       ensure();
       metaOf(el).by = info;
@@ -306,6 +309,7 @@ function installDom() {
       enumerable: d.enumerable,
       get: d.get,
       set: function (v) {
+        if (passive()) return rApply(nSet, this, [v]);
         ensure();
         metaOf(this).by = info;
         return rApply(nSet, this, [v]);
@@ -314,6 +318,7 @@ function installDom() {
   }
   const nSetAttr = ElP.setAttribute;
   patch(ElP, 'setAttribute', function (name, value) {
+    if (passive()) return rApply(nSetAttr, this, arguments);
     const n = strToLower(NativeString(name));
     if (n === 'src') {
       ensure();

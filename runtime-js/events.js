@@ -350,6 +350,7 @@ function wrapListener(listener, type, capture) {
 function installListeners() {
   patch(ETP, 'addEventListener', function (type, listener, options) {
     const self = this == null ? G : this;
+    if (passive()) return nAddEL(self, type, listener, options);
     if (listener === null || (typeof listener !== 'function' && typeof listener !== 'object')) {
       return nAddEL(self, type, listener, options);
     }
@@ -370,6 +371,7 @@ function installListeners() {
   });
   patch(ETP, 'dispatchEvent', function (event) {
     const self = this == null ? G : this;
+    if (passive()) return nDispatch(self, event);
     depth++;
     try {
       return nDispatch(self, event);
@@ -383,6 +385,7 @@ function installListeners() {
     const f = HEP ? HEP[name] : undefined;
     if (typeof f !== 'function') continue;
     patch(HEP, name, function () {
+      if (passive()) return rApply(f, this, arguments);
       depth++;
       try {
         return rApply(f, this, arguments);
@@ -415,6 +418,7 @@ function wrapHandlerProps(obj) {
       },
       set: function (v) {
         const self = this == null ? G : this;
+        if (passive()) return rApply(nSet, self, [v]);
         let w = v;
         if (typeof v === 'function') {
           w = function () {
@@ -494,6 +498,7 @@ function rootTypes() {
 }
 
 function rootListener(ev) {
+  if (passive()) return;
   let t = evTarget(ev);
   if (t === OWN_SCRIPT && t !== null) return;
   // Window-level events (load, pageshow, pagehide, unload) are fired at the window with the
@@ -516,6 +521,7 @@ function installPostMessage() {
   const nPost = W.postMessage;
   patch(W, 'postMessage', function (message) {
     const self = this == null ? G : this;
+    if (passive()) return rApply(nPost, self, arguments);
     if (self === W) {
       ensure();
       selfPosts[selfPosts.length] = { parent: parentInfo(), from: cur };

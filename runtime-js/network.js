@@ -25,6 +25,7 @@ function installXhr() {
   const nOpen = XHRP.open;
   const nSend = XHRP.send;
   patch(XHRP, 'open', function (method, url, async) {
+    if (passive()) return rApply(nOpen, this, arguments);
     wmSet(xhrInfo, this, {
       method: NativeString(method),
       url: NativeString(url),
@@ -33,6 +34,7 @@ function installXhr() {
     return nested(nOpen, this, arguments); // readystatechange fires synchronously
   });
   patch(XHRP, 'send', function () {
+    if (passive()) return rApply(nSend, this, arguments);
     const x = wmGet(xhrInfo, this);
     const url = x ? x.url : '';
     const reg = forkDesc(3, 'xhr', url, undefined);
@@ -90,6 +92,7 @@ function urlOf(input) {
 function installFetch() {
   if (nFetch) {
     patch(G, 'fetch', function (input, init) {
+      if (passive()) return rApply(nFetch, this == null ? G : this, arguments);
       const d = forkDesc(3, 'fetch', urlOf(input), undefined);
       d.label = 'fetch ' + d.url;
       const p = rApply(nFetch, this == null ? G : this, arguments);
@@ -102,6 +105,7 @@ function installFetch() {
       const f = RP[name];
       if (typeof f !== 'function') continue;
       patch(RP, name, function () {
+        if (passive()) return rApply(f, this, arguments);
         const d = forkDesc(3, 'body', name, undefined);
         return settleAsAction(rApply(f, this, arguments), d);
       });
@@ -125,6 +129,7 @@ function installPorts() {
   defProp(NMessageChannel.prototype, 'constructor', { value: MC, writable: true, configurable: true });
   patch(G, 'MessageChannel', MC);
   patch(MessagePort.prototype, 'postMessage', function () {
+    if (passive()) return rApply(portPost, null, [this, arguments[0], arguments[1]]);
     const peer = wmGet(portPeer, this);
     if (peer !== undefined) {
       ensure();

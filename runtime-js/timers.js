@@ -62,6 +62,7 @@ function toCallable(handler) {
 function installTimers() {
   if (nSetTimeout) {
     patch(G, 'setTimeout', function (handler, timeout) {
+      if (passive()) return rApply(nSetTimeout, G, arguments);
       const fn = toCallable(handler);
       const extra = [];
       for (let i = 2; i < arguments.length; i++) extra[extra.length] = arguments[i];
@@ -93,6 +94,7 @@ function installTimers() {
   }
   if (nSetInterval) {
     patch(G, 'setInterval', function (handler, timeout) {
+      if (passive()) return rApply(nSetInterval, G, arguments);
       const fn = toCallable(handler);
       const extra = [];
       for (let i = 2; i < arguments.length; i++) extra[extra.length] = arguments[i];
@@ -128,6 +130,7 @@ function installTimers() {
   }
   if (nRaf) {
     patch(G, 'requestAnimationFrame', function (callback) {
+      if (passive()) return rApply(nRaf, G, arguments);
       if (typeof callback !== 'function') return rApply(nRaf, G, [callback]);
       const d = forkDesc(1, 'raf', undefined, undefined);
       d.label = 'animation frame';
@@ -138,6 +141,7 @@ function installTimers() {
   }
   if (nRic) {
     patch(G, 'requestIdleCallback', function (callback, options) {
+      if (passive()) return rApply(nRic, G, arguments);
       if (typeof callback !== 'function') return rApply(nRic, G, [callback, options]);
       const d = forkDesc(1, 'idle', undefined, undefined);
       d.label = 'idle callback';
