@@ -10,7 +10,8 @@ use std::process::ExitCode;
 /// Find event races in a recorded trace.
 #[derive(clap::Args)]
 pub(crate) struct Args {
-    /// A JSONL trace (`docs/trace-format.md`) or an EventRacer `ER_actionlog`.
+    /// A recording (`.rec`), a JSONL trace (`docs/trace-format.md`) or an EventRacer
+    /// `ER_actionlog`.
     file: PathBuf,
     /// Print the versioned JSON report (`docs/races-json.md`) instead of text.
     #[arg(long)]
@@ -23,21 +24,14 @@ pub(crate) struct Args {
     html: Option<PathBuf>,
 }
 
-/// Where traces come from. Files are read by `shepherd-trace` (format sniffed); recordings
-/// (`.rec`) will hand over the trace stored next to their exchanges.
+/// Where traces come from: `crate::trace_source` reads JSONL and `ER_actionlog` files (format
+/// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
 fn load_trace(path: &Path) -> anyhow::Result<Trace> {
-    if path.extension().is_some_and(|e| e == "rec") {
-        anyhow::bail!(
-            "{}: reading traces from recordings is not available yet; export the trace and pass the file",
-            path.display()
-        );
-    }
-    let loaded = shepherd_trace::load_path(path)
-        .with_context(|| format!("cannot read trace {}", path.display()))?;
-    for w in &loaded.warnings {
+    let src = crate::trace_source::load(path, None)?;
+    for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
-    Ok(loaded.trace)
+    Ok(src.loaded.trace)
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {

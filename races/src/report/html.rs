@@ -100,7 +100,7 @@ fn neighbourhood_svg(an: &Analysis, trace: &shepherd_trace::Trace, a: u32, b: u3
         *r += 1;
     }
     let w = 20 + (layer.iter().max().copied().unwrap_or(0) + 1) * 170;
-    let h = 20 + rows.values().max().copied().unwrap_or(1) * 56;
+    let h = 50 + rows.values().max().copied().unwrap_or(1) * 56;
     let mut o = String::new();
     let _ = write!(
         o,

@@ -52,7 +52,11 @@ pub fn render(r: &RaceReport) -> String {
                 format!(" [{}]", race.tags.join(", "))
             };
             let _ = writeln!(out, "{marker} {}{tags}", race.location);
-            let _ = writeln!(out, "  reason: {}", reason(&race.tags, false));
+            let _ = writeln!(
+                out,
+                "  reason: {}",
+                reason(&race.tags, race.level == "only-covered")
+            );
         }
         let cov = if race.covered {
             match race.covered_by {
