@@ -9,8 +9,9 @@
 //! - `S`: what a single race reaches (Def. 3.1; see `coverage.rs`).
 //!
 //! What stays in memory: the clocks of actions with successors not processed yet (and the
-//! last few timer fires, for FIFO), the `G⁺` clock of each location's last writer, and per
-//! location three running joins (pending readers' `G⁺`, all and written accesses' `G`). Leaf
+//! last few timer fires, for FIFO), the `G⁺` clocks of each location's last writer and maximal
+//! pending readers, and, for single coverage, two running joins per location that can race
+//! (the `G` clocks of all its accesses and of its writes). Leaf
 //! actions — most of a page — are never stored. Race arcs of pairs that turn out ordered are
 //! folded too: their tail's clock is already below the current one, so that adds nothing.
 //!
@@ -79,6 +80,14 @@ impl Store {
     }
 }
 
+/// `dst ⊔= src`, growing `dst`.
+fn join_into(dst: &mut Vec<u16>, src: &[u16]) {
+    if dst.len() < src.len() {
+        dst.resize(src.len(), 0);
+    }
+    crate::clocks::max_into(&mut dst[..src.len()], src);
+}
+
 /// The three clock stores.
 struct Stores {
     g: Store,
@@ -88,13 +97,11 @@ struct Stores {
 
 impl Stores {
     /// Drops whatever clocks of `a` nothing refers to any more.
-    fn maybe_free(&mut self, a: u32, succ: &[u32], g_refs: &[u32], p_refs: &[u32]) {
+    fn maybe_free(&mut self, a: u32, succ: &[u32], p_refs: &[u32]) {
         let i = a as usize;
         if succ[i] == 0 {
             self.sc.drop_clock(a);
-            if g_refs[i] == 0 {
-                self.g.drop_clock(a);
-            }
+            self.g.drop_clock(a);
             if p_refs[i] == 0 {
                 self.gp.drop_clock(a);
             }
@@ -118,9 +125,9 @@ struct LocState {
     pending: Vec<Pending>,
     /// Maximal actions among the pending reads (their G⁺ clocks cover all pending reads').
     pend_frontier: Vec<u32>,
-    /// Maximal actions among all accesses / writes so far (for single coverage).
-    all_frontier: Vec<u32>,
-    write_frontier: Vec<u32>,
+    /// Joins of the G clocks of all accesses / of the writes so far (single coverage).
+    join_all: Vec<u16>,
+    join_writes: Vec<u16>,
     /// Minimal writes: writes no earlier write happens before.
     min_writes: Vec<u32>,
 }
@@ -187,15 +194,13 @@ pub fn sweep(
     }
 
     // Reference counts: successors not yet processed (+1 while in the timer window) keep
-    // G, G⁺ and S; membership of a location's access frontier keeps G; being a location's
-    // last writer or a maximal pending reader keeps G⁺.
+    // G, G⁺ and S; being a location's last writer or a maximal pending reader keeps G⁺.
     let mut succ_refs = vec![0u32; n as usize];
     for a in graph.arcs() {
         succ_refs[a.tail as usize] += 1;
     }
     // Successors left to process, without the timer-window reference (for chain choice).
     let mut static_left = succ_refs.clone();
-    let mut g_refs = vec![0u32; n as usize];
     let mut p_refs = vec![0u32; n as usize];
     let mut st = Stores {
         g: Store::new(n as usize),
@@ -234,6 +239,7 @@ pub fn sweep(
     let mut single_cov: Vec<bool> = Vec::new();
     let mut uninit: Vec<bool> = Vec::new();
     let mut peak = 0usize;
+    let mut loc_entries = 0usize;
     let mut freed: Vec<u32> = Vec::new();
     let order = acc.trace_order();
     let seq = acc.in_trace_order();
@@ -362,39 +368,24 @@ pub fn sweep(
                 }
             }
             if single {
-                let fr = if x.kind.is_write() {
-                    &ls.all_frontier
-                } else {
-                    &ls.write_frontier
-                };
-                for &f in fr {
-                    if f != v && !reach(&gs, f) {
-                        ss.join(st.g.get(f));
-                    }
-                }
-            }
-            // Frontiers and location state.
-            freed.clear();
-            if single {
-                advance(
-                    &mut ls.all_frontier,
-                    v,
-                    &gs,
-                    &chains,
-                    &mut g_refs,
-                    &mut freed,
-                );
+                // Every earlier conflicting access c of this location gives a race (c, x)
+                // or is ordered before x; either way its clock may be folded in (an ordered
+                // one adds only what is already below x, which no race can start from).
                 if x.kind.is_write() {
-                    advance(
-                        &mut ls.write_frontier,
-                        v,
-                        &gs,
-                        &chains,
-                        &mut g_refs,
-                        &mut freed,
-                    );
+                    ss.join(&ls.join_all);
+                } else {
+                    ss.join(&ls.join_writes);
                 }
+                let own = gs.trimmed();
+                let before = ls.join_all.len() + ls.join_writes.len();
+                join_into(&mut ls.join_all, own);
+                if x.kind.is_write() {
+                    join_into(&mut ls.join_writes, own);
+                }
+                loc_entries += ls.join_all.len() + ls.join_writes.len() - before;
             }
+            // Location state.
+            freed.clear();
             if x.kind == AccessKind::Read {
                 ls.pending.push(Pending {
                     access: xi,
@@ -433,7 +424,7 @@ pub fn sweep(
             }
             for &f in &freed {
                 if f != v {
-                    st.maybe_free(f, &succ_refs, &g_refs, &p_refs);
+                    st.maybe_free(f, &succ_refs, &p_refs);
                 }
             }
         }
@@ -445,7 +436,7 @@ pub fn sweep(
             window.push_back((v, timer[v as usize].0, timer[v as usize].1));
         }
         let vu = v as usize;
-        if succ_refs[vu] > 0 || g_refs[vu] > 0 {
+        if succ_refs[vu] > 0 {
             st.g.put(v, gs.trimmed());
         }
         if succ_refs[vu] > 0 && single {
@@ -458,14 +449,14 @@ pub fn sweep(
             && let Some((old, _, _)) = window.pop_front()
         {
             succ_refs[old as usize] -= 1;
-            st.maybe_free(old, &succ_refs, &g_refs, &p_refs);
+            st.maybe_free(old, &succ_refs, &p_refs);
         }
         for p in graph.preds(v) {
             static_left[p as usize] -= 1;
             succ_refs[p as usize] -= 1;
-            st.maybe_free(p, &succ_refs, &g_refs, &p_refs);
+            st.maybe_free(p, &succ_refs, &p_refs);
         }
-        peak = peak.max(st.g.live + st.gp.live + st.sc.live);
+        peak = peak.max(st.g.live + st.gp.live + st.sc.live + loc_entries);
     }
 
     let graph = if fifo_arcs.is_empty() {
