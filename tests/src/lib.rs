@@ -66,13 +66,46 @@ struct Shared {
 /// A loopback origin serving fixture pages with the runtime injected.
 pub struct TestOrigin {
     addr: SocketAddr,
+    ws_addr: SocketAddr,
     shared: Arc<Shared>,
     task: JoinHandle<()>,
+    ws_task: JoinHandle<()>,
 }
 
 impl Drop for TestOrigin {
     fn drop(&mut self) {
         self.task.abort();
+        self.ws_task.abort();
+    }
+}
+
+/// A WebSocket echo server: every text message comes back prefixed with `echo:`.
+async fn serve_ws(listener: TcpListener) {
+    use futures_util::{SinkExt, StreamExt};
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(async move {
+            let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else {
+                return;
+            };
+            while let Some(Ok(msg)) = ws.next().await {
+                match msg {
+                    tokio_tungstenite::tungstenite::Message::Text(t) => {
+                        let reply = format!("echo:{}", t.as_str());
+                        if ws.send(reply.into()).await.is_err() {
+                            return;
+                        }
+                    }
+                    tokio_tungstenite::tungstenite::Message::Close(_) => {
+                        let _ = ws.close(None).await;
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+        });
     }
 }
 
@@ -109,12 +142,26 @@ impl TestOrigin {
                 });
             }
         });
-        Ok(TestOrigin { addr, shared, task })
+        let ws_listener = TcpListener::bind("127.0.0.1:0").await?;
+        let ws_addr = ws_listener.local_addr()?;
+        let ws_task = tokio::spawn(serve_ws(ws_listener));
+        Ok(TestOrigin {
+            addr,
+            ws_addr,
+            shared,
+            task,
+            ws_task,
+        })
     }
 
     /// `http://127.0.0.1:PORT{path}`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
+    }
+
+    /// Port of the WebSocket echo server (`ws://127.0.0.1:PORT/`).
+    pub fn ws_port(&self) -> u16 {
+        self.ws_addr.port()
     }
 
     /// The per-run secret the runtime is rendered with.

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
             fig1_onload_before_definition,
         ),
         ("stable_ids_survive_reload", stable_ids_survive_reload),
+        ("websocket_messages", websocket_messages),
     ];
     run_cases(Mode::Record, cases)
 }
@@ -610,6 +611,48 @@ case!(stable_ids_survive_reload, |h| async move {
     ensure!(
         sa.iter().collect::<std::collections::HashSet<_>>().len() == sa.len(),
         "stable ids unique"
+    );
+    Ok(())
+});
+
+case!(websocket_messages, |h| async move {
+    let page = h
+        .open(&format!("/websocket/?ws={}", h.origin.ws_port()))
+        .await?;
+    for _ in 0..40 {
+        if page.evaluate("got.length").await? == serde_json::json!(2) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let v = page.evaluate("got.join(',')").await?;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    ensure!(
+        v == serde_json::json!("echo:a,echo:b"),
+        "page behaviour: {v}"
+    );
+    let script = t.one_with_scope("script:inline #1")?;
+    let open = t.one_with_scope("fire:open @ WebSocket[")?;
+    let msgs = t.with_scope("fire:message @ WebSocket[");
+    ensure!(msgs.len() == 2, "two messages\n{}", t.dump());
+    for &a in [open, msgs[0], msgs[1]].iter() {
+        ensure!(
+            t.forked_by(a).map(|f| f.0) == Some(script),
+            "forked by the opener\n{}",
+            t.dump()
+        );
+        ensure!(t.type_code(a) == 3, "network type");
+    }
+    ensure!(
+        t.has_arc(open, msgs[0], 'j') && t.has_arc(msgs[0], msgs[1], 'j'),
+        "socket events in FIFO order\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.reads(msgs[1], "Tree[1]:status"),
+        "the handler runs in the message action\n{}",
+        t.dump()
     );
     Ok(())
 });
