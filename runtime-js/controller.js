@@ -249,9 +249,19 @@ if (MARKERS) {
   });
 }
 
+// A new script can only start on an empty stack, after a microtask checkpoint: checking
+// currentScript once per synchronous run (until our queued microtask clears the flag) is
+// enough, and keeps instrumented code's hot path free of DOM getter calls.
+let scriptChecked = false;
+function clearScriptChecked() {
+  scriptChecked = false;
+}
+
 /** Makes sure code that is running now belongs to an action (see "Actions" above). */
 function ensure() {
-  if (depth === 0 && docCurrentScript !== null && DOCUMENT !== null) {
+  if (depth === 0 && !scriptChecked && docCurrentScript !== null && DOCUMENT !== null) {
+    scriptChecked = true;
+    rApply(nQueueMicrotask, G, [clearScriptChecked]);
     const cs = docCurrentScript(DOCUMENT);
     if (cs !== null && cs !== OWN_SCRIPT && (info === null || info.script !== cs)) {
       beginScript(cs);
