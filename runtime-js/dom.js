@@ -142,12 +142,13 @@ function noteAdded(node, fromParser) {
   }
   if (elLocalName(node) === 'script') noteScript(node, fromParser);
   if (fromParser || nodeFirstChild(node) === null) return;
-  if (REC) {
-    const ids = elQSA(node, '[id]');
-    for (let i = 0; i < nlLength(ids); i++) write(idLoc(elId(nlItem(ids, i))), nlItem(ids, i));
+  const inner = elQSA(node, '[id],script');
+  for (let i = 0; i < nlLength(inner); i++) {
+    const el = nlItem(inner, i);
+    if (elLocalName(el) === 'script') noteScript(el, false);
+    const id = elId(el);
+    if (REC && id) write(idLoc(id), el);
   }
-  const scripts = elQSA(node, 'script');
-  for (let i = 0; i < nlLength(scripts); i++) noteScript(nlItem(scripts, i), false);
 }
 
 function noteRemoved(node) {
