@@ -5,6 +5,12 @@
 
 use super::{AccessView, RaceReport, RaceView, SourceProvider, reason};
 use crate::Analysis;
+use crate::graph::Successors;
+
+/// Most uncovered races drawn (each with its sources and graph); the rest are counted.
+const MAX_RACES: usize = 2_000;
+/// Most covered races drawn under one covering race.
+const FOLDED_PER_RACE: usize = 50;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
@@ -66,9 +72,14 @@ fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
 }
 
 /// The happens-before neighbourhood of two actions as an SVG drawing.
-fn neighbourhood_svg(an: &Analysis, trace: &shepherd_trace::Trace, a: u32, b: u32) -> String {
+fn neighbourhood_svg(
+    an: &Analysis,
+    succ: &Successors,
+    trace: &shepherd_trace::Trace,
+    a: u32,
+    b: u32,
+) -> String {
     let g = &an.graph;
-    let succ = g.successors();
     let mut nodes: BTreeSet<u32> = [a, b].into_iter().collect();
     for &v in &[a, b] {
         for p in g.preds(v).collect::<Vec<_>>().into_iter().rev().take(3) {
@@ -165,12 +176,16 @@ fn neighbourhood_svg(an: &Analysis, trace: &shepherd_trace::Trace, a: u32, b: u3
     o
 }
 
-fn race_block(
-    r: &RaceView,
-    an: &Analysis,
-    trace: &shepherd_trace::Trace,
-    sources: &dyn SourceProvider,
-) -> String {
+/// What every race block needs.
+struct Ctx<'a> {
+    an: &'a Analysis,
+    succ: Successors,
+    trace: &'a shepherd_trace::Trace,
+    sources: &'a dyn SourceProvider,
+}
+
+fn race_block(r: &RaceView, cx: &Ctx<'_>) -> String {
+    let sources = cx.sources;
     let mut o = String::new();
     let _ = write!(
         o,
@@ -197,8 +212,9 @@ fn race_block(
     }
     o.push_str("</div>");
     o.push_str(&neighbourhood_svg(
-        an,
-        trace,
+        cx.an,
+        &cx.succ,
+        cx.trace,
         r.first.action,
         r.second.action,
     ));
@@ -224,6 +240,12 @@ pub fn render(
     trace: &shepherd_trace::Trace,
     sources: &dyn SourceProvider,
 ) -> String {
+    let cx = Ctx {
+        an,
+        succ: an.graph.successors(),
+        trace,
+        sources,
+    };
     let mut o = String::new();
     let title = r.trace.page.as_deref().unwrap_or("trace");
     let _ = write!(
@@ -305,7 +327,15 @@ pub fn render(
         }
     }
     let mut current: Option<&str> = None;
-    for race in r.races.iter().filter(|x| !x.covered) {
+    let total = r.races.iter().filter(|x| !x.covered).count();
+    if total > MAX_RACES {
+        let _ = write!(
+            o,
+            "<p><b>{total} uncovered races; the first {MAX_RACES} are shown</b> (harmful first). \
+             Use <code>--json</code> for all of them.</p>"
+        );
+    }
+    for race in r.races.iter().filter(|x| !x.covered).take(MAX_RACES) {
         if current != Some(race.location.as_str()) {
             if current.is_some() {
                 o.push_str("</div>");
@@ -331,7 +361,7 @@ pub fn render(
                 esc(&reason(&race.tags, false))
             );
         }
-        o.push_str(&race_block(race, an, trace, sources));
+        o.push_str(&race_block(race, &cx));
         if let Some(cov) = folded.get(&race.id) {
             let _ = write!(
                 o,
@@ -339,13 +369,13 @@ pub fn render(
                 cov.len(),
                 race.id
             );
-            for c in cov {
+            for c in cov.iter().take(FOLDED_PER_RACE) {
                 let _ = write!(
                     o,
                     "<div class=muted>on <code>{}</code></div>",
                     esc(&c.location)
                 );
-                o.push_str(&race_block(c, an, trace, sources));
+                o.push_str(&race_block(c, &cx));
             }
             o.push_str("</details>");
         }
@@ -353,19 +383,19 @@ pub fn render(
     if current.is_some() {
         o.push_str("</div>");
     }
-    if !orphans.is_empty() {
+    if !orphans.is_empty() && total <= MAX_RACES {
         let _ = write!(
             o,
             "<details><summary>{} other covered race(s)</summary>",
             orphans.len()
         );
-        for c in orphans {
+        for c in orphans.iter().take(MAX_RACES) {
             let _ = write!(
                 o,
                 "<div class=muted>on <code>{}</code></div>",
                 esc(&c.location)
             );
-            o.push_str(&race_block(c, an, trace, sources));
+            o.push_str(&race_block(c, &cx));
         }
         o.push_str("</details>");
     }
