@@ -32,6 +32,7 @@ function safeInstall(f) {
 }
 
 const bootErrors = [];
+safeInstall(installToString);
 safeInstall(installDeterminism);
 safeInstall(installTimers);
 safeInstall(installListeners);

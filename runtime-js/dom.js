@@ -2,7 +2,7 @@
 // className, cookie, listener attributes), and who created/inserted each element.
 //
 // Parse chunks. A MutationObserver on the document sees every node the parser inserts. Its
-// callback is a microtask: the parser performs a microtask checkpoint before each `</script>`
+// callback is a microtask: the parser performs a microtask checkpoint before each script end tag
 // and at the end of each parser task, while script-made changes are delivered in the checkpoint
 // right after the script or callback that made them. So a delivery is the parser's when the
 // document is still being parsed (DOMContentLoaded not yet dispatched) and no DOM-changing API

@@ -5,10 +5,28 @@
 // fire in registration order (EventRacer's timer graph, restricted to equal delays): a tick
 // joins the last tick of an earlier-registered timer with the same delay.
 
-/** Replaces `obj[name]` with `f`, keeping the property's attributes; `f` looks native-ish. */
+// Wrappers print like the natives they replace (`function fetch() { [native code] }`): some
+// libraries test `/\[native code\]/` before trusting an API (and polyfill it otherwise).
+const nativeNames = new NativeWeakMap();
+function markNative(f, name) {
+  wmSet(nativeNames, f, name);
+}
+function installToString() {
+  const FPToString = FP.toString;
+  const toString = function toString() {
+    const n = wmGet(nativeNames, this);
+    if (n !== undefined) return 'function ' + n + '() { [native code] }';
+    return rApply(FPToString, this, arguments);
+  };
+  markNative(toString, 'toString');
+  defProp(FP, 'toString', { value: toString, writable: true, enumerable: false, configurable: true });
+}
+
+/** Replaces `obj[name]` with `f`, keeping the property's attributes; `f` looks native. */
 function patch(obj, name, f) {
   const d = getDesc(obj, name);
   if (d === undefined) return false;
+  markNative(f, name);
   try {
     defProp(f, 'name', { value: name, configurable: true });
   } catch (_) {

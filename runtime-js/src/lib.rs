@@ -110,11 +110,29 @@ pub fn render(cfg: &Config) -> String {
         s.push_str("// ---- ");
         s.push_str(name);
         s.push('\n');
-        s.push_str(src);
+        push_inline_safe(&mut s, src);
         s.push('\n');
     }
     s.push_str("})();\n");
     s
+}
+
+/// Appends `src` with every `</script` (any case) written as `<\/script`, so the runtime can
+/// also be inlined in a `<script>` element. In JavaScript the two spellings mean the same
+/// inside strings, regular expressions and comments, the only places the sequence can occur.
+fn push_inline_safe(out: &mut String, src: &str) {
+    let mut rest = src;
+    while let Some(i) = rest.find("</") {
+        let after = &rest[i + 2..];
+        out.push_str(&rest[..i]);
+        if after.len() >= 6 && after[..6].eq_ignore_ascii_case("script") {
+            out.push_str("<\\/");
+        } else {
+            out.push_str("</");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
 }
 
 /// True when the JS pass's `access.js` is part of the build.
@@ -142,6 +160,32 @@ mod tests {
         let prelude = js.find("// ---- prelude.js").unwrap();
         let boot = js.find("// ---- boot.js").unwrap();
         assert!(prelude < boot);
+    }
+
+    #[test]
+    fn script_end_tags_are_escaped() {
+        let mut s = String::new();
+        push_inline_safe(&mut s, "a('</script>'); b('</SCRIPT'); c('</div>'); d('<')");
+        assert_eq!(s, "a('<\\/script>'); b('<\\/SCRIPT'); c('</div>'); d('<')");
+    }
+
+    #[test]
+    fn embeds_every_controller_file() {
+        let names: Vec<&str> = FILES.iter().map(|(n, _)| *n).collect();
+        for f in [
+            "prelude.js",
+            "trace.js",
+            "controller.js",
+            "determinism.js",
+            "timers.js",
+            "events.js",
+            "network.js",
+            "dom.js",
+            "boot.js",
+        ] {
+            assert!(names.contains(&f), "{f} missing from {names:?}");
+        }
+        assert_eq!(names.last(), Some(&"boot.js"));
     }
 
     #[test]

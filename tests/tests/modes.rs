@@ -167,5 +167,15 @@ case!(no_enumerable_globals, |h| async move {
         extra == json!([]),
         "runtime added enumerable globals: {extra}"
     );
+    let page = h.open("/control/").await?;
+    let natives = page
+        .evaluate(
+            r"[setTimeout, fetch, EventTarget.prototype.addEventListener, XMLHttpRequest.prototype.send,
+               Function.prototype.toString]
+               .every(f => /\{ \[native code\] \}$/.test(Function.prototype.toString.call(f)))",
+        )
+        .await?;
+    let _ = page.close().await;
+    ensure!(natives == json!(true), "wrappers print as native code");
     Ok(())
 });
