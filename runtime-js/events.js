@@ -118,6 +118,12 @@ function eventDesc(ev, type, target, trusted) {
     selfPostHead < selfPosts.length) {
     const p = selfPosts[selfPostHead];
     selfPosts[selfPostHead++] = undefined;
+    if (selfPostHead >= 1024 && selfPostHead * 2 >= selfPosts.length) {
+      let j = 0;
+      for (let i = selfPostHead; i < selfPosts.length; i++) selfPosts[j++] = selfPosts[i];
+      selfPosts.length = j;
+      selfPostHead = 0;
+    }
     parent = p.parent;
     from = p.from;
     if (lastSelfMessage >= 0) joins = [lastSelfMessage];

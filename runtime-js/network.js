@@ -145,12 +145,22 @@ function installPorts() {
   });
 }
 
+/** Drops the consumed front of a FIFO queue (MessageChannel schedulers post millions). */
+function compactQueue(q) {
+  const items = q.items;
+  let j = 0;
+  for (let i = q.head; i < items.length; i++) items[j++] = items[i];
+  items.length = j;
+  q.head = 0;
+}
+
 /** For a message event on a port: the posting action and FIFO predecessor, if known. */
 function portMessageDesc(port, d) {
   const q = wmGet(portQueue, port);
   if (q === undefined || q.head >= q.items.length) return;
   const it = q.items[q.head];
   q.items[q.head++] = undefined;
+  if (q.head >= 1024 && q.head * 2 >= q.items.length) compactQueue(q);
   d.stable = it.stable;
   d.from = it.from;
   d.type = 4;
