@@ -31,7 +31,12 @@ fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
-    Ok(src.loaded.trace)
+    let mut trace = src.loaded.trace;
+    // A recording knows the page URL even when the trace header does not.
+    if trace.header.page.is_none() {
+        trace.header.page = src.page;
+    }
+    Ok(trace)
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
