@@ -40,8 +40,10 @@ pub(crate) struct Args {
 
 /// Loads a trace from any supported file: a recording (`doc` picks the document), our JSONL
 /// trace or an `ER_actionlog`. Adding a kind of source is done in `crate::trace_source`.
-pub(crate) fn load(path: &Path, doc: Option<&str>) -> anyhow::Result<Loaded> {
-    Ok(crate::trace_source::load(path, doc)?.loaded)
+/// Returns the trace and, for a recording, the id of the document it belongs to.
+pub(crate) fn load(path: &Path, doc: Option<&str>) -> anyhow::Result<(Loaded, Option<String>)> {
+    let s = crate::trace_source::load(path, doc)?;
+    Ok((s.loaded, s.doc))
 }
 
 #[derive(Serialize)]
@@ -49,6 +51,9 @@ struct JsonOut<'a> {
     version: u32,
     file: String,
     format: &'static str,
+    /// For a recording: the document whose trace this is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    doc: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     page: Option<&'a str>,
     trace_version: u32,
@@ -67,7 +72,7 @@ struct JsonAction {
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let loaded = load(&args.file, args.doc.as_deref())?;
+    let (loaded, doc) = load(&args.file, args.doc.as_deref())?;
     if let Some(out) = &args.to_er {
         write_file(out, |w| shepherd_trace::er::write_er(&loaded.trace, w))?;
     }
@@ -81,7 +86,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    report(&args, &loaded, &mut out)?;
+    report(&args, &loaded, doc.as_deref(), &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -99,7 +104,12 @@ fn write_file(
 }
 
 /// Writes the statistics or the requested actions, as text or JSON.
-fn report(args: &Args, loaded: &Loaded, out: &mut impl Write) -> anyhow::Result<()> {
+fn report(
+    args: &Args,
+    loaded: &Loaded,
+    doc: Option<&str>,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     let trace = &loaded.trace;
     let mut views = Vec::new();
     for &id in &args.actions {
@@ -124,6 +134,7 @@ fn report(args: &Args, loaded: &Loaded, out: &mut impl Write) -> anyhow::Result<
             version: JSON_VERSION,
             file: args.file.display().to_string(),
             format: loaded.format.name(),
+            doc,
             page: trace.header.page.as_deref(),
             trace_version: trace.header.version,
             warnings: &loaded.warnings,
@@ -134,7 +145,7 @@ fn report(args: &Args, loaded: &Loaded, out: &mut impl Write) -> anyhow::Result<
         writeln!(out)?;
     } else {
         if views.is_empty() {
-            print_stats(out, &args.file, loaded, &stats)?;
+            print_stats(out, &args.file, loaded, doc, &stats)?;
         }
         for v in &views {
             print_action(out, v)?;
@@ -147,11 +158,16 @@ fn print_stats(
     out: &mut impl Write,
     file: &Path,
     loaded: &Loaded,
+    doc: Option<&str>,
     s: &TraceStats,
 ) -> std::io::Result<()> {
-    let format = match loaded.format {
-        Format::Jsonl => format!("Shepherd JSONL v{}", loaded.trace.header.version),
-        Format::ErActionlog => "EventRacer ER_actionlog".to_owned(),
+    let format = match (loaded.format, doc) {
+        (Format::Jsonl, Some(d)) => format!(
+            "recording, document {d}, trace format v{}",
+            loaded.trace.header.version
+        ),
+        (Format::Jsonl, None) => format!("Shepherd JSONL v{}", loaded.trace.header.version),
+        (Format::ErActionlog, _) => "EventRacer ER_actionlog".to_owned(),
     };
     writeln!(out, "{} ({format})", file.display())?;
     if let Some(p) = &loaded.trace.header.page {
@@ -289,7 +305,7 @@ mod tests {
 
     fn text(args: &Args, loaded: &Loaded) -> String {
         let mut out = Vec::new();
-        report(args, loaded, &mut out).unwrap();
+        report(args, loaded, None, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -305,7 +321,7 @@ mod tests {
         std::fs::write(&jsonl, shepherd_trace::to_jsonl_bytes(&sample())).unwrap();
         std::fs::write(&er, shepherd_trace::er::to_er_bytes(&sample())).unwrap();
 
-        let j = load(&jsonl, None).unwrap();
+        let (j, _) = load(&jsonl, None).unwrap();
         assert_eq!(j.format, Format::Jsonl);
         let s = text(&args(&jsonl, false, vec![]), &j);
         assert!(s.contains("Shepherd JSONL v1"), "{s}");
@@ -319,7 +335,7 @@ mod tests {
             "{s}"
         );
 
-        let e = load(&er, None).unwrap();
+        let (e, _) = load(&er, None).unwrap();
         assert_eq!(e.format, Format::ErActionlog);
         let s = text(&args(&er, false, vec![1]), &e);
         assert!(
@@ -340,7 +356,7 @@ mod tests {
         assert_eq!(v["actions"][0]["successors"][0]["action"], 1);
 
         let mut out = Vec::new();
-        let err = report(&args(&er, false, vec![7]), &e, &mut out).unwrap_err();
+        let err = report(&args(&er, false, vec![7]), &e, None, &mut out).unwrap_err();
         assert!(err.to_string().contains("no action 7"), "{err}");
         std::fs::remove_file(&jsonl).ok();
         std::fs::remove_file(&er).ok();
