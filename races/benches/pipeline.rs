@@ -70,9 +70,10 @@ fn child(path: &str, single: bool) {
         uncovered,
     );
     println!(
-        "  load {:.1} ms | scan {:.1} | sweep (graph+chains+clocks+races+coverage) {:.1} | filters {:.1} | total {:.1} ms",
+        "  wall: load {:.1} ms | scan {:.1} | graph {:.1} | sweep (timer arcs+chains+clocks+races+coverage) {:.1} | filters {:.1} | total {:.1} ms",
         ms(load),
         ms(t.scan),
+        ms(t.graph),
         ms(t.clocks),
         ms(t.filters),
         ms(total)

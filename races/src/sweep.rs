@@ -51,6 +51,8 @@ pub struct SweepOutput {
     pub uninit: Vec<bool>,
     /// Largest number of clock entries held at once (all stores and per-location joins).
     pub peak_entries: usize,
+    /// Time spent building the static graph (the rest of the sweep is the fused pass).
+    pub graph_time: std::time::Duration,
 }
 
 /// A store of clocks that can be dropped once unused.
@@ -162,6 +164,7 @@ pub fn sweep(
     opts: &FixOptions,
     single: bool,
 ) -> Result<SweepOutput, GraphError> {
+    let started = std::time::Instant::now();
     let n = trace.actions.len() as u32;
     let acc = &scan.accesses;
     let mut arcs = HbGraph::logged_arcs(trace);
@@ -175,6 +178,7 @@ pub fn sweep(
         fixes::fix_auto_explore(&mut arcs, &scan.auto, &ui);
     }
     let graph = HbGraph::new(n, arcs)?;
+    let graph_time = started.elapsed();
 
     let mut timer: Vec<(u32, u32)> = Vec::new();
     if opts.timers {
@@ -474,5 +478,6 @@ pub fn sweep(
         single: single.then_some(single_cov),
         uninit,
         peak_entries: peak,
+        graph_time,
     })
 }
