@@ -216,6 +216,10 @@ function begin(d) {
         if (j >= 0 && j < id && j !== from) out += '["a",' + j + ',' + id + ',"j"]\n';
       }
     }
+    if (autoExplore && d.type === 2) {
+      const ax = sid('auto:explore'); // sid() may append a definition to `out` first
+      out += '["e",' + ax + ']\n["x"]\n';
+    }
     if (d.label) {
       const lb = sid(d.label);
       out += '["e",' + lb + ']\n';
@@ -328,6 +332,9 @@ const RUN = 'run';
 const HOLD = 'hold';
 const DISCARD = 'discard';
 let decider = null; // (desc) => 'run' | 'hold' | 'discard'
+// Set while a driver fires random user events: those actions get an `auto:explore` scope so the
+// analysis does not treat the driver's arbitrary order as an ordering the page relies on.
+let autoExplore = false;
 let nextHid = 1;
 const held = objCreate(null); // hid -> {desc, go}
 let heldCount = 0;
@@ -456,6 +463,11 @@ const control = freeze({
   /** Installs the decider (`null` removes it and runs everything). */
   policy(f) {
     decider = typeof f === 'function' ? f : null;
+    return true;
+  },
+  /** Marks the user events that follow as auto-explored (true) or real (false). */
+  explore(on) {
+    autoExplore = !!on;
     return true;
   },
   /** Holds every callback (true) or runs everything again (false; held ones stay held). */

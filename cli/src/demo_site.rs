@@ -31,11 +31,6 @@ const FILES: &[(&str, &str, &str)] = &[
         include_str!("../demo/slow.js"),
     ),
     ("/app.js", "text/javascript", include_str!("../demo/app.js")),
-    (
-        "/stock.txt",
-        "text/plain; charset=utf-8",
-        include_str!("../demo/stock.txt"),
-    ),
     ("/style.css", "text/css", include_str!("../demo/style.css")),
 ];
 
@@ -90,6 +85,20 @@ async fn serve(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallib
         .min(MAX_DELAY);
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
+    }
+    let query = req.uri().query().unwrap_or("");
+    if req.uri().path() == "/stock.txt" {
+        // Each request version answers differently, so applying them out of order shows.
+        let body = match query.split('&').find_map(|kv| kv.strip_prefix("v=")) {
+            Some("old") => "3 in stock (old answer)",
+            Some("new") => "12 in stock",
+            _ => "7 in stock",
+        };
+        let response = Response::builder()
+            .header("content-type", "text/plain; charset=utf-8")
+            .header("cache-control", "no-store")
+            .body(Full::new(Bytes::from_static(body.as_bytes())));
+        return Ok(response.unwrap_or_else(|_| Response::new(Full::new(Bytes::new()))));
     }
     let found = FILES.iter().find(|(path, _, _)| *path == req.uri().path());
     let response = match found {

@@ -118,7 +118,15 @@ async fn drive_browser(
         .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
         .await;
     let mut fired = 0;
+    let secret_js = serde_json::to_string(secret)?;
     if !opts.explore.is_zero() && opts.max_events > 0 {
+        // The driver's random order is not one the page relies on: mark those events.
+        let mark = format!(
+            "(() => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); return !!(c && c.explore(true)); }})()"
+        );
+        if let Err(e) = page.evaluate(&mark).await {
+            tracing::warn!("marking auto-explored events: {e}");
+        }
         let report = page
             .explore(&ExploreOptions {
                 duration: opts.explore,
@@ -135,7 +143,6 @@ async fn drive_browser(
     }
     // Hand the buffered trace to the proxy before the page goes away; the exit flush at
     // pagehide covers anything after this.
-    let secret_js = serde_json::to_string(secret)?;
     let flush = format!(
         "(async () => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); if (c) await c.flush(); return true; }})()"
     );

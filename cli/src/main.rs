@@ -2,8 +2,10 @@
 //! `commands/`; this file only parses arguments, sets up logging and dispatches.
 
 mod commands;
+mod demo_site;
 mod drive;
 mod rewriter;
+mod sources;
 mod trace_source;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Record, analyse and report the bundled demo site (start here).
+    Demo(commands::demo::Args),
     /// Find event races in a trace (JSONL or ER_actionlog): uncovered races, filters, reports.
     Races(commands::races::Args),
     /// Convert recordings to and from HAR 1.2 (devtools, other proxies).
