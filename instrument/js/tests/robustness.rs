@@ -186,3 +186,15 @@ fn runs_concurrently() {
         assert!(h.join().unwrap().is_ok());
     }
 }
+
+#[test]
+fn parser_panics_become_errors() {
+    // Found by the fuzz target: swc_ecma_parser 47's lexer asserts in `read_regexp` on this
+    // input. The worker catches the panic; the caller gets an error and serves the original.
+    let src = "++ t<!--ypeov  da!/J/elete /o\u{b}\0\0\0    + ; /\n/=0/\u{1}# w%ith(o";
+    let mut opts = script();
+    opts.source_map = true;
+    assert!(matches!(instrument(src, &opts), Err(Error::Worker(_))));
+    // The pool survives it.
+    assert!(instrument("var ok = 1;", &script()).is_ok());
+}
