@@ -1,0 +1,142 @@
+//! TodoMVC workload benchmark: the vanillajs app of `todomvc@0.1.1` in headless Chromium, with
+//! 100 todos added, completed and deleted by one script that drives the app with DOM events.
+//! Timed plain (no proxy), through `shepherd serve` (repair: runtime injected, scripts
+//! untouched) and through `shepherd record` (scripts instrumented, runtime tracing), interleaved
+//! in one run; prints medians and ratios against plain. Targets: repair <= 1.03x, record <= 3x.
+//!
+//! `cargo bench -p shepherd --bench todomvc` (ROUNDS=n to change the number of rounds).
+
+#[path = "../tests/support/todomvc.rs"]
+mod support;
+
+use shepherd_browser::{Browser, LaunchOptions};
+use std::time::Duration;
+use support::{ProxyMode, ShepherdProxy, StaticServer};
+
+const ITEMS: usize = 100;
+
+/// Adds, completes and deletes ITEMS todos through the app's own listeners (`change` on the
+/// input, delegated `click` on toggles and destroy buttons); returns the in-page time in ms and
+/// the item count seen at each checkpoint, so a broken app cannot look fast.
+fn workload() -> String {
+    format!(
+        r#"(() => {{
+    const input = document.querySelector('#new-todo');
+    const list = () => document.querySelectorAll('#todo-list > li');
+    const t0 = performance.now();
+    for (let i = 0; i < {ITEMS}; i++) {{
+        input.value = 'todo ' + i;
+        input.dispatchEvent(new Event('change', {{ bubbles: true }}));
+    }}
+    const added = list().length;
+    for (let i = 0; i < {ITEMS}; i++) {{
+        document.querySelector('#todo-list > li:not(.completed) .toggle').click();
+    }}
+    const completed = document.querySelectorAll('#todo-list > li.completed').length;
+    for (let i = 0; i < {ITEMS}; i++) {{
+        document.querySelector('#todo-list > li .destroy').click();
+    }}
+    const left = list().length;
+    void document.body.offsetHeight;
+    return {{ ms: performance.now() - t0, added, completed, left }};
+}})()"#
+    )
+}
+
+async fn one_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) -> f64 {
+    let page = browser
+        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
+        .await
+        .unwrap();
+    page.navigate(url).await.unwrap();
+    let _ = page
+        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
+        .await;
+    let r = page.evaluate(&workload()).await.unwrap();
+    let n = ITEMS as u64;
+    assert_eq!(
+        (
+            r["added"].as_u64(),
+            r["completed"].as_u64(),
+            r["left"].as_u64()
+        ),
+        (Some(n), Some(n), Some(0)),
+        "workload did not run as intended: {r}"
+    );
+    let ms = r["ms"].as_f64().unwrap();
+    let _ = page.close().await;
+    ms
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn main() {
+    // `cargo test --benches` runs bench binaries with `--bench` absent; do nothing then.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let root = match support::package_root() {
+        Ok(r) => r,
+        Err(why) => {
+            eprintln!(
+                "todomvc bench skipped: {} unavailable ({why})",
+                support::PACKAGE
+            );
+            return;
+        }
+    };
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7);
+    let server = StaticServer::start(root);
+    let bin = env!("CARGO_BIN_EXE_shepherd");
+    let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
+    let record = ShepherdProxy::start(bin, ProxyMode::Record);
+    let url = format!("{}/examples/vanillajs/index.html", server.origin());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut plain, mut rep, mut rec) = rt.block_on(async {
+        let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
+        // One warm-up of each so instrumentation caches and Chromium's code caches are hot.
+        one_round(&browser, &url, None).await;
+        one_round(&browser, &url, Some(&repair)).await;
+        one_round(&browser, &url, Some(&record)).await;
+        let (mut p, mut a, mut r) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            p.push(one_round(&browser, &url, None).await);
+            a.push(one_round(&browser, &url, Some(&repair)).await);
+            r.push(one_round(&browser, &url, Some(&record)).await);
+        }
+        let _ = browser.close().await;
+        (p, a, r)
+    });
+    let (p, a, r) = (median(&mut plain), median(&mut rep), median(&mut rec));
+    println!(
+        "todomvc vanillajs, add+complete+delete {ITEMS} items, median of {rounds} rounds (in-page time):"
+    );
+    println!("  plain   {p:8.1} ms");
+    println!(
+        "  repair  {a:8.1} ms  {:.3}x  (target <= 1.03x) {}",
+        a / p,
+        if a / p <= 1.03 { "ok" } else { "MISSED" }
+    );
+    println!(
+        "  record  {r:8.1} ms  {:.3}x  (target <= 3x) {}",
+        r / p,
+        if r / p <= 3.0 { "ok" } else { "MISSED" }
+    );
+    println!("  all plain  {plain:.1?}");
+    println!("  all repair {rep:.1?}");
+    println!("  all record {rec:.1?}");
+}

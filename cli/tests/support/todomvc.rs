@@ -1,0 +1,256 @@
+//! Shared by `tests/todomvc.rs` and `benches/todomvc.rs`: the `todomvc@0.1.1` npm package
+//! (fetched with `npm pack` into the target directory, never committed), a static file server
+//! for it on loopback, and the `shepherd` binary started as a proxy in a given mode.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The package version every figure and expectation refers to.
+pub const PACKAGE: &str = "todomvc@0.1.1";
+
+/// The unpacked package root (`…/package`, holding `examples/` and `learn.json`), fetched on
+/// first use. `Err` says why it is unavailable (no npm, no network) so callers can skip.
+pub fn package_root() -> Result<PathBuf, String> {
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("todomvc-0.1.1");
+    let root = cache.join("package");
+    if root.join("examples/vanillajs/index.html").is_file() {
+        return Ok(root);
+    }
+    std::fs::create_dir_all(&cache).map_err(|e| format!("creating {}: {e}", cache.display()))?;
+    let out = Command::new("npm")
+        .args(["pack", PACKAGE, "--silent", "--pack-destination"])
+        .arg(&cache)
+        .current_dir(&cache)
+        .output()
+        .map_err(|e| format!("running npm: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "npm pack {PACKAGE} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let status = Command::new("tar")
+        .args(["xzf", "todomvc-0.1.1.tgz"])
+        .current_dir(&cache)
+        .status()
+        .map_err(|e| format!("running tar: {e}"))?;
+    if !status.success() || !root.join("examples/vanillajs/index.html").is_file() {
+        return Err(format!(
+            "unpacking the package in {} failed",
+            cache.display()
+        ));
+    }
+    Ok(root)
+}
+
+/// A static file server for a directory on 127.0.0.1 (one thread per connection, one request
+/// per connection). Stops when dropped.
+pub struct StaticServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl StaticServer {
+    /// Serves `root` on a fresh loopback port.
+    pub fn start(root: PathBuf) -> StaticServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    let _ = serve_one(conn, &root);
+                });
+            }
+        });
+        StaticServer { addr, stop }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for StaticServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "js" => "application/javascript; charset=utf-8",
+        // What node's `mime` (and so most dev servers) answer; JSXTransformer fetches these
+        // with XHR and compiles them itself.
+        "jsx" => "text/jsx; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "json" => "application/json",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "ico" => "image/x-icon",
+        "woff" => "font/woff",
+        "ttf" => "font/ttf",
+        _ => "application/octet-stream",
+    }
+}
+
+fn serve_one(mut conn: TcpStream, root: &Path) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut content_length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.trim().eq_ignore_ascii_case("content-length")
+        {
+            content_length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; content_length];
+    reader.read_exact(&mut body)?;
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or("");
+    let target = parts.next().unwrap_or("/");
+    // Absolute-form targets arrive when a proxy forwards verbatim.
+    let path = match target.find("://") {
+        Some(i) => target[i + 3..]
+            .find('/')
+            .map(|j| &target[i + 3 + j..])
+            .unwrap_or("/"),
+        None => target,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    let mut file = root.to_path_buf();
+    let rel = Path::new(path.trim_start_matches('/'));
+    let safe = rel.components().all(|c| matches!(c, Component::Normal(_)));
+    for c in rel.components() {
+        file.push(c);
+    }
+    if file.is_dir() {
+        file.push("index.html");
+    }
+    let (status, ctype, data) = match std::fs::read(&file) {
+        Ok(data) if safe && (method == "GET" || method == "HEAD") => {
+            ("200 OK", content_type(&file), data)
+        }
+        _ => ("404 Not Found", "text/plain", b"not found\n".to_vec()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        data.len()
+    );
+    conn.write_all(head.as_bytes())?;
+    if method != "HEAD" {
+        conn.write_all(&data)?;
+    }
+    conn.flush()
+}
+
+/// Which proxy the `shepherd` binary runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyMode {
+    /// `shepherd record --listen`: scripts instrumented, runtime tracing.
+    Record,
+    /// `shepherd serve --listen` (repair): only the runtime injected.
+    Repair,
+}
+
+/// The `shepherd` binary running as a proxy; killed when dropped.
+pub struct ShepherdProxy {
+    child: Child,
+    /// `127.0.0.1:PORT` the proxy listens on.
+    pub addr: String,
+    /// The per-run secret handed to the runtime's controller.
+    pub secret: String,
+    /// The recording (record mode only).
+    pub recording: PathBuf,
+    _home: tempfile::TempDir,
+}
+
+impl ShepherdProxy {
+    /// Starts `bin` (the `shepherd` executable) as a proxy on a fresh loopback port.
+    pub fn start(bin: &str, mode: ProxyMode) -> ShepherdProxy {
+        let home = tempfile::tempdir().unwrap();
+        let recording = home.path().join("todomvc.rec");
+        let secret = "todomvc-test-secret".to_string();
+        let mut cmd = Command::new(bin);
+        cmd.arg("--home").arg(home.path());
+        match mode {
+            ProxyMode::Record => {
+                cmd.arg("record").arg("--out").arg(&recording);
+            }
+            ProxyMode::Repair => {
+                cmd.arg("serve");
+            }
+        }
+        cmd.args(["--listen", "127.0.0.1:0", "--secret", &secret])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if !sent && let Some(addr) = line.strip_prefix("shepherd: listening on ") {
+                    let _ = tx.send(addr.trim().to_string());
+                    sent = true;
+                } else if std::env::var_os("TODOMVC_PROXY_LOG").is_some() {
+                    eprintln!("[proxy] {line}");
+                }
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(a) => a,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("shepherd did not print its listening address within 30 s");
+            }
+        };
+        ShepherdProxy {
+            child,
+            addr,
+            secret,
+            recording,
+            _home: home,
+        }
+    }
+}
+
+impl Drop for ShepherdProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether headless Chromium is installed where `shepherd-browser` looks for it.
+pub fn chromium_available() -> bool {
+    let opts = shepherd_browser::LaunchOptions::default();
+    opts.resolved_executable().exists()
+}
