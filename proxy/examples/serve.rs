@@ -1,5 +1,5 @@
 //! The proxy alone in serve mode, without instrumentation: `serve --listen ADDR
-//! [--upstream-ca FILE] [--insecure-upstream]` (the same flags as `shepherd serve`). Used by
+//! [--upstream-ca FILE] [--insecure-upstream] [--reverse URL]` (the flags of `shepherd serve`). Used by
 //! `scripts/bench-proxy` when `SHEPHERD_BIN` points at it, to measure the proxy without
 //! building the whole CLI.
 
@@ -21,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 roots.extend(shepherd_proxy::ca::pem_certs(&pem));
             }
             "--insecure-upstream" => config.upstream_trust = UpstreamTrust::Insecure,
+            "--reverse" => config.reverse = Some(args.next().ok_or("--reverse URL")?.parse()?),
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
