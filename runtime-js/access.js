@@ -146,6 +146,12 @@ const A_fns = {
     if (A_REC && !(n in A_G)) A_read(A_gl(n), undefined, false);
     return 0;
   },
+  /** read of global `n` as the callee of a call that must stay native (handler or `with`
+   *  scope: the call keeps the scope object as `this`); the value is not touched */
+  q(n) {
+    if (A_REC) A_read(A_gl(n), undefined, false);
+    return 0;
+  },
   /** `typeof n` of a global (never throws for undeclared names); returns the type string */
   gt(n, t) {
     if (A_REC) A_read(A_gl(n), undefined, t === 'undefined');

@@ -21,7 +21,7 @@ mod pass;
 mod pool;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 2;
+pub const PASS_VERSION: u32 = 3;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";

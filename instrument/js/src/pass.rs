@@ -796,8 +796,24 @@ impl<'a> Pass<'a> {
                         }
                         return Expr::Call(c);
                     }
-                    Expr::Ident(_) if self.dynamic > 0 => {
-                        // Inside `with`/handlers `f()` may be a method call on the scope object.
+                    Expr::Ident(id) if self.dynamic > 0 => {
+                        // Inside `with`/handlers `f()` may be a method call on the scope object,
+                        // so the call itself stays native; the read of the name is still logged
+                        // first (EventRacer Fig. 1: a handler calling a not-yet-defined `f`).
+                        if matches!(self.classify(id), Class::Global { .. }) {
+                            let name = id.sym.clone();
+                            c.args.visit_mut_with(self);
+                            return Expr::Paren(ParenExpr {
+                                span: DUMMY_SP,
+                                expr: Box::new(Expr::Seq(SeqExpr {
+                                    span: DUMMY_SP,
+                                    exprs: vec![
+                                        Box::new(api_call(DUMMY_SP, "q", vec![name_lit(&name)])),
+                                        Box::new(Expr::Call(c)),
+                                    ],
+                                })),
+                            });
+                        }
                     }
                     Expr::Member(m) => {
                         self.visit_member_parts(m);
