@@ -96,8 +96,7 @@ impl Rewriter for InstrumentRewriter {
                 return RewriteKind::None;
             }
             // Chromium fetches module scripts in CORS mode and classic scripts in no-cors
-            // mode (a classic script with `crossorigin` is the rare exception: it then parses
-            // as a module, fails, and is served unchanged).
+            // mode, except classic scripts with `crossorigin`; `script()` sorts those out.
             let mode = header_str(
                 meta.request_headers,
                 &HeaderName::from_static("sec-fetch-mode"),
@@ -145,13 +144,19 @@ impl Rewriter for InstrumentRewriter {
     }
 
     fn script(&self, job: ScriptJob) -> Bytes {
-        let kind = if job.module {
-            ScriptKind::Module
-        } else {
-            ScriptKind::Script
-        };
         let charset = job.content_type.as_deref().and_then(charset_param);
-        let out = self.cache.instrument_script(&job.source, kind, charset);
+        let mut out = self
+            .cache
+            .instrument_script(&job.source, ScriptKind::Script, charset);
+        if job.module && out.code.is_none() {
+            // A CORS-mode script is a module or a classic script with `crossorigin`. Parsing
+            // a classic script as a module would change its meaning (top-level `var`s stop
+            // being globals), so it is tried as classic first; module syntax (import/export,
+            // top-level await) fails that parse and lands here.
+            out = self
+                .cache
+                .instrument_script(&job.source, ScriptKind::Module, charset);
+        }
         match out.body_bytes() {
             Some(bytes) => Bytes::from(bytes),
             None => {
