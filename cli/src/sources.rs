@@ -10,7 +10,10 @@ const MAX_SOURCE: u64 = 8 * 1024 * 1024;
 
 fn is_source(content_type: &str) -> bool {
     let ct = content_type.to_ascii_lowercase();
-    ct.contains("html") || ct.contains("javascript") || ct.contains("ecmascript") || ct.contains("json")
+    ct.contains("html")
+        || ct.contains("javascript")
+        || ct.contains("ecmascript")
+        || ct.contains("json")
 }
 
 /// URL → text of every HTML/JavaScript response in the recording (the last one wins when a

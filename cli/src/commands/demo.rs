@@ -47,7 +47,10 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         .context("starting the async runtime")?;
     let summary = rt.block_on(async {
         let site = DemoSite::start().await.context("starting the demo site")?;
-        eprintln!("shepherd demo: recording {} in headless Chromium…", site.url());
+        eprintln!(
+            "shepherd demo: recording {} in headless Chromium…",
+            site.url()
+        );
         let opts = DriveOptions {
             url: site.url(),
             out: rec.clone(),

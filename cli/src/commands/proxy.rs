@@ -143,10 +143,8 @@ fn config(
         .secret
         .clone()
         .unwrap_or_else(shepherd_proxy::random_secret);
-    let script = shepherd_runtime::render(&shepherd_runtime::Config::new(
-        runtime_mode,
-        secret.clone(),
-    ));
+    let script =
+        shepherd_runtime::render(&shepherd_runtime::Config::new(runtime_mode, secret.clone()));
     // One script per process, alive until exit.
     config.runtime_js = Box::leak(script.into_boxed_str());
     let run_mode = match runtime_mode {
@@ -248,8 +246,7 @@ pub(crate) fn run_replay(args: ReplayArgs, home: Option<PathBuf>) -> anyhow::Res
 pub(crate) fn run_serve(args: ServeArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let mut config = config(&args.common, Mode::Serve, shepherd_runtime::Mode::Repair)?;
     if let Some(r) = &args.reverse {
-        let uri: shepherd_proxy::http::Uri =
-            r.parse().with_context(|| format!("--reverse {r}"))?;
+        let uri: shepherd_proxy::http::Uri = r.parse().with_context(|| format!("--reverse {r}"))?;
         if uri.authority().is_none() {
             bail!("--reverse needs an absolute URL such as https://staging.example");
         }
