@@ -53,8 +53,9 @@ async fn one_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) 
         .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
         .await;
     let r = page.evaluate(&workload()).await.unwrap();
-    // vanillajs marks some toggled items `.completed` only after its own deferred re-render,
-    // so the synchronous checkpoint sees most, not all, of them; adding and deleting are exact.
+    // The synchronous checkpoint sees most, not all, toggled items `.completed` even without
+    // the proxy (87/100 seen; cause in vanillajs not yet tracked down); adding and deleting
+    // are exact.
     let n = ITEMS as u64;
     assert!(
         r["added"].as_u64() == Some(n)
