@@ -97,8 +97,8 @@ impl Clocks {
 #[derive(Debug)]
 pub struct ClockBuilder {
     clocks: Clocks,
-    scratch: Vec<u16>,
-    width: usize,
+    /// The clock of the node under construction.
+    cur: Scratch,
 }
 
 impl Default for ClockBuilder {
@@ -152,8 +152,7 @@ impl ClockBuilder {
                 data: Vec::with_capacity(nodes * 4),
                 chain_len: Vec::new(),
             },
-            scratch: Vec::new(),
-            width: 0,
+            cur: Scratch::default(),
         }
     }
 
@@ -172,35 +171,20 @@ impl ClockBuilder {
     pub fn join_node(&mut self, p: u32) {
         let p = p as usize;
         let (s, e) = (self.clocks.off[p], self.clocks.off[p + 1]);
-        let w = e - s;
-        if w > self.width {
-            if self.scratch.len() < w {
-                self.scratch.resize(w, 0);
-            }
-            self.width = w;
-        }
-        max_into(&mut self.scratch[..w], &self.clocks.data[s..e]);
+        self.cur.join(&self.clocks.data[s..e]);
     }
 
     /// Joins a clock from another store (same chain numbering) into the current one.
     #[inline]
     pub fn join_slice(&mut self, src: &[u16]) {
-        let w = src.len();
-        if w > self.width {
-            if self.scratch.len() < w {
-                self.scratch.resize(w, 0);
-            }
-            self.width = w;
-        }
-        max_into(&mut self.scratch[..w], src);
+        self.cur.join(src);
     }
 
     /// Whether the node at (`chain`, `pos`) happens before the node under construction, given
     /// what was joined so far.
     #[inline]
     pub fn reaches(&self, chain: u32, pos: u16) -> bool {
-        let c = chain as usize;
-        c < self.width && self.scratch[c] >= pos
+        self.cur.reaches(chain, pos)
     }
 
     /// Whether sealed node `a` of this store happens before the node under construction.
@@ -213,9 +197,9 @@ impl ClockBuilder {
     /// chain (greedy decomposition). Returns its chain.
     pub fn finish_greedy(&mut self) -> u32 {
         let mut pick = None;
-        for c in 0..self.width {
+        for c in 0..self.cur.width() {
             let len = self.clocks.chain_len[c];
-            if self.scratch[c] == len && len < CHAIN_CAP {
+            if self.cur.get(c) == len && len < CHAIN_CAP {
                 pick = Some(c);
                 break;
             }
@@ -255,24 +239,14 @@ impl ClockBuilder {
     }
 
     fn seal(&mut self, chain: u32, pos: u16, own: bool) {
-        let c = chain as usize;
         if own {
-            if self.scratch.len() <= c {
-                self.scratch.resize(c + 1, 0);
-            }
-            self.width = self.width.max(c + 1);
-            self.scratch[c] = pos;
+            self.cur.set(chain as usize, pos);
         }
-        let mut w = self.width;
-        while w > 0 && self.scratch[w - 1] == 0 {
-            w -= 1;
-        }
-        self.clocks.data.extend_from_slice(&self.scratch[..w]);
+        self.clocks.data.extend_from_slice(self.cur.trimmed());
         self.clocks.off.push(self.clocks.data.len());
         self.clocks.chain.push(chain);
         self.clocks.pos.push(pos);
-        self.scratch[..self.width].fill(0);
-        self.width = 0;
+        self.cur.clear();
     }
 
     /// The finished clocks.
