@@ -619,17 +619,23 @@ case!(websocket_messages, |h| async move {
     let page = h
         .open(&format!("/websocket/?ws={}", h.origin.ws_port()))
         .await?;
-    for _ in 0..40 {
-        if page.evaluate("got.length").await? == serde_json::json!(2) {
+    for _ in 0..60 {
+        if page
+            .evaluate("got.length === 2 && window.wsClosed === true")
+            .await?
+            == serde_json::json!(true)
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let v = page.evaluate("got.join(',')").await?;
+    let v = page
+        .evaluate("got.join(',') + (window.wsClosed === true ? ',closed' : '')")
+        .await?;
     let t = h.flushed_trace(&page).await?;
     let _ = page.close().await;
     ensure!(
-        v == serde_json::json!("echo:a,echo:b"),
+        v == serde_json::json!("echo:a,echo:b,closed"),
         "page behaviour: {v}"
     );
     let script = t.one_with_scope("script:inline #1")?;
@@ -652,6 +658,26 @@ case!(websocket_messages, |h| async move {
     ensure!(
         t.reads(msgs[1], "Tree[1]:status"),
         "the handler runs in the message action\n{}",
+        t.dump()
+    );
+    // The close event: its own network action, forked by the opener, after the last message,
+    // reading the socket's `close` listener list (which `onclose =` wrote in the script).
+    let close = t.one_with_scope("fire:close @ WebSocket[")?;
+    ensure!(
+        t.forked_by(close).map(|f| f.0) == Some(script) && t.type_code(close) == 3,
+        "close forked by the opener, network type\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.has_arc(msgs[1], close, 'j'),
+        "close joins the last message (FIFO)\n{}",
+        t.dump()
+    );
+    let scope = t.scope(close).unwrap_or_default().to_string();
+    let list = format!("{}.close", scope.trim_start_matches("fire:close @ "));
+    ensure!(
+        t.reads(close, &list) && t.written(script, &list).is_some(),
+        "close reads {list}, which the script's onclose= wrote\n{}",
         t.dump()
     );
     Ok(())
