@@ -163,6 +163,31 @@ function dispatchReads(ev, type, target, fromRoot) {
   }
 }
 
+/**
+ * A trusted `input`/`change` event means the user changed a form field: the dispatch writes
+ * the field's value location (the names instrumented code's `.value`/`.checked`/`.selectedIndex`
+ * accesses log, T.objLoc), so a script that sets the field races with the user's typing.
+ */
+function fieldWrites(ev, type) {
+  if (type !== 'input' && type !== 'change') return;
+  const el = evTarget(ev);
+  if (el === null || typeof el !== 'object') return;
+  try {
+    if (NInput !== null && el instanceof NInput) {
+      const t = inputType(el);
+      if (t === 'checkbox' || t === 'radio') write(objLoc(el, 'checked'), inputChecked(el));
+      else write(objLoc(el, 'value'), inputValue(el));
+    } else if (NTextArea !== null && el instanceof NTextArea) {
+      write(objLoc(el, 'value'), textAreaValue(el));
+    } else if (NSelect !== null && el instanceof NSelect) {
+      write(objLoc(el, 'selectedIndex'), selectIndex(el));
+      write(objLoc(el, 'value'), selectValue(el));
+    }
+  } catch (_) {
+    // a detached or exotic target: nothing to log
+  }
+}
+
 /** Bookkeeping after the action of a fresh dispatch began. */
 function dispatchBegan(d, ev, type, target) {
   info.ev = ev;
@@ -190,7 +215,10 @@ function enterEvent(ev, target, fromRoot) {
     d.released = true;
     begin(d);
     dispatchBegan(d, ev, type, target);
-    if (REC) dispatchReads(ev, type, target, fromRoot);
+    if (REC) {
+      dispatchReads(ev, type, target, fromRoot);
+      if (d.type === 2) fieldWrites(ev, type); // the held original was the user's
+    }
     return true;
   }
   if (type === 'error' && target === W && NErrorEvent && ev instanceof NErrorEvent) {
@@ -234,7 +262,10 @@ function enterEvent(ev, target, fromRoot) {
   }
   begin(d);
   dispatchBegan(d, ev, type, target);
-  if (REC) dispatchReads(ev, type, target, fromRoot);
+  if (REC) {
+    dispatchReads(ev, type, target, fromRoot);
+    if (trusted) fieldWrites(ev, type);
+  }
   if (type === 'unhandledrejection' && NPromiseRejectionEvent && ev instanceof NPromiseRejectionEvent) {
     reportRejection(ev);
   }

@@ -135,6 +135,16 @@ const scriptSrc = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 's
 const scriptAsync = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'async') : null;
 const scriptDefer = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'defer') : null;
 const scriptType = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'type') : null;
+// Form fields: what trusted input/change events changed (events.js).
+const NInput = G.HTMLInputElement || null;
+const NTextArea = G.HTMLTextAreaElement || null;
+const NSelect = G.HTMLSelectElement || null;
+const inputType = NInput ? getterOf(NInput.prototype, 'type') : null;
+const inputValue = NInput ? getterOf(NInput.prototype, 'value') : null;
+const inputChecked = NInput ? getterOf(NInput.prototype, 'checked') : null;
+const textAreaValue = NTextArea ? getterOf(NTextArea.prototype, 'value') : null;
+const selectValue = NSelect ? getterOf(NSelect.prototype, 'value') : null;
+const selectIndex = NSelect ? getterOf(NSelect.prototype, 'selectedIndex') : null;
 const NMutationObserver = G.MutationObserver;
 const moObserve = NMutationObserver ? uncurry(NMutationObserver.prototype.observe) : null;
 const moTakeRecords = NMutationObserver ? uncurry(NMutationObserver.prototype.takeRecords) : null;

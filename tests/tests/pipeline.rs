@@ -19,6 +19,10 @@ fn main() -> ExitCode {
             "instrumented_todo_app_behaves",
             instrumented_todo_app_behaves,
         ),
+        (
+            "user_input_races_with_script_value_write",
+            user_input_races_with_script_value_write,
+        ),
     ];
     run_cases(Mode::Record, cases)
 }
@@ -78,6 +82,79 @@ case!(instrumented_todo_app_behaves, |h| async move {
         !t.accessing(|x| x.loc.starts_with("Object[") && x.loc.ends_with(".done"))
             .is_empty(),
         "property accesses from the JS pass are in the trace"
+    );
+    Ok(())
+});
+
+case!(user_input_races_with_script_value_write, |h| async move {
+    h.origin.set_instrument_js(true);
+    let r = async {
+        let page = h.open("/fields/").await?;
+        page.focus("#name").await?;
+        page.type_text("ab").await?;
+        page.click("#agree").await?;
+        page.focus("#size").await?;
+        page.press_key("ArrowDown").await?;
+        for _ in 0..40 {
+            if page.evaluate("window.inited === true").await? == json!(true) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let t = h.flushed_trace(&page).await?;
+        let _ = page.close().await;
+        anyhow::Ok(t)
+    }
+    .await;
+    h.origin.set_instrument_js(false);
+    let t = r?;
+    // The script's `field.value = 'WELCOME'` (logged by the JS pass) and the user's typing
+    // (logged by the input dispatch) write the same location, in unordered actions.
+    let script_w = t.accessing(|x| x.write && x.value.as_deref() == Some("\"WELCOME\""));
+    ensure!(script_w.len() == 1, "the script's write\n{}", t.dump());
+    let (timer, loc) = (script_w[0].0, script_w[0].1.loc.clone());
+    ensure!(
+        loc.starts_with("DOMNode[") && loc.ends_with("].value"),
+        "location {loc}"
+    );
+    let typed: Vec<_> = t
+        .with_scope("fire:input @ INPUT[")
+        .into_iter()
+        .filter_map(|a| t.written(a, &loc).map(|v| (a, v)))
+        .collect();
+    ensure!(
+        typed.iter().any(|(_, v)| v.as_deref() == Some("\"ab\"")),
+        "the input action writes {loc} with the typed text: {typed:?}\n{}",
+        t.dump()
+    );
+    for (a, _) in &typed {
+        ensure!(t.type_code(*a) == 2, "a user action");
+        ensure!(
+            !t.hb(*a, timer) && !t.hb(timer, *a),
+            "typing and the late write are unordered\n{}",
+            t.dump()
+        );
+    }
+    // Checkboxes write `checked`, selects `selectedIndex` and `value`.
+    let checked = t.accessing(|x| x.write && x.loc.ends_with("].checked"));
+    ensure!(
+        checked
+            .iter()
+            .any(|(a, x)| x.value.as_deref() == Some("true")
+                && t.scope(*a)
+                    .is_some_and(|s| s.starts_with("fire:change @ INPUT["))),
+        "checkbox change writes checked\n{}",
+        t.dump()
+    );
+    let index = t.accessing(|x| x.write && x.loc.ends_with("].selectedIndex"));
+    ensure!(
+        index.iter().any(|(a, x)| x.value.as_deref() == Some("1")
+            && t.scope(*a)
+                .is_some_and(|s| s.starts_with("fire:change @ SELECT["))
+            && t.written(*a, &x.loc.replace("selectedIndex", "value"))
+                == Some(Some("\"m\"".to_string()))),
+        "select change writes selectedIndex and value\n{}",
+        t.dump()
     );
     Ok(())
 });
