@@ -2,7 +2,7 @@
 //! replay, live), forward it through the pooled client, and prepare the response for the
 //! browser (hop-by-hop headers, rewriting with decoding, recording tees).
 
-use crate::body::{BoxError, ChunkTransform, Decoder, ProxyBody, TransformBody, parse_codings};
+use crate::body::{BoxError, ChunkTransform, ProxyBody, TransformBody};
 use crate::record::{Side, TeeBody};
 use crate::rewrite::{HtmlStream, ResponseMeta, RewriteKind, ScriptJob};
 use crate::server::{CA_HOST, ModeState, Shared, Target};
@@ -12,6 +12,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, Version};
 use http_body::Body as _;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use shepherd_recording::codec::{Decoder, parse_codings};
 use std::sync::Arc;
 
 /// Header naming why the proxy itself answered (errors, replay misses).

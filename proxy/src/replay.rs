@@ -3,7 +3,7 @@
 //! connection reset). Responses can be held, and HTML documents delivered in held chunks split
 //! before each `<script>`. Dates are shifted by the recording's age.
 
-use crate::body::{BoxError, ProxyBody, decode_all, parse_codings};
+use crate::body::{BoxError, ProxyBody};
 use crate::forward::error_response;
 use crate::holds::HoldGuard;
 use crate::record::to_headers;
@@ -14,6 +14,7 @@ use http::{Request, Response, StatusCode, Version};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
+use shepherd_recording::codec::{decode_all, parse_codings};
 use shepherd_recording::{
     DateShift, ExchangeId, LiveRequest, MatchConfig, Matcher, Recording, SessionId,
 };

@@ -7,8 +7,8 @@ use bytes::Bytes;
 use common::*;
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use shepherd_proxy::body::{Coding, decode_all};
 use shepherd_proxy::{HtmlStream, Mode, ResponseMeta, RewriteKind, Rewriter};
+use shepherd_recording::codec::{Coding, decode_all};
 use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,7 +24,7 @@
 //! with [`DateShift`] applied to the response headers.
 
 mod body;
-mod codec;
+pub mod codec;
 mod dates;
 mod error;
 pub mod har;
