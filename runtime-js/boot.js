@@ -44,6 +44,7 @@ safeInstall(installFetch);
 safeInstall(installPorts);
 safeInstall(installWebSocket);
 safeInstall(installObservers);
+safeInstall(installDynamicFunctions);
 safeInstall(installDom);
 safeInstall(startObserver);
 if (W) {

@@ -15,6 +15,7 @@ const FILES: &[&str] = &[
     "timers.js",
     "events.js",
     "network.js",
+    "dynamic.js",
     "dom.js",
     "access.js",
     "boot.js",

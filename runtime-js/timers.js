@@ -16,6 +16,8 @@ function installToString() {
   const toString = function toString() {
     const n = wmGet(nativeNames, this);
     if (n !== undefined) return 'function ' + n + '() { [native code] }';
+    const src = wmGet(fnSources, this); // instrumented `new Function` code (dynamic.js)
+    if (src !== undefined) return src;
     return rApply(FPToString, this, arguments);
   };
   markNative(toString, 'toString');

@@ -180,6 +180,7 @@ mod tests {
             "timers.js",
             "events.js",
             "network.js",
+            "dynamic.js",
             "dom.js",
             "boot.js",
         ] {

@@ -370,6 +370,12 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
             shepherd_runtime::render(&cfg),
         );
     }
+    if path == "/__shepherd/instrument" {
+        if !secret_ok {
+            return respond(StatusCode::FORBIDDEN, "text/plain", "bad secret");
+        }
+        return instrument_endpoint(&query, req).await;
+    }
     if path == "/__shepherd/trace" {
         if !secret_ok {
             return respond(StatusCode::FORBIDDEN, "text/plain", "bad secret");
@@ -462,6 +468,41 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
         return respond(status, &ctype, html);
     }
     respond(status, &ctype, body)
+}
+
+/// Marker a test puts into dynamic code to make the instrumenter fail (the runtime must then
+/// run the original code natively).
+pub const FAIL_INSTRUMENT: &str = "shepherd-test:fail-instrument";
+
+/// `POST /__shepherd/instrument?kind=script|module|handler`: the JS pass on dynamic code, as the
+/// proxy serves it (unchanged source when the pass refuses it).
+async fn instrument_endpoint(query: &str, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    use shepherd_instrument_js::Kind;
+    let kind = match query_param(query, "kind").unwrap_or("script") {
+        "script" => Kind::Script,
+        "module" => Kind::Module,
+        "handler" => Kind::Handler,
+        _ => return respond(StatusCode::BAD_REQUEST, "text/plain", "bad kind"),
+    };
+    let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large"),
+    };
+    let src = String::from_utf8_lossy(&body).into_owned();
+    if src.contains(FAIL_INSTRUMENT) {
+        return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "refused");
+    }
+    let opts = shepherd_instrument_js::Options::new(kind, "dynamic".to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        shepherd_instrument_js::instrument(&src, &opts)
+            .map(|o| o.code)
+            .unwrap_or(src)
+    })
+    .await;
+    match out {
+        Ok(code) => respond(StatusCode::OK, "text/javascript; charset=utf-8", code),
+        Err(_) => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "failed"),
+    }
 }
 
 async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {

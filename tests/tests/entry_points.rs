@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         ),
         ("stable_ids_survive_reload", stable_ids_survive_reload),
         ("websocket_messages", websocket_messages),
+        ("dynamic_functions_instrumented", dynamic_functions_instrumented),
     ];
     run_cases(Mode::Record, cases)
 }
@@ -678,6 +679,68 @@ case!(websocket_messages, |h| async move {
     ensure!(
         t.reads(close, &list) && t.written(script, &list).is_some(),
         "close reads {list}, which the script's onclose= wrote\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+case!(dynamic_functions_instrumented, |h| async move {
+    let page = h.open("/dynamic/").await?;
+    for _ in 0..40 {
+        if page.evaluate("r.async !== undefined").await? == serde_json::json!(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let r = page.evaluate("r").await?;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    // The functions behave and look like the natives.
+    let want = serde_json::json!({
+        "add": 4,
+        "len": 2,
+        "name": "anonymous",
+        "str": "function anonymous(a,b\n) {\nreturn a + b + shared;\n}",
+        "inst": true,
+        "ctor": "function Function() { [native code] }|1|Function",
+        "globalThis": true,
+        "sharedW": 5,
+        "gen": "7,2",
+        "genInst": true,
+        "asyncStr": "async function anonymous(x\n) {\nreturn (await x) + asyncShared;\n}",
+        "asyncInst": true,
+        "syntax": "SyntaxError",
+        "failed": "undefined|-1",
+        "async": 11,
+    });
+    ensure!(r == want, "page results:\n{r}\nwant\n{want}");
+    // Their bodies were instrumented: the uninstrumented page logs these accesses only through
+    // them, in the script's action (the async continuation in its own turn or the script's).
+    let script = t.one_with_scope("script:inline #1")?;
+    ensure!(
+        t.reads(script, "Global.shared"),
+        "new Function body reads the global\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.written(script, "Global.sharedW") == Some(Some("5".to_string())),
+        "Function body writes the global\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.reads(script, "Global.genShared"),
+        "GeneratorFunction body instrumented\n{}",
+        t.dump()
+    );
+    ensure!(
+        !t.accessing(|x| x.loc == "Global.asyncShared").is_empty(),
+        "AsyncFunction body instrumented\n{}",
+        t.dump()
+    );
+    // Code the instrumenter refused ran natively and logged nothing.
+    ensure!(
+        t.accessing(|x| x.loc == "Global.notLogged").is_empty(),
+        "refused code is native\n{}",
         t.dump()
     );
     Ok(())
