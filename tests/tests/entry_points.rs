@@ -31,7 +31,10 @@ fn main() -> ExitCode {
         ),
         ("stable_ids_survive_reload", stable_ids_survive_reload),
         ("websocket_messages", websocket_messages),
-        ("dynamic_functions_instrumented", dynamic_functions_instrumented),
+        (
+            "dynamic_functions_instrumented",
+            dynamic_functions_instrumented,
+        ),
     ];
     run_cases(Mode::Record, cases)
 }
