@@ -20,6 +20,8 @@ pub enum ProxyBody {
     Full(Option<Bytes>),
     /// A body streamed straight from the other side.
     Incoming(Incoming),
+    /// A browser's request body (idle timeout), streamed to the origin.
+    Client(crate::client_body::ClientBody),
     /// Anything else (tees, transforms, held chunks).
     Boxed(UnsyncBoxBody<Bytes, BoxError>),
 }
@@ -52,6 +54,7 @@ impl std::fmt::Debug for ProxyBody {
             ProxyBody::Empty => f.write_str("Empty"),
             ProxyBody::Full(b) => write!(f, "Full({})", b.as_ref().map_or(0, |b| b.len())),
             ProxyBody::Incoming(_) => f.write_str("Incoming"),
+            ProxyBody::Client(_) => f.write_str("Client"),
             ProxyBody::Boxed(_) => f.write_str("Boxed"),
         }
     }
@@ -69,6 +72,7 @@ impl Body for ProxyBody {
             ProxyBody::Empty => Poll::Ready(None),
             ProxyBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             ProxyBody::Incoming(i) => Pin::new(i).poll_frame(cx).map_err(Into::into),
+            ProxyBody::Client(c) => Pin::new(c).poll_frame(cx),
             ProxyBody::Boxed(b) => Pin::new(b).poll_frame(cx),
         }
     }
@@ -78,6 +82,7 @@ impl Body for ProxyBody {
             ProxyBody::Empty => true,
             ProxyBody::Full(b) => b.is_none(),
             ProxyBody::Incoming(i) => i.is_end_stream(),
+            ProxyBody::Client(c) => c.is_end_stream(),
             ProxyBody::Boxed(b) => b.is_end_stream(),
         }
     }
@@ -87,6 +92,7 @@ impl Body for ProxyBody {
             ProxyBody::Empty => SizeHint::with_exact(0),
             ProxyBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             ProxyBody::Incoming(i) => i.size_hint(),
+            ProxyBody::Client(c) => c.size_hint(),
             ProxyBody::Boxed(b) => b.size_hint(),
         }
     }

@@ -3,6 +3,7 @@
 //! browser (hop-by-hop headers, rewriting with decoding, recording tees).
 
 use crate::body::{BoxError, ChunkTransform, ProxyBody, TransformBody};
+use crate::client_body::{ClientBody, TimeoutFlag};
 use crate::record::{Side, TeeBody};
 use crate::rewrite::{HtmlStream, ResponseMeta, RewriteKind, ScriptJob};
 use crate::server::{CA_HOST, ModeState, Shared, Target};
@@ -70,12 +71,40 @@ pub(crate) fn error_response(status: StatusCode, reason: &str) -> Response<Proxy
     resp
 }
 
+/// The answer to a request whose body stopped arriving: 408, and on HTTP/1 the connection is
+/// closed (the rest of the body would otherwise be read as the next request).
+pub(crate) fn body_timeout_response(version: Version, url: &str) -> Response<ProxyBody> {
+    tracing::warn!(
+        url,
+        "answering 408: the client stopped sending the request body"
+    );
+    let mut resp = error_response(
+        StatusCode::REQUEST_TIMEOUT,
+        "request body timed out (the client stopped sending)",
+    );
+    if version < Version::HTTP_2 {
+        resp.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    resp
+}
+
 /// Routes one request for `target`.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     target: Target,
     req: Request<Incoming>,
 ) -> Response<ProxyBody> {
+    let timeout = shared.limits.body_timeout;
+    let req = {
+        let (parts, body) = req.into_parts();
+        let body = ClientBody::new(body, timeout, || {
+            target
+                .url(&parts.uri)
+                .map_or_else(|_| parts.uri.to_string(), |u| u.to_string())
+        });
+        Request::from_parts(parts, body)
+    };
     if target.host() == CA_HOST {
         return crate::reserved::ca_page(&shared, req.uri().path());
     }
@@ -102,12 +131,14 @@ pub(crate) async fn handle(
 async fn forward(
     shared: Arc<Shared>,
     url: http::Uri,
-    req: Request<Incoming>,
+    req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
     let Some(client) = shared.client.as_ref() else {
         return error_response(StatusCode::BAD_GATEWAY, "no upstream in this mode");
     };
     let (mut parts, body) = req.into_parts();
+    let timed_out: TimeoutFlag = body.timeout_flag();
+    let client_version = parts.version;
     let recording = match &shared.mode {
         ModeState::Record(r) => r.begin(
             parts.method.as_str(),
@@ -124,18 +155,25 @@ async fn forward(
         .map(|_| (parts.method.clone(), url.to_string(), parts.headers.clone()));
     let head_only = parts.method == Method::HEAD;
     crate::headers::request_to_origin(&mut parts.headers);
+    let log_url = url.clone();
     parts.uri = url;
     parts.version = Version::HTTP_11;
     let body = match &recording {
         Some(w) if !body.is_end_stream() => ProxyBody::boxed(TeeBody::new(
-            ProxyBody::Incoming(body),
+            ProxyBody::Client(body),
             w.clone(),
             Side::Request,
         )),
-        _ => ProxyBody::Incoming(body),
+        _ => ProxyBody::Client(body),
     };
     let resp = match client.request(Request::from_parts(parts, body)).await {
         Ok(r) => r,
+        Err(_) if timed_out.fired() => {
+            if let Some(w) = &recording {
+                w.fail("request body timed out");
+            }
+            return body_timeout_response(client_version, &log_url.to_string());
+        }
         Err(e) => {
             let reason = upstream_error_text(&e);
             tracing::info!("upstream error: {reason}");

@@ -6,6 +6,7 @@
 
 pub mod body;
 pub mod ca;
+pub mod client_body;
 mod forward;
 pub mod headers;
 pub mod holds;

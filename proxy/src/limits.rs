@@ -19,6 +19,9 @@ pub struct Limits {
     pub header_timeout: Duration,
     /// Time a client has to start TLS after CONNECT.
     pub handshake_timeout: Duration,
+    /// Longest silence allowed while the proxy waits for more of a request body; the request
+    /// is then answered 408 (when no response started yet) and its connection closed.
+    pub body_timeout: Duration,
     /// HTTP/2 streams per client connection.
     pub max_h2_streams: u32,
 }
@@ -32,6 +35,7 @@ impl Default for Limits {
             max_connections: 4096,
             header_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
             max_h2_streams: 256,
         }
     }

@@ -4,6 +4,7 @@
 //! before each `<script>`. Dates are shifted by the recording's age.
 
 use crate::body::{BoxError, ProxyBody};
+use crate::client_body::ClientBody;
 use crate::forward::error_response;
 use crate::holds::HoldGuard;
 use crate::record::to_headers;
@@ -13,7 +14,6 @@ use http::header::{self, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode, Version};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use shepherd_recording::codec::{decode_all, parse_codings};
 use shepherd_recording::{
     DateShift, ExchangeId, LiveRequest, MatchConfig, Matcher, Recording, SessionId,
@@ -98,14 +98,23 @@ pub(crate) async fn serve(
     shared: Arc<Shared>,
     replayer: Arc<Replayer>,
     url: http::Uri,
-    req: Request<Incoming>,
+    req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
     let (parts, body) = req.into_parts();
+    let url_s = url.to_string();
+    let timed_out = body.timeout_flag();
     let body = match Limited::new(body, MAX_MATCH_BODY).collect().await {
         Ok(c) => c.to_bytes(),
-        Err(_) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+        Err(_) if timed_out.fired() => {
+            return crate::forward::body_timeout_response(parts.version, &url_s);
+        }
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return error_response(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
+        }
+        Err(e) => {
+            return error_response(StatusCode::BAD_REQUEST, &format!("request body: {e}"));
+        }
     };
-    let url_s = url.to_string();
     let headers = to_headers(&parts.headers);
     let found = {
         let live = LiveRequest {

@@ -2,6 +2,7 @@
 //! forwarded. Everything but the CA page needs the per-run secret (`?s=`); bodies are bounded.
 
 use crate::body::ProxyBody;
+use crate::client_body::ClientBody;
 use crate::forward::{error_response, simple};
 use crate::limits::constant_time_eq;
 use crate::server::{ModeState, Shared, Target};
@@ -9,7 +10,6 @@ use bytes::Bytes;
 use http::header::{self, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use std::sync::Arc;
 
 fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
@@ -106,7 +106,7 @@ pub(crate) fn ca_page(shared: &Shared, path: &str) -> Response<ProxyBody> {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     target: &Target,
-    req: Request<Incoming>,
+    req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
@@ -189,14 +189,23 @@ pub(crate) async fn handle(
     }
 }
 
-async fn read_body(shared: &Shared, req: Request<Incoming>) -> Result<Bytes, Response<ProxyBody>> {
-    match Limited::new(req.into_body(), shared.limits.max_control_body)
+async fn read_body(
+    shared: &Shared,
+    req: Request<ClientBody>,
+) -> Result<Bytes, Response<ProxyBody>> {
+    let version = req.version();
+    let path = req.uri().path().to_string();
+    let body = req.into_body();
+    let timed_out = body.timeout_flag();
+    match Limited::new(body, shared.limits.max_control_body)
         .collect()
         .await
     {
         Ok(c) => Ok(c.to_bytes()),
         Err(e) => {
-            if e.is::<http_body_util::LengthLimitError>() {
+            if timed_out.fired() {
+                Err(crate::forward::body_timeout_response(version, &path))
+            } else if e.is::<http_body_util::LengthLimitError>() {
                 Err(simple(StatusCode::PAYLOAD_TOO_LARGE, "body too large\n"))
             } else {
                 Err(simple(StatusCode::BAD_REQUEST, "body could not be read\n"))

@@ -3,16 +3,16 @@
 //! message content is not stored and replay answers upgrades with an error.
 
 use crate::body::ProxyBody;
+use crate::client_body::ClientBody;
 use crate::forward::error_response;
 use crate::server::{ModeState, Shared};
 use http::header::{self, HeaderValue};
 use http::{Request, Response, StatusCode, Version};
-use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use std::sync::Arc;
 
 /// Whether `req` asks for a WebSocket upgrade (HTTP/1.1 style).
-pub(crate) fn is_upgrade(req: &Request<Incoming>) -> bool {
+pub(crate) fn is_upgrade<B>(req: &Request<B>) -> bool {
     req.version() <= Version::HTTP_11
         && req
             .headers()
@@ -23,7 +23,7 @@ pub(crate) fn is_upgrade(req: &Request<Incoming>) -> bool {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     url: http::Uri,
-    mut req: Request<Incoming>,
+    mut req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
     let (Some(tls), Some(_)) = (shared.client_tls.as_ref(), shared.client.as_ref()) else {
         tracing::info!(%url, "WebSocket upgrade in replay mode: not replayed");

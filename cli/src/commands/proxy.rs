@@ -26,6 +26,9 @@ pub(crate) struct Common {
     /// Use this per-run secret instead of a random one (tests, external controllers).
     #[arg(long, env = "SHEPHERD_SECRET", hide_env_values = true)]
     secret: Option<String>,
+    /// Cut off a client that stops sending a request body for this long (408), e.g. 30s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    body_timeout: std::time::Duration,
 }
 
 /// Record every exchange while proxying live traffic: either browse yourself through
@@ -119,6 +122,7 @@ fn config(
 ) -> anyhow::Result<ProxyConfig> {
     let mut config = ProxyConfig::new(mode);
     config.listen = common.listen;
+    config.limits.body_timeout = common.body_timeout;
     if let Some(a) = &common.auth {
         config.auth = Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?);
     }

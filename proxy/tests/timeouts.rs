@@ -1,0 +1,174 @@
+//! Slow clients: a request body that stalls is cut off after the idle timeout with a 408 (h1:
+//! and the connection closed; h2: on its own stream), a body that keeps trickling within the
+//! timeout completes, and the proxy keeps serving everyone else meanwhile.
+
+mod common;
+
+use bytes::Bytes;
+use common::*;
+use http::Request;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use shepherd_proxy::{Mode, ReplayOptions};
+use std::convert::Infallible;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const IDLE: Duration = Duration::from_millis(600);
+
+fn short_body_timeout(c: &mut shepherd_proxy::ProxyConfig) {
+    c.limits.body_timeout = IDLE;
+}
+
+/// Reads what the proxy sends until it closes the stream (or 10 s pass).
+async fn read_until_closed(tls: &mut (impl AsyncReadExt + Unpin)) -> (String, bool) {
+    let mut out = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut out))
+        .await
+        .is_ok();
+    (String::from_utf8_lossy(&out).into_owned(), closed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_served() {
+    let origin = Origin::start(true, true).await;
+    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let authority = format!("localhost:{}", origin.addr.port());
+    let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
+    let started = Instant::now();
+    tls.write_all(
+        format!(
+            "POST /echo HTTP/1.1\r\nHost: {authority}\r\nContent-Length: 100\r\n\r\nten bytes!"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    // While that client stalls, another one is served normally.
+    let mut other = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
+    let (resp, body) = other.get(&format!("https://{authority}/hello")).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(&body[..], b"hello from origin");
+
+    let (answer, closed) = read_until_closed(&mut tls).await;
+    let waited = started.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 408"), "answer: {answer}");
+    let lower = answer.to_ascii_lowercase();
+    assert!(lower.contains("connection: close"), "answer: {answer}");
+    assert!(lower.contains("x-shepherd-error: request body timed out"));
+    assert!(closed, "the proxy must close the connection after the 408");
+    assert!(
+        waited >= IDLE,
+        "cut off after {waited:?}, before the timeout"
+    );
+    assert!(waited < IDLE * 8, "cut off only after {waited:?}");
+
+    let (resp, _) = other.get(&format!("https://{authority}/hello")).await;
+    assert_eq!(resp.status(), 200, "the proxy keeps serving after the cut");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn body_that_keeps_trickling_within_the_timeout_completes() {
+    let origin = Origin::start(true, true).await;
+    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let authority = format!("localhost:{}", origin.addr.port());
+    let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
+    let payload = b"0123456789";
+    tls.write_all(
+        format!(
+            "POST /echo HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            payload.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    // Ten bytes over ~2 s: longer than the idle timeout in total, never idle that long.
+    for b in payload {
+        tokio::time::sleep(IDLE / 3).await;
+        tls.write_all(std::slice::from_ref(b)).await.unwrap();
+    }
+    let (answer, _) = read_until_closed(&mut tls).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "answer: {answer}");
+    assert!(answer.ends_with("0123456789"), "answer: {answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_h2_body_gets_408_on_its_stream_and_the_connection_lives_on() {
+    let origin = Origin::start(true, true).await;
+    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let authority = format!("localhost:{}", origin.addr.port());
+    let tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"h2"]).await;
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    type Chunk = Result<Frame<Bytes>, Infallible>;
+    let (mut send, conn) = hyper::client::conn::http2::handshake::<_, _, BoxBody>(
+        TokioExecutor::new(),
+        TokioIo::new(tls),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(4);
+    tx.send(Ok(Frame::data(Bytes::from_static(b"partial"))))
+        .await
+        .unwrap();
+    let stream =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (c, rx)) });
+    let req = Request::post(format!("https://{authority}/echo"))
+        .version(http::Version::HTTP_2)
+        .body(StreamBody::new(Box::pin(stream)).boxed())
+        .unwrap();
+    let started = Instant::now();
+    let resp = tokio::time::timeout(Duration::from_secs(10), send.send_request(req))
+        .await
+        .expect("a 408 within the timeout")
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(resp.status(), 408);
+    assert!(resp.headers().get("connection").is_none());
+    assert!(waited >= IDLE && waited < IDLE * 8, "after {waited:?}");
+    drop(tx);
+
+    // The same connection serves the next stream.
+    let req = Request::get(format!("https://{authority}/hello"))
+        .version(http::Version::HTTP_2)
+        .body(http_body_util::Empty::new().boxed())
+        .unwrap();
+    send.ready().await.unwrap();
+    let resp = send.send_request(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&body[..], b"hello from origin");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_body_in_replay_gets_408() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.rec");
+    {
+        let rec = shepherd_recording::Recording::open(&path).unwrap();
+        rec.begin_session("record").unwrap();
+        rec.flush().unwrap();
+    }
+    let (proxy, ca) = start_proxy(
+        Mode::Replay(path, ReplayOptions::default()),
+        None,
+        short_body_timeout,
+    )
+    .await;
+    let mut tls = connect_tls(
+        proxy.addr(),
+        "replayed.test:443",
+        "replayed.test",
+        &ca,
+        &[b"http/1.1"],
+    )
+    .await;
+    tls.write_all(b"POST /form HTTP/1.1\r\nHost: replayed.test\r\nContent-Length: 50\r\n\r\nname=")
+        .await
+        .unwrap();
+    let (answer, closed) = read_until_closed(&mut tls).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "answer: {answer}");
+    assert!(closed);
+}
