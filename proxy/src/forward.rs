@@ -186,6 +186,9 @@ async fn forward(
     let (mut parts, body) = resp.into_parts();
     let mut body = ProxyBody::Incoming(body);
     if let Some(w) = recording {
+        if let ModeState::Record(r) = &shared.mode {
+            r.note_origin_protocol(&log_url, parts.version);
+        }
         w.response_head(parts.status.as_u16(), parts.version, &parts.headers);
         if body.is_end_stream() {
             w.finish();

@@ -20,7 +20,7 @@ use std::time::Instant;
 pub(crate) struct Recorder {
     rec: Recording,
     session: SessionId,
-    /// ALPN already noted per authority (the recording is told once per origin).
+    /// Origin protocol already noted per authority (the recording is told once per origin).
     alpn_seen: Mutex<HashMap<String, String>>,
 }
 
@@ -35,15 +35,29 @@ impl Recorder {
         })
     }
 
-    /// Notes the protocol the browser negotiated with us for `authority` (replay serves it).
-    pub fn note_client_alpn(&self, authority: &str, alpn: &str) {
+    /// Notes the protocol the origin of `url` answered with (`h2`, `http/1.1`, or empty for
+    /// plain HTTP), once per origin and change; replay offers the browser the same ALPN.
+    pub fn note_origin_protocol(&self, url: &http::Uri, version: http::Version) {
+        let https = url.scheme() == Some(&http::uri::Scheme::HTTPS);
+        let Some(authority) = url.authority() else {
+            return;
+        };
+        let alpn = match (https, version) {
+            (false, _) => "",
+            (true, http::Version::HTTP_2) => "h2",
+            (true, _) => "http/1.1",
+        };
+        let key = shepherd_recording::normalize_authority(
+            authority.as_str(),
+            if https { 443 } else { 80 },
+        );
         let mut seen = self.alpn_seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.get(authority).map(String::as_str) == Some(alpn) {
+        if seen.get(&key).map(String::as_str) == Some(alpn) {
             return;
         }
-        seen.insert(authority.to_string(), alpn.to_string());
+        seen.insert(key.clone(), alpn.to_string());
         drop(seen);
-        if let Err(e) = self.rec.set_host_protocol(self.session, authority, alpn) {
+        if let Err(e) = self.rec.set_host_protocol(self.session, &key, alpn) {
             tracing::warn!("recording host protocol: {e}");
         }
     }

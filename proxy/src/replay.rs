@@ -16,7 +16,8 @@ use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Limited};
 use shepherd_recording::codec::{decode_all, parse_codings};
 use shepherd_recording::{
-    DateShift, ExchangeId, LiveRequest, MatchConfig, Matcher, Recording, SessionId,
+    DateShift, ExchangeId, LiveRequest, MatchConfig, Matcher, OriginProtocol, Recording, SessionId,
+    normalize_authority,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -57,6 +58,11 @@ pub(crate) struct Replayer {
     matcher: Mutex<Matcher>,
     shifts: HashMap<SessionId, DateShift>,
     opts: ReplayOptions,
+    /// The protocol each HTTPS origin spoke when recorded (normalised `host:port`).
+    protocols: HashMap<String, OriginProtocol>,
+    /// TLS configurations offering only `http/1.1`, per certificate host name (origins
+    /// recorded over HTTP/1.x); the CA's cached ones offer `h2` first.
+    h1_configs: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
 }
 
 impl Replayer {
@@ -74,14 +80,48 @@ impl Replayer {
             .into_iter()
             .map(|s| (s.id, DateShift::since_recorded_us(s.started_unix_us)))
             .collect();
-        tracing::info!(requests = requests.len(), "replay index built");
+        let protocols = rec.origin_protocols().map_err(|e| e.to_string())?;
+        tracing::info!(
+            requests = requests.len(),
+            origins = protocols.len(),
+            "replay index built"
+        );
         let matcher = Matcher::new(requests, opts.matching.clone());
         Ok(Self {
             rec,
             matcher: Mutex::new(matcher),
             shifts,
             opts,
+            protocols,
+            h1_configs: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The TLS configuration to present for `authority` (`host[:port]`, 443 by default):
+    /// `base` (h2, http/1.1; its certificate is for `cert_host`) unless the origin was
+    /// recorded speaking HTTP/1.x only.
+    pub fn tls_config(
+        &self,
+        authority: &str,
+        cert_host: &str,
+        base: Arc<rustls::ServerConfig>,
+    ) -> Arc<rustls::ServerConfig> {
+        let key = normalize_authority(authority, 443);
+        if self.protocols.get(&key) != Some(&OriginProtocol::Http1) {
+            return base;
+        }
+        let mut cache = self.h1_configs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = cache.get(cert_host) {
+            return c.clone();
+        }
+        let mut c = (*base).clone();
+        c.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let c = Arc::new(c);
+        if cache.len() >= 4096 {
+            cache.clear();
+        }
+        cache.insert(cert_host.to_string(), c.clone());
+        c
     }
 
     /// Rewinds the per-key queues for a new run.

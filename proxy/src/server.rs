@@ -396,11 +396,22 @@ async fn intercept_tls<S>(
                 None => return Err("TLS without SNI on the listener".to_string()),
             },
         };
-        let config = shared
+        let mut config = shared
             .ca
             .server_config(&cert_host)
             .await
             .map_err(|e| format!("certificate for {cert_host}: {e}"))?;
+        if let ModeState::Replay(r) = &shared.mode {
+            // Offer the protocol the origin spoke when it was recorded.
+            let origin = connect_authority
+                .as_ref()
+                .map(Authority::as_str)
+                .or(sni.as_deref())
+                .or(target.as_ref().map(|t| t.authority.as_str()));
+            if let Some(origin) = origin {
+                config = r.tls_config(origin, &cert_host, config);
+            }
+        }
         let tls = start
             .into_stream(config)
             .await
@@ -427,15 +438,6 @@ async fn intercept_tls<S>(
             }
         }
     };
-    if let ModeState::Record(r) = &shared.mode {
-        let alpn = tls
-            .get_ref()
-            .1
-            .alpn_protocol()
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .unwrap_or_default();
-        r.note_client_alpn(target.authority.as_str(), &alpn);
-    }
     serve_intercepted(shared, tls, peer, target).await;
 }
 

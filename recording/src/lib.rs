@@ -32,6 +32,7 @@ mod isotime;
 pub mod matcher;
 mod merge;
 mod model;
+mod protocols;
 mod schema;
 mod store;
 
@@ -41,5 +42,6 @@ pub use error::{Error, Result};
 pub use matcher::{LiveRequest, Match, MatchConfig, Matcher, Miss, RecordedRequest, Tier};
 pub use merge::{MergeReport, merge};
 pub use model::*;
+pub use protocols::{OriginProtocol, normalize_authority};
 pub use schema::SCHEMA_VERSION;
 pub use store::{CHUNK_SIZE, ExchangeWriter, INLINE_MAX, Recording};

@@ -346,7 +346,7 @@ impl Recording {
         }
     }
 
-    fn reader(&self) -> Result<PooledReader<'_>> {
+    pub(crate) fn reader(&self) -> Result<PooledReader<'_>> {
         let idle = lock(&self.inner.readers).pop();
         let conn = match idle {
             Some(c) => c,
@@ -574,7 +574,7 @@ fn open_reader(path: &Path) -> Result<Connection> {
 }
 
 /// A read connection borrowed from the pool; returned on drop.
-struct PooledReader<'a> {
+pub(crate) struct PooledReader<'a> {
     shared: &'a Shared,
     conn: Option<Connection>,
 }
