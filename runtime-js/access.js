@@ -8,6 +8,9 @@
 //   already converted (ToPropertyKey runs exactly once, in `toKey`).
 // - Natives are captured at load (the runtime runs before any page script).
 // - Short names: these run on every shared access of instrumented code.
+// - Positions: every access function takes the pass's position number `p` as its last
+//   argument (docs/runtime-api.md) and hands it to T.read/T.write untouched; only a record that
+//   is actually written decodes it (T.pos, below), so the hot path pays one extra argument.
 
 const A = T.api;
 const A_REC = T.recording;
@@ -45,18 +48,18 @@ for (const m of ['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse',
   'copyWithin']) A_ARRAY_METHOD[m] = 2;
 
 /** Logs a method read on `o` (an object); arrays get whole-array reads/writes instead. */
-function A_method(o, k) {
+function A_method(o, k, p) {
   if (A_isArray(o) && typeof k === 'string') {
     const kind = A_ARRAY_METHOD[k];
     if (kind !== undefined) {
       const l = A_objLoc(o, 'length');
-      A_read(l, undefined, false);
+      A_read(l, undefined, false, p);
       // A fresh object as the value: two mutations never look "same-valued" to the filters.
-      if (kind === 2) A_write(l, A_create(null));
+      if (kind === 2) A_write(l, A_create(null), p);
       return;
     }
   }
-  A_read(A_objLoc(o, k), undefined, false);
+  A_read(A_objLoc(o, k), undefined, false, p);
 }
 
 function A_isObj(o) {
@@ -115,6 +118,7 @@ function A_code(src, kind) {
     out = null;
   }
   if (typeof out !== 'string') out = src;
+  else if (out !== src) A_noteDynamic(out);
   if (A_cacheCount >= A_CACHE_MAX) {
     const first = A_apply(A_iterNext, A_apply(A_mapKeys, A_cache, []), []);
     A_apply(A_mapDelete, A_cache, [first.value]);
@@ -132,55 +136,161 @@ const A_evalWrapper = {
   },
 }.eval;
 
+// ---- source positions ---------------------------------------------------------------------------
+//
+// `p = K * 2^35 + line * 2^19 + col` (docs/runtime-api.md): K is the 18-bit key of the original
+// script text, registered with its URL by the `src(K, F, url)` call every instrumented script
+// makes first. Decoding uses division: `p` exceeds 2^32.
+
+const A_KEY = 34359738368; // 2^35
+const A_LINE = 524288; // 2^19
+const A_urls = A_create(null); // K -> url, '?' when two different urls claimed K
+let A_posCache = A_create(null); // p -> 'url:line:col' (reset when a key turns ambiguous)
+// Keys of code instrumented through T.instrument (eval, Function, string timers, inserted
+// scripts): read from the `src(K,` call at the head of the instrumented text.
+const A_dynKeys = A_create(null);
+const A_numToString = uncurry(Number.prototype.toString);
+const A_floor = Math.floor;
+// The document's own URL without fragment, taken before any page script can pushState: the
+// URL of the HTML text that holds the inline scripts and handlers.
+const A_DOC_URL = (function () {
+  const h = pageHref();
+  const i = strIndexOf(h, '#');
+  return i < 0 ? h : strSlice(h, 0, i);
+})();
+
+function A_hex(k) {
+  return A_numToString(k, 16);
+}
+
+/** The script whose text has key `k` runs: remembers where key `k` comes from. */
+function A_register(k, f, url) {
+  if (typeof k !== 'number') return;
+  let u;
+  if (typeof url === 'string') {
+    u = url;
+  } else if (A_dynKeys[k] === 1) {
+    u = 'eval-' + A_hex(k);
+  } else {
+    let cs = null;
+    if (f !== 1 && docCurrentScript !== null && DOCUMENT !== null) {
+      try {
+        cs = docCurrentScript(DOCUMENT);
+      } catch (_) {
+        cs = null;
+      }
+    }
+    let s = '';
+    if (cs !== null && scriptSrc !== null) {
+      try {
+        s = scriptSrc(cs);
+      } catch (_) {
+        s = '';
+      }
+    }
+    if (typeof s === 'string' && s !== '') u = s;
+    else u = A_DOC_URL + '#inline-' + A_hex(k);
+  }
+  const old = A_urls[k];
+  if (old === undefined) {
+    A_urls[k] = u;
+  } else if (old !== u && old !== '?') {
+    A_urls[k] = '?';
+    A_posCache = A_create(null);
+  }
+  return u;
+}
+
+/** `url:line:col` of position number `p` (T.read/T.write call it for records they write). */
+function A_pos(p) {
+  if (typeof p !== 'number') return undefined;
+  let s = A_posCache[p];
+  if (s !== undefined) return s;
+  const k = A_floor(p / A_KEY);
+  const r = p - k * A_KEY;
+  const line = A_floor(r / A_LINE);
+  const col = r - line * A_LINE;
+  const u = A_urls[k];
+  s = (u === undefined ? '?' : u) + ':' + line + ':' + col;
+  A_posCache[p] = s;
+  return s;
+}
+T.pos = A_pos;
+
+const A_SRC_CALL = '__shepherd.src(';
+
+/** Notes the key of instrumented dynamic code so its `src` call registers it as `eval-<K>`
+ *  (string functions only: a page may have patched RegExp by now). */
+function A_noteDynamic(out) {
+  const i = strIndexOf(out, A_SRC_CALL);
+  if (i < 0 || i > 4096) return;
+  let k = 0;
+  let j = i + A_SRC_CALL.length;
+  for (let c = strCharCode(out, j); c >= 48 && c <= 57; c = strCharCode(out, ++j)) {
+    k = k * 10 + (c - 48);
+  }
+  if (j > i + A_SRC_CALL.length) A_dynKeys[k] = 1;
+}
+
 // ---- the API -----------------------------------------------------------------------------------
 
 const A_fns = {
+  /** first statement of every instrumented script: registers the key of its original text
+   *  (`F` = 1 for code without a URL of its own: inline scripts, handlers, javascript: URLs;
+   *  `url` = import.meta.url for modules) and begins the script's action */
+  src(k, f, url) {
+    if (!A_REC) return;
+    const u = A_register(k, f, url);
+    if (typeof T.scriptStart === 'function') T.scriptStart(u, f, typeof url === 'string');
+    else T.ensure();
+  },
+
   // Globals (location `Global.<name>`).
   /** read of global `n`; returns `v` */
-  g(n, v) {
-    if (A_REC) A_read(A_gl(n), v, true);
+  g(n, v, p) {
+    if (A_REC) A_read(A_gl(n), v, true, p);
     return v;
   },
   /** before reading a global that may be undeclared: log the read in case it throws */
-  u(n) {
-    if (A_REC && !(n in A_G)) A_read(A_gl(n), undefined, false);
+  u(n, p) {
+    if (A_REC && !(n in A_G)) A_read(A_gl(n), undefined, false, p);
     return 0;
   },
   /** read of global `n` as the callee of a call that must stay native (handler or `with`
    *  scope: the call keeps the scope object as `this`); the value is not touched */
-  q(n) {
-    if (A_REC) A_read(A_gl(n), undefined, false);
+  q(n, p) {
+    if (A_REC) A_read(A_gl(n), undefined, false, p);
     return 0;
   },
   /** `typeof n` of a global (never throws for undeclared names); returns the type string */
-  gt(n, t) {
-    if (A_REC) A_read(A_gl(n), undefined, t === 'undefined');
+  gt(n, t, p) {
+    if (A_REC) A_read(A_gl(n), undefined, t === 'undefined', p);
     return t;
   },
   /** write of global `n` (after the native assignment); returns `v` */
-  w(n, v) {
-    if (A_REC) A_write(A_gl(n), v);
+  w(n, v, p) {
+    if (A_REC) A_write(A_gl(n), v, p);
     return v;
   },
   /** read and write (compound assignment, prefix update); returns `v` */
-  x(n, v) {
+  x(n, v, p) {
     if (A_REC) {
-      A_read(A_gl(n), undefined, false);
-      A_write(A_gl(n), v);
+      A_read(A_gl(n), undefined, false, p);
+      A_write(A_gl(n), v, p);
     }
     return v;
   },
   /** postfix update: `old` is the native result, `d` ±1; returns `old` */
-  y(n, old, d) {
+  y(n, old, d, p) {
     if (A_REC) {
-      A_read(A_gl(n), old, true);
-      A_write(A_gl(n), A_plus(old, d));
+      A_read(A_gl(n), old, true, p);
+      A_write(A_gl(n), A_plus(old, d), p);
     }
     return old;
   },
   /** `delete n` of a global; returns the native result */
-  d(n, r) {
-    if (A_REC) A_write(A_gl(n), undefined);
+  d(n, r, p) {
+    if (A_REC) A_write(A_gl(n), undefined, p);
     return r;
   },
   /** value read of the identifier `eval` (not a direct call): instruments indirect eval */
@@ -193,83 +303,97 @@ const A_fns = {
   s() {
     return ++A_scope;
   },
-  cr(s, n, v) {
-    if (A_REC) A_read(A_sl(s, n), v, true);
+  cr(s, n, v, p) {
+    if (A_REC) A_read(A_sl(s, n), v, true, p);
     return v;
   },
-  cw(s, n, v) {
-    if (A_REC) A_write(A_sl(s, n), v);
+  cw(s, n, v, p) {
+    if (A_REC) A_write(A_sl(s, n), v, p);
     return v;
   },
-  cx(s, n, v) {
+  cx(s, n, v, p) {
     if (A_REC) {
-      A_read(A_sl(s, n), undefined, false);
-      A_write(A_sl(s, n), v);
+      A_read(A_sl(s, n), undefined, false, p);
+      A_write(A_sl(s, n), v, p);
     }
     return v;
   },
-  cy(s, n, old, d) {
+  cy(s, n, old, d, p) {
     if (A_REC) {
-      A_read(A_sl(s, n), old, true);
-      A_write(A_sl(s, n), A_plus(old, d));
+      A_read(A_sl(s, n), old, true, p);
+      A_write(A_sl(s, n), A_plus(old, d), p);
     }
     return old;
   },
 
   // Properties (location T.objLoc(o, key): `Object[3].p`, `Array[4]$[0]`, `DOMNode[5].id`…).
   /** read `o[k]` (the one native [[Get]]) and log it; returns the value */
-  r(o, k) {
+  r(o, k, p) {
     if (!A_isObj(o)) return o[k];
     k = A_toKey(k);
     const v = o[k];
-    if (A_REC) A_read(A_objLoc(o, k), v, true);
+    if (A_REC) A_read(A_objLoc(o, k), v, true, p);
+    return v;
+  },
+  /** a read the instrumented code did itself (private field `this.#x`, `super.x`): logs a
+   *  read of `o`'s property `n` with value `v`; never touches `o`; returns `v` */
+  pr(o, n, v, p) {
+    if (A_REC && A_isObj(o)) A_read(A_objLoc(o, n), v, true, p);
     return v;
   },
   /** receiver of a call `o.m()` / `o[k]()`: logs the read of the method, stores the
    * converted key in `K`, returns `o` so the native call keeps its `this` */
-  b(o, k) {
+  b(o, k, p) {
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_method(o, k);
+    if (A_REC && A_isObj(o)) A_method(o, k, p);
     return o;
   },
   /** like `b` for optional links `o?.m`: nothing when `o` is nullish */
-  bo(o, k) {
+  bo(o, k, p) {
     if (o === null || o === undefined) return o;
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_method(o, k);
+    if (A_REC && A_isObj(o)) A_method(o, k, p);
     return o;
   },
-  // For W/X/Y/D the key is passed raw (the native operation converts it); object keys are
+  // For W/X/Y/D/V the key is passed raw (the native operation converts it); object keys are
   // not logged, since naming them would run their toString a second time.
   /** after the native `o[k] = v`; returns `v` */
-  W(o, k, v) {
-    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_write(A_objLoc(o, k), v);
+  W(o, k, v, p) {
+    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_write(A_objLoc(o, k), v, p);
     return v;
   },
   /** after a native compound assignment / prefix update; returns `v` */
-  X(o, k, v) {
+  X(o, k, v, p) {
     if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) {
       const l = A_objLoc(o, k);
-      A_read(l, undefined, false);
-      A_write(l, v);
+      A_read(l, undefined, false, p);
+      A_write(l, v, p);
     }
     return v;
   },
   /** after a native postfix update; returns `old` */
-  Y(o, k, old, d) {
+  Y(o, k, old, d, p) {
     if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) {
       const l = A_objLoc(o, k);
-      A_read(l, old, true);
-      A_write(l, A_plus(old, d));
+      A_read(l, old, true, p);
+      A_write(l, A_plus(old, d), p);
     }
     return old;
   },
   /** after a native `delete o[k]`; returns its result */
-  D(o, k, r) {
-    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_write(A_objLoc(o, k), undefined);
+  D(o, k, r, p) {
+    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_write(A_objLoc(o, k), undefined, p);
     return r;
+  },
+  /** a write the engine did with a value we do not see (destructuring and for-in/of member
+   *  targets); a fresh object as the value so it never looks same-valued; returns undefined */
+  V(o, k, p) {
+    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) {
+      A_write(A_objLoc(o, k), A_create(null), p);
+    }
+    return undefined;
   },
   /** returns its first argument (the others are write logs of a destructuring assignment) */
   f(v) {

@@ -279,30 +279,42 @@ function ensure() {
 
 // ---- access logging (T.read / T.write) --------------------------------------------------------
 
-/** Logs the first read of `loc` by the current action; the value only when undefined/null. */
-function read(loc, value, hasValue) {
+/**
+ * Logs the first read of `loc` by the current action; the value only when undefined/null.
+ * `p` is the instrumented code's position number (access.js): decoded, through `T.pos`, only
+ * for the record written, as `["r",L,V|null,P]`.
+ */
+function read(loc, value, hasValue, p) {
   if (!REC) return;
   ensure();
   if (seenR[loc] === 1) return;
   seenR[loc] = 1;
   const l = sid(loc);
-  if (hasValue && (value === undefined || value === null)) {
-    const v = sid(value === null ? 'null' : 'undefined');
-    out += '["r",' + l + ',' + v + ']\n';
-  } else {
-    out += '["r",' + l + ']\n';
-  }
+  const v = hasValue && (value === undefined || value === null) ? sid(value === null ? 'null' : 'undefined') : -1;
+  const ps = p === undefined ? -1 : posSid(p);
+  if (ps >= 0) out += '["r",' + l + ',' + (v >= 0 ? v : 'null') + ',' + ps + ']\n';
+  else if (v >= 0) out += '["r",' + l + ',' + v + ']\n';
+  else out += '["r",' + l + ']\n';
 }
 
 /** Logs the first write of `loc` by the current action with a summary of `value`. */
-function write(loc, value) {
+function write(loc, value, p) {
   if (!REC) return;
   ensure();
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
   const l = sid(loc);
   const v = sid(summary(value));
-  out += '["w",' + l + ',' + v + ']\n';
+  const ps = p === undefined ? -1 : posSid(p);
+  out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
+}
+
+/** String number of the position text of `p` (`url:line:col`), -1 when unknown. */
+function posSid(p) {
+  const f = T.pos;
+  if (typeof f !== 'function') return -1;
+  const s = f(p);
+  return typeof s === 'string' ? sid(s) : -1;
 }
 
 /** Like write(), with the value summary already computed (`Timer[3]`, `DOMTimer[…]`). */

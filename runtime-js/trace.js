@@ -47,7 +47,7 @@ const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?s=' +
   encodeURIComponent(CONFIG.secret || '') + '&doc=' + encodeURIComponent(DOC) + '&seq=';
 
 if (REC) {
-  out = jsonStr({ format: 'shepherd-trace', version: 1, page: pageHref(), doc: DOC }) + '\n';
+  out = jsonStr({ format: 'shepherd-trace', version: 2, page: pageHref(), doc: DOC }) + '\n';
 }
 
 /** Number of interned string `text`, defining it in the trace on first use. */

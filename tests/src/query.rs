@@ -18,6 +18,8 @@ pub struct Access {
     pub loc: String,
     /// Value summary, when logged.
     pub value: Option<String>,
+    /// Source position `url:line:col` of the accessing code, when logged.
+    pub pos: Option<String>,
 }
 
 impl TraceQuery {
@@ -75,6 +77,14 @@ impl TraceQuery {
         })
     }
 
+    /// The source position of the first scope `a` enters, if it has one.
+    pub fn scope_pos(&self, a: ActionId) -> Option<&str> {
+        self.trace.ops_of(a).iter().find_map(|op| match op {
+            Op::Enter { src, .. } => src.map(|p| self.s(p)),
+            _ => None,
+        })
+    }
+
     /// Actions whose kind is `kind`, in order.
     pub fn of_kind(&self, kind: &str) -> Vec<ActionId> {
         self.trace
@@ -123,15 +133,17 @@ impl TraceQuery {
             .ops_of(a)
             .iter()
             .filter_map(|op| match *op {
-                Op::Read { loc, value } => Some(Access {
+                Op::Read { loc, value, pos } => Some(Access {
                     write: false,
                     loc: self.s(loc).to_string(),
                     value: value.map(|v| self.s(v).to_string()),
+                    pos: pos.get().map(|p| self.s(p).to_string()),
                 }),
-                Op::Write { loc, value } => Some(Access {
+                Op::Write { loc, value, pos } => Some(Access {
                     write: true,
                     loc: self.s(loc).to_string(),
                     value: value.map(|v| self.s(v).to_string()),
+                    pos: pos.get().map(|p| self.s(p).to_string()),
                 }),
                 _ => None,
             })
@@ -239,18 +251,24 @@ impl TraceQuery {
             }
             for op in self.trace.ops_of(a.id) {
                 match *op {
-                    Op::Read { loc, value } => s.push_str(&format!(
-                        "    r {}{}\n",
+                    Op::Read { loc, value, pos } => s.push_str(&format!(
+                        "    r {}{}{}\n",
                         self.s(loc),
                         value
                             .map(|v| format!(" = {}", self.s(v)))
+                            .unwrap_or_default(),
+                        pos.get()
+                            .map(|p| format!(" @ {}", self.s(p)))
                             .unwrap_or_default()
                     )),
-                    Op::Write { loc, value } => s.push_str(&format!(
-                        "    w {}{}\n",
+                    Op::Write { loc, value, pos } => s.push_str(&format!(
+                        "    w {}{}{}\n",
                         self.s(loc),
                         value
                             .map(|v| format!(" = {}", self.s(v)))
+                            .unwrap_or_default(),
+                        pos.get()
+                            .map(|p| format!(" @ {}", self.s(p)))
                             .unwrap_or_default()
                     )),
                     Op::Enter { scope, .. } => s.push_str(&format!("    e {}\n", self.s(scope))),

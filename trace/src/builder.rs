@@ -1,7 +1,7 @@
 //! Building a [`Trace`] from calls rather than from a file: used by tests, fixtures and the
 //! synthetic generator, so every trace they make obeys the same invariants the readers check.
 
-use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, StrId, Trace};
+use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, Pos, StrId, Trace};
 use std::fmt;
 
 /// An invariant a [`TraceBuilder`] call broke. The builder keeps the first one and reports it
@@ -149,16 +149,37 @@ impl TraceBuilder {
 
     /// The current action reads `loc` (value summary when known).
     pub fn read(&mut self, loc: &str, value: Option<&str>) -> &mut Self {
-        let loc = self.trace.strings.intern(loc);
-        let value = value.map(|v| self.trace.strings.intern(v));
-        self.op(Op::Read { loc, value })
+        self.read_at(loc, value, None)
     }
 
     /// The current action writes `loc` (value summary when known).
     pub fn write(&mut self, loc: &str, value: Option<&str>) -> &mut Self {
+        self.write_at(loc, value, None)
+    }
+
+    /// A read at source position `pos` (`url:line:col`) when known.
+    pub fn read_at(&mut self, loc: &str, value: Option<&str>, pos: Option<&str>) -> &mut Self {
+        let (loc, value, pos) = self.access(loc, value, pos);
+        self.op(Op::Read { loc, value, pos })
+    }
+
+    /// A write at source position `pos` (`url:line:col`) when known.
+    pub fn write_at(&mut self, loc: &str, value: Option<&str>, pos: Option<&str>) -> &mut Self {
+        let (loc, value, pos) = self.access(loc, value, pos);
+        self.op(Op::Write { loc, value, pos })
+    }
+
+    /// Interns an access's strings in the order the JSONL writer defines them.
+    fn access(
+        &mut self,
+        loc: &str,
+        value: Option<&str>,
+        pos: Option<&str>,
+    ) -> (StrId, Option<StrId>, Pos) {
         let loc = self.trace.strings.intern(loc);
         let value = value.map(|v| self.trace.strings.intern(v));
-        self.op(Op::Write { loc, value })
+        let pos = Pos::from(pos.map(|p| self.trace.strings.intern(p)));
+        (loc, value, pos)
     }
 
     /// The current action enters scope `label` (source position `url:line:col` when known).
@@ -269,7 +290,8 @@ mod tests {
             trace.ops_of(1)[0],
             Op::Read {
                 loc: x,
-                value: None
+                value: None,
+                pos: Pos::NONE
             }
         );
         assert_eq!(

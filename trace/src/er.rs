@@ -10,6 +10,7 @@
 //!              num_actions × (id, type, ncmds, ncmds × (command, location))
 //! Shepherd  := "SHEPHERD" version StringSet(meta) page num_actions × (kind, stable)
 //!              num_arcs × arc_kind  num_scopes × (scopes_id, is_exception, label, src | -1)
+//!              [num_positions × (access ordinal, src)]   (version 2 only)
 //! ```
 //!
 //! String ids are byte offsets into their table. Commands: 0 `ENTER_SCOPE` (scopes id),
@@ -20,8 +21,8 @@
 //! Scope labels go to `scopes`, with the source position appended as `label @@ url:line:col`;
 //! an exception becomes an empty scope `!exception: message[ @@ position]`. Fork arcs also get a
 //! `TRIGGER_ARC` command at the end of their tail action. The `js` table stays empty: traces
-//! carry positions, not script texts. Kinds, stable ids, the page URL and fork/join flags have
-//! no place in EventRacer's layout, so they go to the `Shepherd` trailer, which EventRacer's
+//! carry positions, not script texts. Kinds, stable ids, the page URL, fork/join flags and the
+//! source positions of reads and writes have no place in EventRacer's layout, so they go to the `Shepherd` trailer, which EventRacer's
 //! readers never reach (they stop after `values`).
 //!
 //! Import accepts what EventRacer's own writers produce: sparse action ids (remapped densely in
@@ -31,14 +32,17 @@
 //! left before anything is allocated; errors name the byte offset of the offending field.
 
 use crate::error::ReadError;
-use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, StrId, Trace};
+use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, Pos, StrId, Trace};
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 /// Magic that starts our trailer after the `values` table.
 const TRAILER_MAGIC: &[u8; 8] = b"SHEPHERD";
-/// Version of the trailer layout.
+/// Version of the trailer layout written when no access has a source position (readers of
+/// version 1 can still read it).
 const TRAILER_VERSION: i32 = 1;
+/// Version of the trailer layout with access positions appended.
+const TRAILER_VERSION_POS: i32 = 2;
 /// Separator between a scope label and its source position in the `scopes` table.
 pub const SRC_SEPARATOR: &str = " @@ ";
 /// Prefix of the empty scope that stands for an exception.
@@ -208,11 +212,14 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
         );
     }
     let mut cmds: Vec<(i32, i32)> = Vec::new();
+    // (ordinal among all reads and writes, position) of every access that has a position.
+    let mut positions: Vec<(i32, StrId)> = Vec::new();
+    let mut accesses: usize = 0;
     for action in &trace.actions {
         cmds.clear();
         for op in trace.ops_of(action.id) {
             match *op {
-                Op::Read { loc, value } | Op::Write { loc, value } => {
+                Op::Read { loc, value, pos } | Op::Write { loc, value, pos } => {
                     let kind = if matches!(op, Op::Read { .. }) {
                         READ_MEMORY
                     } else {
@@ -222,6 +229,10 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
                     if let Some(v) = value {
                         cmds.push((MEMORY_VALUE, values.add(v, s(v))?));
                     }
+                    if let Some(p) = pos.get() {
+                        positions.push((len_i32(accesses)?, p));
+                    }
+                    accesses += 1;
                 }
                 Op::Enter { scope, src } => {
                     let off = scope_entry(&mut scopes, &mut scope_decoding, false, scope, src)?;
@@ -265,11 +276,23 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
         put(&mut per_scope, meta.add(label, s(label))?);
         put(&mut per_scope, src.map_or(Ok(-1), |p| meta.add(p, s(p)))?);
     }
+    let mut per_pos = Vec::with_capacity(positions.len() * 8);
+    for &(ordinal, p) in &positions {
+        put(&mut per_pos, ordinal);
+        put(&mut per_pos, meta.add(p, s(p))?);
+    }
     let mut trailer = Vec::with_capacity(
         64 + meta.data.len() + per_action.len() + per_scope.len() + trace.arcs.len() * 4,
     );
     trailer.extend_from_slice(TRAILER_MAGIC);
-    put(&mut trailer, TRAILER_VERSION);
+    put(
+        &mut trailer,
+        if positions.is_empty() {
+            TRAILER_VERSION
+        } else {
+            TRAILER_VERSION_POS
+        },
+    );
     meta.write(&mut trailer)?;
     put(&mut trailer, page);
     put(&mut trailer, len_i32(trace.actions.len())?);
@@ -280,6 +303,10 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
     }
     put(&mut trailer, len_i32(scope_decoding.len())?);
     trailer.extend_from_slice(&per_scope);
+    if !positions.is_empty() {
+        put(&mut trailer, len_i32(positions.len())?);
+        trailer.extend_from_slice(&per_pos);
+    }
 
     let mut out = Vec::with_capacity(
         vars.data.len() + scopes.data.len() + values.data.len() + log.len() + trailer.len() + 40,
@@ -447,13 +474,15 @@ struct Trailer<'a> {
     arc_kinds: Vec<(usize, i32)>,
     /// Scopes-table offset → (is exception, label meta id, src meta id or -1, offset of entry).
     scopes: HashMap<i32, (bool, i32, i32, usize)>,
+    /// (access ordinal, position meta id, offset of the entry), ordinals strictly increasing.
+    positions: Vec<(u32, i32, usize)>,
 }
 
 fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
     input.pos += TRAILER_MAGIC.len();
     let v_at = input.pos;
     let version = input.i32("the trailer version")?;
-    if version != TRAILER_VERSION {
+    if version != TRAILER_VERSION && version != TRAILER_VERSION_POS {
         return input.err(v_at, format!("unknown Shepherd trailer version {version}"));
     }
     let mut ignored = Vec::new();
@@ -479,6 +508,27 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
         let src = input.i32("trailer scope")?;
         scopes.insert(off, (exception, label, src, at));
     }
+    let mut positions = Vec::new();
+    if version == TRAILER_VERSION_POS {
+        let n = input.count("trailer position count", 8)?;
+        positions.reserve_exact(n);
+        for _ in 0..n {
+            let at = input.pos;
+            let ordinal = input.i32("trailer position")?;
+            let src = input.i32("trailer position")?;
+            let ordinal = match (u32::try_from(ordinal), positions.last()) {
+                (Ok(o), None) => o,
+                (Ok(o), Some(&(prev, _, _))) if o > prev => o,
+                _ => {
+                    return input.err(
+                        at,
+                        format!("trailer position for access {ordinal} is out of order"),
+                    );
+                }
+            };
+            positions.push((ordinal, src, at));
+        }
+    }
     if input.left() > 0 {
         return input.err(
             input.pos,
@@ -492,6 +542,7 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
         num_actions,
         arc_kinds,
         scopes,
+        positions,
     })
 }
 
@@ -638,6 +689,8 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         scope_cache: HashMap::new(),
         triggered: std::collections::HashSet::new(),
         warnings: &mut warnings,
+        accesses: 0,
+        next_pos: 0,
     };
     for (d, slot) in slots.iter().enumerate() {
         // With our trailer, kind and stable id are interned before the ops, as the builder
@@ -677,6 +730,17 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         });
     }
 
+    if let Some(t) = &trailer
+        && let Some(&(ordinal, _, at)) = t.positions.get(cx.next_pos)
+    {
+        return input.err(
+            at,
+            format!(
+                "trailer position for access {ordinal}, the log has {} accesses",
+                cx.accesses
+            ),
+        );
+    }
     let triggered = std::mem::take(&mut cx.triggered);
     for (i, &(at, tail, head, dur)) in raw_arcs.iter().enumerate() {
         if tail >= head {
@@ -724,6 +788,10 @@ struct Importer<'a, 'w> {
     /// (tail, head) pairs announced by a TRIGGER_ARC: those arcs are forks.
     triggered: std::collections::HashSet<(i32, i32)>,
     warnings: &'w mut Vec<String>,
+    /// Reads and writes imported so far (their ordinal in the trailer's position list).
+    accesses: u32,
+    /// Index of the next unused entry of the trailer's position list.
+    next_pos: usize,
 }
 
 impl Importer<'_, '_> {
@@ -762,6 +830,23 @@ impl Importer<'_, '_> {
         match self.trailer {
             Some(t) => Self::cached(&mut self.meta_ids, &t.meta, trace, id, at),
             None => Ok(trace.strings.intern("")),
+        }
+    }
+
+    /// The trailer's position of the access being imported (interned after its location and
+    /// value, as the JSONL reader does), and counts it.
+    fn position(&mut self, trace: &mut Trace) -> Result<Pos, ReadError> {
+        let n = self.accesses;
+        self.accesses = n.saturating_add(1);
+        let Some(t) = self.trailer else {
+            return Ok(Pos::NONE);
+        };
+        match t.positions.get(self.next_pos) {
+            Some(&(ordinal, src, at)) if ordinal == n => {
+                self.next_pos += 1;
+                Ok(Pos::new(self.meta(trace, src, at + 4)?))
+            }
+            _ => Ok(Pos::NONE),
         }
     }
 
@@ -849,10 +934,11 @@ impl Importer<'_, '_> {
                             k += 1;
                         }
                     }
+                    let pos = self.position(trace)?;
                     trace.ops.push(if kind == READ_MEMORY {
-                        Op::Read { loc, value }
+                        Op::Read { loc, value, pos }
                     } else {
-                        Op::Write { loc, value }
+                        Op::Write { loc, value, pos }
                     });
                 }
                 TRIGGER_ARC => {

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// Version of the JSONL trace format this crate writes (`docs/trace-format.md`).
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the JSONL trace format this crate writes (`docs/trace-format.md`). Version 2
+/// added the source position of reads and writes (`["r",L,V|null,P]`); readers accept 1 and 2.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Index of an event action: dense, allocated when the action *begins*, so id order is
 /// execution order. Every arc goes from a smaller to a larger id.
@@ -13,6 +14,60 @@ pub type ActionId = u32;
 
 /// Index into [`Strings`].
 pub type StrId = u32;
+
+/// An optional source position (`url:line:col`, interned) of a read or write, in four bytes:
+/// traces hold millions of accesses, and `Option<StrId>` would take eight.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pos(u32);
+
+impl Pos {
+    /// No position (uninstrumented callers, old traces).
+    pub const NONE: Pos = Pos(u32::MAX);
+
+    /// The position whose text is string `id`. `StrId::MAX` cannot be a position (no table
+    /// reaches 2^32 strings) and reads as none.
+    pub const fn new(id: StrId) -> Pos {
+        Pos(id)
+    }
+
+    /// The position's string id, if any.
+    #[inline]
+    pub const fn get(self) -> Option<StrId> {
+        if self.0 == u32::MAX {
+            None
+        } else {
+            Some(self.0)
+        }
+    }
+
+    /// True when there is no position.
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == u32::MAX
+    }
+}
+
+/// No position.
+impl Default for Pos {
+    fn default() -> Pos {
+        Pos::NONE
+    }
+}
+
+impl From<Option<StrId>> for Pos {
+    fn from(id: Option<StrId>) -> Pos {
+        id.map_or(Pos::NONE, Pos::new)
+    }
+}
+
+impl std::fmt::Debug for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.get() {
+            Some(id) => write!(f, "Pos({id})"),
+            None => f.write_str("Pos::NONE"),
+        }
+    }
+}
 
 /// EventRacer's coarse action types (the numeric values are the `ER_actionlog` codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -69,10 +124,26 @@ pub struct Arc {
 /// One operation inside an action, in execution order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
-    /// Read of a shared location, with a summary of the value read when known.
-    Read { loc: StrId, value: Option<StrId> },
-    /// Write of a shared location, with a summary of the value written when known.
-    Write { loc: StrId, value: Option<StrId> },
+    /// Read of a shared location, with a summary of the value read when known and the source
+    /// position (`url:line:col`) of the reading code when the instrumentation knows it.
+    Read {
+        /// Location name.
+        loc: StrId,
+        /// Value summary.
+        value: Option<StrId>,
+        /// Source position of the access.
+        pos: Pos,
+    },
+    /// Write of a shared location, with a summary of the value written when known and the
+    /// source position of the writing code when known.
+    Write {
+        /// Location name.
+        loc: StrId,
+        /// Value summary.
+        value: Option<StrId>,
+        /// Source position of the access.
+        pos: Pos,
+    },
     /// Enter a scope (function call, `fire:click @ …`, `script …`), with its source position
     /// (`url:line:col`) when known.
     Enter { scope: StrId, src: Option<StrId> },
@@ -225,6 +296,16 @@ pub struct Trace {
     pub ops: Vec<Op>,
 }
 
+impl Op {
+    /// The source position of a read or write (`None` for other ops or when unknown).
+    pub fn pos(&self) -> Option<StrId> {
+        match *self {
+            Op::Read { pos, .. } | Op::Write { pos, .. } => pos.get(),
+            _ => None,
+        }
+    }
+}
+
 impl Trace {
     /// The operations of `action`.
     pub fn ops_of(&self, action: ActionId) -> &[Op] {
@@ -258,6 +339,23 @@ mod tests {
         assert_eq!(s, t);
         t.intern("c");
         assert_ne!(s, t);
+    }
+
+    #[test]
+    fn positions_are_small_and_optional() {
+        assert_eq!(std::mem::size_of::<Pos>(), 4);
+        assert_eq!(Pos::NONE.get(), None);
+        assert_eq!(Pos::new(7).get(), Some(7));
+        assert_eq!(Pos::from(Some(3)), Pos::new(3));
+        assert!(Pos::from(None).is_none());
+        assert_eq!(Pos::default(), Pos::NONE);
+        let op = Op::Read {
+            loc: 1,
+            value: None,
+            pos: Pos::new(2),
+        };
+        assert_eq!(op.pos(), Some(2));
+        assert_eq!(Op::Exit.pos(), None);
     }
 
     #[test]

@@ -135,6 +135,9 @@ pub enum OpView {
         /// Value summary.
         #[serde(skip_serializing_if = "Option::is_none")]
         value: Option<String>,
+        /// Source position of the reading code.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        src: Option<String>,
     },
     /// A write.
     Write {
@@ -143,6 +146,9 @@ pub enum OpView {
         /// Value summary.
         #[serde(skip_serializing_if = "Option::is_none")]
         value: Option<String>,
+        /// Source position of the writing code.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        src: Option<String>,
     },
     /// Scope entry.
     Enter {
@@ -170,13 +176,15 @@ impl OpView {
         let s = |id: StrId| trace.strings.get(id).to_owned();
         let o = |id: Option<StrId>| id.map(s);
         match *op {
-            Op::Read { loc, value } => OpView::Read {
+            Op::Read { loc, value, pos } => OpView::Read {
                 loc: s(loc),
                 value: o(value),
+                src: o(pos.get()),
             },
-            Op::Write { loc, value } => OpView::Write {
+            Op::Write { loc, value, pos } => OpView::Write {
                 loc: s(loc),
                 value: o(value),
+                src: o(pos.get()),
             },
             Op::Enter { scope, src } => OpView::Enter {
                 scope: s(scope),

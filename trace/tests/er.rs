@@ -10,8 +10,8 @@ use shepherd_trace::{ActionType, ArcKind, Op, ReadError, Trace, TraceBuilder};
 /// An op with its strings resolved, for comparing traces whose string numbering differs.
 #[derive(Debug, PartialEq, Eq, Clone)]
 enum R {
-    Read(String, Option<String>),
-    Write(String, Option<String>),
+    Read(String, Option<String>, Option<String>),
+    Write(String, Option<String>, Option<String>),
     Enter(String, Option<String>),
     Exit,
     Exception(String, Option<String>),
@@ -21,8 +21,8 @@ fn resolve(t: &Trace, op: &Op) -> R {
     let s = |id: u32| t.strings.get(id).replace('\0', "\u{FFFD}");
     let o = |id: Option<u32>| id.map(s);
     match *op {
-        Op::Read { loc, value } => R::Read(s(loc), o(value)),
-        Op::Write { loc, value } => R::Write(s(loc), o(value)),
+        Op::Read { loc, value, pos } => R::Read(s(loc), o(value), o(pos.get())),
+        Op::Write { loc, value, pos } => R::Write(s(loc), o(value), o(pos.get())),
         Op::Enter { scope, src } => R::Enter(s(scope), o(src)),
         Op::Exit => R::Exit,
         Op::Exception { message, src } => R::Exception(s(message), o(src)),
@@ -67,8 +67,12 @@ fn hb_and_accesses(t: &Trace) -> HbAndAccesses {
             .map(|a| {
                 t.ops_of(a.id)
                     .iter()
-                    .map(|o| resolve(t, o))
-                    .filter(|r| matches!(r, R::Read(..) | R::Write(..)))
+                    .filter_map(|o| match resolve(t, o) {
+                        // Positions live in our trailer only.
+                        R::Read(l, v, _) => Some(R::Read(l, v, None)),
+                        R::Write(l, v, _) => Some(R::Write(l, v, None)),
+                        _ => None,
+                    })
                     .collect()
             })
             .collect(),
@@ -239,9 +243,9 @@ fn reads_an_eventracer_style_file() {
         ops,
         vec![
             R::Enter("fire:click @ TARGET".into(), None),
-            R::Read("NodeTree:0x1".into(), None),
+            R::Read("NodeTree:0x1".into(), None, None),
             R::Exit,
-            R::Read("obal.a".into(), None),
+            R::Read("obal.a".into(), None, None),
         ]
     );
     assert_eq!(
@@ -249,7 +253,7 @@ fn reads_an_eventracer_style_file() {
             .iter()
             .map(|o| resolve(t, o))
             .collect::<Vec<_>>(),
-        vec![R::Write("Global.a".into(), None)]
+        vec![R::Write("Global.a".into(), None, None)]
     );
     assert_eq!(imp.warnings.len(), 2, "{:?}", imp.warnings);
     assert!(imp.warnings.iter().any(|w| w.contains("9 -> 7")));
@@ -443,4 +447,54 @@ proptest! {
     fn exports_satisfy_eventracer_loader(t in common::trace()) {
         prop_assert_eq!(eventracer_would_accept(&to_er_bytes(&t)), Ok(()));
     }
+}
+
+#[test]
+fn access_positions_travel_in_the_trailer() {
+    let mut b = TraceBuilder::new();
+    b.begin(ActionType::Unknown, "script", "s0");
+    b.write_at("Global.x", Some("1"), Some("https://a.test/app.js:2:5"));
+    b.read("Global.y", None);
+    b.end();
+    b.begin(ActionType::Timer, "timer", "s1");
+    b.read_at("Global.x", None, Some("https://a.test/#inline-3fa2c:1:1"));
+    b.end();
+    let t = b.finish();
+    let bytes = to_er_bytes(&t);
+    let at = bytes.windows(8).rposition(|w| w == b"SHEPHERD").unwrap() + 8;
+    assert_eq!(&bytes[at..at + 4], &2i32.to_le_bytes(), "trailer version 2");
+    // The list ends the file: 2 × (access ordinal, meta id), ordinals 0 and 2.
+    let tail = &bytes[bytes.len() - 20..];
+    assert_eq!(&tail[..4], &2i32.to_le_bytes());
+    assert_eq!(&tail[4..8], &0i32.to_le_bytes());
+    assert_eq!(&tail[12..16], &2i32.to_le_bytes());
+    assert_eq!(read_er(&bytes).unwrap().trace, t);
+
+    // A trace without positions keeps the version-1 trailer.
+    let mut b = TraceBuilder::new();
+    b.begin(ActionType::Unknown, "script", "s0");
+    b.write("Global.x", None);
+    b.end();
+    let plain = to_er_bytes(&b.finish());
+    let at = plain.windows(8).rposition(|w| w == b"SHEPHERD").unwrap() + 8;
+    assert_eq!(&plain[at..at + 4], &1i32.to_le_bytes());
+
+    // Out of order or beyond the last access: rejected at the entry.
+    let n = bytes.len();
+    let mut bad = bytes.clone();
+    bad[n - 8..n - 4].copy_from_slice(&0i32.to_le_bytes());
+    let (o, m) = er_err(&bad);
+    assert_eq!(o, (n - 8) as u64);
+    assert!(m.contains("out of order"), "{m}");
+    let mut bad = bytes.clone();
+    bad[n - 8..n - 4].copy_from_slice(&3i32.to_le_bytes());
+    let (o, m) = er_err(&bad);
+    assert_eq!(o, (n - 8) as u64);
+    assert!(m.contains("the log has 3 accesses"), "{m}");
+    let mut bad = bytes.clone();
+    bad[n - 4..].copy_from_slice(&(-7i32).to_le_bytes());
+    assert!(read_er(&bad).is_err());
+    // Truncated list.
+    let (_, m) = er_err(&bytes[..n - 2]);
+    assert!(m.contains("position"), "{m}");
 }

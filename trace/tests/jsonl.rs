@@ -4,7 +4,7 @@ mod common;
 
 use proptest::prelude::*;
 use shepherd_trace::{
-    ActionType, ArcKind, JsonlLoader, Op, ReadError, TraceBuilder, read_jsonl, to_jsonl_bytes,
+    ActionType, ArcKind, JsonlLoader, Op, Pos, ReadError, TraceBuilder, read_jsonl, to_jsonl_bytes,
 };
 
 proptest! {
@@ -68,7 +68,8 @@ fn reads_the_documented_records() {
             },
             Op::Write {
                 loc: init,
-                value: Some(s("false"))
+                value: Some(s("false")),
+                pos: Pos::NONE
             },
             Op::Exit,
         ]
@@ -78,7 +79,8 @@ fn reads_the_documented_records() {
         &[
             Op::Read {
                 loc: init,
-                value: None
+                value: None,
+                pos: Pos::NONE
             },
             Op::Exception {
                 message: s("TypeError: x is \"undefined\"é🦀"),
@@ -106,8 +108,101 @@ fn builder_and_reader_agree() {
     b.begin(ActionType::UserInterface, "timer", "doc/script:0/timer:0");
     b.fork_delay(0, 1, 100);
     b.join(0, 2);
-    let built = b.finish();
+    let mut built = b.finish();
+    // EXAMPLE is a version-1 trace: version 2 readers still read it, and it says so.
+    built.header.version = 1;
     assert_eq!(read_jsonl(EXAMPLE.as_bytes()).unwrap(), built);
+}
+
+/// Version 2: reads and writes with a source position, `null` standing for no value.
+const EXAMPLE_V2: &str = r#"{"format":"shepherd-trace","version":2,"page":"https://a.test/"}
+["s",0,"script"]
+["s",1,"doc/script:0"]
+["b",0,0,0,1]
+["s",2,"Global.x"]
+["s",3,"https://a.test/app.js:3:9"]
+["r",2,null,3]
+["s",4,"1"]
+["s",5,"https://a.test/#inline-3fa2c:1:5"]
+["w",2,4,5]
+["r",2,4]
+["w" , 2 , null , 5 ]
+["n",0]
+"#;
+
+#[test]
+fn reads_positions_of_accesses() {
+    let t = read_jsonl(EXAMPLE_V2.as_bytes()).unwrap();
+    assert_eq!(t.header.version, 2);
+    let s = |x: &str| t.strings.lookup(x).unwrap();
+    let (x, one) = (s("Global.x"), s("1"));
+    let (app, inline) = (
+        Pos::new(s("https://a.test/app.js:3:9")),
+        Pos::new(s("https://a.test/#inline-3fa2c:1:5")),
+    );
+    assert_eq!(
+        t.ops_of(0),
+        &[
+            Op::Read {
+                loc: x,
+                value: None,
+                pos: app
+            },
+            Op::Write {
+                loc: x,
+                value: Some(one),
+                pos: inline
+            },
+            Op::Read {
+                loc: x,
+                value: Some(one),
+                pos: Pos::NONE
+            },
+            Op::Write {
+                loc: x,
+                value: None,
+                pos: inline
+            },
+        ]
+    );
+    assert_eq!(t.ops_of(0)[0].pos(), Some(s("https://a.test/app.js:3:9")));
+    // The builder makes the same trace, and the writer writes the canonical form of it.
+    let mut b = TraceBuilder::new();
+    b.page("https://a.test/");
+    b.begin(ActionType::Unknown, "script", "doc/script:0");
+    b.read_at("Global.x", None, Some("https://a.test/app.js:3:9"));
+    b.write_at(
+        "Global.x",
+        Some("1"),
+        Some("https://a.test/#inline-3fa2c:1:5"),
+    );
+    b.read("Global.x", Some("1"));
+    b.write_at("Global.x", None, Some("https://a.test/#inline-3fa2c:1:5"));
+    b.end();
+    let built = b.finish();
+    assert_eq!(t, built);
+    let text = String::from_utf8(to_jsonl_bytes(&built)).unwrap();
+    assert_eq!(
+        text,
+        EXAMPLE_V2.replace("[\"w\" , 2 , null , 5 ]", "[\"w\",2,null,5]")
+    );
+    // Malformed positions are errors like any other string reference.
+    for (bad, want) in [
+        (r#"["r",2,null,9]"#, "string 9 used before its definition"),
+        (r#"["r",2,3,3,3]"#, "too many elements"),
+        (r#"["r",2,nul,3]"#, "non-negative integer"),
+        (r#"["w",2,null,null]"#, "non-negative integer"),
+    ] {
+        let text = format!(
+            "{}\n{bad}\n",
+            EXAMPLE_V2
+                .trim_end()
+                .trim_end_matches("[\"n\",0]")
+                .trim_end()
+        );
+        let e = read_jsonl(text.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains(want), "{bad}: {e}");
+    }
 }
 
 fn err(text: &str) -> (u64, u64, String) {
@@ -282,7 +377,8 @@ fn tolerates_what_the_runtime_can_produce() {
         t.ops_of(1),
         &[Op::Write {
             loc: 0,
-            value: None
+            value: None,
+            pos: Pos::NONE
         }]
     );
     assert_eq!(t.strings.len(), 1);

@@ -253,8 +253,12 @@ fn print_action(out: &mut impl Write, a: &JsonAction) -> std::io::Result<()> {
     for op in &v.ops {
         let pad = "  ".repeat(depth);
         match op {
-            OpView::Read { loc, value } => writeln!(out, "{pad}read  {loc}{}", val(value))?,
-            OpView::Write { loc, value } => writeln!(out, "{pad}write {loc}{}", val(value))?,
+            OpView::Read { loc, value, src } => {
+                writeln!(out, "{pad}read  {loc}{}{}", val(value), at(src))?
+            }
+            OpView::Write { loc, value, src } => {
+                writeln!(out, "{pad}write {loc}{}{}", val(value), at(src))?
+            }
             OpView::Enter { scope, src } => {
                 writeln!(out, "{pad}enter {scope}{}", at(src))?;
                 depth += 1;

@@ -4,7 +4,7 @@
 
 use crate::error::ReadError;
 use crate::model::{
-    Action, ActionId, ActionType, Arc, ArcKind, FORMAT_VERSION, Header, Op, StrId, Trace,
+    Action, ActionId, ActionType, Arc, ArcKind, FORMAT_VERSION, Header, Op, Pos, StrId, Trace,
 };
 use std::io::BufRead;
 
@@ -309,12 +309,22 @@ impl JsonlLoader {
             b'r' | b'w' => {
                 c.comma()?;
                 let loc = self.str_ref(c)?;
-                let value = self.opt_str_ref(c)?;
+                // `["r",L]`, `["r",L,V]`, `["r",L,V|null,P]` (version 2 added P).
+                let mut value = None;
+                let mut pos = Pos::NONE;
+                if c.more()? {
+                    if !c.null() {
+                        value = Some(self.str_ref(c)?);
+                    }
+                    if c.more()? {
+                        pos = Pos::new(self.str_ref(c)?);
+                    }
+                }
                 c.close()?;
                 let op = if tag == b'r' {
-                    Op::Read { loc, value }
+                    Op::Read { loc, value, pos }
                 } else {
-                    Op::Write { loc, value }
+                    Op::Write { loc, value, pos }
                 };
                 self.push_op(op, tag_at)?;
             }
@@ -471,6 +481,17 @@ impl Cursor<'_> {
             }
             Some(b']') => Ok(false),
             _ => Err((self.i, self.unexpected("`,` or `]`"))),
+        }
+    }
+
+    /// Consumes a JSON `null` when one is at the cursor.
+    #[inline]
+    fn null(&mut self) -> bool {
+        if self.b.get(self.i..self.i + 4) == Some(b"null") {
+            self.i += 4;
+            true
+        } else {
+            false
         }
     }
 

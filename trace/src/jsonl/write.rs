@@ -2,7 +2,7 @@
 //! use, arcs keep their order and come as soon as their head has begun, every action is ended.
 //! Reading the output back gives an equal [`Trace`].
 
-use crate::model::{ActionType, Arc, ArcKind, FORMAT_VERSION, Op, StrId, Trace};
+use crate::model::{ActionType, Arc, ArcKind, FORMAT_VERSION, Op, Pos, StrId, Trace};
 use std::io::{self, Write};
 
 /// Writes `trace` as JSONL (`docs/trace-format.md`) to `out`. Buffer `out` yourself if it is
@@ -99,12 +99,36 @@ impl Writer<'_> {
 
     fn op(&mut self, op: &Op) {
         match *op {
-            Op::Read { loc, value } => self.rec2(b"[\"r\",", loc, value),
-            Op::Write { loc, value } => self.rec2(b"[\"w\",", loc, value),
+            Op::Read { loc, value, pos } => self.access(b"[\"r\",", loc, value, pos),
+            Op::Write { loc, value, pos } => self.access(b"[\"w\",", loc, value, pos),
             Op::Enter { scope, src } => self.rec2(b"[\"e\",", scope, src),
             Op::Exception { message, src } => self.rec2(b"[\"!\",", message, src),
             Op::Exit => self.buf.extend_from_slice(b"[\"x\"]\n"),
         }
+    }
+
+    /// `[tag,L]`, `[tag,L,V]` or `[tag,L,V|null,P]`.
+    fn access(&mut self, open: &[u8], loc: StrId, value: Option<StrId>, pos: Pos) {
+        let Some(p) = pos.get() else {
+            return self.rec2(open, loc, value);
+        };
+        self.define(loc);
+        if let Some(v) = value {
+            self.define(v);
+        }
+        self.define(p);
+        self.buf.extend_from_slice(open);
+        self.num(u64::from(loc));
+        match value {
+            Some(v) => {
+                self.buf.push(b',');
+                self.num(u64::from(v));
+            }
+            None => self.buf.extend_from_slice(b",null"),
+        }
+        self.buf.push(b',');
+        self.num(u64::from(p));
+        self.buf.extend_from_slice(b"]\n");
     }
 
     fn rec2(&mut self, open: &[u8], a: StrId, b: Option<StrId>) {

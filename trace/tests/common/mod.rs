@@ -35,8 +35,8 @@ fn text() -> impl Strategy<Value = String> {
 
 #[derive(Clone, Debug)]
 pub enum GenOp {
-    Read(String, Option<String>),
-    Write(String, Option<String>),
+    Read(String, Option<String>, Option<String>),
+    Write(String, Option<String>, Option<String>),
     Enter(String, Option<String>),
     Exit,
     Exception(String, Option<String>),
@@ -44,8 +44,10 @@ pub enum GenOp {
 
 fn gen_op() -> impl Strategy<Value = GenOp> {
     prop_oneof![
-        3 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Read(l, v)),
-        3 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Write(l, v)),
+        3 => (text(), proptest::option::of(text()), proptest::option::of(text()))
+            .prop_map(|(l, v, p)| GenOp::Read(l, v, p)),
+        3 => (text(), proptest::option::of(text()), proptest::option::of(text()))
+            .prop_map(|(l, v, p)| GenOp::Write(l, v, p)),
         1 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Enter(l, v)),
         1 => Just(GenOp::Exit),
         1 => (text(), proptest::option::of(text())).prop_map(|(l, v)| GenOp::Exception(l, v)),
@@ -109,8 +111,8 @@ pub fn build(
         b.begin(ActionType::from_code(i64::from(a.ty)), &a.kind, &a.stable);
         for op in &a.ops {
             match op {
-                GenOp::Read(l, v) => b.read(l, v.as_deref()),
-                GenOp::Write(l, v) => b.write(l, v.as_deref()),
+                GenOp::Read(l, v, p) => b.read_at(l, v.as_deref(), p.as_deref()),
+                GenOp::Write(l, v, p) => b.write_at(l, v.as_deref(), p.as_deref()),
                 GenOp::Enter(s, p) => b.enter(s, p.as_deref()),
                 GenOp::Exit => b.exit(),
                 GenOp::Exception(m, p) => b.exception(m, p.as_deref()),
