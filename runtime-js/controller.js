@@ -222,7 +222,8 @@ function begin(d) {
     }
     if (d.label) {
       const lb = sid(d.label);
-      out += '["e",' + lb + ']\n';
+      const ps = d.pos ? ',' + sid(d.pos) : ''; // the script's own position (script actions)
+      out += '["e",' + lb + ps + ']\n';
       info.scoped = true;
     }
   }
@@ -596,6 +597,7 @@ const T = {
   summary,
   exception,
   ensure,
+  scriptStart,
   instrument: instrumentSync,
   await0,
   await1,

@@ -12,9 +12,14 @@
 // script runs right after this checkpoint).
 //
 // Script executions. Classic scripts are recognised by `document.currentScript` whenever our
-// hooks run at stack depth 0 (`ensure()` in controller.js); module scripts by the instrumented
-// code's hook (access.js). Parser-blocking scripts are chained in document order; async/defer
-// and inserted scripts are forked by the action that inserted them.
+// hooks run at stack depth 0 (`ensure()` in controller.js); instrumented code registers itself
+// first thing (`__shepherd.src` → `T.scriptStart`), so a script that calls nothing else still
+// gets its action. Module scripts have no currentScript: their first registration in a
+// synchronous run begins a `script:module` action (see scriptStart). Parser-blocking scripts are
+// chained in document order; async/defer and inserted scripts are forked by the action that
+// inserted them; defer scripts and non-async parser module scripts run in one document-order
+// list before DOMContentLoaded (HTML's "scripts that will execute when the document has
+// finished parsing"), so they are chained and DOMContentLoaded joins them.
 
 let parsing = true; // until DOMContentLoaded is dispatched
 let domByScript = false;
@@ -22,6 +27,7 @@ let lastChain = -1; // last parse chunk or parser-blocking script action
 let nParserScripts = 0;
 const deferActions = [];
 const scriptMeta = new NativeWeakMap(); // script element -> {by, chunk, n, parser, began}
+const moduleScripts = []; // module script elements seen, in insertion order (began ones drop out)
 
 function scriptMetaOf(el) {
   let sm = wmGet(scriptMeta, el);
@@ -60,24 +66,88 @@ function beginScript(el) {
   let from = -1;
   let joins = null;
   const blocking = kind === 'inline' || kind === 'external';
+  // Deferred: classic defer scripts and parser-inserted module scripts without `async`.
+  const deferred = kind === 'defer' || (kind === 'module' && sm.parser && !scriptAsync(el));
   if (!sm.parser) {
     from = sm.by !== null ? sm.by.id : -1;
   } else if (blocking) {
     if (lastChain >= 0) joins = [lastChain];
   } else {
     from = sm.chunk;
-    if (kind === 'defer' && deferActions.length > 0) joins = [deferActions[deferActions.length - 1]];
+    if (deferred && deferActions.length > 0) joins = [deferActions[deferActions.length - 1]];
   }
   const d = {
     hid: 0, type: 0, kind: 'script', stable: childStable(parent, 'script', name),
     label: 'script:' + kind + ' ' + name, from, delay: undefined, joins, url: src, seq: nTaskSeq++, parent,
+    pos: src ? src + ':1:1' : undefined,
   };
   begin(d);
   info.script = el;
   sm.began = true;
   if (blocking && sm.parser) lastChain = d.action;
-  if (kind === 'defer') deferActions[deferActions.length] = d.action;
+  if (deferred) deferActions[deferActions.length] = d.action;
   else if (kind === 'async' || kind === 'inserted' || kind === 'module') loadPreds[loadPreds.length] = d.action;
+}
+
+// Set while a module graph evaluates (one synchronous run): later registrations of the same
+// run are its imported or importing modules, not new scripts. Cleared by a microtask, which
+// runs only after the whole graph evaluated.
+let moduleRun = false;
+function clearModuleRun() {
+  moduleRun = false;
+}
+
+/**
+ * The module script element whose graph starts evaluating with the module at `url`: an
+ * element with that `src`, else (F=1: an inline module) the first inline one, else (a
+ * dependency, which evaluates before the module that imports it) the first deferred module
+ * still waiting, since those run in document order. Null when none fits (dynamic `import()`).
+ */
+function moduleElement(url, inline) {
+  let j = 0;
+  let deferredFirst = null;
+  let found = null;
+  for (let i = 0; i < moduleScripts.length; i++) {
+    const el = moduleScripts[i];
+    const sm = scriptMetaOf(el);
+    if (sm.began) continue;
+    moduleScripts[j++] = el;
+    if (found !== null) continue;
+    const hasSrc = elHasAttr(el, 'src');
+    if (inline ? !hasSrc : hasSrc && scriptSrc(el) === url) found = el;
+    else if (deferredFirst === null && sm.parser && !scriptAsync(el)) deferredFirst = el;
+  }
+  moduleScripts.length = j;
+  return found !== null ? found : deferredFirst;
+}
+
+/**
+ * `T.scriptStart(url, F, isModule)`: instrumented code registers itself (docs/runtime-api.md,
+ * `__shepherd.src`). Classic code: the currentScript check of ensure(). Modules: the first
+ * registration of a synchronous run begins the `script:module` action of its script element.
+ */
+function scriptStart(url, flag, isModule) {
+  if (!isModule || depth > 0 || DOCUMENT === null) {
+    ensure();
+    return;
+  }
+  if (moduleRun) {
+    if (cur < 0) ensure();
+    return;
+  }
+  moduleRun = true;
+  rApply(nQueueMicrotask, G, [clearModuleRun]);
+  const u = NativeString(url);
+  const el = moduleElement(u, flag === 1);
+  if (el !== null) {
+    beginScript(el);
+    return;
+  }
+  // Dynamic import() or a module we never saw inserted: an action of its own, named by URL.
+  begin({
+    hid: 0, type: 0, kind: 'script', stable: childStable(ROOT, 'script', u), label: 'script:module ' + u,
+    from: -1, delay: undefined, joins: null, url: u, seq: nTaskSeq++, parent: ROOT, pos: u + ':1:1',
+  });
 }
 
 /** The actions DOMContentLoaded waits for. */
@@ -123,6 +193,7 @@ function noteScript(el, fromParser) {
     sm.chunk = cur;
     sm.n = ++nParserScripts;
   }
+  if (strToLower(scriptType(el)) === 'module') moduleScripts[moduleScripts.length] = el;
 }
 
 // Script-made subtrees (innerHTML of a list) can hold thousands of elements: only the roots

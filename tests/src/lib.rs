@@ -423,13 +423,15 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
             .load(std::sync::atomic::Ordering::SeqCst)
     {
         let src = String::from_utf8_lossy(&body).into_owned();
-        let opts = shepherd_instrument_js::Options::new(
-            shepherd_instrument_js::Kind::Script,
-            path.clone(),
-        );
-        if let Ok(out) =
-            tokio::task::spawn_blocking(move || shepherd_instrument_js::instrument(&src, &opts))
-                .await
+        let name = path.clone();
+        // As the proxy does: classic first, module when the classic parse fails (a file with
+        // `import`/`export`).
+        let job = move || {
+            use shepherd_instrument_js::{Kind, Options, instrument};
+            instrument(&src, &Options::new(Kind::Script, name.clone()))
+                .or_else(|_| instrument(&src, &Options::new(Kind::Module, name)))
+        };
+        if let Ok(out) = tokio::task::spawn_blocking(job).await
             && let Ok(out) = out
         {
             return respond(status, &ctype, out.code);

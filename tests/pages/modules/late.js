@@ -1,0 +1,2 @@
+import { dep } from './dep.js';
+order.push('late:' + dep);
