@@ -321,18 +321,43 @@ pub(crate) async fn apply_rewrite(
                     .map(str::to_owned),
                 source,
             };
-            let out = tokio::task::spawn_blocking(move || rewriter.script(job)).await;
+            let out = tokio::task::spawn_blocking(move || rewriter.rewrite_script(job)).await;
             let out = match out {
                 Ok(b) => b,
                 Err(_) => {
                     return error_response(StatusCode::INTERNAL_SERVER_ERROR, "rewriter panicked");
                 }
             };
-            if let Ok(v) = HeaderValue::from_str(&out.len().to_string()) {
+            if let Some(id) = &out.source_map_id {
+                point_at_source_map(&mut parts.headers, id, url);
+            }
+            if let Ok(v) = HeaderValue::from_str(&out.body.len().to_string()) {
                 parts.headers.insert(header::CONTENT_LENGTH, v);
             }
-            Response::from_parts(parts, ProxyBody::full(out))
+            Response::from_parts(parts, ProxyBody::full(out.body))
         }
+    }
+}
+
+/// The page's own map described the code before instrumentation; the browser gets ours
+/// instead (`/__shepherd/map/ID.map?url=SCRIPT`, resolved against the script's origin).
+fn point_at_source_map(headers: &mut HeaderMap, id: &str, url: &str) {
+    headers.remove(HeaderName::from_static("sourcemap"));
+    headers.remove(HeaderName::from_static("x-sourcemap"));
+    let safe = id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !safe || id.is_empty() {
+        tracing::warn!(url, "rewriter returned an unusable source map id");
+        return;
+    }
+    let value = format!(
+        "{}{id}.map?url={}",
+        crate::reserved::MAP_PREFIX,
+        crate::reserved::percent_encode(url)
+    );
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        headers.insert(HeaderName::from_static("sourcemap"), v);
     }
 }
 

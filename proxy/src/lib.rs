@@ -27,7 +27,9 @@ pub use holds::{HeldInfo, Holds};
 pub use http;
 pub use limits::{Limits, ProxyAuth};
 pub use replay::ReplayOptions;
-pub use rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RunMode, ScriptJob};
+pub use rewrite::{
+    HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, RunMode, ScriptJob,
+};
 pub use tls::UpstreamTrust;
 
 /// A fresh per-run secret: 128 random bits, hex encoded.

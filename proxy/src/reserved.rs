@@ -114,6 +114,10 @@ pub(crate) async fn handle(
     if tail == "/ca" || tail.starts_with("/ca.") || tail == "/cert.pem" || tail == "/cert.cer" {
         return ca_page(&shared, &path);
     }
+    if let Some(name) = path.strip_prefix(MAP_PREFIX) {
+        // Devtools fetch maps without our secret; see `source_map`.
+        return source_map(&shared, req.method(), name, &query);
+    }
     let secret_ok = query_param(&query, "s")
         .is_some_and(|s| constant_time_eq(s.as_bytes(), shared.secret.as_bytes()));
     if !secret_ok {
@@ -187,6 +191,58 @@ pub(crate) async fn handle(
         }
         _ => simple(StatusCode::NOT_FOUND, "no such shepherd endpoint\n"),
     }
+}
+
+/// Where source maps of rewritten scripts are served (`<prefix><id>.map?url=SCRIPT`).
+pub(crate) const MAP_PREFIX: &str = "/__shepherd/map/";
+
+/// `GET /__shepherd/map/<id>.map?url=SCRIPT`: the source map of a rewritten script. No secret:
+/// devtools fetch maps on their own, without the page's secret, and a map only describes code
+/// the page itself loaded; its id is a content hash (256 bits), so it cannot be enumerated.
+fn source_map(shared: &Shared, method: &Method, name: &str, query: &str) -> Response<ProxyBody> {
+    if method != Method::GET && method != Method::HEAD {
+        return simple(StatusCode::METHOD_NOT_ALLOWED, "source maps take GET\n");
+    }
+    let Some(id) = name.strip_suffix(".map") else {
+        return simple(StatusCode::NOT_FOUND, "no such source map\n");
+    };
+    let valid = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !valid {
+        return simple(StatusCode::NOT_FOUND, "no such source map\n");
+    }
+    let url = percent_decode(query_param(query, "url").unwrap_or(""));
+    let map = shared
+        .rewriter
+        .as_ref()
+        .and_then(|r| r.source_map(id, &url));
+    match map {
+        Some(json) => respond(
+            StatusCode::OK,
+            "application/json; charset=utf-8",
+            ProxyBody::full(json),
+        ),
+        None => simple(
+            StatusCode::NOT_FOUND,
+            "no such source map (unknown, or evicted from the instrumentation cache)\n",
+        ),
+    }
+}
+
+/// Escapes a URL for use as a query value (everything but unreserved characters).
+pub(crate) fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3 / 2);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 async fn read_body(
@@ -303,6 +359,9 @@ mod tests {
         assert_eq!(percent_decode("a%2Fb+c"), "a/b c");
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz"), "%zz");
+        let url = "https://a.test/x y.js?q=1&r=é";
+        assert_eq!(percent_decode(&percent_encode(url)), url);
+        assert!(!percent_encode(url).contains(['&', '?', '/', ' ']));
         assert_eq!(query_param("s=1&doc=x", "doc"), Some("x"));
         assert_eq!(query_param("s=1&doc", "doc"), Some(""));
         assert_eq!(query_param("s=1", "doc"), None);

@@ -75,6 +75,17 @@ pub struct ScriptJob {
     pub source: Bytes,
 }
 
+/// What [`Rewriter::rewrite_script`] made of a script.
+#[derive(Debug)]
+pub struct RewrittenScript {
+    /// The bytes to serve.
+    pub body: Bytes,
+    /// When the body was rewritten and a source map of it exists: the map's id (ASCII letters,
+    /// digits, `-` and `_` only), served at `/__shepherd/map/<id>.map` through
+    /// [`Rewriter::source_map`].
+    pub source_map_id: Option<String>,
+}
+
 /// A streaming HTML rewriter for one document.
 pub trait HtmlStream: Send {
     /// Consumes the next decoded chunk, returns the bytes ready to send.
@@ -103,6 +114,23 @@ pub trait Rewriter: Send + Sync + 'static {
     /// Rewrites a whole script ([`RewriteKind::Script`]); runs on a blocking thread.
     fn script(&self, job: ScriptJob) -> Bytes {
         job.source
+    }
+
+    /// Like [`script`](Self::script), and also names the source map of the rewritten code
+    /// (the proxy then points the browser at it with a `SourceMap` header). The default
+    /// rewrites through [`script`](Self::script) without a map.
+    fn rewrite_script(&self, job: ScriptJob) -> RewrittenScript {
+        RewrittenScript {
+            body: self.script(job),
+            source_map_id: None,
+        }
+    }
+
+    /// The source map (JSON) with id `map_id` for the script at `script_url`, for
+    /// `GET /__shepherd/map/<id>.map`; `None` answers 404 (unknown or evicted).
+    fn source_map(&self, map_id: &str, script_url: &str) -> Option<String> {
+        let _ = (map_id, script_url);
+        None
     }
 
     /// Instruments dynamic code for `POST /__shepherd/instrument` (`kind` is `script`,

@@ -151,6 +151,14 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
             resp.headers_mut()
                 .insert("content-type", "text/html; charset=utf-8".parse().unwrap());
         }
+        "/app.js" => {
+            *resp.body_mut() =
+                full("function app() { return window.x; }\n//# sourceMappingURL=app.js.map\n");
+            let h = resp.headers_mut();
+            h.insert("content-type", "application/javascript".parse().unwrap());
+            h.insert("sourcemap", "app.js.map".parse().unwrap());
+            h.insert("x-sourcemap", "app.js.map".parse().unwrap());
+        }
         "/time" => {
             // Differs on every call: replay must serve the recorded value.
             let t = std::time::SystemTime::now()
