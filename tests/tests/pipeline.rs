@@ -218,7 +218,13 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         "no task actions\n{}",
         t.dump()
     );
-    let main = t.one_with_scope("script:module http://")?;
+    let modules = t.with_scope("script:module http://");
+    ensure!(
+        modules.len() == 2,
+        "main.js and late.js (dep.js runs inside main.js's action)\n{}",
+        t.dump()
+    );
+    let main = modules[0];
     let main_label = t.scope(main).unwrap_or_default();
     ensure!(
         main_label.ends_with("/modules/main.js"),
@@ -245,11 +251,13 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         "deferred modules chained in document order, DOMContentLoaded after them\n{}",
         t.dump()
     );
-    let late = t
-        .with_scope("script:module http://")
-        .into_iter()
-        .find(|&a| t.scope(a).is_some_and(|s| s.contains("/modules/late.js")))
-        .ok_or_else(|| anyhow::anyhow!("no late.js action\n{}", t.dump()))?;
+    let late = modules[1];
+    ensure!(
+        t.scope(late)
+            .is_some_and(|s| s.ends_with("/modules/late.js?delay=300")),
+        "late.js action\n{}",
+        t.dump()
+    );
     ensure!(
         t.has_arc(late, load, 'j') && !t.hb(late, dcl) && t.forked_by(late).is_some(),
         "async module: forked by its chunk, joined by window load, not by DOMContentLoaded\n{}",
