@@ -21,7 +21,8 @@ pub struct Source {
     pub page: Option<String>,
 }
 
-fn is_recording(path: &Path) -> anyhow::Result<bool> {
+/// True when `path` is a recording (an SQLite file) rather than a trace file.
+pub fn is_recording(path: &Path) -> anyhow::Result<bool> {
     let mut head = [0u8; 16];
     let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let n = f.read(&mut head)?;

@@ -1,7 +1,7 @@
 //! `shepherd races FILE`: offline race detection (EventRacer's algorithms) on a trace.
 
 use anyhow::Context;
-use shepherd_races::report::{self, NoSources, RaceReport};
+use shepherd_races::report::{self, RaceReport};
 use shepherd_races::{Options, analyze};
 use shepherd_trace::Trace;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,10 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     };
     let analysis = analyze(&trace, &opts)
         .with_context(|| format!("cannot analyse {}", args.file.display()))?;
-    let rep = RaceReport::new(&trace, &analysis, args.all);
+    // A recording also holds the page's HTML and scripts: reports show the racing lines.
+    let sources = crate::sources::for_trace_file(&args.file);
+    let mut rep = RaceReport::new(&trace, &analysis, args.all);
+    rep.attach_sources(&sources);
     if args.json {
         println!("{}", report::json::render(&rep));
     } else {
@@ -60,7 +63,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         } else {
             RaceReport::new(&trace, &analysis, true)
         };
-        let page = report::html::render(&full, &analysis, &trace, &NoSources);
+        let page = report::html::render(&full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
     }
     Ok(ExitCode::SUCCESS)

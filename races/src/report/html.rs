@@ -29,14 +29,6 @@ fn esc(s: &str) -> String {
     o
 }
 
-/// Splits `url:line:col` (the URL may contain colons).
-fn split_pos(p: &str) -> Option<(&str, usize)> {
-    let mut it = p.rsplitn(3, ':');
-    let _col = it.next()?;
-    let line = it.next()?.parse().ok()?;
-    Some((it.next()?, line))
-}
-
 fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
     let mut o = String::new();
     let Some(pos) = &a.source else {
@@ -50,21 +42,34 @@ fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
         );
         return o;
     };
-    let _ = write!(o, "<div class=pos>{}</div>", esc(pos));
-    if let Some((url, line)) = split_pos(pos)
-        && let Some(text) = sources.source(url)
-    {
-        o.push_str("<pre class=src>");
-        let lines: Vec<&str> = text.lines().collect();
-        let from = line.saturating_sub(3).max(1);
-        let to = (line + 2).min(lines.len());
-        for n in from..=to {
-            let cls = if n == line { " class=hit" } else { "" };
-            let _ = writeln!(
+    let own = if a.access_source.is_some() {
+        ""
+    } else {
+        " <span class=muted>(enclosing scope)</span>"
+    };
+    let _ = write!(o, "<div class=pos>{}{own}</div>", esc(pos));
+    let snippet = match &a.code {
+        Some(c) => Some(c.clone()),
+        None => sources.snippet(pos),
+    };
+    if let Some(code) = snippet {
+        if super::sources::split_position(pos).map(|(u, ..)| u) != Some(code.url.as_str()) {
+            let _ = write!(
                 o,
-                "<span{cls}>{n:>5} {}</span>",
-                esc(lines.get(n - 1).copied().unwrap_or(""))
+                "<div class='pos muted'>{}:{}:{}</div>",
+                esc(&code.url),
+                code.line,
+                code.col
             );
+        }
+        o.push_str("<pre class=src>");
+        for l in &code.lines {
+            let cls = if l.line == code.line {
+                " class=hit"
+            } else {
+                ""
+            };
+            let _ = writeln!(o, "<span{cls}>{:>5} {}</span>", l.line, esc(&l.text));
         }
         o.push_str("</pre>");
     }
@@ -408,12 +413,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn positions_split_from_the_right() {
-        assert_eq!(
-            split_pos("https://a.test:8080/x.js:12:3"),
-            Some(("https://a.test:8080/x.js", 12))
-        );
-        assert_eq!(split_pos("nope"), None);
+    fn escapes() {
         assert_eq!(esc("<a href=\"x\">"), "&lt;a href=&quot;x&quot;&gt;");
     }
 }

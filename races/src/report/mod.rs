@@ -3,6 +3,7 @@
 
 pub mod html;
 pub mod json;
+pub mod sources;
 pub mod text;
 
 use crate::Analysis;
@@ -11,6 +12,7 @@ use crate::clocks::{ClockBuilder, Clocks};
 use crate::filters::{self, Level, Tag};
 use serde::Serialize;
 use shepherd_trace::{ActionType, Op, Trace};
+pub use sources::{PageSources, Snippet, SourceLine};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -22,6 +24,13 @@ pub const JSON_VERSION: u32 = 1;
 pub trait SourceProvider {
     /// The text of the resource at `url`, if known.
     fn source(&self, url: &str) -> Option<Cow<'_, str>>;
+
+    /// The lines around position `pos` (`url:line:col`). The default looks `url` up with
+    /// [`source`](Self::source); [`PageSources`] also resolves inline code (`#inline-<key>`).
+    fn snippet(&self, pos: &str) -> Option<Snippet> {
+        let (url, line, col) = sources::split_position(pos)?;
+        Snippet::of_text(url, &self.source(url)?, line, col)
+    }
 }
 
 /// No sources: reports show positions only.
@@ -54,12 +63,20 @@ pub struct AccessView {
     pub action_kind: String,
     /// `READ`, `WRITE` or `UPDATE`.
     pub access: &'static str,
-    /// Source position `url:line:col` of the innermost scope that has one.
+    /// Source position `url:line:col` of the access itself when the trace has it, else of the
+    /// innermost scope that has one.
     pub source: Option<String>,
+    /// The access's own position (instrumented code; trace format 2).
+    pub access_source: Option<String>,
+    /// Position of the innermost scope that has one.
+    pub scope_source: Option<String>,
     /// Innermost scope label (`fire:click @ BUTTON[7]`, `script:inline #0`, …).
     pub scope: Option<String>,
     /// Value summary read or written, when logged.
     pub value: Option<String>,
+    /// The source lines at `source`, when sources were attached
+    /// ([`RaceReport::attach_sources`]) and know the file.
+    pub code: Option<Snippet>,
 }
 
 /// One race as reported.
@@ -184,9 +201,16 @@ pub fn access_context(trace: &Trace, x: &Access) -> (Option<String>, Option<Stri
     (src, scope)
 }
 
+/// The access's own source position (`url:line:col`), when the trace logged one.
+pub fn access_position(trace: &Trace, x: &Access) -> Option<String> {
+    let op = trace.ops.get(x.op as usize)?;
+    op.pos().map(|p| trace.strings.get(p).to_owned())
+}
+
 fn access_view(trace: &Trace, x: &Access) -> AccessView {
     let a = trace.actions.get(x.action as usize);
-    let (source, scope) = access_context(trace, x);
+    let (scope_source, scope) = access_context(trace, x);
+    let access_source = access_position(trace, x);
     AccessView {
         action: x.action,
         stable: a
@@ -197,9 +221,12 @@ fn access_view(trace: &Trace, x: &Access) -> AccessView {
             .map(|a| trace.strings.get(a.kind).to_owned())
             .unwrap_or_default(),
         access: x.kind.name(),
-        source,
+        source: access_source.clone().or_else(|| scope_source.clone()),
+        access_source,
+        scope_source,
         scope,
         value: filters::value_of(trace, x).map(str::to_owned),
+        code: None,
     }
 }
 
@@ -345,6 +372,23 @@ impl RaceReport {
                 tags,
             },
             races,
+        }
+    }
+}
+
+impl RaceReport {
+    /// Fills each access's `code` with the source lines at its position.
+    pub fn attach_sources(&mut self, sources: &dyn SourceProvider) {
+        let mut memo: HashMap<String, Option<Snippet>> = HashMap::new();
+        for r in &mut self.races {
+            for a in [&mut r.first, &mut r.second] {
+                if let Some(pos) = &a.source {
+                    a.code = memo
+                        .entry(pos.clone())
+                        .or_insert_with(|| sources.snippet(pos))
+                        .clone();
+                }
+            }
         }
     }
 }

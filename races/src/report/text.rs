@@ -13,6 +13,12 @@ fn side(a: &AccessView) -> String {
     } else if let Some(scope) = &a.scope {
         let _ = write!(s, " in {scope}");
     }
+    // The source line itself, when sources are attached (inline code: the document's line).
+    if let Some(code) = &a.code
+        && let Some(text) = code.hit()
+    {
+        let _ = write!(s, "\n            {:>5} | {}", code.line, text.trim_end());
+    }
     s
 }
 

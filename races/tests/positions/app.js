@@ -1,0 +1,5 @@
+// counts clicks
+var count = 0;
+setTimeout(function () {
+  count = count + 1;
+}, 10);
