@@ -26,13 +26,26 @@ pub(crate) const TAG_ARROW: u8 = 2;
 pub(crate) const TAG_CTOR: u8 = 3;
 pub(crate) const TAG_FIELD: u8 = 4;
 pub(crate) const TAG_STATIC: u8 = 5;
+/// Block-like scopes that own captured `let`/`const`/`class` bindings get their own scope
+/// instance per activation: a block statement, a `for (let…;…;…)` loop (one per iteration),
+/// a `for (let … in/of …)` loop (one per iteration), a `catch` clause.
+pub(crate) const TAG_BLOCK: u8 = 8;
+pub(crate) const TAG_FOR: u8 = 9;
+pub(crate) const TAG_FOR_IN: u8 = 10;
+pub(crate) const TAG_CATCH: u8 = 11;
+
+/// True for the key of a block-like scope (its scope id is a block-scoped `const`/`let`).
+pub(crate) fn is_block_key(k: FnKey) -> bool {
+    k.2 >= TAG_BLOCK
+}
 
 /// Result of the analysis.
 #[derive(Default)]
 pub(crate) struct Captures {
-    /// Captured binding → the function-like node that owns it.
+    /// Captured binding → the scope that owns it: the function-like node that declares it, or
+    /// for block-scoped declarations inside blocks and loop heads, that block.
     pub captured: HashMap<Id, FnKey>,
-    /// Function-like nodes that own at least one captured binding (they need a scope id).
+    /// Scopes that own at least one captured binding (they need a scope id).
     pub owners: HashSet<FnKey>,
     /// Names declared at the top level (for scripts: known globals).
     pub top_names: HashSet<swc_core::atoms::Atom>,
@@ -45,7 +58,11 @@ struct Analyzer {
     /// Context of unresolved (global) identifiers: never captured, not recorded.
     unresolved: SyntaxContext,
     stack: Vec<FnKey>,
-    decls: HashMap<Id, FnKey>,
+    /// Block-like scopes open inside the current function (innermost last), with the depth
+    /// of `stack` they belong to.
+    blocks: Vec<(FnKey, usize)>,
+    /// Binding → (declaring function, owning scope).
+    decls: HashMap<Id, (FnKey, FnKey)>,
     refs: Vec<(Id, FnKey)>,
     self_names: HashSet<Id>,
 }
@@ -55,16 +72,35 @@ impl Analyzer {
         self.stack.last().copied().unwrap_or(TOP)
     }
 
-    fn decl(&mut self, id: &Ident) {
-        let cur = self.cur();
-        self.decls.entry(id.to_id()).or_insert(cur);
+    /// Innermost open block-like scope of the current function, else the function.
+    fn cur_owner(&self) -> FnKey {
+        match self.blocks.last() {
+            Some(&(k, depth)) if depth == self.stack.len() => k,
+            _ => self.cur(),
+        }
     }
 
-    fn decl_pat(&mut self, pat: &Pat) {
+    /// A function-scoped declaration (`var`, parameter, function declaration).
+    fn decl(&mut self, id: &Ident) {
+        let cur = self.cur();
+        self.decls.entry(id.to_id()).or_insert((cur, cur));
+    }
+
+    /// A block-scoped declaration (`let`, `const`, `class`, catch parameter).
+    fn decl_lexical(&mut self, id: &Ident) {
+        let (cur, owner) = (self.cur(), self.cur_owner());
+        self.decls.entry(id.to_id()).or_insert((cur, owner));
+    }
+
+    fn decl_pat(&mut self, pat: &Pat, lexical: bool) {
         let mut ids: Vec<Ident> = Vec::new();
         collect_pat_idents(pat, &mut ids);
         for id in &ids {
-            self.decl(id);
+            if lexical {
+                self.decl_lexical(id);
+            } else {
+                self.decl(id);
+            }
         }
     }
 
@@ -72,6 +108,12 @@ impl Analyzer {
         self.stack.push(key);
         f(self);
         self.stack.pop();
+    }
+
+    fn enter_block<F: FnOnce(&mut Self)>(&mut self, key: FnKey, f: F) {
+        self.blocks.push((key, self.stack.len()));
+        f(self);
+        self.blocks.pop();
     }
 }
 
@@ -115,9 +157,32 @@ impl Visit for Analyzer {
     fn visit_break_stmt(&mut self, _: &BreakStmt) {}
     fn visit_continue_stmt(&mut self, _: &ContinueStmt) {}
 
-    fn visit_var_declarator(&mut self, n: &VarDeclarator) {
-        self.decl_pat(&n.name);
-        n.visit_children_with(self);
+    fn visit_var_decl(&mut self, n: &VarDecl) {
+        let lexical = n.kind != VarDeclKind::Var;
+        for d in &n.decls {
+            self.decl_pat(&d.name, lexical);
+            d.visit_children_with(self);
+        }
+    }
+
+    fn visit_block_stmt(&mut self, n: &BlockStmt) {
+        self.enter_block(fn_key(n.span, TAG_BLOCK), |a| n.stmts.visit_with(a));
+    }
+
+    fn visit_for_stmt(&mut self, n: &ForStmt) {
+        if matches!(&n.init, Some(VarDeclOrExpr::VarDecl(v)) if v.kind != VarDeclKind::Var) {
+            self.enter_block(fn_key(n.span, TAG_FOR), |a| n.visit_children_with(a));
+        } else {
+            n.visit_children_with(self);
+        }
+    }
+
+    fn visit_for_in_stmt(&mut self, n: &ForInStmt) {
+        self.for_in_of(n.span, &n.left, &n.right, &n.body);
+    }
+
+    fn visit_for_of_stmt(&mut self, n: &ForOfStmt) {
+        self.for_in_of(n.span, &n.left, &n.right, &n.body);
     }
 
     fn visit_fn_decl(&mut self, n: &FnDecl) {
@@ -126,7 +191,7 @@ impl Visit for Analyzer {
     }
 
     fn visit_class_decl(&mut self, n: &ClassDecl) {
-        self.decl(&n.ident);
+        self.decl_lexical(&n.ident);
         n.class.visit_with(self);
     }
 
@@ -145,10 +210,14 @@ impl Visit for Analyzer {
     }
 
     fn visit_catch_clause(&mut self, n: &CatchClause) {
-        if let Some(p) = &n.param {
-            self.decl_pat(p);
-        }
-        n.visit_children_with(self);
+        // The parameter and the body's own declarations share one scope instance.
+        self.enter_block(fn_key(n.span, TAG_CATCH), |a| {
+            if let Some(p) = &n.param {
+                a.decl_pat(p, true);
+                p.visit_with(a);
+            }
+            n.body.stmts.visit_with(a);
+        });
     }
 
     fn visit_import_specifier(&mut self, n: &ImportSpecifier) {
@@ -162,18 +231,27 @@ impl Visit for Analyzer {
     fn visit_function(&mut self, n: &Function) {
         self.enter(fn_key(n.span, TAG_FN), |a| {
             for p in &n.params {
-                a.decl_pat(&p.pat);
+                a.decl_pat(&p.pat, false);
             }
-            n.visit_children_with(a);
+            n.decorators.visit_with(a);
+            n.params.visit_with(a);
+            // The body's top-level declarations belong to the function, not to a block.
+            if let Some(b) = &n.body {
+                b.stmts.visit_with(a);
+            }
         });
     }
 
     fn visit_arrow_expr(&mut self, n: &ArrowExpr) {
         self.enter(fn_key(n.span, TAG_ARROW), |a| {
             for p in &n.params {
-                a.decl_pat(p);
+                a.decl_pat(p, false);
             }
-            n.visit_children_with(a);
+            n.params.visit_with(a);
+            match &*n.body {
+                ArrowFunctionBody::FunctionBody(b) => b.stmts.visit_with(a),
+                ArrowFunctionBody::Expr(e) => e.visit_with(a),
+            }
         });
     }
 
@@ -182,11 +260,13 @@ impl Visit for Analyzer {
         self.enter(fn_key(n.span, TAG_CTOR), |a| {
             for p in &n.params {
                 if let ParamOrTsParamProp::Param(p) = p {
-                    a.decl_pat(&p.pat);
+                    a.decl_pat(&p.pat, false);
                 }
             }
             n.params.visit_with(a);
-            n.body.visit_with(a);
+            if let Some(b) = &n.body {
+                b.stmts.visit_with(a);
+            }
         });
     }
 
@@ -204,7 +284,33 @@ impl Visit for Analyzer {
     }
 
     fn visit_static_block(&mut self, n: &StaticBlock) {
-        self.enter(fn_key(n.span(), TAG_STATIC), |a| n.body.visit_with(a));
+        self.enter(fn_key(n.span(), TAG_STATIC), |a| n.body.stmts.visit_with(a));
+    }
+}
+
+impl Analyzer {
+    /// `for (let/const … in/of …)`: the head bindings are fresh per iteration; their scope id
+    /// is allocated at the start of the body, so the head itself (evaluated before) is not
+    /// inside the block.
+    fn for_in_of(&mut self, span: Span, left: &ForHead, right: &Expr, body: &Stmt) {
+        match left {
+            ForHead::VarDecl(v) if v.kind != VarDeclKind::Var => {
+                self.enter_block(fn_key(span, TAG_FOR_IN), |a| {
+                    for d in &v.decls {
+                        a.decl_pat(&d.name, true);
+                    }
+                });
+                // Head defaults are evaluated outside the iteration's scope id.
+                v.decls.iter().for_each(|d| d.name.visit_with(self));
+                right.visit_with(self);
+                self.enter_block(fn_key(span, TAG_FOR_IN), |a| body.visit_with(a));
+            }
+            _ => {
+                left.visit_with(self);
+                right.visit_with(self);
+                body.visit_with(self);
+            }
+        }
     }
 }
 
@@ -219,18 +325,18 @@ pub(crate) fn analyze(program: &Program, unresolved: SyntaxContext) -> Captures 
         self_names: a.self_names,
         ..Default::default()
     };
-    for (id, owner) in &a.decls {
+    for (id, (owner, _)) in &a.decls {
         if *owner == TOP {
             out.top_names.insert(id.0.clone());
         }
     }
     for (id, at) in a.refs {
-        if let Some(owner) = a.decls.get(&id)
-            && *owner != at
+        if let Some(&(func, owner)) = a.decls.get(&id)
+            && func != at
             && !out.captured.contains_key(&id)
         {
-            out.captured.insert(id, *owner);
-            out.owners.insert(*owner);
+            out.captured.insert(id, owner);
+            out.owners.insert(owner);
         }
     }
     out

@@ -13,7 +13,7 @@ use swc_core::ecma::parser::{EsSyntax, Syntax, parse_file_as_module, parse_file_
 use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
-use crate::{Error, Kind, MARKER, Options, Output, analysis, pass::Pass};
+use crate::{Error, Kind, MARKER, Options, Output, analysis, pass::Pass, positions::Positions};
 
 /// The tree, file and source map of a finished job, freed after the reply.
 type Garbage = Option<Box<dyn std::any::Any>>;
@@ -75,14 +75,19 @@ fn run_phases(
         ..Default::default()
     });
     let mut recovered = Vec::new();
-    let program = match opts.kind {
+    // swc's lexer has assertions that page input can trip (an HTML-like comment directly
+    // followed by a regular expression, `<!--\n/a/`, in swc_ecma_parser 47): a panic while
+    // parsing is a parse error like any other (the caller serves the original bytes).
+    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match opts.kind {
         Kind::Module => {
             parse_file_as_module(&fm, syntax, EsVersion::latest(), None, &mut recovered)
                 .map(Program::Module)
         }
         _ => parse_file_as_script(&fm, syntax, EsVersion::latest(), None, &mut recovered)
             .map(Program::Script),
-    };
+    }));
+    let program =
+        parsed.map_err(|p| Error::Parse(format!("parser panicked: {}", panic_text(&*p))))?;
     let mut program = program.map_err(|e| Error::Parse(describe(&e)))?;
     // A hashbang is only valid at the very start; the marker line comes first now.
     match &mut program {
@@ -104,7 +109,16 @@ fn run_phases(
             swc_core::common::SyntaxContext::empty().apply_mark(unresolved_mark),
         );
         lap("analysis", phases);
-        let mut pass = Pass::new(opts.kind, unresolved_mark, top_level_mark, &caps, tag);
+        let positions = Positions::new(fm.clone());
+        let mut pass = Pass::new(
+            opts.kind,
+            unresolved_mark,
+            top_level_mark,
+            &caps,
+            tag,
+            &positions,
+            opts.inline_script,
+        );
         program.visit_mut_with(&mut pass);
         lap("pass", phases);
         // No `fixer`: every rewrite yields a call where an identifier or member stood (same
@@ -160,6 +174,14 @@ fn run_phases(
     lap("finish", phases);
     *garbage = Some(Box::new((program, fm, cm)));
     Ok(Output { code, source_map })
+}
+
+/// The message of a panic payload (`&str` or `String`, as `panic!` produces).
+pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
 fn describe(e: &swc_core::ecma::parser::error::Error) -> String {

@@ -6,11 +6,14 @@
 //! Pipeline per job (`job.rs`): parse explicitly as script or module (never guessed; handler
 //! bodies allow top-level `return`) → refuse on any parse error *or* recovered error →
 //! `resolver` → capture analysis (`analysis.rs`: which bindings another function refers to) →
-//! the record pass (`pass.rs`) → minified codegen with the original spans (source map chained
+//! the record pass (`pass.rs`; every access call carries its source position, `positions.rs`)
+//! → minified codegen with the original spans (source map chained
 //! onto the page's own map when given). No `hygiene` (it would rename user bindings, which
 //! `Function#toString`-based dependency injection sees) and no `fixer` (the pass keeps
 //! precedence itself). Jobs run on a small pool of worker threads with 256 MB stacks
-//! (`pool.rs`); input nested deeper than [`MAX_NESTING`] brackets is refused up front.
+//! (`pool.rs`); input nested deeper than [`MAX_NESTING`] brackets is refused up front. A panic
+//! never reaches the caller: inside swc's parser it is an [`Error::Parse`], elsewhere an
+//! [`Error::Worker`].
 //!
 //! Only record mode calls this crate; repair mode serves pages without rewriting JavaScript.
 
@@ -19,9 +22,10 @@ mod depth;
 mod job;
 mod pass;
 mod pool;
+mod positions;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 3;
+pub const PASS_VERSION: u32 = 4;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";

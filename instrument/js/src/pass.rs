@@ -12,9 +12,14 @@ use swc_core::ecma::visit::{VisitMut, VisitMutWith};
 
 use crate::Kind;
 use crate::analysis::{
-    Captures, FnKey, TAG_ARROW, TAG_CTOR, TAG_FIELD, TAG_FN, TAG_STATIC, TOP, collect_pat_idents,
-    fn_key,
+    Captures, FnKey, TAG_ARROW, TAG_BLOCK, TAG_CATCH, TAG_CTOR, TAG_FIELD, TAG_FN, TAG_FOR,
+    TAG_FOR_IN, TAG_STATIC, TOP, collect_pat_idents, fn_key, is_block_key,
 };
+use crate::positions::Positions;
+
+/// Key of the frame of an arrow the pass adds to get temporaries where there is no place for
+/// declarations (parameter lists, class field initializers).
+const TAG_TEMPS: u8 = 12;
 
 /// Name of the runtime object.
 pub(crate) const API: &str = "__shepherd";
@@ -135,6 +140,15 @@ pub(crate) struct Pass<'a> {
     /// Interned temporary names by level (function temporaries, script-level temporaries).
     fn_temps: Vec<Atom>,
     script_temps: Vec<Atom>,
+    /// Line index of the original source: the trailing position argument of access calls.
+    pos: &'a Positions,
+    /// The code has no URL of its own (inline script, handler, `javascript:` URL).
+    inline: bool,
+    /// Block-like scopes with their own scope id that enclose the current node.
+    blocks: Vec<FnKey>,
+    /// Private names declared by the enclosing classes (innermost last): name, is a method
+    /// or accessor (immutable, never logged).
+    privates: Vec<Vec<(Atom, bool)>>,
 }
 
 impl<'a> Pass<'a> {
@@ -144,8 +158,14 @@ impl<'a> Pass<'a> {
         top_level_mark: Mark,
         caps: &'a Captures,
         tag: String,
+        pos: &'a Positions,
+        inline: bool,
     ) -> Self {
         Pass {
+            pos,
+            inline,
+            blocks: Vec::new(),
+            privates: Vec::new(),
             kind,
             unresolved: SyntaxContext::empty().apply_mark(unresolved_mark),
             top_level: SyntaxContext::empty().apply_mark(top_level_mark),
@@ -253,8 +273,23 @@ impl<'a> Pass<'a> {
         })
     }
 
+    /// A call of access function `name` with the position of `span` appended (contract in
+    /// `docs/runtime-api.md`: `p` is always the last argument).
+    fn acall(&self, span: Span, name: &'static str, mut args: Vec<Expr>) -> Expr {
+        if let Some(p) = self.pos.encode(span) {
+            args.push(int_lit(p));
+        }
+        api_call(span, name, args)
+    }
+
     /// Expression yielding the scope id of `owner`, or `None` when it is not visible here.
     fn sid(&self, owner: FnKey) -> Option<Box<Expr>> {
+        if is_block_key(owner) {
+            return self
+                .blocks
+                .contains(&owner)
+                .then(|| Box::new(Expr::Ident(block_sid(owner))));
+        }
         let f = self.frames.iter().rev().find(|f| f.key == owner)?;
         if f.in_params {
             return None;
@@ -319,11 +354,11 @@ impl<'a> Pass<'a> {
                     // not a property of the global object) and returns 0.
                     bin(
                         BinaryOp::LogicalOr,
-                        api_call(DUMMY_SP, "u", vec![name_lit(&name)]),
+                        self.acall(span, "u", vec![name_lit(&name)]),
                         Expr::Ident(id),
                     )
                 };
-                let read = api_call(span, "g", vec![name_lit(&name), value]);
+                let read = self.acall(span, "g", vec![name_lit(&name), value]);
                 if &*name == "eval" {
                     // A value read of `eval` (indirect eval): the runtime swaps in a wrapper
                     // that instruments string arguments.
@@ -335,7 +370,7 @@ impl<'a> Pass<'a> {
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => {
                     let name = id.sym.clone();
-                    api_call(span, "cr", vec![*sid, name_lit(&name), Expr::Ident(id)])
+                    self.acall(span, "cr", vec![*sid, name_lit(&name), Expr::Ident(id)])
                 }
                 None => Expr::Ident(id),
             },
@@ -348,10 +383,10 @@ impl<'a> Pass<'a> {
         match self.classify(id) {
             Class::Local => e,
             Class::Global { .. } => {
-                api_call(span, if rw { "x" } else { "w" }, vec![name_lit(&id.sym), e])
+                self.acall(span, if rw { "x" } else { "w" }, vec![name_lit(&id.sym), e])
             }
             Class::Captured(owner) => match self.sid(owner) {
-                Some(sid) => api_call(
+                Some(sid) => self.acall(
                     span,
                     if rw { "cx" } else { "cw" },
                     vec![*sid, name_lit(&id.sym), e],
@@ -364,7 +399,7 @@ impl<'a> Pass<'a> {
     /// Statement logging the current value of `id` as a write (`void __shepherd.w("f", f)`),
     /// or `None` when `id` is not shared. `void` keeps completion values unchanged.
     fn write_stmt(&self, id: &Ident) -> Option<Stmt> {
-        let e = self.log_ident_write(id, Expr::Ident(id.clone()), false, DUMMY_SP);
+        let e = self.log_ident_write(id, Expr::Ident(id.clone()), false, id.span);
         if matches!(e, Expr::Ident(_)) {
             return None;
         }
@@ -387,8 +422,20 @@ impl<'a> Pass<'a> {
         e.visit_mut_with(self);
     }
 
-    /// Key of a loggable member: a static name, or a computed expression.
-    fn member_key(m: &MemberExpr) -> Option<MemberKey> {
+    /// True when private name `#name` is a field of the innermost class declaring it (methods
+    /// and accessors are immutable: calling or reading them never races).
+    fn private_is_field(&self, name: &Atom) -> bool {
+        for class in self.privates.iter().rev() {
+            if let Some((_, method)) = class.iter().find(|(n, _)| n == name) {
+                return !method;
+            }
+        }
+        true
+    }
+
+    /// Key of a loggable member: a static name, or a computed expression. Private fields are
+    /// logged under the key `"#name"` (location `T.objLoc(o, "#name")`).
+    fn member_key(&self, m: &MemberExpr) -> Option<MemberKey> {
         if matches!(*m.obj, Expr::Ident(ref i) if &*i.sym == API) {
             return None;
         }
@@ -397,7 +444,9 @@ impl<'a> Pass<'a> {
         }
         match &m.prop {
             MemberProp::Ident(n) => Some(MemberKey::Static(name_lit(&n.sym))),
-            MemberProp::PrivateName(_) => None,
+            MemberProp::PrivateName(n) => self
+                .private_is_field(&n.name)
+                .then(|| MemberKey::Static(str_lit(&format!("#{}", n.name)))),
             MemberProp::Computed(c) => match &*c.expr {
                 Expr::Lit(Lit::Str(_)) | Expr::Lit(Lit::Num(_)) => {
                     Some(MemberKey::Static((*c.expr).clone()))
@@ -410,7 +459,7 @@ impl<'a> Pass<'a> {
     /// Rewrites a member read (children already visited): `__shepherd.r(o, k)`.
     fn read_member(&mut self, m: MemberExpr) -> Expr {
         let span = m.span;
-        let Some(key) = Self::member_key(&m) else {
+        let Some(key) = self.member_key(&m) else {
             return Expr::Member(m);
         };
         let k = match key {
@@ -420,15 +469,23 @@ impl<'a> Pass<'a> {
                 _ => return Expr::Member(m),
             },
         };
-        api_call(span, "r", vec![*m.obj, k])
+        self.acall(span, "r", vec![*m.obj, k])
+    }
+
+    /// A private field read `o.#x` (children not yet visited): the read stays in user code,
+    /// `__shepherd.pr(t = o, "#x", t.#x)` (no temporary for `this`).
+    fn read_private(&mut self, m: MemberExpr) -> Expr {
+        let span = m.span;
+        self.member_op(span, m, "pr", None, |m, _| Expr::Member(m), vec![])
     }
 
     /// Wraps the object of a callee member so the call keeps its receiver:
     /// `__shepherd.b(o, "m").m(…)`, `__shepherd.b(o, k)[__shepherd.K](…)`.
     fn receiver(&mut self, m: &mut MemberExpr, optional: bool) {
-        let Some(key) = Self::member_key(m) else {
+        let Some(key) = self.member_key(m) else {
             return;
         };
+        let span = m.span;
         let f = if optional { "bo" } else { "b" };
         let obj = std::mem::replace(
             &mut m.obj,
@@ -436,7 +493,7 @@ impl<'a> Pass<'a> {
         );
         match key {
             MemberKey::Static(k) => {
-                *m.obj = api_call(DUMMY_SP, f, vec![*obj, k]);
+                *m.obj = self.acall(span, f, vec![*obj, k]);
             }
             MemberKey::Dynamic => {
                 if optional {
@@ -449,7 +506,7 @@ impl<'a> Pass<'a> {
                     return;
                 };
                 let k = std::mem::replace(&mut c.expr, api_expr("K"));
-                *m.obj = api_call(DUMMY_SP, f, vec![*obj, *k]);
+                *m.obj = self.acall(span, f, vec![*obj, *k]);
             }
         }
     }
@@ -457,7 +514,11 @@ impl<'a> Pass<'a> {
     /// Rewrites a write-like operation on a member (`o.p = v`, `o[k] += v`, `o.p++`,
     /// `delete o.p`). `build` receives the member with its object and key replaced by
     /// temporaries and returns the native operation; the result is
-    /// `__shepherd.<f>(t = o, k, <native>, extra…)`.
+    /// `__shepherd.<f>(t = o, k, <native>, extra…)`; `this` needs no temporary. Where no
+    /// temporaries can be declared (parameter lists, class field initializers) the operation
+    /// is wrapped in an arrow whose parameters are the temporaries,
+    /// `((t0, t1) => <op>)()`: an arrow keeps `this`, `arguments`, `super` and `new.target`,
+    /// and neither place may contain `yield` or `await`.
     fn member_op(
         &mut self,
         span: Span,
@@ -467,8 +528,20 @@ impl<'a> Pass<'a> {
         build: impl FnOnce(MemberExpr, Option<Box<Expr>>) -> Expr,
         extra: Vec<Expr>,
     ) -> Expr {
-        let key = Self::member_key(&m);
-        if key.is_none() || !self.temps_ok() || matches!(*m.obj, Expr::OptChain(_)) {
+        let key = self.member_key(&m);
+        let this_obj = matches!(*m.obj, Expr::This(_));
+        let needs_temps = !this_obj || matches!(key, Some(MemberKey::Dynamic));
+        if needs_temps
+            && !self.temps_ok()
+            && key.is_some()
+            && !matches!(*m.obj, Expr::OptChain(_))
+            && self.in_temp_less_place()
+            && !mentions_eval(&m, rest.as_deref())
+        {
+            return self.with_arrow_temps(span, |p| p.member_op(span, m, f, rest, build, extra));
+        }
+        if key.is_none() || (needs_temps && !self.temps_ok()) || matches!(*m.obj, Expr::OptChain(_))
+        {
             self.visit_member_parts(&mut m);
             if let Some(r) = &mut rest {
                 r.visit_mut_with(self);
@@ -476,35 +549,75 @@ impl<'a> Pass<'a> {
             return build(m, rest);
         }
         let d = self.depth;
-        // The object is evaluated before its temporary is assigned: same level.
-        self.visit_expr_keep(&mut m.obj);
-        let obj = std::mem::replace(&mut m.obj, self.temp(d));
-        let t_assign = self.assign_temp(d, obj);
+        let (obj_arg, d1) = if this_obj {
+            (Expr::This(ThisExpr { span: DUMMY_SP }), d)
+        } else {
+            // The object is evaluated before its temporary is assigned: same level.
+            self.visit_expr_keep(&mut m.obj);
+            let obj = std::mem::replace(&mut m.obj, self.temp(d));
+            (self.assign_temp(d, obj), d + 1)
+        };
         let key_arg = match key {
             Some(MemberKey::Static(k)) => {
-                self.depth = d + 1;
+                self.depth = d1;
                 k
             }
             _ => {
                 let MemberProp::Computed(c) = &mut m.prop else {
                     return build(m, rest);
                 };
-                self.depth = d + 1;
+                self.depth = d1;
                 c.expr.visit_mut_with(self);
-                let kexpr = std::mem::replace(&mut c.expr, self.temp(d + 1));
-                self.depth = d + 2;
+                let kexpr = std::mem::replace(&mut c.expr, self.temp(d1));
+                self.depth = d1 + 1;
                 // The raw key: the native operation converts it as often as the engine does
                 // (compound assignments convert twice in V8, per the current spec).
-                self.assign_temp(d + 1, kexpr)
+                self.assign_temp(d1, kexpr)
             }
         };
         if let Some(r) = &mut rest {
             r.visit_mut_with(self);
         }
         self.depth = d;
-        let mut args = vec![t_assign, key_arg, build(m, rest)];
+        let mut args = vec![obj_arg, key_arg, build(m, rest)];
         args.extend(extra);
-        api_call(span, f, args)
+        self.acall(span, f, args)
+    }
+
+    /// Inside a parameter list or a class field initializer (no declarations possible).
+    fn in_temp_less_place(&self) -> bool {
+        self.frame()
+            .is_some_and(|f| f.kind == FrameKind::Field || f.in_params)
+    }
+
+    /// Runs `f` in a frame of its own and wraps its result in `((t0, …) => <result>)()`.
+    fn with_arrow_temps(&mut self, span: Span, f: impl FnOnce(&mut Self) -> Expr) -> Expr {
+        self.push_frame(fn_key(span, TAG_TEMPS), FrameKind::Function);
+        let body = f(self);
+        let frame = self.pop_frame();
+        let params = (0..frame.temps)
+            .map(|i| Pat::Ident(ident(&format!("{RESERVED}t{i}")).into()))
+            .collect();
+        let arrow = Expr::Arrow(ArrowExpr {
+            span: DUMMY_SP,
+            ctxt: SyntaxContext::empty(),
+            params,
+            body: Box::new(ArrowFunctionBody::Expr(Box::new(body))),
+            is_async: false,
+            is_generator: false,
+            type_params: None,
+            return_type: None,
+        });
+        Expr::Call(CallExpr {
+            span: DUMMY_SP,
+            ctxt: SyntaxContext::empty(),
+            callee: Callee::Expr(Box::new(Expr::Paren(ParenExpr {
+                span: DUMMY_SP,
+                expr: Box::new(arrow),
+            }))),
+            args: vec![],
+            type_args: None,
+        })
     }
 
     // ---- expression forms ---------------------------------------------------------------
@@ -548,17 +661,37 @@ impl<'a> Pass<'a> {
                     vec![],
                 )
             }
-            AssignTarget::Pat(ref mut p) => {
-                let mut ids = Vec::new();
-                self.visit_assign_pat(p, &mut ids);
+            AssignTarget::Simple(SimpleAssignTarget::SuperProp(ref mut sp)) => {
+                // `super.x = v` sets the property on `this` (the receiver): logged there.
+                let key = super_key(sp);
+                self.visit_super_parts(sp);
                 a.right.visit_mut_with(self);
-                let logs: Vec<Expr> = ids
+                match key {
+                    Some(k) => self.acall(
+                        span,
+                        if rw { "X" } else { "W" },
+                        vec![this_expr(), k, Expr::Assign(a)],
+                    ),
+                    _ => Expr::Assign(a),
+                }
+            }
+            AssignTarget::Pat(ref mut p) => {
+                // The right side is evaluated before any target, so its temporaries are free
+                // again when the targets take theirs (from the same level up).
+                let d = self.depth;
+                let mut tg = Targets::default();
+                self.visit_assign_pat(p, &mut tg);
+                self.depth = d;
+                a.right.visit_mut_with(self);
+                let mut logs: Vec<Expr> = tg
+                    .ids
                     .iter()
                     .filter_map(|id| {
-                        let e = self.log_ident_write(id, Expr::Ident(id.clone()), false, DUMMY_SP);
+                        let e = self.log_ident_write(id, Expr::Ident(id.clone()), false, id.span);
                         (!matches!(e, Expr::Ident(_))).then_some(e)
                     })
                     .collect();
+                logs.extend(tg.members);
                 if logs.is_empty() {
                     return Expr::Assign(a);
                 }
@@ -574,7 +707,7 @@ impl<'a> Pass<'a> {
     }
 
     /// Visits an assignment pattern: defaults and computed keys are reads; targets are not.
-    fn visit_assign_pat(&mut self, p: &mut AssignTargetPat, ids: &mut Vec<Ident>) {
+    fn visit_assign_pat(&mut self, p: &mut AssignTargetPat, ids: &mut Targets) {
         match p {
             AssignTargetPat::Array(a) => {
                 for e in a.elems.iter_mut().flatten() {
@@ -590,7 +723,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn visit_target_obj_prop(&mut self, prop: &mut ObjectPatProp, ids: &mut Vec<Ident>) {
+    fn visit_target_obj_prop(&mut self, prop: &mut ObjectPatProp, ids: &mut Targets) {
         match prop {
             ObjectPatProp::KeyValue(kv) => {
                 if let PropName::Computed(c) = &mut kv.key {
@@ -599,7 +732,7 @@ impl<'a> Pass<'a> {
                 self.visit_target_pat(&mut kv.value, ids);
             }
             ObjectPatProp::Assign(a) => {
-                ids.push(a.key.id.clone());
+                ids.ids.push(a.key.id.clone());
                 if let Some(v) = &mut a.value {
                     v.visit_mut_with(self);
                 }
@@ -608,9 +741,9 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn visit_target_pat(&mut self, p: &mut Pat, ids: &mut Vec<Ident>) {
+    fn visit_target_pat(&mut self, p: &mut Pat, ids: &mut Targets) {
         match p {
-            Pat::Ident(b) => ids.push(b.id.clone()),
+            Pat::Ident(b) => ids.ids.push(b.id.clone()),
             Pat::Array(a) => {
                 for e in a.elems.iter_mut().flatten() {
                     self.visit_target_pat(e, ids);
@@ -626,18 +759,76 @@ impl<'a> Pass<'a> {
                 self.visit_target_pat(&mut a.left, ids);
                 a.right.visit_mut_with(self);
             }
-            Pat::Expr(e) => self.visit_target_expr(e),
+            Pat::Expr(e) => self.visit_target_expr(e, ids),
             Pat::Invalid(_) => {}
         }
     }
 
-    /// An expression used as an assignment target (member): visit its parts, not itself.
-    fn visit_target_expr(&mut self, e: &mut Box<Expr>) {
+    /// An expression used as an assignment target inside a pattern or a for-in/of head: the
+    /// engine writes it. Members get temporaries for their object and key,
+    /// `[(t0 = o).a, (t1 = o)[t2 = k]] = e`, and a write log `__shepherd.V(t0, "a")` each
+    /// (value unknown), evaluated after the assignment. Each target takes new temporary
+    /// levels: they stay live until the logs run.
+    fn visit_target_expr(&mut self, e: &mut Box<Expr>, tg: &mut Targets) {
         match &mut **e {
-            Expr::Member(m) => self.visit_member_parts(m),
-            Expr::Paren(p) => self.visit_target_expr(&mut p.expr),
+            Expr::Member(m) => self.target_member(m, tg),
+            Expr::SuperProp(sp) => {
+                if let Some(k) = super_key(sp) {
+                    tg.members
+                        .push(self.acall(sp.span, "V", vec![this_expr(), k]));
+                }
+                self.visit_super_parts(sp);
+            }
+            Expr::Paren(p) => self.visit_target_expr(&mut p.expr, tg),
             Expr::Ident(_) => {}
             _ => e.visit_mut_with(self),
+        }
+    }
+
+    fn target_member(&mut self, m: &mut MemberExpr, tg: &mut Targets) {
+        let key = self.member_key(m);
+        let this_obj = matches!(*m.obj, Expr::This(_));
+        let needs_temps = !this_obj || matches!(key, Some(MemberKey::Dynamic));
+        if key.is_none() || (needs_temps && !self.temps_ok()) {
+            self.visit_member_parts(m);
+            return;
+        }
+        let d = self.depth;
+        let obj_arg = if this_obj {
+            this_expr()
+        } else {
+            self.visit_expr_keep(&mut m.obj);
+            let obj = std::mem::replace(&mut m.obj, self.temp(d));
+            let assign = self.assign_temp(d, obj);
+            *m.obj = Expr::Paren(ParenExpr {
+                span: DUMMY_SP,
+                expr: Box::new(assign),
+            });
+            self.depth = d + 1;
+            *self.temp(d)
+        };
+        let key_arg = match key {
+            Some(MemberKey::Static(k)) => k,
+            _ => {
+                let MemberProp::Computed(c) = &mut m.prop else {
+                    return;
+                };
+                let level = self.depth;
+                c.expr.visit_mut_with(self);
+                let kexpr = std::mem::replace(&mut c.expr, self.temp(level));
+                *c.expr = self.assign_temp(level, kexpr);
+                self.depth = level + 1;
+                *self.temp(level)
+            }
+        };
+        tg.members
+            .push(self.acall(m.span, "V", vec![obj_arg, key_arg]));
+    }
+
+    /// Visits the computed key of a `super[k]` (there is no object to visit).
+    fn visit_super_parts(&mut self, sp: &mut SuperPropExpr) {
+        if let SuperProp::Computed(c) = &mut sp.prop {
+            c.expr.visit_mut_with(self);
         }
     }
 
@@ -664,10 +855,10 @@ impl<'a> Pass<'a> {
                 match self.classify(&id) {
                     Class::Local => native,
                     Class::Global { .. } => {
-                        api_call(span, "y", vec![name_lit(&id.sym), native, num_lit(delta)])
+                        self.acall(span, "y", vec![name_lit(&id.sym), native, num_lit(delta)])
                     }
                     Class::Captured(owner) => match self.sid(owner) {
-                        Some(sid) => api_call(
+                        Some(sid) => self.acall(
                             span,
                             "cy",
                             vec![*sid, name_lit(&id.sym), native, num_lit(delta)],
@@ -692,6 +883,22 @@ impl<'a> Pass<'a> {
                     self.member_op(span, m, "Y", None, build, vec![num_lit(delta)])
                 }
             }
+            Expr::SuperProp(ref mut sp) => {
+                let key = super_key(sp);
+                self.visit_super_parts(sp);
+                let prefix = u.prefix;
+                match key {
+                    Some(k) if prefix => {
+                        self.acall(span, "X", vec![this_expr(), k, Expr::Update(u)])
+                    }
+                    Some(k) => self.acall(
+                        span,
+                        "Y",
+                        vec![this_expr(), k, Expr::Update(u), num_lit(delta)],
+                    ),
+                    None => Expr::Update(u),
+                }
+            }
             _ => {
                 u.visit_mut_children_with(self);
                 Expr::Update(u)
@@ -709,7 +916,7 @@ impl<'a> Pass<'a> {
                         Class::Local => Expr::Unary(u),
                         // Keep `typeof x` whole: no ReferenceError for undeclared globals.
                         Class::Global { .. } => {
-                            api_call(span, "gt", vec![name_lit(&id.sym), Expr::Unary(u)])
+                            self.acall(span, "gt", vec![name_lit(&id.sym), Expr::Unary(u)])
                         }
                         Class::Captured(_) => {
                             u.arg = Box::new(self.read_ident(id));
@@ -735,7 +942,7 @@ impl<'a> Pass<'a> {
                         let name = id.sym.clone();
                         u.arg = Box::new(Expr::Ident(id));
                         if global {
-                            api_call(span, "d", vec![name_lit(&name), Expr::Unary(u)])
+                            self.acall(span, "d", vec![name_lit(&name), Expr::Unary(u)])
                         } else {
                             Expr::Unary(u)
                         }
@@ -754,6 +961,12 @@ impl<'a> Pass<'a> {
                         },
                         vec![],
                     ),
+                    Expr::SuperProp(mut sp) => {
+                        // Always a ReferenceError; only the key is evaluated first.
+                        self.visit_super_parts(&mut sp);
+                        u.arg = Box::new(Expr::SuperProp(sp));
+                        Expr::Unary(u)
+                    }
                     other => {
                         let mut other = Box::new(other);
                         other.visit_mut_with(self);
@@ -808,7 +1021,7 @@ impl<'a> Pass<'a> {
                                 expr: Box::new(Expr::Seq(SeqExpr {
                                     span: DUMMY_SP,
                                     exprs: vec![
-                                        Box::new(api_call(DUMMY_SP, "q", vec![name_lit(&name)])),
+                                        Box::new(self.acall(id.span, "q", vec![name_lit(&name)])),
                                         Box::new(Expr::Call(c)),
                                     ],
                                 })),
@@ -820,6 +1033,34 @@ impl<'a> Pass<'a> {
                         if !matches!(*m.obj, Expr::OptChain(_)) {
                             self.receiver(m, false);
                         }
+                    }
+                    Expr::SuperProp(sp) => {
+                        // `super.m(a)` stays native (its `this`); the read of the method is
+                        // logged on `this` first: `(b(this, "m"), super.m(a))`, and
+                        // `(b(this, k), super[K](a))` converts a computed key once.
+                        let span = sp.span;
+                        let log = match super_key(sp) {
+                            Some(k) => Some(self.acall(span, "b", vec![this_expr(), k])),
+                            None => match &mut sp.prop {
+                                SuperProp::Computed(ck) => {
+                                    ck.expr.visit_mut_with(self);
+                                    let k = std::mem::replace(&mut ck.expr, api_expr("K"));
+                                    Some(self.acall(span, "b", vec![this_expr(), *k]))
+                                }
+                                SuperProp::Ident(_) => None,
+                            },
+                        };
+                        c.args.visit_mut_with(self);
+                        let Some(log) = log else {
+                            return Expr::Call(c);
+                        };
+                        return Expr::Paren(ParenExpr {
+                            span: DUMMY_SP,
+                            expr: Box::new(Expr::Seq(SeqExpr {
+                                span: DUMMY_SP,
+                                exprs: vec![Box::new(log), Box::new(Expr::Call(c))],
+                            })),
+                        });
                     }
                     _ => callee.visit_mut_with(self),
                 }
@@ -847,6 +1088,7 @@ impl<'a> Pass<'a> {
                         }
                     }
                     Expr::Ident(_) if self.dynamic > 0 => {}
+                    Expr::SuperProp(sp) => self.visit_super_parts(sp),
                     other => other.visit_mut_with(self),
                 }
                 c.args.visit_mut_with(self);
@@ -894,11 +1136,15 @@ impl<'a> Pass<'a> {
                     Expr::Member(m) => AssignTarget::Simple(SimpleAssignTarget::Member(m)),
                     _ => return out,
                 };
-                out.push(void_stmt(Expr::Assign(AssignExpr {
+                // Parenthesised: `void a = b` would parse as `(void a) = b`.
+                out.push(void_stmt(Expr::Paren(ParenExpr {
                     span: DUMMY_SP,
-                    op: AssignOp::Assign,
-                    left: target,
-                    right: Box::new(sid_call),
+                    expr: Box::new(Expr::Assign(AssignExpr {
+                        span: DUMMY_SP,
+                        op: AssignOp::Assign,
+                        left: target,
+                        right: Box::new(sid_call),
+                    })),
                 })));
             } else if let Expr::Ident(name) = *self.sid_expr(frame.key, frame.kind) {
                 out.push(Stmt::Decl(Decl::Var(Box::new(VarDecl {
@@ -934,6 +1180,40 @@ impl<'a> Pass<'a> {
         }
     }
 
+    /// A for-in/of loop: member targets in the head get temporaries and write logs at the
+    /// start of the body, and so do shared loop variables; a head with captured
+    /// `let`/`const` bindings gets a scope id per iteration (first in the body).
+    fn for_in_of(
+        &mut self,
+        span: Span,
+        left: &mut ForHead,
+        right: &mut Box<Expr>,
+        body: &mut Box<Stmt>,
+    ) {
+        let d = self.depth;
+        let mut tg = Targets::default();
+        match &mut *left {
+            ForHead::Pat(p) => self.visit_target_pat(p, &mut tg),
+            other => other.visit_mut_with(self),
+        }
+        // The right side is evaluated once, before any head assignment.
+        self.depth = d;
+        right.visit_mut_with(self);
+        let key = fn_key(span, TAG_FOR_IN);
+        let own = self.caps.owners.contains(&key);
+        if own {
+            self.blocks.push(key);
+        }
+        body.visit_mut_with(self);
+        let mut logs: Vec<Stmt> = tg.members.into_iter().map(void_stmt).collect();
+        logs.extend(self.loop_var_log(left));
+        if own {
+            self.blocks.pop();
+            logs.insert(0, block_sid_decl(key, VarDeclKind::Const));
+        }
+        prepend_body(body, logs);
+    }
+
     /// Logs the loop variable at the start of a for-in/for-of body.
     fn loop_var_log(&self, head: &ForHead) -> Vec<Stmt> {
         let mut ids = Vec::new();
@@ -955,6 +1235,46 @@ enum MemberKey {
     Dynamic,
 }
 
+/// Targets of a destructuring assignment or a for-in/of head: identifiers whose new value is
+/// logged afterwards, and write logs (`V`) of member targets.
+#[derive(Default)]
+struct Targets {
+    ids: Vec<Ident>,
+    members: Vec<Expr>,
+}
+
+/// The key of `super.x` / `super["x"]` as a literal; `None` for other computed keys.
+fn super_key(sp: &SuperPropExpr) -> Option<Expr> {
+    match &sp.prop {
+        SuperProp::Ident(n) => Some(name_lit(&n.sym)),
+        SuperProp::Computed(c) => match &*c.expr {
+            Expr::Lit(Lit::Str(_)) | Expr::Lit(Lit::Num(_)) => Some((*c.expr).clone()),
+            _ => None,
+        },
+    }
+}
+
+/// True when `m` or `rest` contains the identifier `eval`: a direct eval moved into an arrow
+/// would declare its `var`s in the arrow instead of the parameter scope.
+fn mentions_eval(m: &MemberExpr, rest: Option<&Expr>) -> bool {
+    struct Find(bool);
+    impl swc_core::ecma::visit::Visit for Find {
+        fn visit_ident(&mut self, i: &Ident) {
+            self.0 |= &*i.sym == "eval";
+        }
+    }
+    let mut f = Find(false);
+    swc_core::ecma::visit::VisitWith::visit_with(m, &mut f);
+    if let Some(r) = rest {
+        swc_core::ecma::visit::VisitWith::visit_with(r, &mut f);
+    }
+    f.0
+}
+
+fn this_expr() -> Expr {
+    Expr::This(ThisExpr { span: DUMMY_SP })
+}
+
 impl VisitMut for Pass<'_> {
     fn visit_mut_expr(&mut self, e: &mut Expr) {
         let span = e.span();
@@ -965,9 +1285,21 @@ impl VisitMut for Pass<'_> {
                 if matches!(*m.obj, Expr::OptChain(_)) {
                     self.visit_member_parts(&mut m);
                     Expr::Member(m)
+                } else if matches!(m.prop, MemberProp::PrivateName(_)) {
+                    self.read_private(m)
                 } else {
                     self.visit_member_parts(&mut m);
                     self.read_member(m)
+                }
+            }
+            Expr::SuperProp(mut sp) => {
+                // Logged as a read of the property on `this` (the receiver of the lookup);
+                // the home object's prototype cannot be named from here.
+                let key = super_key(&sp);
+                self.visit_super_parts(&mut sp);
+                match key {
+                    Some(k) => self.acall(span, "pr", vec![this_expr(), k, Expr::SuperProp(sp)]),
+                    None => Expr::SuperProp(sp),
                 }
             }
             Expr::Assign(a) => self.rewrite_assign(a),
@@ -979,6 +1311,8 @@ impl VisitMut for Pass<'_> {
                 if let Expr::Member(m) = &mut *t.tag {
                     self.visit_member_parts(m);
                     self.receiver(m, false);
+                } else if let Expr::SuperProp(sp) = &mut *t.tag {
+                    self.visit_super_parts(sp);
                 } else {
                     t.tag.visit_mut_with(self);
                 }
@@ -1035,7 +1369,9 @@ impl VisitMut for Pass<'_> {
         // Declaration patterns: only defaults and computed keys are expressions to visit;
         // `Pat::Expr` (assignment targets in for-in/of heads) is a target, not a read.
         if let Pat::Expr(e) = p {
-            self.visit_target_expr(e);
+            // Only reached for targets outside for-in/of heads and assignment patterns
+            // (none in valid code); visited, not logged.
+            self.visit_target_expr(e, &mut Targets::default());
             return;
         }
         p.visit_mut_children_with(self);
@@ -1057,7 +1393,7 @@ impl VisitMut for Pass<'_> {
         } else {
             *taken
         };
-        **init = self.log_ident_write(&id, value, false, DUMMY_SP);
+        **init = self.log_ident_write(&id, value, false, id.span);
     }
 
     fn visit_mut_stmts(&mut self, stmts: &mut Vec<Stmt>) {
@@ -1089,19 +1425,92 @@ impl VisitMut for Pass<'_> {
     }
 
     fn visit_mut_for_in_stmt(&mut self, s: &mut ForInStmt) {
-        s.left.visit_mut_with(self);
-        s.right.visit_mut_with(self);
-        s.body.visit_mut_with(self);
-        let logs = self.loop_var_log(&s.left);
-        prepend_body(&mut s.body, logs);
+        self.for_in_of(s.span, &mut s.left, &mut s.right, &mut s.body);
     }
 
     fn visit_mut_for_of_stmt(&mut self, s: &mut ForOfStmt) {
-        s.left.visit_mut_with(self);
-        s.right.visit_mut_with(self);
-        s.body.visit_mut_with(self);
-        let logs = self.loop_var_log(&s.left);
-        prepend_body(&mut s.body, logs);
+        self.for_in_of(s.span, &mut s.left, &mut s.right, &mut s.body);
+    }
+
+    fn visit_mut_for_stmt(&mut self, s: &mut ForStmt) {
+        let key = fn_key(s.span, TAG_FOR);
+        if !self.caps.owners.contains(&key) {
+            s.visit_mut_children_with(self);
+            return;
+        }
+        // `for (let …)` copies its bindings into a fresh scope before every iteration's
+        // update expression: the scope id is one more binding of the head, renewed by the
+        // update, so each iteration (and the closures it creates) has its own `Scope[S]`.
+        self.blocks.push(key);
+        s.visit_mut_children_with(self);
+        self.blocks.pop();
+        let Some(VarDeclOrExpr::VarDecl(v)) = &mut s.init else {
+            return;
+        };
+        v.decls.insert(0, block_sid_declarator(key));
+        if v.kind == VarDeclKind::Let {
+            let fresh = Expr::Assign(AssignExpr {
+                span: DUMMY_SP,
+                op: AssignOp::Assign,
+                left: AssignTarget::Simple(SimpleAssignTarget::Ident(block_sid(key).into())),
+                right: Box::new(api_call(DUMMY_SP, "s", vec![])),
+            });
+            s.update = Some(Box::new(match s.update.take() {
+                Some(u) => Expr::Seq(SeqExpr {
+                    span: DUMMY_SP,
+                    exprs: vec![Box::new(fresh), u],
+                }),
+                None => fresh,
+            }));
+        }
+    }
+
+    fn visit_mut_block_stmt(&mut self, b: &mut BlockStmt) {
+        // Function bodies are visited through their statements, never here.
+        let key = fn_key(b.span, TAG_BLOCK);
+        if !self.caps.owners.contains(&key) {
+            b.stmts.visit_mut_with(self);
+            return;
+        }
+        self.blocks.push(key);
+        b.stmts.visit_mut_with(self);
+        self.blocks.pop();
+        b.stmts.insert(0, block_sid_decl(key, VarDeclKind::Const));
+    }
+
+    fn visit_mut_catch_clause(&mut self, c: &mut CatchClause) {
+        // The parameter pattern is evaluated before the body, where the scope id is made.
+        c.param.visit_mut_with(self);
+        let key = fn_key(c.span, TAG_CATCH);
+        let own = self.caps.owners.contains(&key);
+        if own {
+            self.blocks.push(key);
+        }
+        c.body.stmts.visit_mut_with(self);
+        if own {
+            self.blocks.pop();
+            c.body
+                .stmts
+                .insert(0, block_sid_decl(key, VarDeclKind::Const));
+        }
+    }
+
+    fn visit_mut_class(&mut self, c: &mut swc_core::ecma::ast::Class) {
+        let names = c
+            .body
+            .iter()
+            .filter_map(|m| match m {
+                ClassMember::PrivateMethod(pm) => Some((pm.key.name.clone(), true)),
+                ClassMember::PrivateProp(pp) => Some((pp.key.name.clone(), false)),
+                _ => None,
+            })
+            .collect();
+        // `extends` is evaluated outside the class's private environment.
+        c.super_class.visit_mut_with(self);
+        self.privates.push(names);
+        c.decorators.visit_mut_with(self);
+        c.body.visit_mut_with(self);
+        self.privates.pop();
     }
 
     fn visit_mut_with_stmt(&mut self, s: &mut WithStmt) {
@@ -1122,6 +1531,9 @@ impl VisitMut for Pass<'_> {
         self.push_frame(TOP, kind);
         s.body.visit_mut_with(self);
         self.finish(&mut s.body);
+        let at = directive_count(&s.body);
+        let src = self.src_registration(false);
+        s.body.insert(at, src);
     }
 
     fn visit_mut_module(&mut self, m: &mut Module) {
@@ -1143,6 +1555,8 @@ impl VisitMut for Pass<'_> {
         if !pro.is_empty() {
             m.body.splice(0..0, pro.into_iter().map(ModuleItem::Stmt));
         }
+        m.body
+            .insert(0, ModuleItem::Stmt(self.src_registration(true)));
     }
 
     fn visit_mut_function(&mut self, f: &mut Function) {
@@ -1235,6 +1649,25 @@ impl VisitMut for Pass<'_> {
 }
 
 impl Pass<'_> {
+    /// `void __shepherd.src(K, F)` (modules: `…, import.meta.url)`): names this script for
+    /// the positions of its accesses. `void` keeps the completion value (`javascript:` URLs,
+    /// eval) what it was.
+    fn src_registration(&self, module: bool) -> Stmt {
+        let flag = u64::from(self.inline || matches!(self.kind, Kind::Handler | Kind::JsUrl));
+        let mut args = vec![int_lit(u64::from(self.pos.key())), int_lit(flag)];
+        if module {
+            args.push(Expr::Member(MemberExpr {
+                span: DUMMY_SP,
+                obj: Box::new(Expr::MetaProp(MetaPropExpr {
+                    span: DUMMY_SP,
+                    kind: MetaPropKind::ImportMeta,
+                })),
+                prop: MemberProp::Ident(IdentName::new(atom("url"), DUMMY_SP)),
+            }));
+        }
+        void_stmt(api_call(DUMMY_SP, "src", args))
+    }
+
     fn set_in_params(&mut self, on: bool) {
         if let Some(f) = self.frames.last_mut() {
             f.in_params = on;
@@ -1247,7 +1680,7 @@ impl Pass<'_> {
             ident: Some(c.ident),
             class: c.class,
         });
-        let init = self.log_ident_write(&id, expr, false, DUMMY_SP);
+        let init = self.log_ident_write(&id, expr, false, id.span);
         Stmt::Decl(Decl::Var(Box::new(VarDecl {
             span: DUMMY_SP,
             ctxt: SyntaxContext::empty(),
@@ -1316,6 +1749,37 @@ fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
             .collect(),
         type_args: None,
     })
+}
+
+/// An integer as a decimal literal (minified codegen would print large numbers in hex; an
+/// identifier node is printed verbatim).
+fn int_lit(n: u64) -> Expr {
+    Expr::Ident(Ident::new_no_ctxt(Atom::from(n.to_string()), DUMMY_SP))
+}
+
+/// Name of the scope id of a block-like scope.
+fn block_sid(key: FnKey) -> Ident {
+    ident(&format!("{RESERVED}b{}_{}_{}", key.0, key.1, key.2))
+}
+
+/// `const|let <block sid> = __shepherd.s()`
+fn block_sid_decl(key: FnKey, kind: VarDeclKind) -> Stmt {
+    Stmt::Decl(Decl::Var(Box::new(VarDecl {
+        span: DUMMY_SP,
+        ctxt: SyntaxContext::empty(),
+        kind,
+        declare: false,
+        decls: vec![block_sid_declarator(key)],
+    })))
+}
+
+fn block_sid_declarator(key: FnKey) -> VarDeclarator {
+    VarDeclarator {
+        span: DUMMY_SP,
+        name: Pat::Ident(block_sid(key).into()),
+        init: Some(Box::new(api_call(DUMMY_SP, "s", vec![]))),
+        definite: false,
+    }
 }
 
 fn str_lit(s: &str) -> Expr {

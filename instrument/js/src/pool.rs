@@ -47,9 +47,14 @@ fn worker(rx: &Mutex<mpsc::Receiver<Job>>) {
             return;
         };
         let result = std::panic::catch_unwind(move || job::run_with(src, &opts, record))
-            .unwrap_or_else(|_| Err(Error::Worker("instrumentation panicked".into())));
+            .unwrap_or_else(|p| Err(panicked(&*p)));
         let _ = reply.send(result);
     }
+}
+
+/// A panic outside the parser (the pass, codegen): a bug of ours, reported, never propagated.
+fn panicked(p: &(dyn std::any::Any + Send)) -> Error {
+    Error::Worker(format!("instrumentation panicked: {}", job::panic_text(p)))
 }
 
 /// Runs one job on a pool worker (or, if no worker could be started, on a fresh thread).
@@ -69,7 +74,7 @@ pub(crate) fn submit(src: String, opts: Options, record: bool) -> Result<Output,
                 .stack_size(WORKER_STACK)
                 .spawn(move || {
                     let r = std::panic::catch_unwind(move || job::run_with(src, &opts, record))
-                        .unwrap_or_else(|_| Err(Error::Worker("instrumentation panicked".into())));
+                        .unwrap_or_else(|p| Err(panicked(&*p)));
                     let _ = reply.send(r);
                 })
                 .map_err(|e| Error::Worker(e.to_string()))?;

@@ -2,11 +2,13 @@
 //! node (`tests/diff/harness.js`, fresh `vm` contexts, `runtime-js/access.js` over a collecting
 //! stub of the controller's `T`); console output and uncaught errors must be identical, and the
 //! access log must contain every `// expect: <entry>` line of the case and no
-//! `// expect-not: <entry>` line.
+//! `// expect-not: <entry>` line, and for every `// expect-distinct: <entry> <n>` line at least
+//! `n` different entries matching `<entry>` (e.g. `r Scope[*].i 3`: three scope instances).
 //!
 //! Case headers: `// kind: module|handler|jsurl`, `// options: ascii_only inline_script`,
 //! `// output-not-contains: <text>`, `// output-contains: <text>`, `// instrument: error`
 //! (the pass must refuse the program; it is then only run plain).
+//! `SHEPHERD_ACCESS_JS=<path>` runs the cases against another copy of access.js.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +24,7 @@ struct Case {
     opts: Vec<String>,
     expect: Vec<String>,
     expect_not: Vec<String>,
+    expect_distinct: Vec<(String, usize)>,
     out_not: Vec<String>,
     out_has: Vec<String>,
     must_fail: bool,
@@ -62,6 +65,13 @@ fn load_cases() -> Vec<Case> {
                     .collect(),
                 expect: header(&src, "expect"),
                 expect_not: header(&src, "expect-not"),
+                expect_distinct: header(&src, "expect-distinct")
+                    .iter()
+                    .map(|l| {
+                        let (pat, n) = l.rsplit_once(' ').unwrap();
+                        (pat.to_string(), n.parse().unwrap())
+                    })
+                    .collect(),
                 out_not: header(&src, "output-not-contains"),
                 out_has: header(&src, "output-contains"),
                 must_fail: header(&src, "instrument").iter().any(|v| v == "error"),
@@ -153,7 +163,10 @@ fn differential_against_node() {
         .arg("--experimental-vm-modules")
         .arg("--no-warnings")
         .arg(root.join("tests/diff/harness.js"))
-        .arg(root.join("../../runtime-js/access.js"))
+        .arg(
+            std::env::var_os("SHEPHERD_ACCESS_JS")
+                .map_or_else(|| root.join("../../runtime-js/access.js"), PathBuf::from),
+        )
         .arg(&mpath)
         .output()
         .unwrap();
@@ -190,6 +203,17 @@ fn differential_against_node() {
         for e in &c.expect {
             if !log.iter().any(|l| glob(e, l)) {
                 failures.push(format!("{name}: log lacks {e:?}; log: {log:?}"));
+            }
+        }
+        for (e, n) in &c.expect_distinct {
+            let mut hits: Vec<&str> = log.iter().copied().filter(|l| glob(e, l)).collect();
+            hits.sort_unstable();
+            hits.dedup();
+            if hits.len() < *n {
+                failures.push(format!(
+                    "{name}: {} distinct {e:?}, want {n}: {hits:?}",
+                    hits.len()
+                ));
             }
         }
         for e in &c.expect_not {

@@ -37,7 +37,10 @@ fn run(name: &str, files: &[PathBuf]) -> serde_json::Value {
         .arg("--experimental-vm-modules")
         .arg("--no-warnings")
         .arg(root.join("tests/diff/harness.js"))
-        .arg(root.join("../../runtime-js/access.js"))
+        .arg(std::env::var_os("SHEPHERD_ACCESS_JS").map_or_else(
+            || root.join("../../runtime-js/access.js"),
+            std::path::PathBuf::from,
+        ))
         .arg(&mpath)
         .output()
         .unwrap();

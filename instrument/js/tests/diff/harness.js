@@ -8,7 +8,19 @@ const vm = require('vm');
 const fs = require('fs');
 const util = require('util');
 
-const accessSrc = fs.readFileSync(process.argv[2], 'utf8');
+// In the real bundle access.js runs after prelude.js, which needs browser globals; these are
+// the prelude bindings access.js uses, over a document at a fixed URL without currentScript.
+const PRELUDE = [
+  'const uncurry = (f) => Reflect.apply(Function.prototype.bind, Function.prototype.call, [f]);',
+  "const pageHref = () => 'https://diff.test/page.html#frag';",
+  'const strIndexOf = uncurry(String.prototype.indexOf);',
+  'const strSlice = uncurry(String.prototype.slice);',
+  'const strCharCode = uncurry(String.prototype.charCodeAt);',
+  'const DOCUMENT = null;',
+  'const docCurrentScript = null;',
+  'const scriptSrc = null;',
+].join('\n');
+const accessSrc = PRELUDE + '\n' + fs.readFileSync(process.argv[2], 'utf8');
 const cases = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
 
 function fmt(v) {
@@ -51,9 +63,18 @@ async function runOne(c, instrumented) {
       }
       return n;
     };
+    // Every access is logged as `r <loc>` / `w <loc>`, and when it carries a position also as
+    // `r <loc> @ <url:line:col>` (T.pos is installed by access.js).
     const T = {
-      read(l) { log.push('r ' + l); },
-      write(l) { log.push('w ' + l); },
+      read(l, v, has, p) {
+        log.push('r ' + l);
+        if (p !== undefined) log.push('r ' + l + ' @ ' + T.pos(p));
+      },
+      write(l, v, p) {
+        log.push('w ' + l);
+        if (p !== undefined) log.push('w ' + l + ' @ ' + T.pos(p));
+      },
+      ensure() {},
       oid,
       objLoc(o, k) {
         if (o === cg) return 'Global.' + String(k);

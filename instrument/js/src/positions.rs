@@ -1,0 +1,136 @@
+//! Source positions of accesses (contract: `/work/notes/positions.md` section 1, documented in
+//! `docs/runtime-api.md`): every access call gets a trailing number
+//! `p = K·2^35 + line·2^19 + col` naming the script (`K`, 18 bits of sha256 of the original
+//! text) and the 1-based line and UTF-16 column of the access in the original source.
+
+use sha2::{Digest, Sha256};
+use swc_core::common::{SourceFile, Span, sync::Lrc};
+
+/// Largest line number that fits (longer files clamp).
+const MAX_LINE: u64 = (1 << 16) - 1;
+/// Largest column that fits (longer lines clamp).
+const MAX_COL: u64 = (1 << 19) - 1;
+
+/// Line index of one source file: line starts computed once, looked up by binary search.
+pub(crate) struct Positions {
+    key: u32,
+    /// `BytePos` of the first byte of the file in its `SourceMap`.
+    base: u32,
+    /// Byte offset of the start of every line (the first is 0).
+    starts: Vec<u32>,
+    file: Lrc<SourceFile>,
+}
+
+/// The script key: the first 18 bits of sha256 of the original source (content only, so
+/// instrumented output stays cacheable by content hash).
+pub(crate) fn script_key(src: &str) -> u32 {
+    let d = Sha256::digest(src.as_bytes());
+    ((u32::from(d[0]) << 10) | (u32::from(d[1]) << 2) | (u32::from(d[2]) >> 6)) & 0x3_ffff
+}
+
+impl Positions {
+    /// Indexes the text of `file`.
+    pub(crate) fn new(file: Lrc<SourceFile>) -> Self {
+        let key = script_key(&file.src);
+        let b = file.src.as_bytes();
+        let mut starts = Vec::with_capacity(b.len() / 32 + 1);
+        starts.push(0);
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\n' => starts.push(i as u32 + 1),
+                b'\r' => {
+                    if b.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    starts.push(i as u32 + 1);
+                }
+                // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) end lines in JavaScript too.
+                0xE2 if b.get(i + 1) == Some(&0x80)
+                    && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) =>
+                {
+                    i += 2;
+                    starts.push(i as u32 + 1);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Positions {
+            key,
+            base: file.start_pos.0,
+            starts,
+            file,
+        }
+    }
+
+    /// The script key `K`.
+    pub(crate) fn key(&self) -> u32 {
+        self.key
+    }
+
+    /// The position number of the start of `span`, or `None` for synthesized nodes.
+    pub(crate) fn encode(&self, span: Span) -> Option<u64> {
+        if span.lo.0 < self.base || span.is_dummy() {
+            return None;
+        }
+        let off = span.lo.0 - self.base;
+        let len = self.file.src.len() as u32;
+        if off > len {
+            return None;
+        }
+        let line = self.starts.partition_point(|&s| s <= off).max(1);
+        let start = self.starts[line - 1] as usize;
+        let seg = self.file.src.as_bytes().get(start..off as usize)?;
+        let col = if seg.is_ascii() {
+            seg.len()
+        } else {
+            // Columns count UTF-16 code units, as JavaScript stack traces do.
+            std::str::from_utf8(seg)
+                .map(|s| s.chars().map(char::len_utf16).sum())
+                .unwrap_or(seg.len())
+        };
+        let line = (line as u64).min(MAX_LINE);
+        let col = (col as u64 + 1).min(MAX_COL);
+        Some((u64::from(self.key) << 35) + (line << 19) + col)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use swc_core::common::{BytePos, FileName, SourceMap};
+
+    fn pos(src: &str, at: usize) -> (u64, u64) {
+        let cm = SourceMap::default();
+        let fm = cm.new_source_file(FileName::Anon.into(), src.to_string());
+        let lo = fm.start_pos.0 + at as u32;
+        let p = Positions::new(fm);
+        let n = p.encode(Span::new(BytePos(lo), BytePos(lo + 1))).unwrap();
+        assert_eq!(n >> 35, u64::from(p.key()));
+        ((n >> 19) & 0xffff, n & MAX_COL)
+    }
+
+    #[test]
+    fn lines_and_utf16_columns() {
+        assert_eq!(pos("abc", 0), (1, 1));
+        assert_eq!(pos("abc", 2), (1, 3));
+        assert_eq!(pos("a\nbc", 3), (2, 2));
+        assert_eq!(pos("a\r\nbc", 4), (2, 2));
+        assert_eq!(pos("a\rbc", 2), (2, 1));
+        assert_eq!(pos("a\u{2028}b", 4), (2, 1));
+        // 'é' is 2 bytes, 1 UTF-16 unit; '😀' is 4 bytes, 2 units.
+        assert_eq!(pos("é=x", 3), (1, 3));
+        assert_eq!(pos("😀=x", 5), (1, 4));
+    }
+
+    #[test]
+    fn key_is_18_bits_and_fits_in_a_double() {
+        let k = script_key("var a = 1;");
+        assert!(k < 1 << 18);
+        let max = (u64::from(k) << 35) + (MAX_LINE << 19) + MAX_COL;
+        assert!(max < 1 << 53);
+        assert_ne!(script_key("a"), script_key("b"));
+    }
+}
