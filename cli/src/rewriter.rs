@@ -6,7 +6,9 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use shepherd_instrument::{CspHeader, HtmlConfig, HtmlInstrumenter, Mode, ScriptCache, ScriptKind};
-use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RunMode, ScriptJob};
+use shepherd_proxy::{
+    HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, RunMode, ScriptJob,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -144,6 +146,10 @@ impl Rewriter for InstrumentRewriter {
     }
 
     fn script(&self, job: ScriptJob) -> Bytes {
+        self.rewrite_script(job).body
+    }
+
+    fn rewrite_script(&self, job: ScriptJob) -> RewrittenScript {
         let charset = job.content_type.as_deref().and_then(charset_param);
         let mut out = self
             .cache
@@ -158,14 +164,25 @@ impl Rewriter for InstrumentRewriter {
                 .instrument_script(&job.source, ScriptKind::Module, charset);
         }
         match out.body_bytes() {
-            Some(bytes) => Bytes::from(bytes),
+            Some(bytes) => RewrittenScript {
+                body: Bytes::from(bytes),
+                source_map_id: out.map_id.as_deref().map(str::to_owned),
+            },
             None => {
                 if let Some(reason) = &out.kept_reason {
                     tracing::debug!(url = %job.url, %reason, "script served unchanged");
                 }
-                job.source
+                RewrittenScript {
+                    body: job.source,
+                    source_map_id: None,
+                }
             }
         }
+    }
+
+    fn source_map(&self, map_id: &str, script_url: &str) -> Option<String> {
+        let map = self.cache.source_map(map_id)?;
+        Some(name_sources(&map, script_url))
     }
 
     fn instrument(&self, kind: &str, source: &str) -> Option<String> {
@@ -173,6 +190,31 @@ impl Rewriter for InstrumentRewriter {
         let out = self.cache.instrument_snippet(source, kind);
         out.code.map(|c| c.to_string())
     }
+}
+
+/// The cached map names its source after the content hash (one cache entry serves every URL
+/// with the same bytes); devtools should show the script's URL instead.
+fn name_sources(map: &str, script_url: &str) -> String {
+    let Ok(mut v) = serde_json::from_str::<serde_json::Value>(map) else {
+        return map.to_string();
+    };
+    if script_url.is_empty() {
+        return map.to_string();
+    }
+    if let Some(sources) = v.get_mut("sources").and_then(|s| s.as_array_mut()) {
+        for s in sources.iter_mut() {
+            if s.as_str().is_some_and(|n| n.starts_with("shepherd:")) {
+                *s = serde_json::Value::String(script_url.to_string());
+            }
+        }
+    }
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "file".into(),
+            serde_json::Value::String(script_url.to_string()),
+        );
+    }
+    v.to_string()
 }
 
 fn charset_param(content_type: &str) -> Option<&str> {
@@ -226,6 +268,90 @@ impl HtmlStream for DocumentStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const APP_JS: &str = "var count = 0;\nfunction tick() { count = count + 1; return count; }\n";
+
+    /// A plain-HTTP origin answering every request with `APP_JS` and the page's own map header.
+    async fn js_origin() -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match tcp.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nSourceMap: app.js.map\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{APP_JS}",
+                        APP_JS.len()
+                    );
+                    let _ = tcp.write_all(resp.as_bytes()).await;
+                });
+            }
+        });
+        addr
+    }
+
+    /// One absolute-form request through the proxy: (head, body).
+    async fn get(proxy: std::net::SocketAddr, url: &str) -> (String, Vec<u8>) {
+        let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+        let host = url.split('/').nth(2).unwrap();
+        tcp.write_all(
+            format!("GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut out = Vec::new();
+        tcp.read_to_end(&mut out).await.unwrap();
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&out[..split]).to_ascii_lowercase();
+        (head, out[split + 4..].to_vec())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn instrumented_script_links_a_source_map_naming_its_url() {
+        let origin = js_origin().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
+        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::Mode::Record(
+            dir.path().join("r.rec"),
+        ));
+        config.rewriter = Some(Arc::new(
+            InstrumentRewriter::new(RunMode::Record, None).unwrap(),
+        ));
+        let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
+        let script_url = format!("http://{origin}/app.js");
+        let (head, body) = get(proxy.addr(), &script_url).await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert_ne!(body, APP_JS.as_bytes(), "the script is instrumented");
+        let map_path = head
+            .lines()
+            .find_map(|l| l.strip_prefix("sourcemap: "))
+            .expect("a SourceMap header")
+            .to_string();
+        assert!(map_path.starts_with("/__shepherd/map/"), "{map_path}");
+        assert!(
+            !head.contains("app.js.map"),
+            "the page's own map header is gone"
+        );
+        // The header is resolved against the script's URL; no secret needed.
+        let (head, map) = get(proxy.addr(), &format!("http://{origin}{map_path}")).await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        let map: serde_json::Value = serde_json::from_slice(&map).unwrap();
+        assert_eq!(map["version"], 3);
+        assert_eq!(map["sources"], serde_json::json!([script_url]));
+        assert!(
+            map["mappings"].as_str().is_some_and(|m| !m.is_empty()),
+            "{map}"
+        );
+        proxy.shutdown().await;
+    }
 
     #[test]
     fn content_type_helpers() {

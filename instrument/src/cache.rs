@@ -39,8 +39,12 @@ impl Cached {
 pub struct ScriptOutput {
     /// Instrumented code, or None: serve the original bytes unchanged.
     pub code: Option<Arc<str>>,
-    /// Source map of `code` (JSON), when produced.
+    /// Source map of `code` (JSON), when produced. Its `sources` name the content-derived
+    /// `shepherd:<hash>.js`, not a URL (one entry serves every URL with these bytes).
     pub source_map: Option<Arc<str>>,
+    /// With `source_map`: the id [`ScriptCache::source_map`] finds it under later (hex of the
+    /// cache key).
+    pub map_id: Option<Arc<str>>,
     /// Why the original is kept (JS error, repair mode, undecodable bytes).
     pub kept_reason: Option<Arc<str>>,
     /// Served from the cache (memory or disk).
@@ -52,6 +56,7 @@ impl ScriptOutput {
         ScriptOutput {
             code: None,
             source_map: None,
+            map_id: None,
             kept_reason: Some(reason.into()),
             from_cache,
         }
@@ -303,13 +308,13 @@ impl ScriptCache {
         let key = self.key(bytes, charset, kind, flags);
         if let Some(hit) = self.lock().get(&key) {
             self.memory_hits.fetch_add(1, Ordering::Relaxed);
-            return self.output(&hit, true);
+            return self.output(&key, &hit, true);
         }
         if let Some(hit) = self.dir.as_deref().and_then(|d| read_disk(d, &key)) {
             self.disk_hits.fetch_add(1, Ordering::Relaxed);
             let hit = Arc::new(hit);
             self.lock().put(key, hit.clone());
-            return self.output(&hit, true);
+            return self.output(&key, &hit, true);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         // Content-derived name: never document-specific, so the entry is shareable.
@@ -328,13 +333,31 @@ impl ScriptCache {
         }
         let entry = Arc::new(entry);
         self.lock().put(key, entry.clone());
-        self.output(&entry, false)
+        self.output(&key, &entry, false)
     }
 
-    fn output(&self, c: &Cached, from_cache: bool) -> ScriptOutput {
+    /// The source map stored with the entry `map_id` ([`ScriptOutput::map_id`]), from memory
+    /// or the cache directory; `None` when unknown or evicted (without a directory, maps live
+    /// as long as their entry stays in memory). Does not count as a hit.
+    pub fn source_map(&self, map_id: &str) -> Option<Arc<str>> {
+        let bytes = hex::decode(map_id).ok()?;
+        let key: Key = bytes.try_into().ok()?;
+        let from_memory = self.lock().map.get(&key).map(|(c, _)| c.clone());
+        let entry = match from_memory {
+            Some(c) => c,
+            None => Arc::new(read_disk(self.dir.as_deref()?, &key)?),
+        };
+        match &*entry {
+            Cached::Ok { map, .. } => map.clone(),
+            Cached::Failed(_) => None,
+        }
+    }
+
+    fn output(&self, key: &Key, c: &Cached, from_cache: bool) -> ScriptOutput {
         match c {
             Cached::Ok { code, map } => ScriptOutput {
                 code: Some(code.clone()),
+                map_id: map.as_ref().map(|_| hex::encode(key).into()),
                 source_map: map.clone(),
                 kept_reason: None,
                 from_cache,
