@@ -1,10 +1,12 @@
 //! Real code through the real proxy: eight TodoMVC apps of the npm package `todomvc@0.1.1`
 //! (AngularJS, Ember + jQuery + Handlebars, React + JSXTransformer, Backbone + jQuery +
 //! Underscore, Knockout, vanilla JS, Mithril, CanJS + jQuery) are driven in headless Chromium
-//! directly and through `shepherd record` (every script instrumented, runtime tracing): add
-//! three todos, complete one, delete one. The todo list DOM must be the same, the proxied page
-//! must not throw anything the plain one did not, and the proxied page must really have been
-//! instrumented (runtime present, a trace for the page in the recording).
+//! directly, through `shepherd serve` (repair mode: the controller only, no instrumentation) and
+//! through `shepherd record` (every script instrumented, runtime tracing): add three todos,
+//! complete one, delete one. The todo list DOM must be the same in all three, a proxied page
+//! must not throw anything the plain one did not, and the runtime must really have been there
+//! in the right mode (and, recording, a trace for the page in the recording). One Chromium and
+//! one proxy per mode serve every app.
 //!
 //! The package is fetched with `npm pack` into the target directory on first run; without npm
 //! or network the test prints why and returns.
@@ -28,9 +30,9 @@ const APPS: [&str; 8] = [
     "canjs",
 ];
 
-/// Apps known to behave differently through the proxy, each with the reason. The test still
-/// runs them and prints the difference, but only fails for apps not listed here — and fails if
-/// a listed app starts working, so the list cannot go stale.
+/// `app/mode` pairs known to behave differently through the proxy, each with the reason. The
+/// test still runs them and prints the difference, but only fails for pairs not listed here —
+/// and fails if a listed pair starts working, so the list cannot go stale.
 const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 const TODOS: [&str; 3] = ["buy milk", "walk the dog", "write tests"];
@@ -125,7 +127,7 @@ async fn run_app(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) ->
             let probe = format!(
                 "(async () => {{ const ok = typeof __shepherd === 'object' && __shepherd !== null; \
                  const c = ok && __shepherd.control({secret}); if (c) await c.flush(); \
-                 return {{ runtime: ok, flushed: !!c }}; }})()"
+                 return {{ runtime: ok, flushed: !!c, mode: ok ? __shepherd.mode : null }}; }})()"
             );
             page.evaluate(&probe).await.unwrap()
         }
@@ -166,8 +168,35 @@ fn expected_snapshot() -> Value {
     })
 }
 
+/// Compares a proxied run with the plain one; the problems found (empty: identical).
+fn compare(plain: &Run, proxied: &Run, mode: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if proxied.snapshot != plain.snapshot {
+        problems.push(format!(
+            "DOM differs: plain {} proxied {} (steps {:?})",
+            plain.snapshot, proxied.snapshot, proxied.steps
+        ));
+    }
+    let new_errors: Vec<&String> = proxied
+        .exceptions
+        .iter()
+        .filter(|e| !plain.exceptions.contains(e))
+        .collect();
+    if !new_errors.is_empty() {
+        problems.push(format!("new page errors: {new_errors:?}"));
+    }
+    let want = serde_json::json!({ "runtime": true, "flushed": true, "mode": mode });
+    if proxied.runtime != want {
+        problems.push(format!(
+            "runtime missing or wrong mode: {}",
+            proxied.runtime
+        ));
+    }
+    problems
+}
+
 #[test]
-fn todomvc_apps_behave_identically_through_the_recording_proxy() {
+fn todomvc_apps_behave_identically_through_the_proxy_in_repair_and_record_mode() {
     let root = match support::package_root() {
         Ok(r) => r,
         Err(why) => {
@@ -183,7 +212,9 @@ fn todomvc_apps_behave_identically_through_the_recording_proxy() {
         "headless Chromium is required (scripts/install-deps)"
     );
     let server = StaticServer::start(root);
-    let proxy = ShepherdProxy::start(env!("CARGO_BIN_EXE_shepherd"), ProxyMode::Record);
+    let bin = env!("CARGO_BIN_EXE_shepherd");
+    let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
+    let record = ShepherdProxy::start(bin, ProxyMode::Record);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -204,60 +235,48 @@ fn todomvc_apps_behave_identically_through_the_recording_proxy() {
                 plain.exceptions
             );
             assert_eq!(plain.runtime, Value::from("undefined"), "{app}: plain run saw a runtime");
-            let proxied = run_app(&browser, &url, Some(&proxy)).await;
-            let mut problems = Vec::new();
-            if proxied.snapshot != plain.snapshot {
-                problems.push(format!(
-                    "DOM differs: plain {} proxied {} (steps {:?})",
-                    plain.snapshot, proxied.snapshot, proxied.steps
-                ));
-            }
-            let new_errors: Vec<&String> = proxied
-                .exceptions
-                .iter()
-                .filter(|e| !plain.exceptions.contains(e))
-                .collect();
-            if !new_errors.is_empty() {
-                problems.push(format!("new page errors: {new_errors:?}"));
-            }
-            if proxied.runtime != serde_json::json!({ "runtime": true, "flushed": true }) {
-                problems.push(format!("runtime missing: {}", proxied.runtime));
-            }
-            let rec = shepherd_recording::Recording::open_readonly(&proxy.recording).unwrap();
-            let traced = rec.traces().unwrap().iter().any(|t| {
-                t.bytes > 0
-                    && t.page_url
-                        .as_deref()
-                        .is_some_and(|u| u.contains(&format!("/examples/{app}/")))
-            });
-            if !traced {
-                problems.push("no trace of the page in the recording".into());
-            }
-            eprintln!(
-                "todomvc {app}: {}",
-                if problems.is_empty() {
-                    "identical".to_string()
-                } else {
-                    problems.join("; ")
+            for (mode, proxy) in [("repair", &repair), ("record", &record)] {
+                let proxied = run_app(&browser, &url, Some(proxy)).await;
+                let mut problems = compare(&plain, &proxied, mode);
+                if mode == "record" {
+                    let rec =
+                        shepherd_recording::Recording::open_readonly(&proxy.recording).unwrap();
+                    let traced = rec.traces().unwrap().iter().any(|t| {
+                        t.bytes > 0
+                            && t.page_url
+                                .as_deref()
+                                .is_some_and(|u| u.contains(&format!("/examples/{app}/")))
+                    });
+                    if !traced {
+                        problems.push("no trace of the page in the recording".into());
+                    }
                 }
-            );
-            if !problems.is_empty() {
-                failures.push((app.to_string(), problems.join("; ")));
+                eprintln!(
+                    "todomvc {app} ({mode}): {}",
+                    if problems.is_empty() {
+                        "identical".to_string()
+                    } else {
+                        problems.join("; ")
+                    }
+                );
+                if !problems.is_empty() {
+                    failures.push((format!("{app}/{mode}"), problems.join("; ")));
+                }
             }
         }
         let _ = browser.close().await;
         failures
     });
-    let known = |app: &str| KNOWN_FAILURES.iter().any(|(a, _)| *a == app);
+    let known = |key: &str| KNOWN_FAILURES.iter().any(|(a, _)| *a == key);
     let unexpected: Vec<_> = failures.iter().filter(|(a, _)| !known(a)).collect();
     assert!(
         unexpected.is_empty(),
         "apps broken by the proxy: {unexpected:#?}"
     );
-    for (app, why) in KNOWN_FAILURES {
+    for (key, why) in KNOWN_FAILURES {
         assert!(
-            failures.iter().any(|(a, _)| a == app),
-            "{app} is listed as a known failure ({why}) but now works: remove it from the list"
+            failures.iter().any(|(a, _)| a == key),
+            "{key} is listed as a known failure ({why}) but now works: remove it from the list"
         );
     }
 }
