@@ -1,0 +1,70 @@
+//! `shepherd demo` end to end: the embedded shop is recorded through the proxy in headless
+//! Chromium with auto-exploration and analysed. The report must show the demo's races: the
+//! coupon field that the late `app.js` overwrites while the user types (the explorer types into
+//! text fields; trusted `input` events write the field's value location), and script actions
+//! named by their position.
+
+use std::process::Command;
+
+/// The report block of the location whose header line ends with `suffix` (up to the blank line).
+fn block<'a>(report: &'a str, suffix: &str) -> Option<&'a str> {
+    let start = report.lines().position(|l| {
+        !l.starts_with(' ')
+            && l.split_whitespace()
+                .nth(1)
+                .is_some_and(|loc| loc.ends_with(suffix))
+    })?;
+    let lines: Vec<&str> = report.lines().collect();
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.is_empty())
+        .map_or(lines.len(), |n| start + n);
+    let from = report.find(lines[start])?;
+    let to = if end < lines.len() {
+        report[from..]
+            .find("\n\n")
+            .map_or(report.len(), |n| from + n)
+    } else {
+        report.len()
+    };
+    Some(&report[from..to])
+}
+
+#[test]
+fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
+    if !std::path::Path::new("/usr/bin/chromium").exists() {
+        panic!("headless Chromium is required (scripts/install-deps)");
+    }
+    let home = tempfile::tempdir().unwrap();
+    let out = home.path().join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_shepherd"))
+        .arg("--home")
+        .arg(home.path())
+        .args(["demo", "--explore", "3s", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "shepherd demo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let coupon = block(&stdout, ".value").unwrap_or_else(|| {
+        panic!("no race on a field value (the coupon) in the demo report:\n{stdout}")
+    });
+    assert!(
+        coupon
+            .lines()
+            .any(|l| l.contains("WRITE in") && l.contains("/app.js:"))
+            && coupon.contains("event:input@#coupon"),
+        "the coupon race pairs app.js's write (with its source position) with the typing:\n{coupon}"
+    );
+    assert!(
+        stdout.contains("HARMFUL Global.f"),
+        "EventRacer Fig. 1's race in the report:\n{stdout}"
+    );
+    for f in ["demo.rec", "report.html", "races.json"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+}
