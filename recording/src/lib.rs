@@ -35,6 +35,7 @@ mod model;
 mod protocols;
 mod schema;
 mod store;
+mod websocket;
 
 pub use body::BodyReader;
 pub use dates::{DateShift, shift_http_date, shift_set_cookie};
@@ -45,3 +46,4 @@ pub use model::*;
 pub use protocols::{OriginProtocol, normalize_authority};
 pub use schema::SCHEMA_VERSION;
 pub use store::{CHUNK_SIZE, ExchangeWriter, INLINE_MAX, Recording};
+pub use websocket::{WsKind, WsMessage};

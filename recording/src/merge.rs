@@ -77,6 +77,11 @@ fn copy_exchange(
     if let Some(e) = &ex.error {
         w.set_error(e.clone());
     }
-    w.finish(ex.timings)?;
+    let id = w.finish(ex.timings)?;
+    if ex.websocket {
+        for (seq, msg) in src.ws_messages(ex.id)?.into_iter().enumerate() {
+            dst.append_ws_message(id, seq as u64, msg)?;
+        }
+    }
     Ok(())
 }

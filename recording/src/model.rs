@@ -137,7 +137,7 @@ pub struct Exchange {
     pub response_body: BodyInfo,
     /// Timings.
     pub timings: Timings,
-    /// The request was a WebSocket upgrade (content is tunnelled, not stored).
+    /// The request was a WebSocket upgrade (its messages: [`crate::Recording::ws_messages`]).
     pub websocket: bool,
     /// Why the exchange failed (upstream unreachable, reset, ...), if it did.
     pub error: Option<String>,

@@ -10,7 +10,11 @@ use rusqlite::{Connection, OptionalExtension};
 pub const FORMAT_NAME: &str = "shepherd-recording";
 
 /// Schema version written by this build.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version read-only handles accept: every read of a newer table checks the
+/// version first (version 2 files simply have no WebSocket messages).
+pub const READABLE_FROM: u32 = 2;
 
 /// Migration steps: `MIGRATIONS[i]` turns version `i` into version `i + 1`.
 /// Never edit a released step; append a new one and bump [`SCHEMA_VERSION`].
@@ -81,6 +85,18 @@ const MIGRATIONS: &[&str] = &[
         seq INTEGER NOT NULL,
         data BLOB NOT NULL,
         PRIMARY KEY (trace, seq)
+    );
+    "#,
+    // 2 -> 3: WebSocket messages of upgraded exchanges, both directions, in order.
+    r#"
+    CREATE TABLE ws_messages (
+        exchange INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        from_client INTEGER NOT NULL,
+        opcode INTEGER NOT NULL,
+        at_us INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (exchange, seq)
     );
     "#,
 ];

@@ -29,6 +29,7 @@ use crate::body::BodyReader;
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::schema;
+use crate::websocket::WsMessage;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -92,6 +93,11 @@ enum Cmd {
         seq: i64,
         data: Vec<u8>,
     },
+    WsMessage {
+        exchange: i64,
+        seq: i64,
+        msg: WsMessage,
+    },
     Flush(SyncSender<Result<(), String>>),
 }
 
@@ -105,6 +111,8 @@ struct Shared {
     next_exchange: AtomicI64,
     next_blob: AtomicI64,
     next_session: AtomicI64,
+    /// Schema version of the file (read-only handles may read an older one).
+    version: u32,
     error: Arc<Mutex<Option<String>>>,
     /// Exclusive advisory lock (flock) held by the writing handle, so a second recorder on the
     /// same file fails at open instead of colliding on ids. SQLite's own locks are fcntl locks,
@@ -206,6 +214,7 @@ impl Recording {
                 next_exchange: AtomicI64::new(next_exchange),
                 next_blob: AtomicI64::new(next_blob),
                 next_session: AtomicI64::new(next_session),
+                version: schema::SCHEMA_VERSION,
                 error,
                 _writer_lock: Some(lock_file),
             }),
@@ -221,10 +230,16 @@ impl Recording {
         }
         let reader = open_reader(&path)?;
         let version = schema::current_version(&reader)?;
-        if version != schema::SCHEMA_VERSION {
+        if !(schema::READABLE_FROM..=schema::SCHEMA_VERSION).contains(&version) {
             return Err(Error::Format(format!(
-                "recording has schema version {version}, expected {}; open it writable once to migrate",
-                schema::SCHEMA_VERSION
+                "recording has schema version {version}, this Shepherd reads {} to {}{}",
+                schema::READABLE_FROM,
+                schema::SCHEMA_VERSION,
+                if version < schema::READABLE_FROM {
+                    "; open it writable once to migrate"
+                } else {
+                    ""
+                }
             )));
         }
         Ok(Recording {
@@ -236,6 +251,7 @@ impl Recording {
                 next_exchange: AtomicI64::new(0),
                 next_blob: AtomicI64::new(0),
                 next_session: AtomicI64::new(0),
+                version,
                 error: Arc::new(Mutex::new(None)),
                 _writer_lock: None,
             }),
@@ -328,6 +344,23 @@ impl Recording {
             seq,
             data: bytes.to_vec(),
         })
+    }
+
+    /// Appends message `seq` (0, 1, ... in the order the proxy saw them, both directions
+    /// together) of the WebSocket exchange `exchange`. Messages are committed as they come, like
+    /// exchanges; a repeated `seq` is ignored.
+    pub fn append_ws_message(&self, exchange: ExchangeId, seq: u64, msg: WsMessage) -> Result<()> {
+        let seq = i64::try_from(seq).map_err(|_| Error::Format("message seq too large".into()))?;
+        self.send(Cmd::WsMessage {
+            exchange: exchange.0,
+            seq,
+            msg,
+        })
+    }
+
+    /// Schema version of the file.
+    pub(crate) fn version(&self) -> u32 {
+        self.inner.version
     }
 
     /// Waits until everything queued so far is committed; returns the writer's first error.
@@ -892,6 +925,24 @@ fn writer_loop(conn: Connection, rx: Receiver<Cmd>, error: Arc<Mutex<Option<Stri
                 seq,
                 data,
             } => insert_trace_batch(&conn, session, &doc, seq, &data),
+            Cmd::WsMessage { exchange, seq, msg } => {
+                tx_bytes += msg.data.len();
+                conn.prepare_cached(
+                    "INSERT OR IGNORE INTO ws_messages (exchange, seq, from_client, opcode, at_us, data)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .and_then(|mut st| {
+                    st.execute(params![
+                        exchange,
+                        seq,
+                        msg.from_client as i64,
+                        msg.kind.opcode() as i64,
+                        msg.at_us,
+                        msg.data
+                    ])
+                })
+                .map(|_| ())
+            }
             Cmd::Flush(reply) => {
                 let r = conn.execute_batch("COMMIT");
                 in_tx = false;

@@ -1,0 +1,111 @@
+//! WebSocket messages: stored in order with both directions, read back per exchange, copied by
+//! merge with the new exchange id; version-2 files (no message table) still open read-only.
+
+use shepherd_recording::*;
+
+fn ws_exchange(rec: &Recording, s: SessionId, url: &str) -> ExchangeId {
+    let mut ex = rec
+        .begin_exchange(
+            s,
+            RequestHead {
+                method: "GET".into(),
+                url: url.into(),
+                http_version: "HTTP/1.1".into(),
+                headers: vec![Header::new("Upgrade", "websocket")],
+            },
+        )
+        .unwrap();
+    ex.response_head(ResponseHead {
+        status: 101,
+        reason: String::new(),
+        http_version: "HTTP/1.1".into(),
+        headers: vec![Header::new("Upgrade", "websocket")],
+    });
+    ex.set_websocket();
+    ex.finish(Timings::starting_now()).unwrap()
+}
+
+fn msg(from_client: bool, kind: WsKind, at_us: i64, data: &[u8]) -> WsMessage {
+    WsMessage {
+        from_client,
+        kind,
+        at_us,
+        data: data.to_vec(),
+    }
+}
+
+fn conversation() -> Vec<WsMessage> {
+    vec![
+        msg(false, WsKind::Text, 10, b"welcome"),
+        msg(true, WsKind::Text, 200, b"hello"),
+        msg(false, WsKind::Text, 250, b"hello"),
+        msg(true, WsKind::Binary, 900, &[0, 1, 2, 255]),
+        msg(false, WsKind::Binary, 950, &[0, 1, 2, 255]),
+        msg(true, WsKind::Close, 1000, &[3, 232]),
+    ]
+}
+
+#[test]
+fn messages_round_trip_in_order_and_merge_copies_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ws.rec");
+    let id = {
+        let rec = Recording::open(&path).unwrap();
+        let s = rec.begin_session("record").unwrap();
+        let first = ws_exchange(&rec, s, "wss://chat.test/socket");
+        let other = ws_exchange(&rec, s, "wss://chat.test/other");
+        // Stored out of order: seq decides.
+        let msgs = conversation();
+        for (seq, m) in msgs.iter().enumerate().rev() {
+            rec.append_ws_message(first, seq as u64, m.clone()).unwrap();
+        }
+        rec.append_ws_message(other, 0, msg(true, WsKind::Text, 1, b"x"))
+            .unwrap();
+        // A retried seq is ignored.
+        rec.append_ws_message(first, 0, msg(true, WsKind::Text, 1, b"dup"))
+            .unwrap();
+        rec.flush().unwrap();
+        first
+    };
+    let rec = Recording::open_readonly(&path).unwrap();
+    assert_eq!(rec.ws_messages(id).unwrap(), conversation());
+    assert_eq!(rec.websocket_exchanges().unwrap().len(), 2);
+    assert_eq!(rec.ws_messages(ExchangeId(999)).unwrap(), vec![]);
+
+    let merged = dir.path().join("merged.rec");
+    merge(&[&path, &path], &merged).unwrap();
+    let m = Recording::open_readonly(&merged).unwrap();
+    let ids = m.websocket_exchanges().unwrap();
+    assert_eq!(ids.len(), 4);
+    assert_eq!(m.ws_messages(ids[0]).unwrap(), conversation());
+    assert_eq!(m.ws_messages(ids[2]).unwrap(), conversation());
+    assert_eq!(m.ws_messages(ids[3]).unwrap().len(), 1);
+}
+
+#[test]
+fn version_two_files_open_read_only_without_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.rec");
+    let id = {
+        let rec = Recording::open(&path).unwrap();
+        let s = rec.begin_session("record").unwrap();
+        let id = ws_exchange(&rec, s, "wss://chat.test/socket");
+        rec.flush().unwrap();
+        id
+    };
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "DROP TABLE ws_messages; UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let rec = Recording::open_readonly(&path).unwrap();
+    assert_eq!(rec.schema_version().unwrap(), 2);
+    assert_eq!(rec.ws_messages(id).unwrap(), vec![]);
+    drop(rec);
+    // Opening it writable migrates it.
+    let rec = Recording::open(&path).unwrap();
+    assert_eq!(rec.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(rec.ws_messages(id).unwrap(), vec![]);
+}
