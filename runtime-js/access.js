@@ -163,9 +163,17 @@ function A_hex(k) {
   return A_numToString(k, 16);
 }
 
+// K -> url of code without a URL of its own (F = 1): handlers register at every invocation, so
+// their url is built once.
+const A_inlineUrls = A_create(null);
+
 /** The script whose text has key `k` runs: remembers where key `k` comes from. */
 function A_register(k, f, url) {
   if (typeof k !== 'number') return;
+  if (f === 1 && url === undefined) {
+    const c = A_inlineUrls[k];
+    if (c !== undefined && A_urls[k] !== undefined) return c;
+  }
   let u;
   if (typeof url === 'string') {
     u = url;
@@ -191,6 +199,7 @@ function A_register(k, f, url) {
     if (typeof s === 'string' && s !== '') u = s;
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
+  if (f === 1 && url === undefined) A_inlineUrls[k] = u;
   const old = A_urls[k];
   if (old === undefined) {
     A_urls[k] = u;
