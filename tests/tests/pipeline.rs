@@ -164,21 +164,6 @@ case!(user_input_races_with_script_value_write, |h| async move {
 });
 
 case!(module_and_quiet_scripts_have_actions, |h| async move {
-    // Needs the pass's script registration (`__shepherd.src`, /work/notes/positions.md): until
-    // the pass emits it there is nothing to test here.
-    let probe = shepherd_instrument_js::instrument(
-        "var a = 1;",
-        &shepherd_instrument_js::Options::new(
-            shepherd_instrument_js::Kind::Script,
-            "probe".to_string(),
-        ),
-    )?;
-    if !probe.code.contains("__shepherd.src(") {
-        println!(
-            "SKIPPED module_and_quiet_scripts_have_actions: the JS pass does not emit src yet"
-        );
-        return Ok(());
-    }
     h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/modules/").await?;
