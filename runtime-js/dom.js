@@ -32,7 +32,7 @@ const moduleScripts = []; // module script elements seen, in insertion order (be
 function scriptMetaOf(el) {
   let sm = wmGet(scriptMeta, el);
   if (sm === undefined) {
-    sm = { by: null, chunk: -1, n: 0, parser: false, began: false };
+    sm = { by: null, chunk: -1, n: 0, parser: false, began: false, action: -1 };
     wmSet(scriptMeta, el, sm);
   }
   return sm;
@@ -84,6 +84,7 @@ function beginScript(el) {
   begin(d);
   info.script = el;
   sm.began = true;
+  sm.action = d.action;
   if (blocking && sm.parser) lastChain = d.action;
   if (deferred) deferActions[deferActions.length] = d.action;
   else if (kind === 'async' || kind === 'inserted' || kind === 'module') loadPreds[loadPreds.length] = d.action;
@@ -148,6 +149,12 @@ function scriptStart(url, flag, isModule) {
     hid: 0, type: 0, kind: 'script', stable: childStable(ROOT, 'script', u), label: 'script:module ' + u,
     from: -1, delay: undefined, joins: null, url: u, seq: nTaskSeq++, parent: ROOT, pos: u + ':1:1',
   });
+}
+
+/** The action that executed script element `el`, or -1 (its `load` event comes after it). */
+function scriptAction(el) {
+  const sm = wmGet(scriptMeta, el);
+  return sm === undefined ? -1 : sm.action;
 }
 
 /** The actions DOMContentLoaded waits for. */

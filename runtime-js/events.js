@@ -128,6 +128,14 @@ function eventDesc(ev, type, target, trusted) {
     from = p.from;
     if (lastSelfMessage >= 0) joins = [lastSelfMessage];
   }
+  if (type === 'load' && !user && isNode(target)) {
+    // A script element's load event fires after the script ran.
+    const sa = scriptAction(target);
+    if (sa >= 0) {
+      if (joins === null) joins = [sa];
+      else joins[joins.length] = sa;
+    }
+  }
   const kind = 'event:' + type;
   const d = {
     hid: 0,

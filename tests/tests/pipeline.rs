@@ -197,6 +197,20 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         t.scope_pos(quiet)
     );
     ensure!(t.hb(quiet, load), "window load waits for async scripts");
+    // Each script element's load event comes after the script's execution.
+    let script_loads = t.with_scope("fire:load @ SCRIPT[");
+    ensure!(
+        script_loads.len() == 3,
+        "quiet.js, main.js, late.js loads\n{}",
+        t.dump()
+    );
+    for l in script_loads {
+        ensure!(
+            t.of_kind("script").iter().any(|&s| t.has_arc(s, l, 'j')),
+            "load {l} joins its script's execution\n{}",
+            t.dump()
+        );
+    }
     // Module scripts are script actions, not host tasks.
     ensure!(
         t.of_kind("task").is_empty(),
