@@ -1,6 +1,8 @@
 //! Load speed of the trace readers on a page-shaped synthetic trace of 115 000 actions
 //! (~1.5M records, the size of EventRacer's largest site). Prints ms per load and the ratio
 //! against a naive `serde_json::Value`-per-line parse of the same bytes in the same process.
+//! Then the same trace with source positions on 6 of 7 accesses (format 2; TodoMVC's recorded
+//! trace has them on 86%): size and load time against the trace without them.
 //!
 //! `CARGO_TARGET_DIR=... cargo bench -p shepherd-trace --bench load`
 
@@ -22,8 +24,21 @@ impl Rng {
     }
 }
 
-fn page_like(actions: u32) -> Trace {
+/// `positions`: give 6 of 7 accesses one of 2000 positions (drawn from a separate generator, so
+/// the trace is otherwise identical).
+fn page_like(actions: u32, positions: bool) -> Trace {
     let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rp = Rng(0x2545_f491_4f6c_dd1d);
+    let pos: Vec<String> = (0..2000)
+        .map(|i| {
+            format!(
+                "https://bench.test/js/app{}.js:{}:{}",
+                i % 7,
+                1 + i * 3,
+                5 + i % 40
+            )
+        })
+        .collect();
     let locs: Vec<String> = (0..3000)
         .map(|i| match i % 4 {
             0 => format!("Global.v{i}"),
@@ -56,10 +71,12 @@ fn page_like(actions: u32) -> Trace {
         for _ in 0..5 {
             let loc = &locs[r.below(locs.len() as u64) as usize];
             let v = values[r.below(values.len() as u64) as usize].as_str();
+            let p = (positions && rp.below(7) != 0)
+                .then(|| pos[rp.below(pos.len() as u64) as usize].as_str());
             if r.below(2) == 0 {
-                b.read(loc, Some(v));
+                b.read_at(loc, Some(v), p);
             } else {
-                b.write(loc, Some(v));
+                b.write_at(loc, Some(v), p);
             }
         }
         b.exit();
@@ -105,7 +122,7 @@ fn cpu_or_wall(d: (Duration, Option<Duration>)) -> f64 {
 }
 
 fn main() {
-    let trace = page_like(115_000);
+    let trace = page_like(115_000, false);
     let bytes = to_jsonl_bytes(&trace);
     let records = bytes.iter().filter(|&&b| b == b'\n').count();
     println!(
@@ -165,4 +182,25 @@ fn main() {
         show(er_read)
     );
     println!("ER_actionlog write: {}", show(er_write));
+
+    let with = page_like(115_000, true);
+    let wbytes = to_jsonl_bytes(&with);
+    let wread = best_of(5, || {
+        black_box(read_jsonl(&wbytes[..]).unwrap());
+    });
+    let werb = er::to_er_bytes(&with);
+    let wer_read = best_of(5, || {
+        black_box(er::read_er(&werb).unwrap());
+    });
+    println!(
+        "with access positions: {:.1} MB JSONL ({:+.1}%), read {} ({:.2}x); ER_actionlog {:.1} MB ({:+.1}%), read {}; in memory {} bytes per op",
+        wbytes.len() as f64 / 1e6,
+        (wbytes.len() as f64 / bytes.len() as f64 - 1.0) * 100.0,
+        show(wread),
+        cpu_or_wall(wread) / cpu_or_wall(ours),
+        werb.len() as f64 / 1e6,
+        (werb.len() as f64 / erb.len() as f64 - 1.0) * 100.0,
+        show(wer_read),
+        std::mem::size_of::<shepherd_trace::Op>()
+    );
 }
