@@ -20,6 +20,8 @@ mod server;
 pub mod tls;
 pub mod upstream;
 mod websocket;
+mod ws_frames;
+mod ws_replay;
 
 pub use ca::CertificateAuthority;
 pub use holds::{HeldInfo, Holds};

@@ -90,6 +90,16 @@ impl Recorder {
         }
     }
 
+    /// Where the messages of WebSocket exchange `exchange` go once it is upgraded.
+    pub fn ws_tap(&self, exchange: shepherd_recording::ExchangeId) -> WsTap {
+        WsTap {
+            rec: self.rec.clone(),
+            exchange,
+            seq: std::sync::atomic::AtomicU64::new(0),
+            started: Instant::now(),
+        }
+    }
+
     pub fn append_trace(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
         self.rec
             .append_trace_batch(self.session, doc, seq, data)
@@ -118,6 +128,50 @@ pub(crate) fn to_headers(h: &HeaderMap) -> Vec<Header> {
     h.iter()
         .map(|(n, v)| Header::new(n.as_str(), v.as_bytes()))
         .collect()
+}
+
+/// Stores the messages of one upgraded WebSocket connection (both directions share the order).
+pub(crate) struct WsTap {
+    rec: Recording,
+    exchange: shepherd_recording::ExchangeId,
+    seq: std::sync::atomic::AtomicU64,
+    started: Instant,
+}
+
+impl WsTap {
+    /// Stores one message seen on the wire.
+    pub fn record(&self, from_client: bool, msg: crate::ws_frames::Parsed, url: &str) {
+        use shepherd_recording::{WsKind, WsMessage};
+        let Some(kind) = WsKind::from_opcode(msg.opcode) else {
+            return;
+        };
+        if msg.oversize {
+            tracing::warn!(
+                url,
+                from_client,
+                "WebSocket message over 16 MiB not recorded"
+            );
+            return;
+        }
+        if msg.compressed {
+            tracing::warn!(
+                url,
+                from_client,
+                "compressed WebSocket message stored as received"
+            );
+        }
+        let seq = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let at_us = i64::try_from(self.started.elapsed().as_micros()).unwrap_or(i64::MAX);
+        let m = WsMessage {
+            from_client,
+            kind,
+            at_us,
+            data: msg.data,
+        };
+        if let Err(e) = self.rec.append_ws_message(self.exchange, seq, m) {
+            tracing::warn!(url, "recording WebSocket message: {e}");
+        }
+    }
 }
 
 struct Slot {
@@ -163,14 +217,20 @@ impl SharedWriter {
         });
     }
 
-    /// Marks a WebSocket upgrade and commits the handshake.
-    pub fn finish_websocket(&self) {
+    /// Marks a WebSocket upgrade and commits the handshake; returns the exchange id (its
+    /// messages are stored under it).
+    pub fn finish_websocket(&self) -> Option<shepherd_recording::ExchangeId> {
         self.with(|s| {
-            if let Some(mut w) = s.writer.take() {
-                w.set_websocket();
-                let _ = w.finish(s.timings);
+            let mut w = s.writer.take()?;
+            w.set_websocket();
+            match w.finish(s.timings) {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    tracing::warn!("recording: {e}");
+                    None
+                }
             }
-        });
+        })
     }
 
     /// Commits the exchange when nothing more will arrive (response without body).

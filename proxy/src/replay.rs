@@ -63,6 +63,8 @@ pub(crate) struct Replayer {
     /// TLS configurations offering only `http/1.1`, per certificate host name (origins
     /// recorded over HTTP/1.x); the CA's cached ones offer `h2` first.
     h1_configs: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+    /// Recorded WebSocket connections.
+    pub(crate) ws: crate::ws_replay::WsIndex,
 }
 
 impl Replayer {
@@ -81,8 +83,10 @@ impl Replayer {
             .map(|s| (s.id, DateShift::since_recorded_us(s.started_unix_us)))
             .collect();
         let protocols = rec.origin_protocols().map_err(|e| e.to_string())?;
+        let ws = crate::ws_replay::WsIndex::build(&rec).map_err(|e| e.to_string())?;
         tracing::info!(
             requests = requests.len(),
+            websockets = ws.len(),
             origins = protocols.len(),
             "replay index built"
         );
@@ -94,7 +98,13 @@ impl Replayer {
             opts,
             protocols,
             h1_configs: Mutex::new(HashMap::new()),
+            ws,
         })
+    }
+
+    /// The recording being served.
+    pub(crate) fn recording(&self) -> &Recording {
+        &self.rec
     }
 
     /// The TLS configuration to present for `authority` (`host[:port]`, 443 by default):
@@ -130,6 +140,7 @@ impl Replayer {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .reset();
+        self.ws.reset();
     }
 }
 

@@ -1,15 +1,18 @@
-//! WebSocket upgrades: the handshake is forwarded over a dedicated HTTP/1.1 connection, then
-//! bytes are piped both ways unchanged. The handshake is recorded as a WebSocket exchange;
-//! message content is not stored and replay answers upgrades with an error.
+//! WebSocket upgrades. Live: the handshake is forwarded over a dedicated HTTP/1.1 connection,
+//! then bytes are piped both ways unchanged; in record mode a passive frame reader
+//! (`ws_frames`) follows each direction and stores every message. Replay: `ws_replay`.
 
 use crate::body::ProxyBody;
 use crate::client_body::ClientBody;
 use crate::forward::error_response;
+use crate::record::WsTap;
 use crate::server::{ModeState, Shared};
+use crate::ws_frames::FrameParser;
 use http::header::{self, HeaderValue};
 use http::{Request, Response, StatusCode, Version};
 use hyper_util::rt::TokioIo;
 use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Whether `req` asks for a WebSocket upgrade (HTTP/1.1 style).
 pub(crate) fn is_upgrade<B>(req: &Request<B>) -> bool {
@@ -20,23 +23,55 @@ pub(crate) fn is_upgrade<B>(req: &Request<B>) -> bool {
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"))
 }
 
+/// Copies one direction; with a tap, a copy of the bytes goes through a frame reader and
+/// every complete message is stored. The bytes themselves are never altered.
+async fn pump<R, W>(
+    mut from: R,
+    mut to: W,
+    tap: Option<(&WsTap, bool)>,
+    url: &str,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut parser = tap.map(|_| FrameParser::default());
+    let mut messages = Vec::new();
+    loop {
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            return to.shutdown().await;
+        }
+        to.write_all(&buf[..n]).await?;
+        if let (Some(p), Some((tap, from_client))) = (parser.as_mut(), tap) {
+            p.push(&buf[..n], &mut messages);
+            for m in messages.drain(..) {
+                tap.record(from_client, m, url);
+            }
+            if let Some(why) = p.broken() {
+                tracing::warn!(
+                    url,
+                    from_client,
+                    "WebSocket stream not followed any more: {why}"
+                );
+                parser = None;
+            }
+        }
+    }
+}
+
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     url: http::Uri,
     mut req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
+    if let ModeState::Replay(r) = &shared.mode {
+        let r = r.clone();
+        return crate::ws_replay::serve(shared, r, url, req).await;
+    }
     let (Some(tls), Some(_)) = (shared.client_tls.as_ref(), shared.client.as_ref()) else {
-        tracing::info!(%url, "WebSocket upgrade in replay mode: not replayed");
-        if let ModeState::Replay(_) = &shared.mode {
-            shared
-                .stats
-                .replay_misses
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        return error_response(
-            StatusCode::NOT_IMPLEMENTED,
-            "WebSocket content is not replayed",
-        );
+        return error_response(StatusCode::BAD_GATEWAY, "no upstream in this mode");
     };
     let recording = match &shared.mode {
         ModeState::Record(r) => r.begin("GET", &url.to_string(), req.version(), req.headers()),
@@ -46,6 +81,10 @@ pub(crate) async fn handle(
     let mut headers = req.headers().clone();
     headers.remove(header::PROXY_AUTHORIZATION);
     headers.remove(http::HeaderName::from_static("proxy-connection"));
+    if recording.is_some() {
+        // Without extensions the origin sends plain frames, which the recorder can read.
+        headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
+    }
     if let Ok(host) = HeaderValue::from_str(url.authority().map_or("", |a| a.as_str())) {
         headers.insert(header::HOST, host);
     }
@@ -96,10 +135,15 @@ pub(crate) async fn handle(
         let (parts, body) = resp.into_parts();
         return Response::from_parts(parts, ProxyBody::Incoming(body));
     }
-    if let Some(w) = &recording {
-        w.finish_websocket();
-    }
+    let tap = recording
+        .as_ref()
+        .and_then(|w| w.finish_websocket())
+        .and_then(|id| match &shared.mode {
+            ModeState::Record(r) => Some(r.ws_tap(id)),
+            _ => None,
+        });
     let upstream_upgrade = hyper::upgrade::on(&mut resp);
+    let url_s = url.to_string();
     tokio::spawn(async move {
         let (client, upstream) = match tokio::try_join!(client_upgrade, upstream_upgrade) {
             Ok(x) => x,
@@ -108,10 +152,26 @@ pub(crate) async fn handle(
                 return;
             }
         };
-        let mut client = TokioIo::new(client);
-        let mut upstream = TokioIo::new(upstream);
-        if let Err(e) = tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
-            tracing::debug!("WebSocket tunnel closed: {e}");
+        let result = match tap {
+            None => {
+                let mut client = TokioIo::new(client);
+                let mut upstream = TokioIo::new(upstream);
+                tokio::io::copy_bidirectional(&mut client, &mut upstream)
+                    .await
+                    .map(|_| ())
+            }
+            Some(tap) => {
+                let (client_r, client_w) = tokio::io::split(TokioIo::new(client));
+                let (up_r, up_w) = tokio::io::split(TokioIo::new(upstream));
+                tokio::try_join!(
+                    pump(client_r, up_w, Some((&tap, true)), &url_s),
+                    pump(up_r, client_w, Some((&tap, false)), &url_s),
+                )
+                .map(|_| ())
+            }
+        };
+        if let Err(e) = result {
+            tracing::debug!(url = %url_s, "WebSocket tunnel closed: {e}");
         }
     });
     let mut out = Response::new(ProxyBody::Empty);

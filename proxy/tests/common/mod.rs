@@ -236,6 +236,8 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
                 .unwrap_or_else(|| "x".parse().unwrap());
             let accept =
                 tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+            // `?greet=1`: the origin speaks first.
+            let greet = query(&req, "greet").is_some();
             let upgrade = hyper::upgrade::on(req);
             tokio::spawn(async move {
                 let Ok(up) = upgrade.await else { return };
@@ -246,6 +248,14 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
                 )
                 .await;
                 use futures_util::{SinkExt, StreamExt};
+                if greet
+                    && ws
+                        .send(tokio_tungstenite::tungstenite::Message::text("welcome"))
+                        .await
+                        .is_err()
+                {
+                    return;
+                }
                 while let Some(Ok(msg)) = ws.next().await {
                     if (msg.is_text() || msg.is_binary()) && ws.send(msg).await.is_err() {
                         break;
