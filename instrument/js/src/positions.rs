@@ -11,14 +11,29 @@ const MAX_LINE: u64 = (1 << 16) - 1;
 /// Largest column that fits (longer lines clamp).
 const MAX_COL: u64 = (1 << 19) - 1;
 
+/// Bytes per block of the UTF-16 prefix table.
+const BLOCK: usize = 256;
+
 /// Line index of one source file: line starts computed once, looked up by binary search.
+/// Columns cost O(1) in ASCII files and at most two scans of [`BLOCK`] bytes otherwise (a
+/// minified library is a few very long lines: scanning from the line start per access would
+/// be quadratic).
 pub(crate) struct Positions {
     key: u32,
     /// `BytePos` of the first byte of the file in its `SourceMap`.
     base: u32,
     /// Byte offset of the start of every line (the first is 0).
     starts: Vec<u32>,
+    /// Non-ASCII files only: UTF-16 code units before byte `i * BLOCK`.
+    utf16_before: Vec<u32>,
     file: Lrc<SourceFile>,
+}
+
+/// UTF-16 code units of the UTF-8 bytes `b` (continuation bytes count 0, 4-byte leaders 2).
+fn utf16_len(b: &[u8]) -> u32 {
+    b.iter()
+        .map(|&c| u32::from(c & 0xC0 != 0x80) + u32::from(c >= 0xF0))
+        .sum()
 }
 
 /// The script key: the first 18 bits of sha256 of the original source (content only, so
@@ -56,12 +71,32 @@ impl Positions {
             }
             i += 1;
         }
+        let utf16_before = if b.is_ascii() {
+            Vec::new()
+        } else {
+            let mut acc = 0;
+            let mut t = Vec::with_capacity(b.len() / BLOCK + 1);
+            for chunk in b.chunks(BLOCK) {
+                t.push(acc);
+                acc += utf16_len(chunk);
+            }
+            t
+        };
         Positions {
             key,
             base: file.start_pos.0,
             starts,
+            utf16_before,
             file,
         }
+    }
+
+    /// UTF-16 code units before byte offset `off` (`off` ≤ length).
+    fn utf16_at(&self, off: usize) -> u32 {
+        let block = off / BLOCK;
+        let before = self.utf16_before.get(block).copied().unwrap_or(0);
+        let from = (block * BLOCK).min(off);
+        before + self.file.src.as_bytes().get(from..off).map_or(0, utf16_len)
     }
 
     /// The script key `K`.
@@ -80,18 +115,15 @@ impl Positions {
             return None;
         }
         let line = self.starts.partition_point(|&s| s <= off).max(1);
-        let start = self.starts[line - 1] as usize;
-        let seg = self.file.src.as_bytes().get(start..off as usize)?;
-        let col = if seg.is_ascii() {
-            seg.len()
+        let start = *self.starts.get(line - 1)?;
+        // Columns count UTF-16 code units, as JavaScript stack traces do.
+        let col = if self.utf16_before.is_empty() {
+            off - start
         } else {
-            // Columns count UTF-16 code units, as JavaScript stack traces do.
-            std::str::from_utf8(seg)
-                .map(|s| s.chars().map(char::len_utf16).sum())
-                .unwrap_or(seg.len())
+            self.utf16_at(off as usize) - self.utf16_at(start as usize)
         };
         let line = (line as u64).min(MAX_LINE);
-        let col = (col as u64 + 1).min(MAX_COL);
+        let col = (u64::from(col) + 1).min(MAX_COL);
         Some((u64::from(self.key) << 35) + (line << 19) + col)
     }
 }
@@ -123,6 +155,17 @@ mod tests {
         // 'é' is 2 bytes, 1 UTF-16 unit; '😀' is 4 bytes, 2 units.
         assert_eq!(pos("é=x", 3), (1, 3));
         assert_eq!(pos("😀=x", 5), (1, 4));
+        // Across prefix-table blocks, on a later line.
+        let long = format!(
+            "{}\n{}é{}x",
+            "😀".repeat(300),
+            "a".repeat(700),
+            "日".repeat(200)
+        );
+        let at = long.find('x').unwrap();
+        assert_eq!(pos(&long, at), (2, 700 + 1 + 200 + 1));
+        let at = long.rfind('😀').unwrap();
+        assert_eq!(pos(&long, at), (1, 599));
     }
 
     #[test]
