@@ -288,11 +288,9 @@ impl<'a> Pass<'a> {
 
     /// A call of access function `name` with the position of `span` appended (contract in
     /// `docs/runtime-api.md`: `p` is always the last argument).
-    fn acall(&self, span: Span, name: &'static str, mut args: Vec<Expr>) -> Expr {
-        if let Some(p) = self.pos.encode(span) {
-            args.push(int_lit(p));
-        }
-        api_call(span, name, args)
+    fn acall(&self, span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
+        let p = self.pos.encode(span).map(int_lit);
+        api_call_then(span, name, args, p)
     }
 
     /// Expression yielding the scope id of `owner`, or `None` when it is not visible here.
@@ -1724,6 +1722,11 @@ thread_local! {
 }
 
 fn atom(name: &'static str) -> Atom {
+    if name.len() <= 7 {
+        // Short atoms are stored inline (no interning table): building one is cheaper than
+        // finding it.
+        return Atom::from(name);
+    }
     ATOMS.with(|a| {
         let mut a = a.borrow_mut();
         if let Some((_, at)) = a.iter().find(|(n, _)| std::ptr::eq(*n, name) || *n == name) {
@@ -1744,17 +1747,21 @@ fn api_expr(name: &'static str) -> Box<Expr> {
 }
 
 fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
+    api_call_then(span, name, args, None)
+}
+
+/// `api_call` with one more argument at the end (the argument list is allocated once).
+fn api_call_then(span: Span, name: &'static str, args: Vec<Expr>, last: Option<Expr>) -> Expr {
+    let mut list = Vec::with_capacity(args.len() + usize::from(last.is_some()));
+    list.extend(args.into_iter().chain(last).map(|e| ExprOrSpread {
+        spread: None,
+        expr: Box::new(e),
+    }));
     Expr::Call(CallExpr {
         span,
         ctxt: SyntaxContext::empty(),
         callee: Callee::Expr(api_expr(name)),
-        args: args
-            .into_iter()
-            .map(|e| ExprOrSpread {
-                spread: None,
-                expr: Box::new(e),
-            })
-            .collect(),
+        args: list,
         type_args: None,
     })
 }
