@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::isotime;
 use crate::model::*;
 use crate::store::Recording;
+use crate::websocket::{WsKind, WsMessage};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Map, Value, json};
@@ -210,7 +211,7 @@ fn entry_json(rec: &Recording, ex: &Exchange) -> Result<Value> {
             "_error": ex.error.clone().unwrap_or_default(),
         }),
     };
-    Ok(json!({
+    let mut entry = json!({
         "startedDateTime": isotime::format_us(t.started_unix_us),
         "time": total_us as f64 / 1000.0,
         "request": request,
@@ -231,7 +232,83 @@ fn entry_json(rec: &Recording, ex: &Exchange) -> Result<Value> {
             "websocket": ex.websocket,
             "error": ex.error,
         },
-    }))
+    });
+    if ex.websocket {
+        entry["_resourceType"] = json!("websocket");
+        let base = ws_base_us(t);
+        let messages: Vec<Value> = rec
+            .ws_messages(ex.id)?
+            .iter()
+            .map(|m| ws_message_json(m, base))
+            .collect();
+        entry["_webSocketMessages"] = Value::Array(messages);
+    }
+    Ok(entry)
+}
+
+/// When the upgrade completed (what `WsMessage::at_us` counts from), in µs since the epoch.
+fn ws_base_us(t: &Timings) -> i64 {
+    t.started_unix_us
+        .saturating_add(t.send_us.max(0))
+        .saturating_add(t.wait_us.max(0))
+}
+
+/// Chrome's `_webSocketMessages` item: `type` send/receive, `time` in epoch seconds, `opcode`,
+/// `data` (text, or base64 for binary and close payloads); `_atUs` keeps the exact offset.
+fn ws_message_json(m: &WsMessage, base_us: i64) -> Value {
+    let data = match m.kind {
+        WsKind::Text => json!(String::from_utf8_lossy(&m.data)),
+        _ => json!(B64.encode(&m.data)),
+    };
+    json!({
+        "type": if m.from_client { "send" } else { "receive" },
+        "time": base_us.saturating_add(m.at_us) as f64 / 1e6,
+        "opcode": m.kind.opcode(),
+        "data": data,
+        "_atUs": m.at_us,
+    })
+}
+
+fn parse_ws_messages(e: &Value, base_us: i64) -> std::result::Result<Vec<WsMessage>, String> {
+    let Some(list) = e.get("_webSocketMessages") else {
+        return Ok(Vec::new());
+    };
+    let list = list
+        .as_array()
+        .ok_or("_webSocketMessages is not an array")?;
+    let mut out = Vec::new();
+    for m in list {
+        let from_client = match str_field(m, "type") {
+            Some("send") => true,
+            Some("receive") => false,
+            other => return Err(format!("WebSocket message type {other:?}")),
+        };
+        let opcode = m.get("opcode").and_then(Value::as_u64).unwrap_or(1);
+        let Some(kind) = u8::try_from(opcode).ok().and_then(WsKind::from_opcode) else {
+            continue;
+        };
+        let text = str_field(m, "data").unwrap_or("");
+        let data = match kind {
+            WsKind::Text => text.as_bytes().to_vec(),
+            _ => B64
+                .decode(text.trim())
+                .map_err(|e| format!("WebSocket message data: {e}"))?,
+        };
+        let at_us = match m.get("_atUs").and_then(Value::as_i64) {
+            Some(us) => us,
+            None => m
+                .get("time")
+                .and_then(Value::as_f64)
+                .map_or(0, |secs| ((secs * 1e6).round() as i64 - base_us).max(0)),
+        };
+        out.push(WsMessage {
+            from_client,
+            kind,
+            at_us,
+            data,
+        });
+    }
+    Ok(out)
 }
 
 /// Imports a HAR document into `rec` as a new session labelled `label`; returns the session and
@@ -273,7 +350,10 @@ pub fn import(
         if let Some(err) = e.error {
             w.set_error(err);
         }
-        w.finish(e.timings)?;
+        let id = w.finish(e.timings)?;
+        for (seq, m) in e.ws_messages.into_iter().enumerate() {
+            rec.append_ws_message(id, seq as u64, m)?;
+        }
     }
     rec.flush()?;
     Ok((session, count))
@@ -286,6 +366,7 @@ struct ImportedEntry {
     response_body: Vec<u8>,
     timings: Timings,
     websocket: bool,
+    ws_messages: Vec<WsMessage>,
     error: Option<String>,
 }
 
@@ -438,6 +519,7 @@ fn parse_entry(e: &Value) -> Result<ImportedEntry, String> {
         .and_then(Value::as_bool)
         .unwrap_or(false)
         || str_field(e, "_resourceType") == Some("websocket");
+    let ws_messages = parse_ws_messages(e, ws_base_us(&timings))?;
     Ok(ImportedEntry {
         request,
         request_body,
@@ -445,6 +527,7 @@ fn parse_entry(e: &Value) -> Result<ImportedEntry, String> {
         response_body,
         timings,
         websocket,
+        ws_messages,
         error,
     })
 }

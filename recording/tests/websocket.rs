@@ -109,3 +109,65 @@ fn version_two_files_open_read_only_without_messages() {
     assert_eq!(rec.schema_version().unwrap(), SCHEMA_VERSION);
     assert_eq!(rec.ws_messages(id).unwrap(), vec![]);
 }
+
+#[test]
+fn har_round_trip_keeps_messages_and_reads_chromes_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ws.rec");
+    {
+        let rec = Recording::open(&path).unwrap();
+        let s = rec.begin_session("record").unwrap();
+        let id = ws_exchange(&rec, s, "wss://chat.test/socket");
+        for (seq, m) in conversation().into_iter().enumerate() {
+            rec.append_ws_message(id, seq as u64, m).unwrap();
+        }
+        rec.flush().unwrap();
+    }
+    let mut har = Vec::new();
+    har::export(&Recording::open_readonly(&path).unwrap(), None, &mut har).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&har).unwrap();
+    let entry = &doc["log"]["entries"][0];
+    assert_eq!(entry["_resourceType"], "websocket");
+    let msgs = entry["_webSocketMessages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 6);
+    assert_eq!(msgs[0]["type"], "receive");
+    assert_eq!(msgs[0]["data"], "welcome");
+    assert_eq!(msgs[1]["type"], "send");
+    assert_eq!(msgs[3]["opcode"], 2);
+
+    let back = dir.path().join("back.rec");
+    let rec = Recording::open(&back).unwrap();
+    har::import(&rec, &mut &har[..], "har import").unwrap();
+    let ids = rec.websocket_exchanges().unwrap();
+    assert_eq!(rec.ws_messages(ids[0]).unwrap(), conversation());
+
+    // Chrome's devtools write `time` in epoch seconds and no `_atUs`.
+    let chrome = serde_json::json!({"log": {"version": "1.2", "entries": [{
+        "startedDateTime": "2026-01-01T00:00:00.000Z",
+        "time": 1.0,
+        "_resourceType": "websocket",
+        "request": {"method": "GET", "url": "wss://echo.test/", "httpVersion": "HTTP/1.1",
+                    "headers": [], "cookies": [], "queryString": [], "headersSize": -1, "bodySize": 0},
+        "response": {"status": 101, "statusText": "Switching Protocols", "httpVersion": "HTTP/1.1",
+                     "headers": [], "cookies": [], "content": {"size": 0, "mimeType": ""},
+                     "redirectURL": "", "headersSize": -1, "bodySize": 0},
+        "cache": {},
+        "timings": {"send": 0, "wait": 0, "receive": 0},
+        "_webSocketMessages": [
+            {"type": "send", "time": 1767225600.5, "opcode": 1, "data": "hi"},
+            {"type": "receive", "time": 1767225600.75, "opcode": 2, "data": "AAE="}
+        ]
+    }]}});
+    let bytes = serde_json::to_vec(&chrome).unwrap();
+    let (_, n) = har::import(&rec, &mut &bytes[..], "chrome").unwrap();
+    assert_eq!(n, 1);
+    let ids = rec.websocket_exchanges().unwrap();
+    let got = rec.ws_messages(*ids.last().unwrap()).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            msg(true, WsKind::Text, 500_000, b"hi"),
+            msg(false, WsKind::Binary, 750_000, &[0, 1]),
+        ]
+    );
+}
