@@ -28,11 +28,13 @@ pub(crate) const TAG_FIELD: u8 = 4;
 pub(crate) const TAG_STATIC: u8 = 5;
 /// Block-like scopes that own captured `let`/`const`/`class` bindings get their own scope
 /// instance per activation: a block statement, a `for (let…;…;…)` loop (one per iteration),
-/// a `for (let … in/of …)` loop (one per iteration), a `catch` clause.
+/// a `for (let … in/of …)` loop (one per iteration), a `catch` clause, the case block of a
+/// `switch`.
 pub(crate) const TAG_BLOCK: u8 = 8;
 pub(crate) const TAG_FOR: u8 = 9;
 pub(crate) const TAG_FOR_IN: u8 = 10;
 pub(crate) const TAG_CATCH: u8 = 11;
+pub(crate) const TAG_SWITCH: u8 = 12;
 
 /// True for the key of a block-like scope (its scope id is a block-scoped `const`/`let`).
 pub(crate) fn is_block_key(k: FnKey) -> bool {
@@ -175,6 +177,11 @@ impl Visit for Analyzer {
         } else {
             n.visit_children_with(self);
         }
+    }
+
+    fn visit_switch_stmt(&mut self, n: &SwitchStmt) {
+        n.discriminant.visit_with(self);
+        self.enter_block(fn_key(n.span, TAG_SWITCH), |a| n.cases.visit_with(a));
     }
 
     fn visit_for_in_stmt(&mut self, n: &ForInStmt) {

@@ -13,13 +13,13 @@ use swc_core::ecma::visit::{VisitMut, VisitMutWith};
 use crate::Kind;
 use crate::analysis::{
     Captures, FnKey, TAG_ARROW, TAG_BLOCK, TAG_CATCH, TAG_CTOR, TAG_FIELD, TAG_FN, TAG_FOR,
-    TAG_FOR_IN, TAG_STATIC, TOP, collect_pat_idents, fn_key, is_block_key,
+    TAG_FOR_IN, TAG_STATIC, TAG_SWITCH, TOP, collect_pat_idents, fn_key, is_block_key,
 };
 use crate::positions::Positions;
 
 /// Key of the frame of an arrow the pass adds to get temporaries where there is no place for
 /// declarations (parameter lists, class field initializers).
-const TAG_TEMPS: u8 = 12;
+const TAG_TEMPS: u8 = 6;
 
 /// Name of the runtime object.
 pub(crate) const API: &str = "__shepherd";
@@ -1477,6 +1477,32 @@ impl VisitMut for Pass<'_> {
                 None => fresh,
             }));
         }
+    }
+
+    fn visit_mut_stmt(&mut self, s: &mut Stmt) {
+        let Stmt::Switch(sw) = s else {
+            s.visit_mut_children_with(self);
+            return;
+        };
+        let key = fn_key(sw.span, TAG_SWITCH);
+        if !self.caps.owners.contains(&key) {
+            sw.visit_mut_children_with(self);
+            return;
+        }
+        // The cases share one scope, entered after the discriminant: the scope id goes in a
+        // block around the switch (same completion value; a label on the switch now labels
+        // the block, which `break label` still leaves).
+        sw.discriminant.visit_mut_with(self);
+        self.blocks.push(key);
+        sw.cases.visit_mut_with(self);
+        self.blocks.pop();
+        let span = sw.span;
+        let switch = std::mem::replace(s, Stmt::Empty(EmptyStmt { span: DUMMY_SP }));
+        *s = Stmt::Block(BlockStmt {
+            span,
+            ctxt: SyntaxContext::empty(),
+            stmts: vec![block_sid_decl(key, VarDeclKind::Const), switch],
+        });
     }
 
     fn visit_mut_block_stmt(&mut self, b: &mut BlockStmt) {

@@ -5,6 +5,7 @@
 // expect-distinct: r Scope[*].item 2
 // expect-distinct: r Scope[*].z 2
 // expect-distinct: r Scope[*].err 2
+// expect-distinct: r Scope[*].w 2
 const fns = [];
 for (let i = 0; i < 3; i++) fns.push(() => i);
 console.log(fns.map((f) => f()).join());
@@ -56,6 +57,10 @@ for (const start of [0, 1]) {
     console.log('switch tdz', start, e.constructor.name);
   }
 }
+const sw = [];
+for (var si = 0; si < 2; si++) switch (si) { default: let w = si; sw.push(() => w); }
+lbl: switch (sw.length) { case 2: { const c2 = () => sw; if (c2()) break lbl; } console.log('not reached'); }
+console.log(sw.map((f) => f()).join(), eval('switch (1) { case 1: let e1 = 5; (() => e1)(); e1 + 1 }'));
 for (const { a, b = () => a } of [{ a: 1 }, { a: 2 }]) console.log(b());
 let total = 0;
 for (let k in { x: 1, y: 2 }) setTimeout(() => { total++; console.log('timer', k, total); });
