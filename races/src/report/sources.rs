@@ -58,7 +58,7 @@ impl Snippet {
         let mut lines = Vec::new();
         for (i, l) in text.lines().enumerate().skip(from - 1) {
             let n = i + 1;
-            if n > line + CONTEXT_LINES {
+            if n > line.saturating_add(CONTEXT_LINES) {
                 break;
             }
             let mut t: String = l.chars().take(MAX_LINE_CHARS).collect();
@@ -172,8 +172,13 @@ impl SourceProvider for PageSources {
         // Several blocks may share a key (the same handler on many elements): the first one
         // stands for all, their texts are equal.
         let b = blocks.iter().find(|b| b.key == key)?;
-        let doc_line = b.line + line.checked_sub(1)?;
-        let doc_col = if line == 1 { b.col + col - 1 } else { col };
+        // Positions come from files: no arithmetic on them may overflow.
+        let doc_line = b.line.checked_add(line.checked_sub(1)?)?;
+        let doc_col = if line == 1 {
+            b.col.saturating_add(col).saturating_sub(1)
+        } else {
+            col
+        };
         Snippet::of_text(doc, self.texts.get(doc)?, doc_line, doc_col)
     }
 }
@@ -577,6 +582,16 @@ mod tests {
         assert!(s.snippet("https://b.test/x.js:1:1").is_none());
         assert!(s.snippet("eval-3fa2c:1:1").is_none());
         assert!(s.snippet("https://a.test/p/app.js:9:1").is_none());
+        // Absurd numbers from a hand-edited trace: no snippet, no overflow.
+        let max = usize::MAX;
+        assert!(
+            s.snippet(&format!("https://a.test/p/app.js:{max}:{max}"))
+                .is_none()
+        );
+        let k = script_key("go(\"x\")");
+        assert!(s.snippet(&format!("{doc}#inline-{k:x}:{max}:1")).is_none());
+        assert!(s.snippet(&format!("{doc}#inline-{k:x}:1:{max}")).is_some());
+        assert!(s.snippet(&format!("{doc}#inline-{k:x}:0:0")).is_none());
     }
 
     #[test]
