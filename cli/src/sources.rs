@@ -57,3 +57,82 @@ fn texts(path: &Path) -> anyhow::Result<HashMap<String, String>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shepherd_races::report::{self, RaceReport};
+    use shepherd_races::{Options, analyze};
+    use shepherd_recording::{Header, RequestHead, ResponseHead, Timings};
+
+    const PAGE: &str = include_str!("../../races/tests/positions/index.html");
+    const APP: &str = include_str!("../../races/tests/positions/app.js");
+    const TRACE: &str = include_str!("../../races/tests/positions/trace.jsonl");
+
+    fn exchange(
+        rec: &Recording,
+        s: shepherd_recording::SessionId,
+        url: &str,
+        ct: &str,
+        body: &str,
+    ) {
+        let mut ex = rec
+            .begin_exchange(
+                s,
+                RequestHead {
+                    method: "GET".into(),
+                    url: url.into(),
+                    http_version: "HTTP/1.1".into(),
+                    headers: vec![Header::new("Host", "a.test")],
+                },
+            )
+            .unwrap();
+        ex.response_head(ResponseHead {
+            status: 200,
+            reason: "OK".into(),
+            http_version: "HTTP/1.1".into(),
+            headers: vec![Header::new("Content-Type", ct)],
+        });
+        ex.response_body(body.as_bytes()).unwrap();
+        ex.finish(Timings::default()).unwrap();
+    }
+
+    /// What `shepherd races REC --html` does with a recording: the racing lines come from the
+    /// recorded HTML (inline code, in the document's numbering) and script.
+    #[test]
+    fn reports_on_a_recording_show_recorded_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rec");
+        let rec = Recording::open(&path).unwrap();
+        let s = rec.begin_session("record").unwrap();
+        exchange(&rec, s, "https://a.test/", "text/html; charset=utf-8", PAGE);
+        exchange(&rec, s, "https://a.test/app.js", "text/javascript", APP);
+        exchange(&rec, s, "https://a.test/pic.png", "image/png", "PNG");
+        rec.append_trace_batch(s, "d1", 0, TRACE.as_bytes())
+            .unwrap();
+        rec.flush().unwrap();
+        drop(rec);
+
+        let sources = for_trace_file(&path);
+        assert_eq!(sources.len(), 2, "HTML and JavaScript only");
+        let trace = crate::trace_source::load(&path, None).unwrap().loaded.trace;
+        let an = analyze(&trace, &Options::default()).unwrap();
+        let mut rep = RaceReport::new(&trace, &an, false);
+        rep.attach_sources(&sources);
+        let text = report::text::render(&rep);
+        for line in [
+            "   11 | <button id=\"b\" onclick=\"if (init) show(count);\">go</button>",
+            "    6 |   function ready() { init = true; }",
+            "    4 |   count = count + 1;",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        let html = report::html::render(&RaceReport::new(&trace, &an, true), &an, &trace, &sources);
+        assert!(html.contains("<span class=hit>    6   function ready() { init = true; }</span>"));
+
+        // A bare trace file has no sources: positions only.
+        let bare = dir.path().join("t.jsonl");
+        std::fs::write(&bare, TRACE).unwrap();
+        assert!(for_trace_file(&bare).is_empty());
+    }
+}
