@@ -257,10 +257,16 @@ async fn websocket_echo_through_the_proxy() {
     let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
-    let (mut ws, resp) = tokio_tungstenite::client_async(format!("wss://{authority}/ws"), tls)
-        .await
-        .unwrap();
+    let mut req = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+        format!("wss://{authority}/ws"),
+    )
+    .unwrap();
+    req.headers_mut()
+        .insert("sec-websocket-extensions", "x-test-ext".parse().unwrap());
+    let (mut ws, resp) = tokio_tungstenite::client_async(req, tls).await.unwrap();
     assert_eq!(resp.status(), 101);
+    // Outside record mode the handshake reaches the origin untouched.
+    assert_eq!(resp.headers()["x-origin-saw-extensions"], "x-test-ext");
     for i in 0..5 {
         ws.send(Message::text(format!("ping {i}"))).await.unwrap();
         let got = ws.next().await.unwrap().unwrap();

@@ -21,6 +21,17 @@ async fn open(
     ca: &impl TrustRoot,
     path: &str,
 ) -> Result<Ws, tungstenite::Error> {
+    open_with_head(proxy, authority, ca, path)
+        .await
+        .map(|(ws, _)| ws)
+}
+
+async fn open_with_head(
+    proxy: std::net::SocketAddr,
+    authority: &str,
+    ca: &impl TrustRoot,
+    path: &str,
+) -> Result<(Ws, http::HeaderMap), tungstenite::Error> {
     let tls = connect_tls(proxy, authority, "localhost", ca, &[b"http/1.1"]).await;
     let mut req = tungstenite::client::IntoClientRequest::into_client_request(format!(
         "wss://{authority}{path}"
@@ -34,7 +45,7 @@ async fn open(
     );
     let (ws, resp) = tokio_tungstenite::client_async(req, tls).await?;
     assert_eq!(resp.status(), 101);
-    Ok(ws)
+    Ok((ws, resp.headers().clone()))
 }
 
 async fn next_message(ws: &mut Ws) -> Message {
@@ -74,9 +85,13 @@ async fn websocket_session_is_recorded_and_replayed_with_the_origin_stopped() {
     {
         let (proxy, ca) =
             start_proxy(Mode::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
-        let mut ws = open(proxy.addr(), &authority, &ca, "/ws?greet=1")
+        let (mut ws, head) = open_with_head(proxy.addr(), &authority, &ca, "/ws?greet=1")
             .await
             .unwrap();
+        assert!(
+            head.get("x-origin-saw-extensions").is_none(),
+            "recording must not let the origin negotiate compression"
+        );
         converse(&mut ws).await;
         // Let the tunnel see the last frames before the recording closes.
         tokio::time::sleep(Duration::from_millis(200)).await;

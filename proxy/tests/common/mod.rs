@@ -238,6 +238,7 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
                 tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
             // `?greet=1`: the origin speaks first.
             let greet = query(&req, "greet").is_some();
+            let saw_extensions = req.headers().get("sec-websocket-extensions").cloned();
             let upgrade = hyper::upgrade::on(req);
             tokio::spawn(async move {
                 let Ok(up) = upgrade.await else { return };
@@ -267,6 +268,9 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
             h.insert("connection", "upgrade".parse().unwrap());
             h.insert("upgrade", "websocket".parse().unwrap());
             h.insert("sec-websocket-accept", accept.parse().unwrap());
+            if let Some(ext) = saw_extensions {
+                h.insert("x-origin-saw-extensions", ext);
+            }
         }
         _ => {
             *resp.status_mut() = StatusCode::NOT_FOUND;
