@@ -3,17 +3,16 @@
 
 use std::time::{Duration, Instant};
 
-use swc_core::common::{
-    FileName, GLOBALS, Globals, Mark, SourceMap, Spanned, source_map::DefaultSourceMapGenConfig,
-    sync::Lrc,
-};
+use swc_core::common::{FileName, GLOBALS, Globals, Mark, SourceMap, Spanned, sync::Lrc};
 use swc_core::ecma::ast::{EsVersion, Pass as _, Program};
 use swc_core::ecma::codegen::{Config, Emitter, text_writer::JsWriter};
 use swc_core::ecma::parser::{EsSyntax, Syntax, parse_file_as_module, parse_file_as_script};
 use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
-use crate::{Error, Kind, MARKER, Options, Output, analysis, pass::Pass, positions::Positions};
+use crate::{
+    Error, Kind, MARKER, Options, Output, analysis, pass::Pass, positions::Positions, srcmap,
+};
 
 /// The tree, file and source map of a finished job, freed after the reply.
 type Garbage = Option<Box<dyn std::any::Any>>;
@@ -163,7 +162,7 @@ fn run_phases(
                 .map_err(|e| tracing::debug!("ignoring unreadable input source map: {e}"))
                 .ok()
         });
-        let map = cm.build_source_map(&mappings, orig, DefaultSourceMapGenConfig);
+        let map = srcmap::build(&cm, &fm, &mappings, orig);
         let mut out = Vec::new();
         map.to_writer(&mut out)
             .map_err(|e| Error::SourceMap(e.to_string()))?;

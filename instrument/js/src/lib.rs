@@ -23,6 +23,7 @@ mod job;
 mod pass;
 mod pool;
 mod positions;
+mod srcmap;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
 pub const PASS_VERSION: u32 = 4;
