@@ -170,12 +170,14 @@ const A_inlineUrls = A_create(null);
 /** The script whose text has key `k` runs: remembers where key `k` comes from. */
 function A_register(k, f, url) {
   if (typeof k !== 'number') return;
-  if (f === 1 && url === undefined) {
+  if (f === 1) {
     const c = A_inlineUrls[k];
     if (c !== undefined && A_urls[k] !== undefined) return c;
   }
   let u;
-  if (typeof url === 'string') {
+  // Inline modules pass import.meta.url too, but their lines count from the script's own
+  // text: they are named like other inline code, so reports can find them in the document.
+  if (typeof url === 'string' && f !== 1) {
     u = url;
   } else if (A_dynKeys[k] === 1) {
     u = 'eval-' + A_hex(k);
@@ -199,7 +201,7 @@ function A_register(k, f, url) {
     if (typeof s === 'string' && s !== '') u = s;
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
-  if (f === 1 && url === undefined) A_inlineUrls[k] = u;
+  if (f === 1) A_inlineUrls[k] = u;
   const old = A_urls[k];
   if (old === undefined) {
     A_urls[k] = u;
