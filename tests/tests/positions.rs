@@ -79,7 +79,7 @@ case!(
         let app = h.origin.url("/positions/app.js");
         let inline = |text: &str| format!("{doc}#inline-{:x}", script_key(text));
         let (inline1, handler, inline2) = (inline(INLINE1), inline(HANDLER), inline(INLINE2));
-    let module = inline(MODULE);
+        let module = inline(MODULE);
 
         // First inline script: `var counter = 0;` is line 2 of its text, `function bump` line 3.
         let s1 = t.first_with_scope("script:inline")?;
@@ -90,10 +90,10 @@ case!(
         at_line(&t, ext, true, "Global.label", &app, 2)?;
         at_line(&t, ext, false, "Global.counter", &app, 3)?;
         // An inline module is inline code too (not its import.meta.url, the document's URL).
-    let m = t.first_with_scope("script:module")?;
-    at_line(&t, m, false, "Global.counter", &module, 1)?;
-    at_line(&t, m, true, "Global.fromModule", &module, 1)?;
-    // The click: the handler's read of `bump` (line 1 of the attribute value), and bump()'s
+        let m = t.first_with_scope("script:module")?;
+        at_line(&t, m, false, "Global.counter", &module, 1)?;
+        at_line(&t, m, true, "Global.fromModule", &module, 1)?;
+        // The click: the handler's read of `bump` (line 1 of the attribute value), and bump()'s
         // update of `counter` (line 4 of the first inline script, where bump is defined).
         let click = t.first_with_scope("fire:click @ BUTTON[")?;
         at_line(&t, click, false, "Global.bump", &handler, 1)?;
