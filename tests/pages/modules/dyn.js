@@ -1,0 +1,2 @@
+export const v = 2;
+window.dynRan = v;
