@@ -55,14 +55,20 @@ function scriptKind(el, sm) {
   return 'external';
 }
 
-/** Begins the action of script element `el`'s execution. */
-function beginScript(el) {
-  const sm = scriptMetaOf(el);
-  const kind = scriptKind(el, sm);
+/** Label name, parent, kind of script element `el` (allocating its parser ordinal). */
+function scriptName(el, sm) {
   const src = elHasAttr(el, 'src') ? scriptSrc(el) : '';
   if (sm.n === 0 && sm.parser) sm.n = ++nParserScripts;
-  const name = src || '#' + sm.n;
-  const parent = sm.by !== null && !sm.parser ? sm.by : ROOT;
+  return { kind: scriptKind(el, sm), src, name: src || '#' + sm.n, parent: sm.by !== null && !sm.parser ? sm.by : ROOT };
+}
+
+/**
+ * The arcs into the execution of `el` and its bookkeeping: fork from the inserter or the parse
+ * chunk, document-order chains (parser-blocking scripts; defer scripts and non-async parser
+ * modules), and who DOMContentLoaded / window load wait for. `apply(from, joins)` writes the
+ * arcs (in the begin record, or later for module graphs); then `id` is recorded.
+ */
+function scriptArcs(el, sm, kind) {
   let from = -1;
   let joins = null;
   const blocking = kind === 'inline' || kind === 'external';
@@ -76,79 +82,157 @@ function beginScript(el) {
     from = sm.chunk;
     if (deferred && deferActions.length > 0) joins = [deferActions[deferActions.length - 1]];
   }
+  return { from, joins, blocking, deferred, parser: sm.parser };
+}
+
+/** Bookkeeping once action `id` is the execution of `el` (arcs `a` already written). */
+function scriptRan(el, sm, kind, a, id) {
+  if (info !== null && info.id === id) info.script = el;
+  sm.began = true;
+  sm.action = id;
+  if (a.blocking && a.parser) lastChain = id;
+  if (a.deferred) deferActions[deferActions.length] = id;
+  else if (kind === 'async' || kind === 'inserted' || kind === 'module') loadPreds[loadPreds.length] = id;
+}
+
+/** Begins the action of script element `el`'s execution. */
+function beginScript(el) {
+  const sm = scriptMetaOf(el);
+  const nm = scriptName(el, sm);
+  const a = scriptArcs(el, sm, nm.kind);
   const d = {
-    hid: 0, type: 0, kind: 'script', stable: childStable(parent, 'script', name),
-    label: 'script:' + kind + ' ' + name, from, delay: undefined, joins, url: src, seq: nTaskSeq++, parent,
-    pos: src ? src + ':1:1' : undefined,
+    hid: 0, type: 0, kind: 'script', stable: childStable(nm.parent, 'script', nm.name),
+    label: 'script:' + nm.kind + ' ' + nm.name, from: a.from, delay: undefined, joins: a.joins, url: nm.src,
+    seq: nTaskSeq++, parent: nm.parent, pos: nm.src ? nm.src + ':1:1' : undefined,
   };
   begin(d);
-  info.script = el;
-  sm.began = true;
-  sm.action = d.action;
-  if (blocking && sm.parser) lastChain = d.action;
-  if (deferred) deferActions[deferActions.length] = d.action;
-  else if (kind === 'async' || kind === 'inserted' || kind === 'module') loadPreds[loadPreds.length] = d.action;
+  scriptRan(el, sm, nm.kind, a, d.action);
 }
 
-// Set while a module graph evaluates (one synchronous run): later registrations of the same
-// run are its imported or importing modules, not new scripts. Cleared by a microtask, which
-// runs only after the whole graph evaluated.
-let moduleRun = false;
+// Module graphs. A module script element's graph evaluates in one synchronous run, imported
+// modules first and the element's own module last, each registering (`src`) first thing. So
+// the run belongs to the module script element that one of its registrations names exactly
+// (its `src` URL, or F=1 for an inline module); a run none of them names is a dynamic
+// `import()`. When the first registration is a dependency, the action begins at once (its
+// accesses happen now) under a provisional name, and its arcs are written when the element's
+// own registration arrives (arcs may follow their head's begin, docs/trace-format.md).
+let moduleRun = false; // set during a run, cleared by a microtask after the whole graph ran
+let runAction = -1; // the action of the current run
+let runOwned = false; // whether the run's element is known (its arcs are written)
 function clearModuleRun() {
   moduleRun = false;
+  runAction = -1;
 }
 
-/**
- * The module script element whose graph starts evaluating with the module at `url`: an
- * element with that `src`, else (F=1: an inline module) the first inline one, else (a
- * dependency, which evaluates before the module that imports it) the first deferred module
- * still waiting, since those run in document order. Null when none fits (dynamic `import()`).
- */
-function moduleElement(url, inline) {
+/** The waiting module script element named exactly by a registration (url, F=1: inline). */
+function moduleNamed(url, inline) {
   let j = 0;
-  let deferredFirst = null;
   let found = null;
   for (let i = 0; i < moduleScripts.length; i++) {
     const el = moduleScripts[i];
-    const sm = scriptMetaOf(el);
-    if (sm.began) continue;
+    if (scriptMetaOf(el).began) continue;
     moduleScripts[j++] = el;
     if (found !== null) continue;
     const hasSrc = elHasAttr(el, 'src');
     if (inline ? !hasSrc : hasSrc && scriptSrc(el) === url) found = el;
-    else if (deferredFirst === null && sm.parser && !scriptAsync(el)) deferredFirst = el;
   }
   moduleScripts.length = j;
-  return found !== null ? found : deferredFirst;
+  return found;
+}
+
+/**
+ * A name for a run that starts with a dependency: the waiting module that most likely runs now
+ * (while the document is loading only async/inserted ones can; afterwards deferred ones run
+ * first, in document order). Only the label; arcs wait for the exact match.
+ */
+function moduleGuess() {
+  let deferredFirst = null;
+  let asyncFirst = null;
+  for (let i = 0; i < moduleScripts.length; i++) {
+    const el = moduleScripts[i];
+    const sm = scriptMetaOf(el);
+    if (sm.began) continue;
+    if (sm.parser && !scriptAsync(el)) {
+      if (deferredFirst === null) deferredFirst = el;
+    } else if (asyncFirst === null) {
+      asyncFirst = el;
+    }
+  }
+  let loading = false;
+  try {
+    loading = docReadyState !== null && docReadyState(DOCUMENT) === 'loading';
+  } catch (_) {
+    loading = false;
+  }
+  if (loading) return asyncFirst !== null ? asyncFirst : deferredFirst;
+  return deferredFirst !== null ? deferredFirst : asyncFirst;
+}
+
+/** Makes the current run's action the execution of `el`: writes its arcs now. */
+function ownRun(el) {
+  const sm = scriptMetaOf(el);
+  const kind = scriptKind(el, sm);
+  const a = scriptArcs(el, sm, kind);
+  const id = runAction;
+  if (REC) {
+    if (a.from >= 0 && a.from < id) out += '["a",' + a.from + ',' + id + ',"f"]\n';
+    const js = a.joins;
+    if (js !== null) {
+      for (let i = 0; i < js.length; i++) {
+        if (js[i] >= 0 && js[i] < id && js[i] !== a.from) out += '["a",' + js[i] + ',' + id + ',"j"]\n';
+      }
+    }
+  }
+  scriptRan(el, sm, kind, a, id);
+  runOwned = true;
 }
 
 /**
  * `T.scriptStart(url, F, isModule)`: instrumented code registers itself (docs/runtime-api.md,
- * `__shepherd.src`). Classic code: the currentScript check of ensure(). Modules: the first
- * registration of a synchronous run begins the `script:module` action of its script element.
+ * `__shepherd.src`). Classic code: the currentScript check of ensure(). Modules: see "Module
+ * graphs" above.
  */
 function scriptStart(url, flag, isModule) {
   if (!isModule || depth > 0 || DOCUMENT === null) {
     ensure();
     return;
   }
+  const u = NativeString(url);
   if (moduleRun) {
     if (cur < 0) ensure();
+    if (!runOwned && runAction >= 0) {
+      const el = moduleNamed(u, flag === 1);
+      if (el !== null) ownRun(el);
+    }
     return;
   }
   moduleRun = true;
   rApply(nQueueMicrotask, G, [clearModuleRun]);
-  const u = NativeString(url);
-  const el = moduleElement(u, flag === 1);
+  const el = moduleNamed(u, flag === 1);
   if (el !== null) {
     beginScript(el);
+    runAction = cur;
+    runOwned = true;
     return;
   }
-  // Dynamic import() or a module we never saw inserted: an action of its own, named by URL.
+  // A dependency first (its element's registration comes later in this run), or a dynamic
+  // import(): begun now, named after the likely element or the URL, arcs when known.
+  const g = moduleGuess();
+  let name = u;
+  let pos = u;
+  let parent = ROOT;
+  if (g !== null) {
+    const nm = scriptName(g, scriptMetaOf(g));
+    name = nm.name;
+    pos = nm.src || u;
+    parent = nm.parent;
+  }
   begin({
-    hid: 0, type: 0, kind: 'script', stable: childStable(ROOT, 'script', u), label: 'script:module ' + u,
-    from: -1, delay: undefined, joins: null, url: u, seq: nTaskSeq++, parent: ROOT, pos: u + ':1:1',
+    hid: 0, type: 0, kind: 'script', stable: childStable(parent, 'script', name), label: 'script:module ' + name,
+    from: -1, delay: undefined, joins: null, url: u, seq: nTaskSeq++, parent, pos: pos + ':1:1',
   });
+  runAction = cur;
+  runOwned = false;
 }
 
 /** The action that executed script element `el`, or -1 (its `load` event comes after it). */

@@ -167,6 +167,12 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
     h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/modules/").await?;
+        for _ in 0..40 {
+            if page.evaluate("window.dynRan === 2").await? == json!(true) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let order = page.evaluate("order.join(',')").await?;
         let t = h.flushed_trace(&page).await?;
         let _ = page.close().await;
@@ -200,8 +206,8 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
     // Each script element's load event comes after the script's execution.
     let script_loads = t.with_scope("fire:load @ SCRIPT[");
     ensure!(
-        script_loads.len() == 3,
-        "quiet.js, main.js, late.js loads\n{}",
+        script_loads.len() == 4,
+        "quiet.js, main.js, late.js, ins.js loads\n{}",
         t.dump()
     );
     for l in script_loads {
@@ -218,18 +224,26 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         t.dump()
     );
     let modules = t.with_scope("script:module http://");
+    let module = |suffix: &str| {
+        let found: Vec<_> = modules
+            .iter()
+            .copied()
+            .filter(|&a| t.scope(a).is_some_and(|s| s.ends_with(suffix)))
+            .collect();
+        match found[..] {
+            [a] => Ok(a),
+            _ => Err(anyhow::anyhow!(
+                "one module action named {suffix}: {found:?}\n{}",
+                t.dump()
+            )),
+        }
+    };
     ensure!(
-        modules.len() == 2,
-        "main.js and late.js (dep.js runs inside main.js's action)\n{}",
+        modules.len() == 4,
+        "main.js, ins.js, late.js, dyn.js (dep.js runs inside main.js's action)\n{}",
         t.dump()
     );
-    let main = modules[0];
-    let main_label = t.scope(main).unwrap_or_default();
-    ensure!(
-        main_label.ends_with("/modules/main.js"),
-        "the deferred module is main.js (its dependency ran first in its action): {main_label}\n{}",
-        t.dump()
-    );
+    let main = module("/modules/main.js")?;
     ensure!(
         t.reads(main, "Global.order"),
         "main.js reads order in its action\n{}",
@@ -250,16 +264,29 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         "deferred modules chained in document order, DOMContentLoaded after them\n{}",
         t.dump()
     );
-    let late = modules[1];
-    ensure!(
-        t.scope(late)
-            .is_some_and(|s| s.ends_with("/modules/late.js?delay=300")),
-        "late.js action\n{}",
-        t.dump()
-    );
+    let late = module("/modules/late.js?delay=300")?;
     ensure!(
         t.has_arc(late, load, 'j') && !t.hb(late, dcl) && t.forked_by(late).is_some(),
         "async module: forked by its chunk, joined by window load, not by DOMContentLoaded\n{}",
+        t.dump()
+    );
+    // A module script inserted by a script: forked by the inserter, window load waits for it.
+    let ins = module("/modules/ins.js")?;
+    let inserter = t.one_with_scope("script:inline #1")?;
+    ensure!(
+        t.forked_by(ins).map(|f| f.0) == Some(inserter) && t.has_arc(ins, load, 'j'),
+        "inserted module forked by its inserter\n{}",
+        t.dump()
+    );
+    ensure!(
+        t.written(ins, "Global.insRan").is_some(),
+        "ins.js writes in its action"
+    );
+    // Dynamic import(): a module action of its own (no element), not a host task.
+    let dyn_ = module("/modules/dyn.js?delay=200")?;
+    ensure!(
+        t.written(dyn_, "Global.dynRan") == Some(Some("2".to_string())),
+        "dyn.js writes in its action\n{}",
         t.dump()
     );
     Ok(())
