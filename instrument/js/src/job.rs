@@ -125,7 +125,10 @@ fn run_phases(
         // pass. No `hygiene` either: it would rename user bindings (Function#toString, DI).
     }
 
-    let mut buf = Vec::with_capacity(fm.src.len() * 2);
+    // The marker line goes first into the emitter's own buffer (no copy of the output after).
+    let mut buf = Vec::with_capacity(fm.src.len() * 2 + MARKER.len() + 1);
+    buf.extend_from_slice(MARKER.as_bytes());
+    buf.push(b'\n');
     let mut mappings = Vec::new();
     {
         let wr = JsWriter::new(
@@ -149,8 +152,7 @@ fn run_phases(
             .map_err(|e| Error::Worker(format!("codegen: {e}")))?;
     }
     lap("codegen", phases);
-    let body = String::from_utf8(buf).map_err(|e| Error::Worker(format!("codegen: {e}")))?;
-    let code = format!("{MARKER}\n{body}");
+    let code = String::from_utf8(buf).map_err(|e| Error::Worker(format!("codegen: {e}")))?;
 
     let source_map = if opts.source_map {
         // The marker line shifts every generated line by one.
