@@ -145,7 +145,11 @@ const A_evalWrapper = {
 const A_KEY = 34359738368; // 2^35
 const A_LINE = 524288; // 2^19
 const A_urls = A_create(null); // K -> url, '?' when two different urls claimed K
-let A_posCache = A_create(null); // p -> 'url:line:col' (reset when a key turns ambiguous)
+// p -> 'url:line:col' (reset when a key turns ambiguous). A Map: p is above 2^31, so as an
+// object key it would be converted to a string at every lookup.
+let A_posCache = new A_Map();
+const A_mget = uncurry(A_mapGet);
+const A_mset = uncurry(A_mapSet);
 // Keys of code instrumented through T.instrument (eval, Function, string timers, inserted
 // scripts): read from the `src(K,` call at the head of the instrumented text.
 const A_dynKeys = A_create(null);
@@ -207,7 +211,7 @@ function A_register(k, f, url) {
     A_urls[k] = u;
   } else if (old !== u && old !== '?') {
     A_urls[k] = '?';
-    A_posCache = A_create(null);
+    A_posCache = new A_Map();
   }
   return u;
 }
@@ -215,7 +219,7 @@ function A_register(k, f, url) {
 /** `url:line:col` of position number `p` (T.read/T.write call it for records they write). */
 function A_pos(p) {
   if (typeof p !== 'number') return undefined;
-  let s = A_posCache[p];
+  let s = A_mget(A_posCache, p);
   if (s !== undefined) return s;
   const k = A_floor(p / A_KEY);
   const r = p - k * A_KEY;
@@ -223,7 +227,7 @@ function A_pos(p) {
   const col = r - line * A_LINE;
   const u = A_urls[k];
   s = (u === undefined ? '?' : u) + ':' + line + ':' + col;
-  A_posCache[p] = s;
+  A_mset(A_posCache, p, s);
   return s;
 }
 T.pos = A_pos;
