@@ -31,7 +31,7 @@ const MARKERS = REC;
 const ROOT = { id: -1, stable: 'doc', kids: objCreate(null) };
 
 let cur = -1; // dense id of the open action, -1 when none
-let info = null; // the open action: {id, stable, kids, script, ev, scoped, kind}
+let info = null; // the open action: {id, stable, kids, script, ev, scoped (open scopes), kind, label, pos}
 let nextAction = 0;
 let depth = 0;
 let seenR = objCreate(null);
@@ -197,7 +197,10 @@ function begin(d) {
   const id = nextAction++;
   counters.actions++;
   cur = id;
-  info = { id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: false, kind: d.kind };
+  info = {
+    id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: 0, kind: d.kind,
+    label: d.label, pos: !!d.pos,
+  };
   d.action = id;
   if (REC) {
     seenR = objCreate(null);
@@ -224,7 +227,7 @@ function begin(d) {
       const lb = sid(d.label);
       const ps = d.pos ? ',' + sid(d.pos) : ''; // the script's own position (script actions)
       out += '["e",' + lb + ps + ']\n';
-      info.scoped = true;
+      info.scoped = 1;
     }
   }
   if (MARKERS) portPost(markerPort, id);
@@ -235,7 +238,7 @@ function begin(d) {
 function end() {
   if (cur < 0) return;
   if (REC) {
-    if (info.scoped) out += '["x"]\n';
+    for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
   cur = -1;

@@ -188,6 +188,26 @@ function ownRun(el) {
 }
 
 /**
+ * An inline script's action was begun before its code ran (from the parse chunk or by
+ * currentScript), without a position: its registration names it (`doc#inline-<K>`), so a
+ * scope with the same label and that position opens now, for reports to show the script.
+ */
+function inlinePosition(url) {
+  let cs = null;
+  try {
+    cs = docCurrentScript(DOCUMENT);
+  } catch (_) {
+    cs = null;
+  }
+  if (cs !== info.script || !info.label) return;
+  info.pos = true;
+  const lb = sid(info.label);
+  const ps = sid(NativeString(url) + ':1:1');
+  out += '["e",' + lb + ',' + ps + ']\n';
+  info.scoped++;
+}
+
+/**
  * `T.scriptStart(url, F, isModule)`: instrumented code registers itself (docs/runtime-api.md,
  * `__shepherd.src`). Classic code: the currentScript check of ensure(). Modules: see "Module
  * graphs" above.
@@ -195,6 +215,7 @@ function ownRun(el) {
 function scriptStart(url, flag, isModule) {
   if (!isModule || depth > 0 || DOCUMENT === null) {
     ensure();
+    if (flag === 1 && depth === 0 && REC && info !== null && info.script !== null && !info.pos) inlinePosition(url);
     return;
   }
   const u = NativeString(url);

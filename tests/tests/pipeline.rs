@@ -282,6 +282,13 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         t.written(ins, "Global.insRan").is_some(),
         "ins.js writes in its action"
     );
+    // Inline scripts get their position once their code registers (doc URL#inline-<key>).
+    let inline_pos = t.scope_pos(inserter).unwrap_or_default();
+    ensure!(
+        inline_pos.contains("/modules/#inline-") && inline_pos.ends_with(":1:1"),
+        "inline script position: {inline_pos:?}\n{}",
+        t.dump()
+    );
     // Dynamic import(): a module action of its own (no element), not a host task.
     let dyn_ = module("/modules/dyn.js?delay=200")?;
     ensure!(
