@@ -689,6 +689,19 @@ impl<'a> Pass<'a> {
                     _ => Expr::Assign(a),
                 }
             }
+            AssignTarget::Pat(ref p)
+                if !self.temps_ok()
+                    && self.in_temp_less_place()
+                    && pattern_needs_temps(p)
+                    && !{
+                        let mut f = FindEval(false);
+                        swc_core::ecma::visit::VisitWith::visit_with(&a, &mut f);
+                        f.0
+                    } =>
+            {
+                // No declarations possible here: an arrow supplies the temporaries.
+                self.with_arrow_temps(span, move |s| s.rewrite_assign(a))
+            }
             AssignTarget::Pat(ref mut p) => {
                 // The right side is evaluated before any target, so its temporaries are free
                 // again when the targets take theirs (from the same level up).
@@ -1268,20 +1281,49 @@ fn super_key(sp: &SuperPropExpr) -> Option<Expr> {
     }
 }
 
+/// Finds the identifier `eval` (see [`mentions_eval`]).
+struct FindEval(bool);
+
+impl swc_core::ecma::visit::Visit for FindEval {
+    fn visit_ident(&mut self, i: &Ident) {
+        self.0 |= &*i.sym == "eval";
+    }
+}
+
 /// True when `m` or `rest` contains the identifier `eval`: a direct eval moved into an arrow
 /// would declare its `var`s in the arrow instead of the parameter scope.
 fn mentions_eval(m: &MemberExpr, rest: Option<&Expr>) -> bool {
+    use swc_core::ecma::visit::VisitWith;
+    let mut f = FindEval(false);
+    m.visit_with(&mut f);
+    if let Some(r) = rest {
+        r.visit_with(&mut f);
+    }
+    f.0
+}
+
+/// True when an assignment pattern has a member target that needs temporaries (any base but
+/// `this`, or a computed key).
+fn pattern_needs_temps(p: &AssignTargetPat) -> bool {
     struct Find(bool);
     impl swc_core::ecma::visit::Visit for Find {
-        fn visit_ident(&mut self, i: &Ident) {
-            self.0 |= &*i.sym == "eval";
+        fn visit_pat(&mut self, p: &Pat) {
+            if let Pat::Expr(e) = p {
+                let mut e = &**e;
+                while let Expr::Paren(inner) = e {
+                    e = &inner.expr;
+                }
+                if let Expr::Member(m) = e {
+                    self.0 |= !matches!(*m.obj, Expr::This(_))
+                        || matches!(m.prop, MemberProp::Computed(_));
+                }
+                return;
+            }
+            swc_core::ecma::visit::VisitWith::visit_children_with(p, self);
         }
     }
     let mut f = Find(false);
-    swc_core::ecma::visit::VisitWith::visit_with(m, &mut f);
-    if let Some(r) = rest {
-        swc_core::ecma::visit::VisitWith::visit_with(r, &mut f);
-    }
+    swc_core::ecma::visit::VisitWith::visit_with(p, &mut f);
     f.0
 }
 

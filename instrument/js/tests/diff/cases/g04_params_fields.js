@@ -6,6 +6,8 @@
 // expect: w Object[*].cnt
 // expect: w Object[*].viaThis
 // expect: r Object[*].#p
+// expect: w Object[*].dx
+// expect: w Object[*].fa
 const target = { cnt: 0 };
 function f(a, b = (a.q = arguments.length), c = (target.cnt += 1), d = (target[b] = this && this.tag)) {
   return [a.q, b, c, d, new.target === undefined];
@@ -32,3 +34,7 @@ async function af(a = (target.af = 1)) { return a; }
 function* gf(a = (target.gf = 2)) { yield a; }
 af().then((v) => console.log('async', v, target.af));
 console.log('gen', gf().next().value, target.gf);
+function h(x, y = ([target.dx, target['d' + x]] = [x, arguments.length])) { return [y, target.dx, target.d5]; }
+console.log(h(5), h(5, 'given'));
+class P { e = ([target.fa, this.fb] = [this.constructor.name, 2]); }
+console.log(JSON.stringify(new P()), target.fa);
