@@ -63,10 +63,9 @@ function scriptName(el, sm) {
 }
 
 /**
- * The arcs into the execution of `el` and its bookkeeping: fork from the inserter or the parse
- * chunk, document-order chains (parser-blocking scripts; defer scripts and non-async parser
- * modules), and who DOMContentLoaded / window load wait for. `apply(from, joins)` writes the
- * arcs (in the begin record, or later for module graphs); then `id` is recorded.
+ * The arcs into the execution of `el`: fork from the inserter or the parse chunk, and the
+ * document-order chains (parser-blocking scripts; defer scripts and non-async parser modules).
+ * The caller writes them (in the begin record, or later for module graphs), then scriptRan().
  */
 function scriptArcs(el, sm, kind) {
   let from = -1;
