@@ -272,7 +272,12 @@ mod tests {
 
     const APP_JS: &str = "var count = 0;\nfunction tick() { count = count + 1; return count; }\n";
 
-    /// A plain-HTTP origin answering every request with `APP_JS` and the page's own map header.
+    /// The page's own map of `APP_JS` (line by line from `src/app.ts`).
+    const APP_MAP: &str =
+        r#"{"version":3,"sources":["src/app.ts"],"names":[],"mappings":"AAAA;AACA"}"#;
+
+    /// A plain-HTTP origin: `/app.js` (`APP_JS` with its own `SourceMap` header), `/app.js.map`
+    /// (`APP_MAP`), anything else `APP_JS` without a map.
     async fn js_origin() -> std::net::SocketAddr {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -287,9 +292,21 @@ mod tests {
                             Ok(n) => head.extend_from_slice(&buf[..n]),
                         }
                     }
+                    let path = String::from_utf8_lossy(&head)
+                        .split_whitespace()
+                        .nth(1)
+                        .unwrap_or("")
+                        .to_string();
+                    let (ctype, extra, body) = if path.ends_with("/app.js.map") {
+                        ("application/json", "", APP_MAP)
+                    } else if path.ends_with("/app.js") {
+                        ("text/javascript", "SourceMap: app.js.map\r\n", APP_JS)
+                    } else {
+                        ("text/javascript", "", APP_JS)
+                    };
                     let resp = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nSourceMap: app.js.map\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{APP_JS}",
-                        APP_JS.len()
+                        "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
                     );
                     let _ = tcp.write_all(resp.as_bytes()).await;
                 });
@@ -336,16 +353,37 @@ mod tests {
             .expect("a SourceMap header")
             .to_string();
         assert!(map_path.starts_with("/__shepherd/map/"), "{map_path}");
-        assert!(
-            !head.contains("app.js.map"),
-            "the page's own map header is gone"
+        assert_eq!(
+            head.matches("sourcemap:").count(),
+            1,
+            "the page's own map header is replaced: {head}"
         );
-        // The header is resolved against the script's URL; no secret needed.
+        // The header is resolved against the script's URL; no secret needed. The page had a
+        // map of its own, so ours is chained onto it and names the page's original source.
         let (head, map) = get(proxy.addr(), &format!("http://{origin}{map_path}")).await;
         assert!(head.starts_with("http/1.1 200"), "{head}");
         let map: serde_json::Value = serde_json::from_slice(&map).unwrap();
         assert_eq!(map["version"], 3);
-        assert_eq!(map["sources"], serde_json::json!([script_url]));
+        assert_eq!(
+            map["sources"],
+            serde_json::json!([format!("http://{origin}/src/app.ts")])
+        );
+        assert!(
+            map["mappings"].as_str().is_some_and(|m| m.contains(';')),
+            "{map}"
+        );
+
+        // Without a map of its own, the script's map names the script URL.
+        let plain_url = format!("http://{origin}/plain.js");
+        let (head, _) = get(proxy.addr(), &plain_url).await;
+        let map_path = head
+            .lines()
+            .find_map(|l| l.strip_prefix("sourcemap: "))
+            .expect("a SourceMap header")
+            .to_string();
+        let (_, map) = get(proxy.addr(), &format!("http://{origin}{map_path}")).await;
+        let map: serde_json::Value = serde_json::from_slice(&map).unwrap();
+        assert_eq!(map["sources"], serde_json::json!([plain_url]));
         assert!(
             map["mappings"].as_str().is_some_and(|m| !m.is_empty()),
             "{map}"

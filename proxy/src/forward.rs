@@ -310,6 +310,7 @@ pub(crate) async fn apply_rewrite(
                 }
             };
             let rewriter = rewriter.clone();
+            let page_map = crate::source_map::page_map_url(&parts.headers, &source, url);
             let job = ScriptJob {
                 url: url.to_string(),
                 mode: shared.run_mode,
@@ -329,7 +330,7 @@ pub(crate) async fn apply_rewrite(
                 }
             };
             if let Some(id) = &out.source_map_id {
-                point_at_source_map(&mut parts.headers, id, url);
+                point_at_source_map(&mut parts.headers, id, url, page_map.as_deref());
             }
             if let Ok(v) = HeaderValue::from_str(&out.body.len().to_string()) {
                 parts.headers.insert(header::CONTENT_LENGTH, v);
@@ -340,8 +341,9 @@ pub(crate) async fn apply_rewrite(
 }
 
 /// The page's own map described the code before instrumentation; the browser gets ours
-/// instead (`/__shepherd/map/ID.map?url=SCRIPT`, resolved against the script's origin).
-fn point_at_source_map(headers: &mut HeaderMap, id: &str, url: &str) {
+/// instead (`/__shepherd/map/ID.map?url=SCRIPT[&page=PAGE_MAP]`, resolved against the
+/// script's origin; with `page`, the proxy chains the page's map when serving ours).
+fn point_at_source_map(headers: &mut HeaderMap, id: &str, url: &str, page_map: Option<&str>) {
     headers.remove(HeaderName::from_static("sourcemap"));
     headers.remove(HeaderName::from_static("x-sourcemap"));
     let safe = id
@@ -351,11 +353,15 @@ fn point_at_source_map(headers: &mut HeaderMap, id: &str, url: &str) {
         tracing::warn!(url, "rewriter returned an unusable source map id");
         return;
     }
-    let value = format!(
+    let mut value = format!(
         "{}{id}.map?url={}",
         crate::reserved::MAP_PREFIX,
         crate::reserved::percent_encode(url)
     );
+    if let Some(page) = page_map {
+        value.push_str("&page=");
+        value.push_str(&crate::reserved::percent_encode(page));
+    }
     if let Ok(v) = HeaderValue::from_str(&value) {
         headers.insert(HeaderName::from_static("sourcemap"), v);
     }

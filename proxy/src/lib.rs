@@ -17,6 +17,7 @@ mod reserved;
 mod rewind;
 pub mod rewrite;
 mod server;
+mod source_map;
 pub mod tls;
 pub mod upstream;
 mod websocket;

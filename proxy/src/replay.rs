@@ -107,6 +107,31 @@ impl Replayer {
         &self.rec
     }
 
+    /// The decoded body of a recorded `GET url` with a 2xx answer (the page's source maps,
+    /// fetched for chaining); blocking. Takes a place in the URL's queue like any request.
+    pub(crate) fn recorded_get(&self, url: &str) -> Option<Vec<u8>> {
+        let live = LiveRequest {
+            method: "GET",
+            url,
+            headers: &[],
+            body: &[],
+        };
+        let hit = self
+            .matcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .find(&live)
+            .ok()?;
+        let ex = self.rec.exchange(hit.exchange).ok()?;
+        if !(200..300).contains(&ex.response.as_ref()?.status) {
+            return None;
+        }
+        self.rec
+            .decoded_response_body(hit.exchange, 32 * 1024 * 1024)
+            .ok()
+            .flatten()
+    }
+
     /// The TLS configuration to present for `authority` (`host[:port]`, 443 by default):
     /// `base` (h2, http/1.1; its certificate is for `cert_host`) unless the origin was
     /// recorded speaking HTTP/1.x only.

@@ -116,7 +116,7 @@ pub(crate) async fn handle(
     }
     if let Some(name) = path.strip_prefix(MAP_PREFIX) {
         // Devtools fetch maps without our secret; see `source_map`.
-        return source_map(&shared, req.method(), name, &query);
+        return source_map(&shared, req.method(), name, &query).await;
     }
     let secret_ok = query_param(&query, "s")
         .is_some_and(|s| constant_time_eq(s.as_bytes(), shared.secret.as_bytes()));
@@ -199,7 +199,12 @@ pub(crate) const MAP_PREFIX: &str = "/__shepherd/map/";
 /// `GET /__shepherd/map/<id>.map?url=SCRIPT`: the source map of a rewritten script. No secret:
 /// devtools fetch maps on their own, without the page's secret, and a map only describes code
 /// the page itself loaded; its id is a content hash (256 bits), so it cannot be enumerated.
-fn source_map(shared: &Shared, method: &Method, name: &str, query: &str) -> Response<ProxyBody> {
+async fn source_map(
+    shared: &Shared,
+    method: &Method,
+    name: &str,
+    query: &str,
+) -> Response<ProxyBody> {
     if method != Method::GET && method != Method::HEAD {
         return simple(StatusCode::METHOD_NOT_ALLOWED, "source maps take GET\n");
     }
@@ -215,10 +220,21 @@ fn source_map(shared: &Shared, method: &Method, name: &str, query: &str) -> Resp
         return simple(StatusCode::NOT_FOUND, "no such source map\n");
     }
     let url = percent_decode(query_param(query, "url").unwrap_or(""));
-    let map = shared
+    let mut map = shared
         .rewriter
         .as_ref()
         .and_then(|r| r.source_map(id, &url));
+    // The page's own map, when the script had one: chain it so positions reach its sources.
+    let page = query_param(query, "page").map(percent_decode);
+    if let (Some(ours), Some(page)) = (map.as_deref(), page.as_deref()) {
+        match crate::source_map::fetch_page_map(shared, page).await {
+            Some(page_map) => match crate::source_map::chain(ours, &page_map, page) {
+                Ok(chained) => map = Some(chained),
+                Err(e) => tracing::info!(url, page, "source map not chained: {e}"),
+            },
+            None => tracing::info!(url, page, "page's source map unavailable, not chained"),
+        }
+    }
     match map {
         Some(json) => respond(
             StatusCode::OK,

@@ -1,6 +1,7 @@
 //! Source maps of rewritten scripts: the proxy replaces the page's `SourceMap`/`X-SourceMap`
 //! headers with its own `/__shepherd/map/ID.map?url=...`, answers that path without the secret
-//! through the rewrite hook, and leaves the page's headers alone when it did not rewrite.
+//! through the rewrite hook (chained with the page's own map when the script had one), and
+//! leaves the page's headers alone when it did not rewrite.
 
 mod common;
 
@@ -31,7 +32,8 @@ impl Rewriter for Prefixer {
 
     fn source_map(&self, map_id: &str, script_url: &str) -> Option<String> {
         (map_id == "0a1b2c").then(|| {
-            serde_json::json!({"version": 3, "sources": [script_url], "names": [], "mappings": "AAAA"})
+            // Instrumented line 1 col 0 comes from the served script's line 0 col 0.
+            serde_json::json!({"version": 3, "sources": [script_url], "names": [], "mappings": ";AAAA"})
                 .to_string()
         })
     }
@@ -74,9 +76,25 @@ async fn rewritten_scripts_point_at_the_proxys_source_map() {
                 .unwrap()
                 .starts_with("application/json")
         );
+        assert!(header.contains("&page="), "{header}");
+        // Chained with the page's own map: positions lead to the original source.
+        let chained = swc_sourcemap::SourceMap::from_slice(&map).unwrap();
+        assert_eq!(
+            chained.get_source(0).map(|s| s.to_string()),
+            Some(format!("https://{authority}/src/app.ts"))
+        );
+        let t = chained.lookup_token(1, 0).unwrap();
+        assert_eq!((t.get_src_line(), t.get_src_col()), (5, 2));
+
+        // A script without a map of its own: our map alone, naming the script.
+        let nomap_url = format!("https://{authority}/nomap.js");
+        let (resp, _) = client.get(&nomap_url).await;
+        let header = resp.headers()["sourcemap"].to_str().unwrap().to_string();
+        assert!(!header.contains("&page="), "{header}");
+        let (_, map) = client.get(&format!("https://{authority}{header}")).await;
         let map: serde_json::Value = serde_json::from_slice(&map).unwrap();
         assert_eq!(map["version"], 3);
-        assert_eq!(map["sources"], serde_json::json!([script_url]));
+        assert_eq!(map["sources"], serde_json::json!([nomap_url]));
 
         for bad in [
             "/__shepherd/map/ffff.map",

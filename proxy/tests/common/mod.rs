@@ -159,6 +159,19 @@ async fn origin_handler(req: Request<Incoming>) -> Result<Response<BoxBody>, Inf
             h.insert("sourcemap", "app.js.map".parse().unwrap());
             h.insert("x-sourcemap", "app.js.map".parse().unwrap());
         }
+        "/app.js.map" => {
+            // The page's own map: app.js line 0 col 0 comes from src/app.ts line 5 col 2.
+            *resp.body_mut() = full(
+                r#"{"version":3,"sources":["src/app.ts"],"names":[],"mappings":"AAKE","sourcesContent":["// app"]}"#,
+            );
+            resp.headers_mut()
+                .insert("content-type", "application/json".parse().unwrap());
+        }
+        "/nomap.js" => {
+            *resp.body_mut() = full("function nomap() {}\n");
+            resp.headers_mut()
+                .insert("content-type", "application/javascript".parse().unwrap());
+        }
         "/time" => {
             // Differs on every call: replay must serve the recorded value.
             let t = std::time::SystemTime::now()
