@@ -116,7 +116,7 @@ pub(crate) async fn handle(
     }
     if let Some(name) = path.strip_prefix(MAP_PREFIX) {
         // Devtools fetch maps without our secret; see `source_map`.
-        return source_map(&shared, req.method(), name, &query).await;
+        return source_map(&shared, target, req.method(), name, &query).await;
     }
     let secret_ok = query_param(&query, "s")
         .is_some_and(|s| constant_time_eq(s.as_bytes(), shared.secret.as_bytes()));
@@ -201,6 +201,7 @@ pub(crate) const MAP_PREFIX: &str = "/__shepherd/map/";
 /// the page itself loaded; its id is a content hash (256 bits), so it cannot be enumerated.
 async fn source_map(
     shared: &Shared,
+    target: &Target,
     method: &Method,
     name: &str,
     query: &str,
@@ -225,7 +226,11 @@ async fn source_map(
         .as_ref()
         .and_then(|r| r.source_map(id, &url));
     // The page's own map, when the script had one: chain it so positions reach its sources.
-    let page = query_param(query, "page").map(percent_decode);
+    // Only from the origin this map is requested on (where devtools resolve the header): the
+    // path takes no secret, so it must not let anyone make the proxy fetch other hosts.
+    let page = query_param(query, "page")
+        .map(percent_decode)
+        .filter(|p| same_origin(p, target));
     if let (Some(ours), Some(page)) = (map.as_deref(), page.as_deref()) {
         match crate::source_map::fetch_page_map(shared, page).await {
             Some(page_map) => match crate::source_map::chain(ours, &page_map, page) {
@@ -246,6 +251,24 @@ async fn source_map(
             "no such source map (unknown, or evicted from the instrumentation cache)\n",
         ),
     }
+}
+
+/// Whether `url` is on `target`'s scheme and authority (default ports made explicit).
+fn same_origin(url: &str, target: &Target) -> bool {
+    let Ok(u) = url.parse::<http::Uri>() else {
+        return false;
+    };
+    let default = |scheme: Option<&str>| if scheme == Some("http") { 80 } else { 443 };
+    let (Some(scheme), Some(auth)) = (u.scheme_str(), u.authority()) else {
+        return false;
+    };
+    scheme == target.scheme.as_str()
+        && auth.host().eq_ignore_ascii_case(target.authority.host())
+        && auth.port_u16().unwrap_or(default(Some(scheme)))
+            == target
+                .authority
+                .port_u16()
+                .unwrap_or(default(Some(target.scheme.as_str())))
 }
 
 /// Escapes a URL for use as a query value (everything but unreserved characters).

@@ -86,6 +86,18 @@ async fn rewritten_scripts_point_at_the_proxys_source_map() {
         let t = chained.lookup_token(1, 0).unwrap();
         assert_eq!((t.get_src_line(), t.get_src_col()), (5, 2));
 
+        // A page map on another origin (here the same server under its IP, which would
+        // answer) is never fetched: the path takes no secret.
+        let elsewhere = format!(
+            "{}&page=https%3A%2F%2F127.0.0.1%3A{}%2Fapp.js.map",
+            header.split("&page=").next().unwrap(),
+            origin.addr.port()
+        );
+        let (r, map) = client.get(&format!("https://{authority}{elsewhere}")).await;
+        assert_eq!(r.status(), 200);
+        let map: serde_json::Value = serde_json::from_slice(&map).unwrap();
+        assert_eq!(map["sources"], serde_json::json!([script_url]));
+
         // A script without a map of its own: our map alone, naming the script.
         let nomap_url = format!("https://{authority}/nomap.js");
         let (resp, _) = client.get(&nomap_url).await;
