@@ -32,6 +32,10 @@ pub enum Tag {
     RaceWithUnload,
     /// Written but never read (R4): writes commute unless something reads them.
     NeverRead,
+    /// Every uncovered race is between two auto-explored user events: the driver fired them in
+    /// an arbitrary order, and a user does one thing at a time (EventRacer orders real user
+    /// events, so it never reports these).
+    UserEventsOnly,
     /// Every write is a read-modify-write that keeps the value once set (`x = x || {}`, R4).
     NoChangeWrite,
     /// Harmful: some read may run before every write (an uninitialised read).
@@ -42,7 +46,7 @@ pub enum Tag {
 
 impl Tag {
     /// All tags, in report order.
-    pub const ALL: [Tag; 11] = [
+    pub const ALL: [Tag; 12] = [
         Tag::InitializationRace,
         Tag::ReadyStateChangeRace,
         Tag::WriteSameValue,
@@ -54,6 +58,7 @@ impl Tag {
         Tag::RaceWithUnload,
         Tag::NeverRead,
         Tag::NoChangeWrite,
+        Tag::UserEventsOnly,
     ];
 
     /// Stable name used in reports and JSON.
@@ -67,6 +72,7 @@ impl Tag {
             Tag::CookieOrClassName => "COOKIE_OR_CLASSNAME",
             Tag::RaceWithUnload => "RACE_WITH_UNLOAD",
             Tag::NeverRead => "NEVER_READ",
+            Tag::UserEventsOnly => "USER_EVENTS_ONLY",
             Tag::NoChangeWrite => "NO_CHANGE_WRITE",
             Tag::InitializationRace => "INITIALIZATION_RACE",
             Tag::ReadyStateChangeRace => "READYSTATECHANGE_RACE",
@@ -85,6 +91,9 @@ impl Tag {
             Tag::MaybeLazyInit => "lazy initialisation: the first user checks and initialises",
             Tag::CookieOrClassName => "cookie/className updates usually commute",
             Tag::RaceWithUnload => "only races with the page-unload handler",
+            Tag::UserEventsOnly => {
+                "only races between two explored user events (the user's own order)"
+            }
             Tag::NeverRead => "written but never read",
             Tag::NoChangeWrite => "writes keep the value once set (x = x || …)",
             Tag::InitializationRace => "a read can run before every write (uninitialised value)",
@@ -305,14 +314,17 @@ pub fn is_user_visible(name: &str) -> bool {
 }
 
 /// Tags every location.
-/// `covered` and `uninit` are per race, as the sweep computes them.
+/// `covered` and `uninit` are per race, as the sweep computes them; `auto` marks
+/// auto-explored user-event actions (empty when that fix is off).
 pub fn tag(
     trace: &Trace,
     acc: &Accesses,
     races: &[Race],
     covered: &[bool],
     uninit: &[bool],
+    auto: &[bool],
 ) -> Vec<LocTags> {
+    let is_auto = |a: &Access| auto.get(a.action as usize).copied().unwrap_or(false);
     let nl = acc.locs.len();
     let mut out = vec![LocTags::default(); nl];
     // Races per location: (any race, uncovered race indices).
@@ -438,6 +450,13 @@ pub fn tag(
 
         if reads == 0 && !is_user_visible(name) {
             t.set(Tag::NeverRead);
+        }
+
+        if uraces.iter().all(|r| {
+            let (a, b) = side(r);
+            is_auto(a) && is_auto(b)
+        }) {
+            t.set(Tag::UserEventsOnly);
         }
 
         // x = x || …: every write is an update; the read value is unset or equals the written

@@ -137,7 +137,14 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, Error> {
     let acc = scan.accesses;
 
     let t = Instant::now();
-    let tags = filters::tag(trace, &acc, &out.races, &out.covered, &out.uninit);
+    let tags = filters::tag(
+        trace,
+        &acc,
+        &out.races,
+        &out.covered,
+        &out.uninit,
+        &scan.auto,
+    );
     timings.filters = t.elapsed();
 
     Ok(Analysis {
