@@ -26,7 +26,7 @@ mod positions;
 mod srcmap;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 5;
+pub const PASS_VERSION: u32 = 6;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";

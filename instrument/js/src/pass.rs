@@ -1612,10 +1612,19 @@ impl VisitMut for Pass<'_> {
         };
         self.push_frame(TOP, kind);
         s.body.visit_mut_with(self);
+        let before = s.body.len();
         self.finish(&mut s.body);
         let at = directive_count(&s.body);
         let src = self.src_registration(false);
         s.body.insert(at, src);
+        // The completion value of a script (eval, `javascript:` URLs) whose only value comes
+        // from its directives (`'hello'`, `'use strict'; function f(){}`) would now be our
+        // `void …`: repeat the last directive, as a plain expression statement, after ours.
+        if at > 0 {
+            let inserted = s.body.len() - before;
+            let last = s.body[at - 1].clone();
+            s.body.insert(at + inserted, last);
+        }
     }
 
     fn visit_mut_module(&mut self, m: &mut Module) {
