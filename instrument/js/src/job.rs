@@ -163,6 +163,9 @@ fn run_phases(
     }
     lap("codegen", phases);
     let code = String::from_utf8(buf).map_err(|e| Error::Worker(format!("codegen: {e}")))?;
+    if opts.ascii_only && !code.is_ascii() {
+        return Err(Error::NotAscii);
+    }
 
     let source_map = if opts.source_map {
         // The marker line shifts every generated line by one.

@@ -105,6 +105,11 @@ pub enum Error {
     /// The worker thread could not be started or died.
     #[error("instrumentation worker failed: {0}")]
     Worker(String),
+    /// [`Options::ascii_only`] was asked for, but the output must keep non-ASCII text: the raw
+    /// strings of tagged templates (`` tag`é` ``) are visible to the tag, so escaping them
+    /// would change behaviour.
+    #[error("output cannot be ASCII-only (non-ASCII raw text of a tagged template)")]
+    NotAscii,
 }
 
 /// Parses and emits `src` without the record pass (same options, same workers): the

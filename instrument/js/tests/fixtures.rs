@@ -15,6 +15,7 @@ fn variant(e: &Error) -> &'static str {
         Error::TooDeep => "TooDeep",
         Error::SourceMap(_) => "SourceMap",
         Error::Worker(_) => "Worker",
+        Error::NotAscii => "NotAscii",
     }
 }
 

@@ -141,6 +141,16 @@ fn ascii_only_and_inline_script() {
         .code;
     assert!(out.is_ascii(), "{out}");
     assert!(!out.contains("</script"), "{out}");
+    // Untagged templates are escaped; the raw text of tagged ones is what the tag sees, so
+    // such code is refused rather than changed (found by the fuzz target).
+    let out = instrument("x = `\u{feff}é`;", &opts).unwrap().code;
+    assert!(out.is_ascii(), "{out}");
+    assert!(matches!(
+        instrument("t`\u{feff}`;", &opts),
+        Err(Error::NotAscii)
+    ));
+    opts.ascii_only = false;
+    assert!(instrument("t`\u{feff}`;", &opts).is_ok());
 }
 
 #[test]
