@@ -167,7 +167,7 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
     h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/modules/").await?;
-        for _ in 0..40 {
+        for _ in 0..80 {
             if page.evaluate("window.dynRan === 2").await? == json!(true) {
                 break;
             }
@@ -290,7 +290,7 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         t.dump()
     );
     // Dynamic import(): a module action of its own (no element), not a host task.
-    let dyn_ = module("/modules/dyn.js?delay=200")?;
+    let dyn_ = module("/modules/dyn.js?delay=1200")?;
     ensure!(
         t.written(dyn_, "Global.dynRan") == Some(Some("2".to_string())),
         "dyn.js writes in its action\n{}",
