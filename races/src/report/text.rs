@@ -46,35 +46,76 @@ pub fn render(r: &RaceReport) -> String {
         l.only_covered,
         l.no_races + l.too_few_accesses
     );
-    let mut current: Option<&str> = None;
-    for race in &r.races {
-        if current != Some(race.location.as_str()) {
-            current = Some(race.location.as_str());
-            let _ = writeln!(out);
-            let marker = if race.harmful { "HARMFUL" } else { race.level };
-            let tags = if race.tags.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", race.tags.join(", "))
-            };
-            let _ = writeln!(out, "{marker} {}{tags}", race.location);
-            let _ = writeln!(
-                out,
-                "  reason: {}",
-                reason(&race.tags, race.level == "only-covered")
-            );
-        }
-        let cov = if race.covered {
-            match race.covered_by {
-                Some(by) => format!(" (covered, {}, by race {by})", race.coverage),
-                None => format!(" (covered, {})", race.coverage),
-            }
-        } else {
+    // Races of one location that repeat another one (same kind, coverage and source positions
+    // or scopes of both sides: the explorer clicking the same button again) are listed once,
+    // with the ids of the repeats, so the report stays readable after long explorations.
+    let same = |a: &AccessView| {
+        a.source
+            .as_deref()
+            .or(a.scope.as_deref())
+            .map(str::to_owned)
+    };
+    let mut i = 0;
+    while i < r.races.len() {
+        let loc = r.races[i].location.as_str();
+        let end = r.races[i..]
+            .iter()
+            .position(|x| x.location != loc)
+            .map_or(r.races.len(), |k| i + k);
+        let group = &r.races[i..end];
+        let race = &group[0];
+        let _ = writeln!(out);
+        let marker = if race.harmful { "HARMFUL" } else { race.level };
+        let tags = if race.tags.is_empty() {
             String::new()
+        } else {
+            format!(" [{}]", race.tags.join(", "))
         };
-        let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
-        let _ = writeln!(out, "    first:  {}", side(&race.first));
-        let _ = writeln!(out, "    second: {}", side(&race.second));
+        let _ = writeln!(out, "{marker} {}{tags}", race.location);
+        let _ = writeln!(
+            out,
+            "  reason: {}",
+            reason(&race.tags, race.level == "only-covered")
+        );
+        type Key = (String, bool, Option<String>, Option<String>);
+        let mut shown: Vec<(Key, usize, Vec<usize>)> = Vec::new();
+        for (k, race) in group.iter().enumerate() {
+            let key = (
+                race.kind.to_string(),
+                race.covered,
+                same(&race.first),
+                same(&race.second),
+            );
+            let repeat = key.2.is_some() && key.3.is_some();
+            match shown.iter_mut().find(|(sk, ..)| repeat && *sk == key) {
+                Some((_, _, ids)) => ids.push(race.id),
+                None => shown.push((key, k, Vec::new())),
+            }
+        }
+        for (_, k, repeats) in &shown {
+            let race = &group[*k];
+            let cov = if race.covered {
+                match race.covered_by {
+                    Some(by) => format!(" (covered, {}, by race {by})", race.coverage),
+                    None => format!(" (covered, {})", race.coverage),
+                }
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
+            let _ = writeln!(out, "    first:  {}", side(&race.first));
+            let _ = writeln!(out, "    second: {}", side(&race.second));
+            if !repeats.is_empty() {
+                let ids: Vec<String> = repeats.iter().map(ToString::to_string).collect();
+                let _ = writeln!(
+                    out,
+                    "    ... and {} more like it (same places, other events): races {}",
+                    repeats.len(),
+                    ids.join(", ")
+                );
+            }
+        }
+        i = end;
     }
     if r.races.is_empty() {
         let _ = writeln!(out, "\nno uncovered races");
