@@ -18,18 +18,24 @@ type Key = [u8; 32];
 /// A cached pass result: instrumented code, or the reason the original must be kept.
 #[derive(Debug)]
 enum Cached {
-    Ok {
-        code: Arc<str>,
+    Ok(Arc<str>),
+    Failed(Arc<str>),
+    /// What a source map is made from, kept beside an external script's entry: maps are built
+    /// only when devtools asks for one, so the page never waits for them (a map costs about a
+    /// third of the pass on real libraries).
+    Source {
+        kind: ScriptKind,
+        text: Arc<str>,
         map: Option<Arc<str>>,
     },
-    Failed(Arc<str>),
 }
 
 impl Cached {
     fn size(&self) -> usize {
         64 + match self {
-            Cached::Ok { code, map } => code.len() + map.as_ref().map_or(0, |m| m.len()),
+            Cached::Ok(code) => code.len(),
             Cached::Failed(r) => r.len(),
+            Cached::Source { text, map, .. } => text.len() + map.as_ref().map_or(0, |m| m.len()),
         }
     }
 }
@@ -39,11 +45,8 @@ impl Cached {
 pub struct ScriptOutput {
     /// Instrumented code, or None: serve the original bytes unchanged.
     pub code: Option<Arc<str>>,
-    /// Source map of `code` (JSON), when produced. Its `sources` name the content-derived
-    /// `shepherd:<hash>.js`, not a URL (one entry serves every URL with these bytes).
-    pub source_map: Option<Arc<str>>,
-    /// With `source_map`: the id [`ScriptCache::source_map`] finds it under later (hex of the
-    /// cache key).
+    /// For instrumented external scripts: the id [`ScriptCache::source_map`] builds the
+    /// script's source map under (hex of the cache key).
     pub map_id: Option<Arc<str>>,
     /// Why the original is kept (JS error, repair mode, undecodable bytes).
     pub kept_reason: Option<Arc<str>>,
@@ -55,7 +58,6 @@ impl ScriptOutput {
     fn kept(reason: impl Into<Arc<str>>, from_cache: bool) -> Self {
         ScriptOutput {
             code: None,
-            source_map: None,
             map_id: None,
             kept_reason: Some(reason.into()),
             from_cache,
@@ -140,6 +142,8 @@ pub struct ScriptCache {
     mode: Mode,
     pass: PassFn,
     lru: Mutex<Lru>,
+    /// Sources of external scripts (and their maps once built), by cache key.
+    sources: Mutex<Lru>,
     dir: Option<PathBuf>,
     memory_hits: AtomicU64,
     disk_hits: AtomicU64,
@@ -187,6 +191,13 @@ impl ScriptCache {
                 tick: 0,
                 bytes: 0,
                 max_bytes: max_memory_bytes,
+            }),
+            sources: Mutex::new(Lru {
+                map: HashMap::new(),
+                order: BTreeMap::new(),
+                tick: 0,
+                bytes: 0,
+                max_bytes: max_memory_bytes / 2,
             }),
             dir,
             memory_hits: AtomicU64::new(0),
@@ -239,11 +250,11 @@ impl ScriptCache {
         let flags = Flags {
             ascii_only: false,
             inline_script: false,
-            source_map: true,
+            source_map: false,
         };
         // The key covers the raw bytes (BOM included) and the fallback encoding, so a hit
         // skips decoding altogether.
-        self.run(bytes, fallback.name(), kind, flags, || {
+        self.run(bytes, fallback.name(), kind, flags, true, || {
             let (text, enc, had_errors) = fallback.decode(bytes);
             if had_errors {
                 Err(format!("bytes are not valid {}", enc.name()))
@@ -264,7 +275,7 @@ impl ScriptCache {
             inline_script: false,
             source_map: false,
         };
-        self.run(src.as_bytes(), "utf-8", kind, flags, || {
+        self.run(src.as_bytes(), "utf-8", kind, flags, false, || {
             Ok(Cow::Borrowed(src))
         })
     }
@@ -276,7 +287,7 @@ impl ScriptCache {
         kind: ScriptKind,
         flags: Flags,
     ) -> ScriptOutput {
-        self.run(src.as_bytes(), "utf-8", kind, flags, || {
+        self.run(src.as_bytes(), "utf-8", kind, flags, false, || {
             Ok(Cow::Borrowed(src))
         })
     }
@@ -297,33 +308,36 @@ impl ScriptCache {
     }
 
     /// Looks `bytes` up; on a miss, `source` gives the text to instrument (or why it cannot be).
+    /// `mappable`: keep the source so [`source_map`](Self::source_map) can build a map later.
     fn run<'s>(
         &self,
         bytes: &[u8],
         charset: &str,
         kind: ScriptKind,
         flags: Flags,
+        mappable: bool,
         source: impl FnOnce() -> Result<Cow<'s, str>, String>,
     ) -> ScriptOutput {
         let key = self.key(bytes, charset, kind, flags);
         if let Some(hit) = self.lock().get(&key) {
             self.memory_hits.fetch_add(1, Ordering::Relaxed);
-            return self.output(&key, &hit, true);
+            return self.output(&key, &hit, true, mappable);
         }
         if let Some(hit) = self.dir.as_deref().and_then(|d| read_disk(d, &key)) {
             self.disk_hits.fetch_add(1, Ordering::Relaxed);
             let hit = Arc::new(hit);
             self.lock().put(key, hit.clone());
-            return self.output(&key, &hit, true);
+            return self.output(&key, &hit, true, mappable);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        // Content-derived name: never document-specific, so the entry is shareable.
-        let name = format!("shepherd:{}.js", &hex::encode(&key[..8]));
-        let entry = match source().and_then(|src| (self.pass)(&src, kind, flags, &name)) {
-            Ok((code, map)) => Cached::Ok {
-                code: code.into(),
-                map: map.map(Into::into),
-            },
+        let entry = match source().and_then(|src| {
+            let (code, _) = (self.pass)(&src, kind, flags, &map_name(&key))?;
+            if mappable {
+                self.keep_source(&key, kind, &src);
+            }
+            Ok(code)
+        }) {
+            Ok(code) => Cached::Ok(code.into()),
             Err(e) => Cached::Failed(e.into()),
         };
         if let Some(d) = &self.dir
@@ -333,32 +347,78 @@ impl ScriptCache {
         }
         let entry = Arc::new(entry);
         self.lock().put(key, entry.clone());
-        self.output(&key, &entry, false)
+        self.output(&key, &entry, false, mappable)
     }
 
-    /// The source map stored with the entry `map_id` ([`ScriptOutput::map_id`]), from memory
-    /// or the cache directory; `None` when unknown or evicted (without a directory, maps live
-    /// as long as their entry stays in memory). Does not count as a hit.
+    fn keep_source(&self, key: &Key, kind: ScriptKind, src: &str) {
+        let text: Arc<str> = src.into();
+        if let Some(d) = &self.dir
+            && let Err(e) = write_source(d, key, kind, &text)
+        {
+            tracing::warn!(error = %e, "instrumentation cache: cannot keep a script source");
+        }
+        let entry = Cached::Source {
+            kind,
+            text,
+            map: None,
+        };
+        self.sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .put(*key, Arc::new(entry));
+    }
+
+    /// The source map of the external script whose [`ScriptOutput::map_id`] is `map_id`, built
+    /// on first request by running the pass again with a map (the pass is deterministic, so
+    /// the map describes the code that was served) and kept in memory and the cache
+    /// directory. Its `sources` name the content-derived `shepherd:<hash>.js`, not a URL (one
+    /// entry serves every URL with these bytes). `None` when the id is unknown or its source
+    /// was evicted (without a directory, sources live in memory only). Does not count as a hit.
     pub fn source_map(&self, map_id: &str) -> Option<Arc<str>> {
         let bytes = hex::decode(map_id).ok()?;
         let key: Key = bytes.try_into().ok()?;
-        let from_memory = self.lock().map.get(&key).map(|(c, _)| c.clone());
-        let entry = match from_memory {
-            Some(c) => c,
-            None => Arc::new(read_disk(self.dir.as_deref()?, &key)?),
+        let kept = self
+            .sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key);
+        let kept = match kept {
+            Some(k) => k,
+            None => Arc::new(read_source(self.dir.as_deref()?, &key)?),
         };
-        match &*entry {
-            Cached::Ok { map, .. } => map.clone(),
-            Cached::Failed(_) => None,
+        let Cached::Source { kind, text, map } = &*kept else {
+            return None;
+        };
+        if let Some(m) = map {
+            return Some(m.clone());
         }
+        let flags = Flags {
+            ascii_only: false,
+            inline_script: false,
+            source_map: true,
+        };
+        let (_, map) = (self.pass)(text, *kind, flags, &map_name(&key)).ok()?;
+        let map: Arc<str> = map?.into();
+        if let Some(d) = &self.dir {
+            let _ = put_file(d, &key, "map", &map);
+        }
+        let entry = Cached::Source {
+            kind: *kind,
+            text: text.clone(),
+            map: Some(map.clone()),
+        };
+        self.sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .put(key, Arc::new(entry));
+        Some(map)
     }
 
-    fn output(&self, key: &Key, c: &Cached, from_cache: bool) -> ScriptOutput {
+    fn output(&self, key: &Key, c: &Cached, from_cache: bool, mappable: bool) -> ScriptOutput {
         match c {
-            Cached::Ok { code, map } => ScriptOutput {
+            Cached::Ok(code) => ScriptOutput {
                 code: Some(code.clone()),
-                map_id: map.as_ref().map(|_| hex::encode(key).into()),
-                source_map: map.clone(),
+                map_id: mappable.then(|| hex::encode(key).into()),
                 kept_reason: None,
                 from_cache,
             },
@@ -366,8 +426,16 @@ impl ScriptCache {
                 self.failures.fetch_add(1, Ordering::Relaxed);
                 ScriptOutput::kept(r.clone(), from_cache)
             }
+            // Sources live in their own map, never under an output key.
+            Cached::Source { .. } => ScriptOutput::kept("no output for this key", from_cache),
         }
     }
+}
+
+/// Content-derived name of a script in its source map: never document-specific, so the entry
+/// is shareable (the proxy renames it to the script's URL when it serves the map).
+fn map_name(key: &Key) -> String {
+    format!("shepherd:{}.js", &hex::encode(&key[..8]))
 }
 
 fn entry_path(dir: &Path, key: &Key, ext: &str) -> PathBuf {
@@ -377,37 +445,48 @@ fn entry_path(dir: &Path, key: &Key, ext: &str) -> PathBuf {
 
 fn read_disk(dir: &Path, key: &Key) -> Option<Cached> {
     if let Ok(code) = std::fs::read_to_string(entry_path(dir, key, "js")) {
-        let map = std::fs::read_to_string(entry_path(dir, key, "map")).ok();
-        return Some(Cached::Ok {
-            code: code.into(),
-            map: map.map(Into::into),
-        });
+        return Some(Cached::Ok(code.into()));
     }
     let reason = std::fs::read_to_string(entry_path(dir, key, "fail")).ok()?;
     Some(Cached::Failed(reason.into()))
 }
 
-/// Writes through a temporary file and a rename so readers never see half an entry. The map is
-/// written before the code, since the code file is what marks an entry present.
-fn write_disk(dir: &Path, key: &Key, entry: &Cached) -> std::io::Result<()> {
-    let put = |ext: &str, data: &str| -> std::io::Result<()> {
-        let path = entry_path(dir, key, ext);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let tmp = path.with_extension(format!("{ext}.tmp{}", std::process::id()));
-        std::fs::write(&tmp, data)?;
-        std::fs::rename(&tmp, &path)
-    };
-    match entry {
-        Cached::Ok { code, map } => {
-            if let Some(m) = map {
-                put("map", m)?;
-            }
-            put("js", code)
-        }
-        Cached::Failed(r) => put("fail", r),
+/// Writes through a temporary file and a rename so readers never see half a file.
+fn put_file(dir: &Path, key: &Key, ext: &str, data: &str) -> std::io::Result<()> {
+    let path = entry_path(dir, key, ext);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
     }
+    let tmp = path.with_extension(format!("{ext}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, &path)
+}
+
+fn write_disk(dir: &Path, key: &Key, entry: &Cached) -> std::io::Result<()> {
+    match entry {
+        Cached::Ok(code) => put_file(dir, key, "js", code),
+        Cached::Failed(r) => put_file(dir, key, "fail", r),
+        Cached::Source { .. } => Ok(()),
+    }
+}
+
+/// A kept source on disk: its kind (`script`/`module`), a newline, the text.
+fn write_source(dir: &Path, key: &Key, kind: ScriptKind, text: &str) -> std::io::Result<()> {
+    put_file(dir, key, "src", &format!("{}\n{text}", kind.as_str()))
+}
+
+fn read_source(dir: &Path, key: &Key) -> Option<Cached> {
+    let all = std::fs::read_to_string(entry_path(dir, key, "src")).ok()?;
+    let (kind, text) = all.split_once('\n')?;
+    let kind = [ScriptKind::Script, ScriptKind::Module]
+        .into_iter()
+        .find(|k| k.as_str() == kind)?;
+    let map = std::fs::read_to_string(entry_path(dir, key, "map")).ok();
+    Some(Cached::Source {
+        kind,
+        text: text.into(),
+        map: map.map(Into::into),
+    })
 }
 
 #[cfg(test)]
@@ -434,5 +513,43 @@ mod tests {
             l.get(&[1; 32]).is_some() && l.get(&[3; 32]).is_some() && l.get(&[4; 32]).is_some()
         );
         assert_eq!(l.bytes, 3 * 74);
+    }
+
+    /// Maps are built on request from the kept source, describe the code that was served, and
+    /// survive a restart through the cache directory; snippets get none.
+    #[test]
+    fn source_maps_are_built_on_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = b"var greeting = 'hi';\nfunction hello() { return greeting; }\n";
+        let cache = ScriptCache::new(Mode::Record, 1 << 20, Some(dir.path().into())).unwrap();
+        let out = cache.instrument_script(src, ScriptKind::Script, None);
+        let code = out.code.clone().unwrap();
+        let id = out.map_id.clone().unwrap();
+        let map = cache.source_map(&id).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&map).unwrap();
+        assert_eq!(json["sources"][0], format!("shepherd:{}.js", &id[..16]));
+        assert!(!json["mappings"].as_str().unwrap().is_empty());
+        // The same pass with a map emits the same code.
+        let again = real_pass(
+            std::str::from_utf8(src).unwrap(),
+            ScriptKind::Script,
+            Flags {
+                ascii_only: false,
+                inline_script: false,
+                source_map: true,
+            },
+            "x",
+        )
+        .unwrap();
+        assert_eq!(again.0, &*code);
+        // A new cache on the same directory (a restarted proxy) still builds it.
+        let restarted = ScriptCache::new(Mode::Record, 1 << 20, Some(dir.path().into())).unwrap();
+        let hit = restarted.instrument_script(src, ScriptKind::Script, None);
+        assert!(hit.from_cache);
+        assert_eq!(hit.map_id.as_deref(), Some(&*id));
+        assert_eq!(restarted.source_map(&id).as_deref(), Some(&*map));
+        assert!(restarted.source_map("00").is_none());
+        let snippet = cache.instrument_snippet("x = 1", ScriptKind::Script);
+        assert!(snippet.code.is_some() && snippet.map_id.is_none());
     }
 }

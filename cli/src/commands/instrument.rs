@@ -109,7 +109,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         }
     }
     if args.report
-        && let Some(map) = &out.source_map
+        && let Some(map) = out.map_id.as_deref().and_then(|id| cache.source_map(id))
     {
         eprintln!("source map: {map}");
     }
