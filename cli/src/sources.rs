@@ -1,10 +1,11 @@
 //! Script and page text from a recording, so reports can show the source lines of racing
 //! accesses. Only text responses are loaded (HTML, JavaScript, JSON), each at most a few MB.
 //! Positions in inline code (`<document url>#inline-<key>:line:col`) are resolved by
-//! [`PageSources`] to the lines of the recorded HTML document; `eval-<key>` positions (code
-//! built at run time) have no source and show as positions only.
+//! [`PageSources`] to the lines of the recorded HTML document, with the instrumenter's own
+//! finder ([`inline_finder`]); `eval-<key>` positions (code built at run time) have no source
+//! and show as positions only.
 
-use shepherd_races::report::PageSources;
+use shepherd_races::report::{InlineCode, PageSources};
 use shepherd_recording::{Recording, header_value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,9 +21,22 @@ fn is_source(content_type: &str) -> bool {
         || ct.contains("json")
 }
 
+/// The inline code of an HTML document as the instrumenter finds it (same texts, same keys as
+/// its HTML rewriter and JS pass), in the reports' terms.
+pub fn inline_finder(html: &str) -> Vec<InlineCode> {
+    shepherd_instrument::inline_code(html)
+        .into_iter()
+        .map(|c| InlineCode {
+            key: c.key,
+            line: c.line,
+            col: c.col,
+        })
+        .collect()
+}
+
 /// The sources of every HTML/JavaScript response in the recording, for reports.
 pub fn from_recording(path: &Path) -> anyhow::Result<PageSources> {
-    Ok(PageSources::new(texts(path)?))
+    Ok(PageSources::new(texts(path)?).with_inline_finder(inline_finder))
 }
 
 /// Sources for a trace file: the recording's responses when `path` is a recording, none for

@@ -8,6 +8,9 @@
 //! - [`ScriptCache::instrument_script`]: a whole external classic script or module body.
 //! - [`ScriptCache::instrument_snippet`]: one piece of dynamic code (the instrument endpoint).
 //!
+//! For reports: [`inline_code`] finds the inline code of a document again, with the keys its
+//! positions carry.
+//!
 //! What is rewritten in which mode, and why, is in `docs/instrumentation.md`.
 
 mod attrs;
@@ -16,6 +19,7 @@ mod csp;
 mod encoding;
 mod entities;
 mod html;
+mod inline;
 mod jspass;
 mod mode;
 mod prolog;
@@ -26,6 +30,7 @@ pub use cache::{CacheStats, ScriptCache, ScriptOutput};
 pub use csp::{CspChange, CspHeader, adjust_csp_for_runtime};
 pub use encoding::{DetectedEncoding, EncodingSource, adjust_content_type, detect_encoding};
 pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
+pub use inline::{InlineCode, inline_code};
 pub use jspass::{Flags, PassFn, real_pass};
 pub use mode::{Mode, ScriptKind};
 pub use report::{Change, Counters, Report};

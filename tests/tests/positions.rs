@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, ensure};
 use shepherd_e2e::{Case, TraceQuery, case, pages_dir, run_cases};
-use shepherd_races::report::sources::script_key;
-use shepherd_races::report::{self, PageSources, RaceReport};
+use shepherd_instrument_js::script_key;
+use shepherd_races::report::{self, InlineCode, PageSources, RaceReport};
 use shepherd_races::{Options, analyze};
 use shepherd_runtime::Mode;
 
@@ -30,6 +30,18 @@ const INLINE1: &str =
 const HANDLER: &str = "bump(); window.seen = counter;";
 const INLINE2: &str = "\n  setTimeout(function () { counter = 10; }, 0);\n";
 const MODULE: &str = "window.fromModule = counter;";
+
+/// The instrumenter's inline-code finder in the reports' terms (what the CLI wires in).
+fn inline_finder(html: &str) -> Vec<InlineCode> {
+    shepherd_instrument::inline_code(html)
+        .into_iter()
+        .map(|c| InlineCode {
+            key: c.key,
+            line: c.line,
+            col: c.col,
+        })
+        .collect()
+}
 
 /// Positions of the accesses of `a` matching (write, location).
 fn positions(t: &TraceQuery, a: u32, write: bool, loc: &str) -> Vec<String> {
@@ -111,7 +123,8 @@ case!(
         // The report shows both racing lines, in the document's numbering.
         let page_html = std::fs::read_to_string(pages_dir().join("positions/index.html"))?;
         let app_js = std::fs::read_to_string(pages_dir().join("positions/app.js"))?;
-        let sources = PageSources::new(HashMap::from([(doc.clone(), page_html), (app, app_js)]));
+        let sources = PageSources::new(HashMap::from([(doc.clone(), page_html), (app, app_js)]))
+            .with_inline_finder(inline_finder);
         let an = analyze(&t.trace, &Options::default())?;
         let mut rep = RaceReport::new(&t.trace, &an, false);
         rep.attach_sources(&sources);

@@ -25,6 +25,12 @@ mod pool;
 mod positions;
 mod srcmap;
 
+/// The key `K` of a source text in positions (`url#inline-<K hex>` for inline code): the first
+/// 18 bits of the SHA-256 of exactly the text the pass was given. Whoever maps positions back
+/// to documents (the reports' inline-code finder) must use this function, never a copy, so a
+/// change of `K` cannot silently break them.
+pub use positions::script_key;
+
 /// Version of the pass; part of every cache key, bump it whenever output changes.
 pub const PASS_VERSION: u32 = 6;
 

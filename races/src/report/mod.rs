@@ -12,7 +12,7 @@ use crate::clocks::{ClockBuilder, Clocks};
 use crate::filters::{self, Level, Tag};
 use serde::Serialize;
 use shepherd_trace::{ActionType, Op, Trace};
-pub use sources::{PageSources, Snippet, SourceLine};
+pub use sources::{InlineCode, InlineFinder, PageSources, Snippet, SourceLine};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
