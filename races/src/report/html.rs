@@ -3,7 +3,7 @@
 //! happens-before neighbourhood of both actions as inline SVG (laid out here: layers by
 //! longest path, no external tools), and covered races folded under the race covering them.
 
-use super::{AccessView, RaceReport, RaceView, SourceProvider, reason};
+use super::{AccessView, RaceReport, RaceView, SourceProvider, group_repeats, reason};
 use crate::Analysis;
 use crate::graph::Successors;
 
@@ -331,7 +331,6 @@ pub fn render(
             None => orphans.push(race),
         }
     }
-    let mut current: Option<&str> = None;
     let total = r.races.iter().filter(|x| !x.covered).count();
     if total > MAX_RACES {
         let _ = write!(
@@ -340,33 +339,13 @@ pub fn render(
              Use <code>--json</code> for all of them.</p>"
         );
     }
-    for race in r.races.iter().filter(|x| !x.covered).take(MAX_RACES) {
-        if current != Some(race.location.as_str()) {
-            if current.is_some() {
-                o.push_str("</div>");
-            }
-            current = Some(race.location.as_str());
-            let _ = write!(
-                o,
-                "<div class='loc {}'><h3><code>{}</code> ",
-                race.level,
-                esc(&race.location)
-            );
-            for t in &race.tags {
-                let bad = if t.contains("INITIALIZATION") || t.contains("READYSTATE") {
-                    " bad"
-                } else {
-                    ""
-                };
-                let _ = write!(o, "<span class='tag{bad}'>{}</span>", esc(t));
-            }
-            let _ = write!(
-                o,
-                "</h3><div class=muted>{}</div>",
-                esc(&reason(&race.tags, false))
-            );
-        }
-        o.push_str(&race_block(race, &cx));
+    let shown: Vec<&RaceView> = r
+        .races
+        .iter()
+        .filter(|x| !x.covered)
+        .take(MAX_RACES)
+        .collect();
+    let covered_under = |o: &mut String, race: &RaceView| {
         if let Some(cov) = folded.get(&race.id) {
             let _ = write!(
                 o,
@@ -384,9 +363,70 @@ pub fn render(
             }
             o.push_str("</details>");
         }
-    }
-    if current.is_some() {
+    };
+    let mut i = 0;
+    while i < shown.len() {
+        let loc = shown[i].location.as_str();
+        let end = shown[i..]
+            .iter()
+            .position(|x| x.location != loc)
+            .map_or(shown.len(), |k| i + k);
+        let group = &shown[i..end];
+        let first = group[0];
+        let _ = write!(
+            o,
+            "<div class='loc {}'><h3><code>{}</code> ",
+            first.level,
+            esc(&first.location)
+        );
+        for t in &first.tags {
+            let bad = if t.contains("INITIALIZATION") || t.contains("READYSTATE") {
+                " bad"
+            } else {
+                ""
+            };
+            let _ = write!(o, "<span class='tag{bad}'>{}</span>", esc(t));
+        }
+        let _ = write!(
+            o,
+            "</h3><div class=muted>{}</div>",
+            esc(&reason(&first.tags, false))
+        );
+        // A race the explorer repeated (same kind and places, other events) is drawn once;
+        // the repeats are listed under it.
+        for (k, repeats) in group_repeats(group) {
+            let race = group[k];
+            o.push_str(&race_block(race, &cx));
+            covered_under(&mut o, race);
+            if !repeats.is_empty() {
+                let _ = write!(
+                    o,
+                    "<details><summary>{} more like race {} (same places, other events)</summary><ul>",
+                    repeats.len(),
+                    race.id
+                );
+                for &j in &repeats {
+                    let x = group[j];
+                    let _ = write!(
+                        o,
+                        "<li id=race{}>race {}: #{} {} <span class=muted>{}</span> → #{} {} <span class=muted>{}</span>",
+                        x.id,
+                        x.id,
+                        x.first.action,
+                        esc(&x.first.action_kind),
+                        esc(&x.first.stable),
+                        x.second.action,
+                        esc(&x.second.action_kind),
+                        esc(&x.second.stable)
+                    );
+                    covered_under(&mut o, x);
+                    o.push_str("</li>");
+                }
+                o.push_str("</ul></details>");
+            }
+        }
         o.push_str("</div>");
+        i = end;
     }
     if !orphans.is_empty() && total <= MAX_RACES {
         let _ = write!(

@@ -107,6 +107,32 @@ pub struct RaceView {
     pub second: AccessView,
 }
 
+/// Groups the races of one location so that a race repeating an earlier one (same kind,
+/// coverage, and source positions — or scopes — of both sides: the explorer clicking one
+/// button again) is listed under it. Returns `(index of the shown race, indices of its
+/// repeats)` in order; races with neither positions nor scopes are never grouped.
+pub fn group_repeats(races: &[&RaceView]) -> Vec<(usize, Vec<usize>)> {
+    fn place(a: &AccessView) -> Option<&str> {
+        a.source.as_deref().or(a.scope.as_deref())
+    }
+    let mut shown: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (k, r) in races.iter().enumerate() {
+        let key = (place(&r.first), place(&r.second));
+        let same = |j: usize| {
+            let x = races[j];
+            x.kind == r.kind && x.covered == r.covered && (place(&x.first), place(&x.second)) == key
+        };
+        match shown
+            .iter_mut()
+            .find(|(j, _)| key.0.is_some() && key.1.is_some() && same(*j))
+        {
+            Some((_, repeats)) => repeats.push(k),
+            None => shown.push((k, Vec::new())),
+        }
+    }
+    shown
+}
+
 /// The report view model.
 #[derive(Clone, Debug, Serialize)]
 pub struct RaceReport {

@@ -1,6 +1,6 @@
 //! Plain-text report: one block per location with races to look at, harmful first.
 
-use super::{AccessView, RaceReport, reason};
+use super::{AccessView, RaceReport, RaceView, group_repeats, reason};
 use std::fmt::Write;
 
 fn side(a: &AccessView) -> String {
@@ -46,15 +46,8 @@ pub fn render(r: &RaceReport) -> String {
         l.only_covered,
         l.no_races + l.too_few_accesses
     );
-    // Races of one location that repeat another one (same kind, coverage and source positions
-    // or scopes of both sides: the explorer clicking the same button again) are listed once,
-    // with the ids of the repeats, so the report stays readable after long explorations.
-    let same = |a: &AccessView| {
-        a.source
-            .as_deref()
-            .or(a.scope.as_deref())
-            .map(str::to_owned)
-    };
+    // Repeats of a race (see `group_repeats`) are listed once, with their ids, so the report
+    // stays readable after long explorations.
     let mut i = 0;
     while i < r.races.len() {
         let loc = r.races[i].location.as_str();
@@ -77,23 +70,9 @@ pub fn render(r: &RaceReport) -> String {
             "  reason: {}",
             reason(&race.tags, race.level == "only-covered")
         );
-        type Key = (String, bool, Option<String>, Option<String>);
-        let mut shown: Vec<(Key, usize, Vec<usize>)> = Vec::new();
-        for (k, race) in group.iter().enumerate() {
-            let key = (
-                race.kind.to_string(),
-                race.covered,
-                same(&race.first),
-                same(&race.second),
-            );
-            let repeat = key.2.is_some() && key.3.is_some();
-            match shown.iter_mut().find(|(sk, ..)| repeat && *sk == key) {
-                Some((_, _, ids)) => ids.push(race.id),
-                None => shown.push((key, k, Vec::new())),
-            }
-        }
-        for (_, k, repeats) in &shown {
-            let race = &group[*k];
+        let refs: Vec<&RaceView> = group.iter().collect();
+        for (k, repeats) in group_repeats(&refs) {
+            let race = &group[k];
             let cov = if race.covered {
                 match race.covered_by {
                     Some(by) => format!(" (covered, {}, by race {by})", race.coverage),
@@ -106,7 +85,7 @@ pub fn render(r: &RaceReport) -> String {
             let _ = writeln!(out, "    first:  {}", side(&race.first));
             let _ = writeln!(out, "    second: {}", side(&race.second));
             if !repeats.is_empty() {
-                let ids: Vec<String> = repeats.iter().map(ToString::to_string).collect();
+                let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
                 let _ = writeln!(
                     out,
                     "    ... and {} more like it (same places, other events): races {}",

@@ -1,4 +1,4 @@
-//! The text report lists a race once when the explorer repeated it: races of one location with
+//! The text and HTML reports list a race once when the explorer repeated it: races of one location with
 //! the same kind, coverage and source positions of both sides (clicking one button again) are
 //! folded into a line naming their ids; races at other positions stay separate.
 
@@ -65,4 +65,11 @@ fn repeated_races_are_listed_once() {
     assert_eq!(text.matches("  race ").count(), 2, "{text}");
     assert_eq!(text.matches("... and 2 more like it").count(), 1, "{text}");
     assert!(text.contains("#inline-2:9:1"), "{text}");
+
+    // The HTML report draws the repeated race once and lists the repeats under it.
+    let all = RaceReport::new(&trace, &an, true);
+    let html = report::html::render(&all, &an, &trace, &report::NoSources);
+    assert_eq!(html.matches("<div class=race id=").count(), 2, "{html}");
+    assert_eq!(html.matches("2 more like race").count(), 1, "{html}");
+    assert_eq!(html.matches("<li id=race").count(), 2, "{html}");
 }
