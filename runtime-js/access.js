@@ -101,7 +101,8 @@ const A_CACHE_MAX = 256;
 let A_cacheCount = 0;
 
 /**
- * Instruments dynamic code `src` of kind 'script' | 'module' | 'handler' through the
+ * Instruments dynamic code `src` of kind 'script' | 'module' | 'handler' (or 'html', markup
+ * whose inline scripts and handlers are instrumented, dynamic.js) through the
  * controller's `T.instrument` (a synchronous request to /__shepherd/instrument). Returns the
  * original text when it is not a string, already instrumented, or instrumentation fails.
  */
@@ -118,7 +119,7 @@ function A_code(src, kind) {
     out = null;
   }
   if (typeof out !== 'string') out = src;
-  else if (out !== src) A_noteDynamic(out);
+  else if (out !== src) A_noteDynamic(out, kind === 'html');
   if (A_cacheCount >= A_CACHE_MAX) {
     const first = A_apply(A_iterNext, A_apply(A_mapKeys, A_cache, []), []);
     A_apply(A_mapDelete, A_cache, [first.value]);
@@ -235,16 +236,22 @@ T.pos = A_pos;
 const A_SRC_CALL = '__shepherd.src(';
 
 /** Notes the key of instrumented dynamic code so its `src` call registers it as `eval-<K>`
- *  (string functions only: a page may have patched RegExp by now). */
-function A_noteDynamic(out) {
-  const i = strIndexOf(out, A_SRC_CALL);
-  if (i < 0 || i > 4096) return;
-  let k = 0;
-  let j = i + A_SRC_CALL.length;
-  for (let c = strCharCode(out, j); c >= 48 && c <= 57; c = strCharCode(out, ++j)) {
-    k = k * 10 + (c - 48);
+ *  (string functions only: a page may have patched RegExp by now). Code has its `src` call
+ *  at the head; `all`: markup, every script and handler in it has one. */
+function A_noteDynamic(out, all) {
+  let from = 0;
+  for (;;) {
+    const i = strIndexOf(out, A_SRC_CALL, from);
+    if (i < 0 || (!all && i > 4096)) return;
+    let k = 0;
+    let j = i + A_SRC_CALL.length;
+    for (let c = strCharCode(out, j); c >= 48 && c <= 57; c = strCharCode(out, ++j)) {
+      k = k * 10 + (c - 48);
+    }
+    if (j > i + A_SRC_CALL.length) A_dynKeys[k] = 1;
+    if (!all) return;
+    from = j;
   }
-  if (j > i + A_SRC_CALL.length) A_dynKeys[k] = 1;
 }
 
 // ---- the API -----------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ safeInstall(installWebSocket);
 safeInstall(installObservers);
 safeInstall(installDynamicFunctions);
 safeInstall(installDom);
+safeInstall(installContextualFragment);
 safeInstall(startObserver);
 if (W) {
   nAddEL(W, 'pagehide', onPageHide, false);

@@ -393,23 +393,29 @@ function onMutations(records) {
   }
 }
 
-function flagDom(proto, name) {
+/**
+ * Wraps DOM-changing method `name`. `fix(self, args)`, when given, returns the arguments the
+ * native gets (HTML strings with their code instrumented, dynamic.js); it never throws.
+ */
+function flagDom(proto, name, fix) {
   const f = proto ? proto[name] : undefined;
   if (typeof f !== 'function') return;
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
+    const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
     domByScript = true;
     if (info === null || depth === 0) ensure();
     depth++;
     try {
-      return rApply(f, this, arguments);
+      return rApply(f, this, args);
     } finally {
       depth--;
     }
   });
 }
 
-function flagSetter(proto, name) {
+/** Wraps DOM-changing setter `name`; `fix(self, v)` as in flagDom. */
+function flagSetter(proto, name, fix) {
   if (!proto) return;
   const d = getDesc(proto, name);
   if (d === undefined || typeof d.set !== 'function') return;
@@ -420,11 +426,12 @@ function flagSetter(proto, name) {
     get: d.get,
     set: function (v) {
       if (passive()) return rApply(nSet, this, [v]);
+      const val = fix !== undefined && REC ? fix(this, v) : v;
       domByScript = true;
       if (depth === 0) ensure();
       depth++;
       try {
-        return rApply(nSet, this, [v]);
+        return rApply(nSet, this, [val]);
       } finally {
         depth--;
       }
@@ -453,21 +460,29 @@ function installDom() {
   const NP = NodeP;
   for (const n of ['appendChild', 'insertBefore', 'replaceChild', 'removeChild']) flagDom(NP, n);
   for (const n of ['append', 'prepend', 'before', 'after', 'replaceWith', 'remove', 'replaceChildren',
-    'insertAdjacentElement', 'insertAdjacentHTML', 'insertAdjacentText', 'setHTMLUnsafe']) {
+    'insertAdjacentElement', 'insertAdjacentText']) {
     flagDom(ElP, n);
   }
+  // HTML strings: their inline code is instrumented on the way in (dynamic.js, record mode).
+  flagDom(ElP, 'insertAdjacentHTML', htmlAdjacent);
+  flagDom(ElP, 'setHTMLUnsafe', htmlFirst);
   if (G.CharacterData) {
     for (const n of ['before', 'after', 'replaceWith', 'remove']) flagDom(CharacterData.prototype, n);
   }
-  for (const n of ['write', 'writeln', 'open']) flagDom(DocP, n);
-  flagSetter(ElP, 'innerHTML');
-  flagSetter(ElP, 'outerHTML');
+  flagDom(DocP, 'write', htmlWrite);
+  flagDom(DocP, 'writeln', htmlWrite);
+  flagDom(DocP, 'open');
+  flagSetter(ElP, 'innerHTML', htmlInner);
+  flagSetter(ElP, 'outerHTML', htmlOuter);
   flagSetter(NP, 'textContent');
   if (G.HTMLElement) {
     flagSetter(HTMLElement.prototype, 'innerText');
     flagSetter(HTMLElement.prototype, 'outerText');
   }
-  if (G.ShadowRoot) flagSetter(ShadowRoot.prototype, 'innerHTML');
+  if (G.ShadowRoot) {
+    flagSetter(ShadowRoot.prototype, 'innerHTML', htmlInner);
+    flagDom(ShadowRoot.prototype, 'setHTMLUnsafe', htmlFirst);
+  }
 
   // Element creation: the creator forks events on the element; existence is written now.
   for (const n of ['createElement', 'createElementNS']) {

@@ -93,3 +93,132 @@ function installDynamicFunctions() {
     }
   }
 }
+
+// ---- HTML strings -----------------------------------------------------------------------------
+//
+// Markup handed to document.write/writeln, the innerHTML/outerHTML setters, insertAdjacentHTML,
+// setHTMLUnsafe and Range#createContextualFragment may hold code the browser will run: inline
+// scripts (write, createContextualFragment), `on*` attributes and `javascript:` URLs (all). In
+// record mode such a string goes through the instrumenter as one fragment (kind `html`: the
+// proxy's HTML rewriter without runtime injection) and the native gets the instrumented markup.
+// A cheap test comes first: most strings hold no code and must not cost a request. Anything
+// else — not a string (TrustedHTML, objects whose toString would run twice), lone surrogates
+// (they would not survive the UTF-8 round trip), a failed request — leaves the string as it is.
+// dom.js calls these from its existing wrappers of the same APIs.
+
+// `<script`, an attribute named on… (after whitespace, `/` or a closing quote, as the
+// tokenizer allows), or a javascript: URL. False positives only cost one (cached) request.
+const HTML_CODE_RE = /<script|[\s/"']on[a-z]+\s*=|javascript:/i;
+const strWellFormed = typeof String.prototype.isWellFormed === 'function'
+  ? uncurry(String.prototype.isWellFormed)
+  : null;
+// Elements whose content is text, not markup: their innerHTML must stay byte for byte.
+const RAW_TEXT = objCreate(null);
+for (const n of ['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes',
+  'noscript', 'plaintext']) RAW_TEXT[n] = 1;
+
+/** `s` with the code it holds instrumented, or `s` itself. */
+function htmlCode(s) {
+  if (!REC || typeof s !== 'string' || typeof api.i !== 'function') return s;
+  try {
+    if (reExec(HTML_CODE_RE, s) === null) return s;
+    if (strWellFormed !== null && !strWellFormed(s)) return s;
+    const out = api.i(s, 'html');
+    return typeof out === 'string' ? out : s;
+  } catch (_) {
+    return s;
+  }
+}
+
+/** Whether markup parsed with context `el` is raw text (the context is then left alone). */
+function rawTextContext(el) {
+  try {
+    return el !== null && nodeType(el) === 1 && RAW_TEXT[elLocalName(el)] === 1;
+  } catch (_) {
+    return false;
+  }
+}
+
+/** Setter fix for innerHTML (context: the element itself; shadow roots: none). */
+function htmlInner(self, v) {
+  return rawTextContext(self) ? v : htmlCode(v);
+}
+
+/** Setter fix for outerHTML (context: the parent). */
+function htmlOuter(self, v) {
+  let p = null;
+  try {
+    p = nodeParent(self);
+  } catch (_) {
+    return v;
+  }
+  return rawTextContext(p) ? v : htmlCode(v);
+}
+
+/** Argument fix for insertAdjacentHTML(position, text). */
+function htmlAdjacent(self, args) {
+  if (args.length < 2 || typeof args[1] !== 'string') return args;
+  const where = args[0];
+  let ctx = self;
+  if (typeof where === 'string') {
+    const w = strToLower(where);
+    if (w === 'beforebegin' || w === 'afterend') {
+      try {
+        ctx = nodeParent(self);
+      } catch (_) {
+        return args;
+      }
+    }
+  }
+  if (rawTextContext(ctx)) return args;
+  const s = htmlCode(args[1]);
+  if (s === args[1]) return args;
+  const out = [];
+  for (let i = 0; i < args.length; i++) out[i] = args[i];
+  out[1] = s;
+  return out;
+}
+
+/** Argument fix for document.write/writeln(...text): the strings as one fragment, as the
+ *  native joins them (a script may span two arguments). */
+function htmlWrite(self, args) {
+  const n = args.length;
+  if (n === 0) return args;
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    if (typeof args[i] !== 'string') return args;
+    s += args[i];
+  }
+  const out = htmlCode(s);
+  return out === s ? args : [out];
+}
+
+/** Argument fix for setHTMLUnsafe(html, options). */
+function htmlFirst(self, args) {
+  if (args.length < 1 || typeof args[0] !== 'string') return args;
+  const s = htmlInner(self, args[0]);
+  if (s === args[0]) return args;
+  const out = [];
+  for (let i = 0; i < args.length; i++) out[i] = args[i];
+  out[0] = s;
+  return out;
+}
+
+/** Range#createContextualFragment: not DOM-changing, so wrapped here (record mode only). */
+function installContextualFragment() {
+  if (!REC || !G.Range) return;
+  const RP = Range.prototype;
+  const f = RP.createContextualFragment;
+  if (typeof f !== 'function') return;
+  const wrapped = function createContextualFragment(s) {
+    if (arguments.length < 1 || typeof s !== 'string') return rApply(f, this, arguments);
+    const out = htmlCode(s);
+    if (out === s) return rApply(f, this, arguments);
+    const args = [];
+    for (let i = 0; i < arguments.length; i++) args[i] = arguments[i];
+    args[0] = out;
+    return rApply(f, this, args);
+  };
+  defProp(wrapped, 'length', { value: f.length, configurable: true });
+  patch(RP, 'createContextualFragment', wrapped);
+}

@@ -35,6 +35,23 @@ impl InstrumentRewriter {
     }
 }
 
+impl InstrumentRewriter {
+    /// An HTML fragment (`document.write`, `innerHTML`, …): its inline scripts, `on*`
+    /// attributes and `javascript:` URLs instrumented, nothing injected; `None` when nothing
+    /// changed.
+    fn instrument_fragment(&self, source: &str) -> Option<String> {
+        if !self.mode.rewrites_js() {
+            return None;
+        }
+        let mut cfg = HtmlConfig::new(self.mode, "");
+        cfg.fragment = true;
+        cfg.cache = Some(self.cache.clone());
+        let (out, _, _) = shepherd_instrument::instrument_html(source.as_bytes(), cfg, &[]).ok()?;
+        let out = String::from_utf8(out).ok()?;
+        (out != source).then_some(out)
+    }
+}
+
 fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> &'a str {
     headers
         .get(name)
@@ -186,6 +203,9 @@ impl Rewriter for InstrumentRewriter {
     }
 
     fn instrument(&self, kind: &str, source: &str) -> Option<String> {
+        if kind == "html" {
+            return self.instrument_fragment(source);
+        }
         let kind: ScriptKind = kind.parse().ok()?;
         let out = self.cache.instrument_snippet(source, kind);
         out.code.map(|c| c.to_string())
@@ -388,6 +408,67 @@ mod tests {
             map["mappings"].as_str().is_some_and(|m| !m.is_empty()),
             "{map}"
         );
+        proxy.shutdown().await;
+    }
+
+    /// One POST through the proxy: (head, body).
+    async fn post(proxy: std::net::SocketAddr, url: &str, body: &str) -> (String, Vec<u8>) {
+        let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+        let host = url.split('/').nth(2).unwrap();
+        tcp.write_all(
+            format!(
+                "POST {url} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut out = Vec::new();
+        tcp.read_to_end(&mut out).await.unwrap();
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&out[..split]).to_ascii_lowercase();
+        (head, out[split + 4..].to_vec())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn instrument_endpoint_html_kind_instruments_fragments() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
+        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::Mode::Record(
+            dir.path().join("r.rec"),
+        ));
+        config.rewriter = Some(Arc::new(
+            InstrumentRewriter::new(RunMode::Record, None).unwrap(),
+        ));
+        let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
+        // The endpoint answers on any origin; nothing listens on this one.
+        let url = format!(
+            "http://127.0.0.1:9/__shepherd/instrument?s={}&kind=html",
+            proxy.secret()
+        );
+        let fragment = "<p>hi</p><script>seen = 1;</script><b onclick=\"go(&quot;a&quot;)\">b</b>";
+        let (head, body) = post(proxy.addr(), &url, fragment).await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(head.contains("content-type: text/html"), "{head}");
+        let out = String::from_utf8(body).unwrap();
+        let marker = shepherd_instrument::MARKER;
+        assert!(out.starts_with("<p>hi</p><script>"), "{out}");
+        assert_eq!(out.matches(marker).count(), 2, "script and handler: {out}");
+        assert!(out.contains("<b onclick=\""), "{out}");
+        assert!(out.contains("go(&quot;a&quot;)"), "{out}");
+        assert!(!out.contains("runtime.js"), "no runtime injected: {out}");
+        // Already instrumented markup comes back as it is; so does markup without code.
+        let (_, again) = post(proxy.addr(), &url, &out).await;
+        assert_eq!(String::from_utf8(again).unwrap(), out);
+        let plain = "<ul><li class=x>1</li></ul>";
+        let (head, same) = post(proxy.addr(), &url, plain).await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert_eq!(same, plain.as_bytes());
+        // An unknown kind is refused.
+        let bad = url.replace("kind=html", "kind=css");
+        let (head, _) = post(proxy.addr(), &bad, plain).await;
+        assert!(head.starts_with("http/1.1 400"), "{head}");
         proxy.shutdown().await;
     }
 

@@ -41,6 +41,15 @@ pub struct HtmlConfig {
     /// Memory limit of the rewriter's buffers; past it the rest of the document is passed
     /// through unmodified.
     pub max_memory: usize,
+    /// An HTML fragment, not a document: markup a page hands to `document.write`, `innerHTML`
+    /// and the like, instrumented at run time (the `html` kind of the instrument endpoint).
+    /// The runtime is already in the document, so nothing is injected; the input is UTF-8 text
+    /// (no encoding detection: a `<meta charset>` in it changes nothing); CSP headers are not
+    /// the fragment's business; `srcdoc` documents are left alone (they would need the
+    /// runtime tag and its secret); an inline script is instrumented only when its end tag is
+    /// in the fragment (a `write` may split a script over several calls, and instrumenting
+    /// half of one could change what the whole means).
+    pub fragment: bool,
 }
 
 impl HtmlConfig {
@@ -54,6 +63,7 @@ impl HtmlConfig {
             nonce: None,
             cache: None,
             max_memory: 32 * 1024 * 1024,
+            fragment: false,
         }
     }
 }
@@ -73,6 +83,8 @@ struct State {
     runtime_nonce: bool,
     /// Nesting level of `srcdoc` documents.
     depth: u8,
+    /// Instrumenting a fragment ([`HtmlConfig::fragment`]).
+    fragment: bool,
 }
 
 /// `srcdoc` documents nested deeper than this are left as they are (bounded recursion).
@@ -166,10 +178,12 @@ impl HtmlInstrumenter {
         nested.nonce = Some(nonce.clone());
         nested.cache = Some(cache.clone());
         nested.content_type = Some("text/html; charset=utf-8".into());
+        nested.fragment = false;
         let state = State {
             nested,
             runtime_nonce: false,
             depth: 0,
+            fragment: cfg.fragment,
             mode: cfg.mode,
             ascii_only: false,
             certain: true,
@@ -239,7 +253,9 @@ impl HtmlInstrumenter {
                 .as_deref()
                 .and_then(encoding::charset_from_content_type)
                 .is_some();
-            let ready = buf.len() >= PRESCAN_BYTES || (header_charset && buf.len() >= 3);
+            let ready = buf.len() >= PRESCAN_BYTES
+                || (header_charset && buf.len() >= 3)
+                || (self.cfg.fragment && !buf.is_empty());
             if !ready {
                 return Ok(Vec::new());
             }
@@ -288,8 +304,12 @@ impl HtmlInstrumenter {
     }
 
     fn start(&mut self, head: &[u8]) -> Result<(), crate::Error> {
-        let det: DetectedEncoding =
-            encoding::detect_encoding(head, self.cfg.content_type.as_deref());
+        let det: DetectedEncoding = if self.cfg.fragment {
+            // Fragments come from JavaScript strings, sent as UTF-8.
+            encoding::detect_encoding(&[], Some("text/html; charset=utf-8"))
+        } else {
+            encoding::detect_encoding(head, self.cfg.content_type.as_deref())
+        };
         let enc = det.encoding;
         let runtime_tag = self.runtime_tag();
         {
@@ -344,10 +364,14 @@ impl HtmlInstrumenter {
             self.cfg.max_memory,
             self.cfg.mode,
         );
+        let mut inj = Injector::new(runtime_tag.into_bytes());
+        if self.cfg.fragment {
+            inj.prolog = None;
+        }
         self.stage = Stage::Rewrite {
             rw: Box::new(rw),
             decoder,
-            inj: Injector::new(runtime_tag.into_bytes()),
+            inj,
         };
         self.feed(head, false)
     }
@@ -556,7 +580,7 @@ fn on_element(shared: &Shared, el: &mut Element<'_, '_>) {
             }
         }
         "script" if st.mode.rewrites_js() => on_script_start(shared, &mut st, el),
-        "iframe" => {
+        "iframe" if !st.fragment => {
             if let Some(raw) = el.get_attribute("srcdoc") {
                 on_srcdoc(&mut st, el, &raw);
             }
@@ -668,9 +692,10 @@ fn on_script_start(shared: &Shared, st: &mut State, el: &mut Element<'_, '_>) {
         segments: Vec::new(),
         unexpected: false,
     });
-    if data {
+    if data || st.fragment {
         // Foreign-content scripts may be split by comments into several text nodes: collect
-        // them all and emit the result before the end tag.
+        // them all and emit the result before the end tag. In a fragment the end tag may be
+        // missing (a script written in pieces): then the document end puts back the original.
         let shared_end = shared.clone();
         let _ = el.on_end_tag(Box::new(move |end: &mut EndTag<'_>| {
             let mut st = shared_end.lock();
@@ -699,7 +724,7 @@ fn on_script_text(shared: &Shared, t: &mut TextChunk<'_>) {
         }
     }
     t.remove();
-    if data || !t.last_in_text_node() {
+    if data || st.fragment || !t.last_in_text_node() {
         return;
     }
     if let Some(p) = st.script.take() {

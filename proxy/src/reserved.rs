@@ -160,12 +160,18 @@ pub(crate) async fn handle(
         }
         (Method::POST, "/instrument") => {
             let kind = query_param(&query, "kind").unwrap_or("script").to_string();
-            if !matches!(kind.as_str(), "script" | "module" | "handler") {
+            // `html`: a fragment for document.write / innerHTML (inline code instrumented).
+            if !matches!(kind.as_str(), "script" | "module" | "handler" | "html") {
                 return simple(
                     StatusCode::BAD_REQUEST,
-                    "kind must be script, module or handler\n",
+                    "kind must be script, module, handler or html\n",
                 );
             }
+            let content_type = if kind == "html" {
+                "text/html; charset=utf-8"
+            } else {
+                "application/javascript; charset=utf-8"
+            };
             let body = match read_body(&shared, req).await {
                 Ok(b) => b,
                 Err(r) => return r,
@@ -178,11 +184,7 @@ pub(crate) async fn handle(
             })
             .await;
             match out {
-                Ok(s) => respond(
-                    StatusCode::OK,
-                    "application/javascript; charset=utf-8",
-                    ProxyBody::full(s),
-                ),
+                Ok(s) => respond(StatusCode::OK, content_type, ProxyBody::full(s)),
                 Err(_) => error_response(StatusCode::INTERNAL_SERVER_ERROR, "instrumenter failed"),
             }
         }

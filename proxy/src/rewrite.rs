@@ -134,7 +134,7 @@ pub trait Rewriter: Send + Sync + 'static {
     }
 
     /// Instruments dynamic code for `POST /__shepherd/instrument` (`kind` is `script`,
-    /// `module` or `handler`); `None` means "unchanged".
+    /// `module`, `handler`, or `html` for an HTML fragment); `None` means "unchanged".
     fn instrument(&self, kind: &str, source: &str) -> Option<String> {
         let _ = (kind, source);
         None

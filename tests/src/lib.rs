@@ -484,6 +484,7 @@ async fn instrument_endpoint(query: &str, req: Request<Incoming>) -> Response<Fu
         "script" => Kind::Script,
         "module" => Kind::Module,
         "handler" => Kind::Handler,
+        "html" => return instrument_fragment(req).await,
         _ => return respond(StatusCode::BAD_REQUEST, "text/plain", "bad kind"),
     };
     let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
@@ -504,6 +505,31 @@ async fn instrument_endpoint(query: &str, req: Request<Incoming>) -> Response<Fu
     match out {
         Ok(code) => respond(StatusCode::OK, "text/javascript; charset=utf-8", code),
         Err(_) => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "failed"),
+    }
+}
+
+/// `kind=html`: an HTML fragment (document.write, innerHTML) through the HTML rewriter in
+/// fragment mode, as the proxy does.
+async fn instrument_fragment(req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large"),
+    };
+    if body
+        .windows(FAIL_INSTRUMENT.len())
+        .any(|w| w == FAIL_INSTRUMENT.as_bytes())
+    {
+        return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "refused");
+    }
+    let out = tokio::task::spawn_blocking(move || {
+        let mut cfg = shepherd_instrument::HtmlConfig::new(shepherd_instrument::Mode::Record, "");
+        cfg.fragment = true;
+        shepherd_instrument::instrument_html(&body, cfg, &[]).map(|(html, _, _)| html)
+    })
+    .await;
+    match out {
+        Ok(Ok(html)) => respond(StatusCode::OK, "text/html; charset=utf-8", html),
+        _ => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "failed"),
     }
 }
 

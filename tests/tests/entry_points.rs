@@ -35,6 +35,7 @@ fn main() -> ExitCode {
             "dynamic_functions_instrumented",
             dynamic_functions_instrumented,
         ),
+        ("dynamic_html_instrumented", dynamic_html_instrumented),
     ];
     run_cases(Mode::Record, cases)
 }
@@ -744,6 +745,86 @@ case!(dynamic_functions_instrumented, |h| async move {
     ensure!(
         t.accessing(|x| x.loc == "Global.notLogged").is_empty(),
         "refused code is native\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+/// Requests the page made to the instrument endpoint so far.
+fn instrument_requests(h: &shepherd_e2e::Harness) -> usize {
+    h.origin
+        .requests()
+        .iter()
+        .filter(|p| p.as_str() == "/__shepherd/instrument")
+        .count()
+}
+
+case!(dynamic_html_instrumented, |h| async move {
+    let page = h.open("/dynhtml/").await?;
+    let r = page.evaluate("r").await?;
+    let want = serde_json::json!({ "written": 1, "ctxW": 3, "buttons": 2, "text": "iw" });
+    ensure!(r == want, "page results:\n{r}\nwant\n{want}");
+    page.click("#wb").await?;
+    page.click("#ib").await?;
+    // Strings without code cost no request; one with a handler costs one, once.
+    let before = instrument_requests(&h);
+    page.evaluate(
+        "document.getElementById('plain').innerHTML = '<b class=\"one\">plain <i>text</i></b>'; \
+         document.getElementById('plain').insertAdjacentHTML('beforeend', '<p>online=1</p>'); 1",
+    )
+    .await?;
+    ensure!(
+        instrument_requests(&h) == before,
+        "markup without code made an instrument request: {:?}",
+        h.origin.requests()
+    );
+    for _ in 0..2 {
+        page.evaluate("document.getElementById('plain').innerHTML = '<b onclick=\"f()\">x</b>'; 1")
+            .await?;
+    }
+    ensure!(
+        instrument_requests(&h) == before + 1,
+        "markup with a handler: one request, then the cache: {:?}",
+        h.origin.requests()
+    );
+    let clicked = page.evaluate("[clicked, innerSeen]").await?;
+    ensure!(
+        clicked == serde_json::json!([2, 5]),
+        "handlers ran: {clicked}"
+    );
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    // The written script ran inside the writing script's action.
+    let script = t.one_with_scope("script:inline #1")?;
+    ensure!(
+        t.written(script, "Global.writtenW") == Some(Some("2".to_string())),
+        "document.write's script instrumented\n{}",
+        t.dump()
+    );
+    // createContextualFragment's script ran when appended, in the same action.
+    ensure!(
+        t.written(script, "Global.ctxW") == Some(Some("3".to_string())),
+        "createContextualFragment's script instrumented\n{}",
+        t.dump()
+    );
+    // Each click action reads what its handler reads, at a position in dynamic code.
+    let clicks = t.with_scope("fire:click @ ");
+    ensure!(clicks.len() == 2, "two clicks: {clicks:?}\n{}", t.dump());
+    let in_dynamic = |a, loc: &str| {
+        t.accesses(a).iter().any(|x| {
+            !x.write && x.loc == loc && x.pos.as_deref().is_some_and(|p| p.starts_with("eval-"))
+        })
+    };
+    ensure!(
+        in_dynamic(clicks[0], "Global.written")
+            && t.written(clicks[0], "Global.clicked") == Some(Some("2".to_string())),
+        "written button's handler instrumented\n{}",
+        t.dump()
+    );
+    ensure!(
+        in_dynamic(clicks[1], "Global.shared")
+            && t.written(clicks[1], "Global.innerSeen") == Some(Some("5".to_string())),
+        "innerHTML button's handler instrumented\n{}",
         t.dump()
     );
     Ok(())
