@@ -762,10 +762,11 @@ fn instrument_requests(h: &shepherd_e2e::Harness) -> usize {
 case!(dynamic_html_instrumented, |h| async move {
     let page = h.open("/dynhtml/").await?;
     let r = page.evaluate("r").await?;
-    let want = serde_json::json!({ "written": 1, "ctxW": 3, "buttons": 2, "text": "iw" });
+    let want = serde_json::json!({ "written": 1, "ctxW": 3, "buttons": 4, "text": "iw" });
     ensure!(r == want, "page results:\n{r}\nwant\n{want}");
-    page.click("#wb").await?;
-    page.click("#ib").await?;
+    for b in ["#wb", "#ib", "#ab", "#ob"] {
+        page.click(b).await?;
+    }
     // Strings without code cost no request; one with a handler costs one, once.
     let before = instrument_requests(&h);
     page.evaluate(
@@ -787,9 +788,11 @@ case!(dynamic_html_instrumented, |h| async move {
         "markup with a handler: one request, then the cache: {:?}",
         h.origin.requests()
     );
-    let clicked = page.evaluate("[clicked, innerSeen]").await?;
+    let clicked = page
+        .evaluate("[clicked, innerSeen, adjSeen, outerSeen]")
+        .await?;
     ensure!(
-        clicked == serde_json::json!([2, 5]),
+        clicked == serde_json::json!([2, 5, 6, 7]),
         "handlers ran: {clicked}"
     );
     let t = h.flushed_trace(&page).await?;
@@ -809,7 +812,7 @@ case!(dynamic_html_instrumented, |h| async move {
     );
     // Each click action reads what its handler reads, at a position in dynamic code.
     let clicks = t.with_scope("fire:click @ ");
-    ensure!(clicks.len() == 2, "two clicks: {clicks:?}\n{}", t.dump());
+    ensure!(clicks.len() == 4, "four clicks: {clicks:?}\n{}", t.dump());
     let in_dynamic = |a, loc: &str| {
         t.accesses(a).iter().any(|x| {
             !x.write && x.loc == loc && x.pos.as_deref().is_some_and(|p| p.starts_with("eval-"))
@@ -825,6 +828,18 @@ case!(dynamic_html_instrumented, |h| async move {
         in_dynamic(clicks[1], "Global.shared")
             && t.written(clicks[1], "Global.innerSeen") == Some(Some("5".to_string())),
         "innerHTML button's handler instrumented\n{}",
+        t.dump()
+    );
+    ensure!(
+        in_dynamic(clicks[2], "Global.shared")
+            && t.written(clicks[2], "Global.adjSeen") == Some(Some("6".to_string())),
+        "insertAdjacentHTML button's handler instrumented\n{}",
+        t.dump()
+    );
+    ensure!(
+        in_dynamic(clicks[3], "Global.shared")
+            && t.written(clicks[3], "Global.outerSeen") == Some(Some("7".to_string())),
+        "outerHTML button's handler instrumented\n{}",
         t.dump()
     );
     Ok(())
