@@ -3,6 +3,20 @@
 //! A binding is *captured* when some function other than the one that declares it refers to
 //! it; only those (and globals) are logged, because a local that no closure sees can only be
 //! touched by its own activation, which cannot race with itself.
+//!
+//! Captured bindings that nothing writes after their declaration are *quiet* and not logged
+//! either (they are left out of [`Captures::captured`]):
+//! - a binding with no write at all (a parameter, a `catch` parameter, `var x;`, an import)
+//!   has no write to race with, and a race needs one;
+//! - a binding whose only write is its own declaration (`var/let/const x = e`, a function or
+//!   class declaration) in a function whose activation is one event action (not `async`, not
+//!   a generator, not a module with top-level `await`): every closure that reads it runs in
+//!   that action or in a later one that got the closure from it, so the declaration is
+//!   ordered before the read, or the race is on whatever carried the closure (a global, a
+//!   property), which is logged and covers it.
+//!
+//! Anything that could write a binding behind the syntax (a direct `eval`, `with`) turns the
+//! whole program back to logging every captured binding.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -67,6 +81,20 @@ struct Analyzer {
     decls: HashMap<Id, (FnKey, FnKey)>,
     refs: Vec<(Id, FnKey)>,
     self_names: HashSet<Id>,
+    /// Bindings written somewhere other than by one declaration (assignments, updates, loop
+    /// heads, `delete`, a second declaration, a function declaration inside a block).
+    written: HashSet<Id>,
+    /// Bindings declared with a write (an initialised declarator, a function or class
+    /// declaration).
+    decl_writes: HashMap<Id, u32>,
+    /// Functions whose activation can span several event actions (async, generators; the
+    /// top level of a module with top-level `await`).
+    suspending: HashSet<FnKey>,
+    /// A direct `eval` or a `with` statement: names can be written behind the syntax.
+    dynamic: bool,
+    /// Depth of blocks nested inside the current function body (function declarations there
+    /// follow Annex B and write a second, function-level binding).
+    block_depth: Vec<usize>,
 }
 
 impl Analyzer {
@@ -108,14 +136,89 @@ impl Analyzer {
 
     fn enter<F: FnOnce(&mut Self)>(&mut self, key: FnKey, f: F) {
         self.stack.push(key);
+        self.block_depth.push(0);
         f(self);
+        self.block_depth.pop();
         self.stack.pop();
     }
 
     fn enter_block<F: FnOnce(&mut Self)>(&mut self, key: FnKey, f: F) {
         self.blocks.push((key, self.stack.len()));
-        f(self);
+        self.nested(f);
         self.blocks.pop();
+    }
+
+    /// Runs `f` one block deeper inside the current function.
+    fn nested<F: FnOnce(&mut Self)>(&mut self, f: F) {
+        if let Some(d) = self.block_depth.last_mut() {
+            *d += 1;
+        }
+        f(self);
+        if let Some(d) = self.block_depth.last_mut() {
+            *d -= 1;
+        }
+    }
+
+    fn in_block(&self) -> bool {
+        self.block_depth.last().is_some_and(|&d| d > 0)
+    }
+
+    fn write(&mut self, id: &Ident) {
+        if id.ctxt != self.unresolved {
+            self.written.insert(id.to_id());
+        }
+    }
+
+    fn decl_write(&mut self, id: &Ident) {
+        let n = self.decl_writes.entry(id.to_id()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            self.written.insert(id.to_id());
+        }
+    }
+
+    fn write_pat(&mut self, pat: &Pat) {
+        let mut ids = Vec::new();
+        collect_pat_idents(pat, &mut ids);
+        for id in &ids {
+            self.write(id);
+        }
+    }
+
+    fn write_target_pat(&mut self, pat: &AssignTargetPat) {
+        match pat {
+            AssignTargetPat::Array(a) => {
+                for p in a.elems.iter().flatten() {
+                    self.write_pat(p);
+                }
+            }
+            AssignTargetPat::Object(o) => {
+                for p in &o.props {
+                    match p {
+                        ObjectPatProp::KeyValue(kv) => self.write_pat(&kv.value),
+                        ObjectPatProp::Assign(a) => self.write(&a.key.id),
+                        ObjectPatProp::Rest(r) => self.write_pat(&r.arg),
+                    }
+                }
+            }
+            AssignTargetPat::Invalid(_) => {}
+        }
+    }
+
+    fn suspends(&mut self, is_async: bool, is_generator: bool) {
+        if is_async || is_generator {
+            let cur = self.cur();
+            self.suspending.insert(cur);
+        }
+    }
+}
+
+/// The identifier an expression names, through parentheses (`(x)++`).
+fn named_ident(e: &Expr) -> Option<&Ident> {
+    match e {
+        Expr::Ident(i) => Some(i),
+        Expr::Paren(p) => named_ident(&p.expr),
+        _ => None,
     }
 }
 
@@ -163,12 +266,86 @@ impl Visit for Analyzer {
         let lexical = n.kind != VarDeclKind::Var;
         for d in &n.decls {
             self.decl_pat(&d.name, lexical);
+            // `let x;` initialises to undefined: a write like `let x = undefined`.
+            if d.init.is_some() || lexical {
+                let mut ids = Vec::new();
+                collect_pat_idents(&d.name, &mut ids);
+                for id in &ids {
+                    self.decl_write(id);
+                }
+            }
             d.visit_children_with(self);
         }
     }
 
     fn visit_block_stmt(&mut self, n: &BlockStmt) {
         self.enter_block(fn_key(n.span, TAG_BLOCK), |a| n.stmts.visit_with(a));
+    }
+
+    fn visit_assign_expr(&mut self, n: &AssignExpr) {
+        match &n.left {
+            AssignTarget::Simple(SimpleAssignTarget::Ident(b)) => self.write(&b.id),
+            AssignTarget::Simple(SimpleAssignTarget::Paren(p)) => {
+                if let Some(i) = named_ident(&p.expr) {
+                    self.write(i);
+                }
+            }
+            AssignTarget::Pat(p) => self.write_target_pat(p),
+            AssignTarget::Simple(_) => {}
+        }
+        n.visit_children_with(self);
+    }
+
+    fn visit_update_expr(&mut self, n: &UpdateExpr) {
+        if let Some(i) = named_ident(&n.arg) {
+            self.write(i);
+        }
+        n.visit_children_with(self);
+    }
+
+    fn visit_unary_expr(&mut self, n: &UnaryExpr) {
+        if n.op == UnaryOp::Delete
+            && let Some(i) = named_ident(&n.arg)
+        {
+            self.write(i);
+        }
+        n.visit_children_with(self);
+    }
+
+    fn visit_call_expr(&mut self, n: &CallExpr) {
+        if let Callee::Expr(e) = &n.callee
+            && matches!(&**e, Expr::Ident(i) if &*i.sym == "eval" && i.ctxt == self.unresolved)
+        {
+            self.dynamic = true;
+        }
+        n.visit_children_with(self);
+    }
+
+    fn visit_with_stmt(&mut self, n: &WithStmt) {
+        self.dynamic = true;
+        n.visit_children_with(self);
+    }
+
+    fn visit_await_expr(&mut self, n: &AwaitExpr) {
+        // Top-level await (inside a function, `async` already marked it).
+        self.suspends(true, false);
+        n.visit_children_with(self);
+    }
+
+    fn visit_for_of_stmt(&mut self, n: &ForOfStmt) {
+        if n.is_await {
+            self.suspends(true, false);
+        }
+        self.for_in_of(n.span, &n.left, &n.right, &n.body);
+    }
+
+    fn visit_if_stmt(&mut self, n: &IfStmt) {
+        // `if (c) function f() {}`: a function declaration in statement position.
+        n.test.visit_with(self);
+        self.nested(|a| {
+            n.cons.visit_with(a);
+            n.alt.visit_with(a);
+        });
     }
 
     fn visit_for_stmt(&mut self, n: &ForStmt) {
@@ -188,17 +365,18 @@ impl Visit for Analyzer {
         self.for_in_of(n.span, &n.left, &n.right, &n.body);
     }
 
-    fn visit_for_of_stmt(&mut self, n: &ForOfStmt) {
-        self.for_in_of(n.span, &n.left, &n.right, &n.body);
-    }
-
     fn visit_fn_decl(&mut self, n: &FnDecl) {
         self.decl(&n.ident);
+        self.decl_write(&n.ident);
+        if self.in_block() {
+            self.write(&n.ident);
+        }
         n.function.visit_with(self);
     }
 
     fn visit_class_decl(&mut self, n: &ClassDecl) {
         self.decl_lexical(&n.ident);
+        self.decl_write(&n.ident);
         n.class.visit_with(self);
     }
 
@@ -237,6 +415,7 @@ impl Visit for Analyzer {
 
     fn visit_function(&mut self, n: &Function) {
         self.enter(fn_key(n.span, TAG_FN), |a| {
+            a.suspends(n.is_async, n.is_generator);
             for p in &n.params {
                 a.decl_pat(&p.pat, false);
             }
@@ -251,6 +430,7 @@ impl Visit for Analyzer {
 
     fn visit_arrow_expr(&mut self, n: &ArrowExpr) {
         self.enter(fn_key(n.span, TAG_ARROW), |a| {
+            a.suspends(n.is_async, n.is_generator);
             for p in &n.params {
                 a.decl_pat(p, false);
             }
@@ -300,6 +480,12 @@ impl Analyzer {
     /// is allocated at the start of the body, so the head itself (evaluated before) is not
     /// inside the block.
     fn for_in_of(&mut self, span: Span, left: &ForHead, right: &Expr, body: &Stmt) {
+        // The head is written once per iteration.
+        match left {
+            ForHead::VarDecl(v) => v.decls.iter().for_each(|d| self.write_pat(&d.name)),
+            ForHead::Pat(p) => self.write_pat(p),
+            ForHead::UsingDecl(u) => u.decls.iter().for_each(|d| self.write_pat(&d.name)),
+        }
         match left {
             ForHead::VarDecl(v) if v.kind != VarDeclKind::Var => {
                 self.enter_block(fn_key(span, TAG_FOR_IN), |a| {
@@ -315,7 +501,7 @@ impl Analyzer {
             _ => {
                 left.visit_with(self);
                 right.visit_with(self);
-                body.visit_with(self);
+                self.nested(|a| body.visit_with(a));
             }
         }
     }
@@ -325,6 +511,7 @@ impl Analyzer {
 pub(crate) fn analyze(program: &Program, unresolved: SyntaxContext) -> Captures {
     let mut a = Analyzer {
         unresolved,
+        block_depth: vec![0],
         ..Default::default()
     };
     program.visit_with(&mut a);
@@ -337,10 +524,16 @@ pub(crate) fn analyze(program: &Program, unresolved: SyntaxContext) -> Captures 
             out.top_names.insert(id.0.clone());
         }
     }
+    let quiet = |id: &Id, func: FnKey| {
+        !a.dynamic
+            && !a.written.contains(id)
+            && (!a.decl_writes.contains_key(id) || !a.suspending.contains(&func))
+    };
     for (id, at) in a.refs {
         if let Some(&(func, owner)) = a.decls.get(&id)
             && func != at
             && !out.captured.contains_key(&id)
+            && !quiet(&id, func)
         {
             out.captured.insert(id, owner);
             out.owners.insert(owner);

@@ -11,5 +11,5 @@ var counter = 0;
 var o = { label: '' };
 var s = "日本😀"; counter = s.length;
 var t = "é"; o.label = t;
-function make() { let n = 1; return () => n; }
+function make() { let n = 1; return () => n++; }
 make()();
