@@ -177,11 +177,33 @@ impl Analyzer {
         }
     }
 
+    /// Marks every identifier a pattern assigns, including parenthesised targets of
+    /// assignment patterns (`[(x)] = a` holds `x` as an expression).
     fn write_pat(&mut self, pat: &Pat) {
-        let mut ids = Vec::new();
-        collect_pat_idents(pat, &mut ids);
-        for id in &ids {
-            self.write(id);
+        match pat {
+            Pat::Ident(b) => self.write(&b.id),
+            Pat::Array(a) => {
+                for p in a.elems.iter().flatten() {
+                    self.write_pat(p);
+                }
+            }
+            Pat::Rest(r) => self.write_pat(&r.arg),
+            Pat::Object(o) => {
+                for p in &o.props {
+                    match p {
+                        ObjectPatProp::KeyValue(kv) => self.write_pat(&kv.value),
+                        ObjectPatProp::Assign(a) => self.write(&a.key.id),
+                        ObjectPatProp::Rest(r) => self.write_pat(&r.arg),
+                    }
+                }
+            }
+            Pat::Assign(a) => self.write_pat(&a.left),
+            Pat::Expr(e) => {
+                if let Some(i) = named_ident(e) {
+                    self.write(i);
+                }
+            }
+            Pat::Invalid(_) => {}
         }
     }
 
