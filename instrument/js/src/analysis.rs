@@ -84,9 +84,9 @@ struct Analyzer {
     /// Bindings written somewhere other than by one declaration (assignments, updates, loop
     /// heads, `delete`, a second declaration, a function declaration inside a block).
     written: HashSet<Id>,
-    /// Bindings declared with a write (an initialised declarator, a function or class
-    /// declaration).
-    decl_writes: HashMap<Id, u32>,
+    /// Bindings declared with a write (an initialised declarator, `let`/`const`, a function
+    /// or class declaration); a second such declaration counts in `written`.
+    decl_written: HashSet<Id>,
     /// Functions whose activation can span several event actions (async, generators; the
     /// top level of a module with top-level `await`).
     suspending: HashSet<FnKey>,
@@ -170,33 +170,20 @@ impl Analyzer {
     }
 
     fn decl_write(&mut self, id: &Ident) {
-        let n = self.decl_writes.entry(id.to_id()).or_insert(0);
-        *n += 1;
-        if *n > 1 {
+        if !self.decl_written.insert(id.to_id()) {
             self.written.insert(id.to_id());
         }
     }
 
-    /// Marks every identifier a pattern assigns, including parenthesised targets of
-    /// assignment patterns (`[(x)] = a` holds `x` as an expression).
+    /// Marks every identifier a pattern assigns. Unlike `collect_pat_idents` (declarations)
+    /// it also takes parenthesised targets, which only assignment patterns hold
+    /// (`[(x)] = a` holds `x` as an expression).
     fn write_pat(&mut self, pat: &Pat) {
         match pat {
             Pat::Ident(b) => self.write(&b.id),
-            Pat::Array(a) => {
-                for p in a.elems.iter().flatten() {
-                    self.write_pat(p);
-                }
-            }
+            Pat::Array(a) => self.write_array(a),
+            Pat::Object(o) => self.write_object(o),
             Pat::Rest(r) => self.write_pat(&r.arg),
-            Pat::Object(o) => {
-                for p in &o.props {
-                    match p {
-                        ObjectPatProp::KeyValue(kv) => self.write_pat(&kv.value),
-                        ObjectPatProp::Assign(a) => self.write(&a.key.id),
-                        ObjectPatProp::Rest(r) => self.write_pat(&r.arg),
-                    }
-                }
-            }
             Pat::Assign(a) => self.write_pat(&a.left),
             Pat::Expr(e) => {
                 if let Some(i) = named_ident(e) {
@@ -209,21 +196,25 @@ impl Analyzer {
 
     fn write_target_pat(&mut self, pat: &AssignTargetPat) {
         match pat {
-            AssignTargetPat::Array(a) => {
-                for p in a.elems.iter().flatten() {
-                    self.write_pat(p);
-                }
-            }
-            AssignTargetPat::Object(o) => {
-                for p in &o.props {
-                    match p {
-                        ObjectPatProp::KeyValue(kv) => self.write_pat(&kv.value),
-                        ObjectPatProp::Assign(a) => self.write(&a.key.id),
-                        ObjectPatProp::Rest(r) => self.write_pat(&r.arg),
-                    }
-                }
-            }
+            AssignTargetPat::Array(a) => self.write_array(a),
+            AssignTargetPat::Object(o) => self.write_object(o),
             AssignTargetPat::Invalid(_) => {}
+        }
+    }
+
+    fn write_array(&mut self, a: &ArrayPat) {
+        for p in a.elems.iter().flatten() {
+            self.write_pat(p);
+        }
+    }
+
+    fn write_object(&mut self, o: &ObjectPat) {
+        for p in &o.props {
+            match p {
+                ObjectPatProp::KeyValue(kv) => self.write_pat(&kv.value),
+                ObjectPatProp::Assign(a) => self.write(&a.key.id),
+                ObjectPatProp::Rest(r) => self.write_pat(&r.arg),
+            }
         }
     }
 
@@ -549,7 +540,7 @@ pub(crate) fn analyze(program: &Program, unresolved: SyntaxContext) -> Captures 
     let quiet = |id: &Id, func: FnKey| {
         !a.dynamic
             && !a.written.contains(id)
-            && (!a.decl_writes.contains_key(id) || !a.suspending.contains(&func))
+            && (!a.decl_written.contains(id) || !a.suspending.contains(&func))
     };
     for (id, at) in a.refs {
         if let Some(&(func, owner)) = a.decls.get(&id)
