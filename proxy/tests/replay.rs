@@ -8,14 +8,14 @@ use bytes::Bytes;
 use common::*;
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use shepherd_proxy::{Mode, ReplayOptions};
+use shepherd_proxy::ReplayOptions;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 async fn record_site(path: &std::path::Path) -> (Origin, Vec<(String, Bytes)>) {
     let origin = Origin::start(true, true).await;
     let (proxy, ca) = start_proxy(
-        Mode::Record(path.to_path_buf()),
+        Source::Record(path.to_path_buf()),
         Some(&origin.ca_der),
         |_| {},
     )
@@ -65,7 +65,7 @@ async fn replay_serves_the_recording_with_the_origin_stopped() {
     let origin_conns = origin.connections.load(Ordering::SeqCst);
 
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec.clone(), ReplayOptions::default()),
+        Source::Replay(rec.clone(), ReplayOptions::default()),
         None,
         |_| {},
     )
@@ -123,7 +123,7 @@ async fn holds_and_chunked_html_release() {
     let (mut origin, _) = record_site(&rec).await;
     origin.stop().await;
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec.clone(), ReplayOptions::default()),
+        Source::Replay(rec.clone(), ReplayOptions::default()),
         None,
         |_| {},
     )
@@ -199,7 +199,7 @@ fn child_recorder() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async move {
         let der = rustls_pki_types::CertificateDer::from(ca_der);
-        let (proxy, ca) = start_proxy(Mode::Record(path.into()), Some(&der), |_| {}).await;
+        let (proxy, ca) = start_proxy(Source::Record(path.into()), Some(&der), |_| {}).await;
         std::fs::write(
             std::env::var("SHEPHERD_TEST_CHILD_CA").unwrap(),
             ca.cert_der().as_ref(),
