@@ -68,6 +68,15 @@ impl ProxyHandle {
         self.shared.source.reset()
     }
 
+    /// Commits everything queued for the recording and the trace store, so another reader
+    /// (a replay of the same file) sees it; the proxy keeps running.
+    pub fn flush(&self) {
+        self.shared.source.flush();
+        if let Some(t) = &self.shared.traces {
+            t.flush();
+        }
+    }
+
     /// Stops accepting and waits for the accept loop to end; pending exchanges of a recording
     /// are flushed by their own tasks.
     pub async fn shutdown(mut self) {
@@ -77,10 +86,7 @@ impl ProxyHandle {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
-        self.shared.source.close();
-        if let Some(t) = &self.shared.traces {
-            t.flush();
-        }
+        self.flush();
     }
 
     /// Runs until the process is interrupted (Ctrl-C), then shuts down.

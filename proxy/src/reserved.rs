@@ -102,6 +102,10 @@ async fn instrument(shared: &Shared, req: Request<ClientBody>, query: &str) -> R
     } else {
         "application/javascript; charset=utf-8"
     };
+    shared
+        .stats
+        .instrument_requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let body = match read_body(shared, req).await {
         Ok(b) => b,
         Err(r) => return r,

@@ -14,4 +14,7 @@ pub struct Stats {
     pub replay_misses: AtomicU64,
     /// Malformed or refused requests.
     pub rejected: AtomicU64,
+    /// Pieces of dynamic code and markup pages sent to `/__shepherd/instrument` (the runtime
+    /// caches answers, so this counts what pages could not reuse).
+    pub instrument_requests: AtomicU64,
 }

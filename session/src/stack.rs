@@ -8,7 +8,7 @@ use anyhow::Context;
 use bytes::Bytes;
 use shepherd_proxy::{
     CertificateAuthority, Limits, Proxy, ProxyAuth, ProxyConfig, ProxyHandle, ReplayOptions,
-    ResponseSource, UpstreamTrust,
+    ResponseSource, TraceSink, UpstreamTrust,
 };
 use shepherd_runtime::Mode;
 use std::net::SocketAddr;
@@ -79,7 +79,7 @@ impl Run {
 }
 
 /// How the proxy of a run listens and what the runtime is configured with.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct StackOptions {
     /// Address to listen on (loopback, port 0 by default).
     pub listen: SocketAddr,
@@ -95,6 +95,9 @@ pub struct StackOptions {
     pub cache_dir: Option<PathBuf>,
     /// Seeded randomness and a virtual clock outside replay too (replay always has them).
     pub deterministic: bool,
+    /// Where pages' traces go instead of the run's recording (tests and the explorer read
+    /// them in process).
+    pub trace_sink: Option<Arc<dyn TraceSink>>,
 }
 
 impl Default for StackOptions {
@@ -107,6 +110,7 @@ impl Default for StackOptions {
             limits: Limits::default(),
             cache_dir: None,
             deterministic: false,
+            trace_sink: None,
         }
     }
 }
@@ -137,6 +141,7 @@ impl Stack {
         config.reverse = opts.reverse;
         config.limits = opts.limits;
         config.secret = Some(secret);
+        config.trace_sink = opts.trace_sink;
         config.runtime_js = Bytes::from(shepherd_runtime::render(&runtime));
         config.rewriter = Some(Arc::new(
             InstrumentRewriter::new(mode, opts.cache_dir)

@@ -51,9 +51,9 @@ impl Live {
         self.recorder.is_some()
     }
 
-    pub fn close(&self) {
+    pub fn flush(&self) {
         if let Some(r) = &self.recorder {
-            r.close();
+            r.flush();
         }
     }
 

@@ -194,10 +194,10 @@ impl Source {
         }
     }
 
-    /// Commits what is queued for the recording (shutdown).
-    pub fn close(&self) {
+    /// Commits what is queued for the recording.
+    pub fn flush(&self) {
         if let Source::Live(live) = self {
-            live.close();
+            live.flush();
         }
     }
 
@@ -242,7 +242,7 @@ impl TraceSink for SessionSink {
 
     fn flush(&self) {
         if let Some(Ok(r)) = self.recorder.get() {
-            r.close();
+            r.flush();
         }
     }
 }

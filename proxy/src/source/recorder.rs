@@ -110,8 +110,8 @@ impl Recorder {
             .map_err(|e| e.to_string())
     }
 
-    /// Commits everything queued (shutdown).
-    pub fn close(&self) {
+    /// Commits everything queued.
+    pub fn flush(&self) {
         if let Err(e) = self.rec.flush() {
             tracing::error!("recording flush: {e}");
         }
@@ -365,6 +365,6 @@ impl crate::trace_sink::TraceSink for Recorder {
     }
 
     fn flush(&self) {
-        self.close();
+        Recorder::flush(self);
     }
 }
