@@ -10,6 +10,7 @@ use crate::holds::Holds;
 use crate::respond;
 use crate::rewind::Rewind;
 use crate::route::CA_HOST;
+use crate::secret::Secrets;
 use crate::source::Source;
 use crate::state::{Shared, Target};
 use crate::stats::Stats;
@@ -31,6 +32,7 @@ use tokio::sync::Semaphore;
 /// A proxy that is accepting connections.
 pub(crate) struct Running {
     pub addr: SocketAddr,
+    pub control_addr: Option<SocketAddr>,
     pub shared: Arc<Shared>,
     pub shutdown: tokio::sync::oneshot::Sender<()>,
     pub task: tokio::task::JoinHandle<()>,
@@ -58,7 +60,7 @@ pub(crate) async fn start(
             Some(Target { scheme, authority })
         }
     };
-    let secret = config.secret.unwrap_or_else(crate::secret::random_secret);
+    let secrets = Secrets::new(config.operator_secret);
     let limits = config.limits;
     let mut http = auto::Builder::new(TokioExecutor::new());
     http.http1()
@@ -83,7 +85,7 @@ pub(crate) async fn start(
     })?;
     let described = source.describe();
     let shared = Arc::new(Shared {
-        secret,
+        secrets,
         ca,
         source,
         reverse,
@@ -96,11 +98,20 @@ pub(crate) async fn start(
         limits,
         http,
     });
+    let control_addr = match config.control_listen {
+        None => None,
+        Some(at) => Some(
+            crate::control::listen(at, shared.clone())
+                .await
+                .map_err(|source| ProxyError::Listen { addr: at, source })?,
+        ),
+    };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(accept_loop(listener, shared.clone(), rx));
     tracing::info!(%addr, source = described, "proxy listening");
     Ok(Running {
         addr,
+        control_addr,
         shared,
         shutdown: tx,
         task,
