@@ -32,6 +32,11 @@ pub(crate) struct Common {
     /// external controllers; requests need `Authorization: Bearer <operator secret>`.
     #[arg(long, value_name = "ADDR")]
     control: Option<SocketAddr>,
+    /// Serve at most this many client connections at once (default: half the open-file limit,
+    /// which Shepherd raises to the hard limit at start); more wait briefly for a slot or are
+    /// closed at once.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// Cut off a client that stops sending a request body for this long (408), e.g. 30s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
     body_timeout: std::time::Duration,
@@ -155,6 +160,12 @@ impl Common {
             ..StackOptions::default()
         };
         opts.limits.body_timeout = self.body_timeout;
+        if let Some(n) = self.max_connections {
+            if n == 0 {
+                bail!("--max-connections must be at least 1");
+            }
+            opts.limits.max_connections = n;
+        }
         if let Some(a) = &self.auth {
             opts.auth = Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?);
         }
