@@ -219,10 +219,7 @@ function begin(d) {
         if (j >= 0 && j < id && j !== from) out += '["a",' + j + ',' + id + ',"j"]\n';
       }
     }
-    if (autoExplore && d.type === 2) {
-      const ax = sid('auto:explore'); // sid() may append a definition to `out` first
-      out += '["e",' + ax + ']\n["x"]\n';
-    }
+    if (autoExplore && d.type === 2) markScope('auto:explore');
     if (d.label) {
       const lb = sid(d.label);
       const ps = d.pos ? ',' + sid(d.pos) : ''; // the script's own position (script actions)
@@ -232,6 +229,16 @@ function begin(d) {
   }
   if (MARKERS) portPost(markerPort, id);
   return info;
+}
+
+/**
+ * An empty scope in the open action: a mark for tools (`auto:explore`, the key of a key event)
+ * that the analysis reads as a label and ignores otherwise.
+ */
+function markScope(label) {
+  if (!REC || cur < 0) return;
+  const s = sid(label); // sid() may append a definition to `out` first
+  out += '["e",' + s + ']\n["x"]\n';
 }
 
 /** Ends the open action. */
@@ -351,6 +358,9 @@ let decider = null; // (desc) => 'run' | 'hold' | 'discard'
 // Set while a driver fires random user events: those actions get an `auto:explore` scope so the
 // analysis does not treat the driver's arbitrary order as an ordering the page relies on.
 let autoExplore = false;
+// Set by the explorer: callbacks the decider holds are held when registered, not when their
+// native timer or frame fires (timers.js), so every enabled event is known without waiting.
+let virtualTime = false;
 let nextHid = 1;
 const held = objCreate(null); // hid -> {desc, go}
 let heldCount = 0;
@@ -484,6 +494,15 @@ const control = freeze({
   /** Marks the user events that follow as auto-explored (true) or real (false). */
   explore(on) {
     autoExplore = !!on;
+    return true;
+  },
+  /**
+   * Virtual time: timeouts, interval ticks, animation frames and idle callbacks that the decider
+   * holds are held as soon as they are registered (their delay is virtual), and clearing them
+   * discards them (they leave `pending()`).
+   */
+  virtualTime(on) {
+    virtualTime = !!on;
     return true;
   },
   /** Holds every callback (true) or runs everything again (false; held ones stay held). */

@@ -279,6 +279,24 @@ impl<'a> Relations<'a> {
         out
     }
 
+    /// Conflicting step pairs the platform does not order (two user events count as ordered):
+    /// what reordering every racing pair, covered or not, would try — the naive baseline
+    /// partial-order reduction is measured against.
+    pub fn racing_pairs(&self) -> usize {
+        let mut n = 0;
+        for (j, ds) in self.exec.dep.iter().enumerate() {
+            for &i in ds {
+                let i = i as usize;
+                if !(self.exec.user[i] && self.exec.user[j])
+                    && self.ordered[j].binary_search(&(i as u32)).is_err()
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
     /// The sequence that reverses `race` with as little else changed as possible:
     /// `τ_p · λ · τ_j · τ_i · μ` with `λ` the steps between them that `τ_j` depends on and `μ`
     /// the rest in their old order. When `τ_j` (or a step of `λ`) waits behind `τ_i` on a FIFO

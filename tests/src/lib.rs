@@ -221,6 +221,12 @@ impl TestOrigin {
         self.ws_addr.port()
     }
 
+    /// The recording the record stack writes (exchanges only: traces go to memory). Call
+    /// [`TestOrigin::flush`] first to have everything committed.
+    pub fn recording(&self) -> &Path {
+        &self.recording
+    }
+
     /// The per-run secret every stack's runtime is rendered with.
     pub fn secret(&self) -> &str {
         &self.secret
@@ -563,6 +569,11 @@ impl Harness {
 /// Runs `cases` in order with one browser and one origin (a `harness = false` test's main).
 /// Command-line words filter cases by substring; every case gets 10 s at most.
 pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
+    run_cases_within(mode, cases, Duration::from_secs(10))
+}
+
+/// [`run_cases`] with another time limit per case (explorations run many executions).
+pub fn run_cases_within(mode: Mode, cases: &[Case], limit: Duration) -> std::process::ExitCode {
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -595,11 +606,11 @@ pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
         let mut failed = Vec::new();
         for (name, case) in &selected {
             let start = Instant::now();
-            let r = tokio::time::timeout(Duration::from_secs(10), case(harness.clone())).await;
+            let r = tokio::time::timeout(limit, case(harness.clone())).await;
             let outcome = match r {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(e)) => Err(format!("{e:#}")),
-                Err(_) => Err("timed out after 10 s".to_string()),
+                Err(_) => Err(format!("timed out after {limit:?}")),
             };
             match outcome {
                 Ok(()) => println!("test {name} ... ok ({:.2?})", start.elapsed()),

@@ -14,7 +14,8 @@ const FOLDED_PER_RACE: usize = 50;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 
-fn esc(s: &str) -> String {
+/// `s` escaped for HTML text and attribute values (other reports reuse it).
+pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
