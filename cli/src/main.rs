@@ -48,6 +48,8 @@ enum Command {
     Serve(commands::proxy::ServeArgs),
     /// Print trace statistics (JSONL or ER_actionlog) or look at actions (`--action N`).
     Trace(commands::trace::Args),
+    /// Explore a recording under other event orders (R4) and report the harmful races.
+    Explore(commands::explore::Args),
 }
 
 fn main() -> ExitCode {

@@ -217,6 +217,15 @@ fn race_block(r: &RaceView, cx: &Ctx<'_>) -> String {
         );
     }
     o.push_str("</div>");
+    if let Some(x) = &r.explored {
+        let bad = if x.verdict == "harmful" { " bad" } else { "" };
+        let _ = write!(
+            o,
+            "<div>explored: <span class=\"tag{bad}\">{}</span> {}</div>",
+            esc(&x.verdict),
+            esc(&x.reason)
+        );
+    }
     o.push_str(&neighbourhood_svg(
         cx.an,
         &cx.succ,

@@ -84,6 +84,9 @@ pub fn render(r: &RaceReport) -> String {
             let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
             let _ = writeln!(out, "    first:  {}", side(&race.first));
             let _ = writeln!(out, "    second: {}", side(&race.second));
+            if let Some(x) = &race.explored {
+                let _ = writeln!(out, "    explored: {} ({})", x.verdict, x.reason);
+            }
             if !repeats.is_empty() {
                 let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
                 let _ = writeln!(
