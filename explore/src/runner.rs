@@ -36,6 +36,9 @@ pub struct Timing {
     pub poll: Duration,
     /// Longest wait for a quiet state (a page that never settles goes on after it).
     pub settle_limit: Duration,
+    /// How long an event the plan names is waited for before it is skipped (the recorded
+    /// order and a job's prefix; a quarter of it in the approximately replayed part).
+    pub patience: Duration,
     /// Longest execution.
     pub run_limit: Duration,
     /// Most steps in one execution (intervals and polling loops never end by themselves).
@@ -50,6 +53,7 @@ impl Default for Timing {
             idle: Duration::from_millis(40),
             poll: Duration::from_millis(4),
             settle_limit: Duration::from_secs(3),
+            patience: Duration::from_millis(800),
             run_limit: Duration::from_secs(90),
             max_steps: 400,
             screenshots: true,
@@ -212,9 +216,11 @@ const OBSERVE_JS: &str = r#"(() => {
   return { doc: s.doc, actions: s.actions, open: s.open, held };
 })()"#;
 
+// User events run (the explorer fires them itself); so does `pagereveal`, which the browser
+// fires when it first renders — whenever that is — and nothing of interest reads.
 const INSTALL_JS: &str = r#"(() => {
   const C = __shepherd.control(SECRET);
-  C.policy((d) => (d.user ? 'run' : 'hold'));
+  C.policy((d) => (d.user || d.kind === 'event:pagereveal' ? 'run' : 'hold'));
   C.virtualTime(true);
   return true;
 })()"#;
@@ -332,7 +338,7 @@ impl Worker {
         page.call("Page.navigate", json!({ "url": site.page }))
             .await
             .with_context(|| format!("loading {}", site.page))?;
-        let mut ctx = RunCtx::new(plan, site);
+        let mut ctx = RunCtx::new(plan, site, self.timing.patience);
         let mut steps: Vec<Step> = Vec::new();
         let mut stopped = None;
         let enabled_after = loop {
@@ -349,14 +355,22 @@ impl Worker {
                 stopped = Some(format!("time limit ({:?}) reached", self.timing.run_limit));
                 break en.names;
             }
-            let Some(name) = ctx.choose(&en.names) else {
-                // Nothing enabled: give late requests (the icon, a beacon) a moment to show up.
-                if !ctx.drained {
-                    ctx.drained = true;
-                    tokio::time::sleep(self.timing.idle * 4).await;
+            let name = match ctx.choose(&en.names) {
+                Choice::Run(name) => name,
+                // The planned event may only be late (a parser still busy, a slow machine).
+                Choice::Wait => {
+                    tokio::time::sleep(self.timing.idle).await;
                     continue;
                 }
-                break en.names;
+                Choice::Done => {
+                    // Nothing enabled: give late requests (the icon, a beacon) a moment.
+                    if !ctx.drained {
+                        ctx.drained = true;
+                        tokio::time::sleep(self.timing.idle * 4).await;
+                        continue;
+                    }
+                    break en.names;
+                }
             };
             ctx.drained = false;
             let Some(how) = en.how.get(&name).cloned() else {
@@ -456,6 +470,11 @@ impl Worker {
         let mut how = HashMap::new();
         let mut next_chunk: HashMap<String, (usize, u64)> = HashMap::new();
         for h in holds.pending() {
+            // The browser's own icon request: not the page's, and it comes whenever.
+            if h.url.ends_with("/favicon.ico") {
+                holds.release(h.id);
+                continue;
+            }
             match h.chunk {
                 Some((k, _)) => {
                     let e = next_chunk.entry(h.url.clone()).or_insert((k, h.id));
@@ -671,8 +690,22 @@ fn js_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
+/// What to do next.
+enum Choice {
+    /// Run this enabled event.
+    Run(String),
+    /// The planned event is not enabled yet: look again shortly.
+    Wait,
+    /// Nothing is enabled.
+    Done,
+}
+
 /// The state of one execution's plan.
 struct RunCtx {
+    /// How long a planned event is waited for before it is skipped (a quarter of it for the
+    /// approximately replayed part of a job, where skipping is expected).
+    patience: Duration,
+    waiting: Option<(String, Instant)>,
     /// The plan as names: prefix, then sequence (recorded order: all in `seq`).
     prefix: Vec<String>,
     seq: Vec<String>,
@@ -698,12 +731,14 @@ struct RunCtx {
 }
 
 impl RunCtx {
-    fn new(plan: &Plan, site: &Site) -> RunCtx {
+    fn new(plan: &Plan, site: &Site, patience: Duration) -> RunCtx {
         let (prefix, seq, recorded) = match plan {
             Plan::Recorded => (Vec::new(), site.recorded_order.clone(), true),
             Plan::Job { prefix, seq } => (prefix.clone(), seq.clone(), false),
         };
         RunCtx {
+            patience,
+            waiting: None,
             prefix,
             seq,
             pos_prefix: 0,
@@ -742,34 +777,62 @@ impl RunCtx {
         }
     }
 
-    /// The next event to run.
-    fn choose(&mut self, enabled: &[String]) -> Option<String> {
-        while self.pos_prefix < self.prefix.len() {
-            let want = &self.prefix[self.pos_prefix];
-            self.pos_prefix += 1;
-            if let Some(e) = naming::find(enabled, want) {
-                return Some(e.clone());
+    /// Whether to wait longer for `want` before skipping it.
+    fn patient(&mut self, want: &str, full: bool) -> bool {
+        let limit = if full {
+            self.patience
+        } else {
+            self.patience / 4
+        };
+        match &self.waiting {
+            Some((w, since)) if w == want => since.elapsed() < limit,
+            _ => {
+                self.waiting = Some((want.to_string(), Instant::now()));
+                true
             }
+        }
+    }
+
+    /// The next event to run.
+    fn choose(&mut self, enabled: &[String]) -> Choice {
+        while self.pos_prefix < self.prefix.len() {
+            let want = self.prefix[self.pos_prefix].clone();
+            if let Some(e) = naming::find(enabled, &want) {
+                self.pos_prefix += 1;
+                return Choice::Run(e.clone());
+            }
+            if self.patient(&want, true) {
+                return Choice::Wait;
+            }
+            self.pos_prefix += 1;
             self.diverged = true;
-            self.skipped.push(want.clone());
+            self.skipped.push(want);
         }
         while self.pos_seq < self.seq.len() {
-            let want = &self.seq[self.pos_seq];
-            if let Some(e) = naming::find(enabled, want) {
+            let want = self.seq[self.pos_seq].clone();
+            if let Some(e) = naming::find(enabled, &want) {
                 self.pos_seq += 1;
-                return Some(e.clone());
+                return Choice::Run(e.clone());
             }
             // The recorded order: let the page load further until the event shows up.
             if self.recorded
                 && let Some(load) = self.oldest(enabled, naming::is_loading)
             {
-                return Some(load);
+                return Choice::Run(load);
+            }
+            if self.patient(&want, self.recorded) {
+                return Choice::Wait;
             }
             self.pos_seq += 1;
-            self.skipped.push(want.clone());
+            self.skipped.push(want);
         }
-        self.oldest(enabled, |n| !naming::is_user(n))
+        match self
+            .oldest(enabled, |n| !naming::is_user(n))
             .or_else(|| self.oldest(enabled, naming::is_user))
+        {
+            Some(n) => Choice::Run(n),
+            None => Choice::Done,
+        }
     }
 
     fn oldest(&self, enabled: &[String], keep: impl Fn(&str) -> bool) -> Option<String> {
