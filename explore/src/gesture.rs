@@ -15,8 +15,12 @@ pub enum GestureKind {
     Hover,
     /// Give the element keyboard focus.
     Focus,
-    /// Press and release a key (a DOM `key` value: `a`, `Enter`…) with the element focused.
-    Key(String),
+    /// Press a key (a DOM `key` value: `a`, `Enter`…) with the element focused: `keydown`,
+    /// and `keypress`/`input` for text.
+    KeyDown(String),
+    /// Release a key (`keyup`). A separate user event: pages react to the press in timers
+    /// that run before the release.
+    KeyUp(String),
     /// Insert text (an IME commit) into the focused field so that it holds this value.
     Text(String),
 }
@@ -44,7 +48,8 @@ impl Gesture {
             GestureKind::Click => format!("click {}", self.path),
             GestureKind::Hover => format!("hover {}", self.path),
             GestureKind::Focus => format!("focus {}", self.path),
-            GestureKind::Key(k) => format!("key {k} at {}", self.path),
+            GestureKind::KeyDown(k) => format!("key {k} down at {}", self.path),
+            GestureKind::KeyUp(k) => format!("key {k} up at {}", self.path),
             GestureKind::Text(t) => format!("text {t:?} into {}", self.path),
         }
     }
@@ -115,9 +120,10 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
                 }
                 _ => Some(GestureKind::Click),
             },
-            "keydown" => Some(GestureKind::Key(key.unwrap_or_default())),
+            "keydown" => Some(GestureKind::KeyDown(key.unwrap_or_default())),
+            "keyup" => Some(GestureKind::KeyUp(key.unwrap_or_default())),
             "beforeinput" | "input" => match last {
-                Some(g) if same(g) && matches!(g.kind, GestureKind::Key(_)) => {
+                Some(g) if same(g) && matches!(g.kind, GestureKind::KeyDown(_)) => {
                     g.actions.push(a.id);
                     None
                 }
@@ -146,7 +152,7 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
                 _ => Some(GestureKind::Hover),
             },
             _ => {
-                // Consequences of the last gesture (mouseup, keyup, change, blur, scroll…).
+                // Consequences of the last gesture (mouseup, keypress, change, blur, scroll…).
                 if let Some(g) = last {
                     g.actions.push(a.id);
                 }
@@ -159,7 +165,7 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
             if let Some(g) = out.last()
                 && g.kind == GestureKind::Focus
                 && g.path == path
-                && matches!(kind, GestureKind::Key(_) | GestureKind::Text(_))
+                && matches!(kind, GestureKind::KeyDown(_) | GestureKind::Text(_))
             {
                 let mut g = out.pop().unwrap_or_else(|| unreachable!());
                 g.kind = kind;
@@ -174,8 +180,10 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
             });
         }
     }
-    // A key press whose key was not recorded cannot be repeated.
-    out.retain(|g| !matches!(&g.kind, GestureKind::Key(k) if k.is_empty()));
+    // A key whose name was not recorded cannot be pressed again.
+    out.retain(
+        |g| !matches!(&g.kind, GestureKind::KeyDown(k) | GestureKind::KeyUp(k) if k.is_empty()),
+    );
     out
 }
 
@@ -280,9 +288,17 @@ mod tests {
             "doc/event:keyup@#in#1",
         );
         b.end();
+        b.begin(
+            ActionType::UserInterface,
+            "event:keyup",
+            "doc/event:keyup@#in#2",
+        );
+        b.enter("key:Enter", None);
+        b.exit();
+        b.end();
         let t = b.finish();
         let g = gestures(&t);
-        assert_eq!(g.len(), 3, "{g:?}");
+        assert_eq!(g.len(), 4, "{g:?}");
         assert_eq!(
             (g[0].kind.clone(), g[0].path.as_str()),
             (GestureKind::Click, "#b")
@@ -290,8 +306,10 @@ mod tests {
         assert_eq!(g[0].actions, vec![0, 1, 2, 3]);
         assert_eq!(g[1].kind, GestureKind::Text("milk".into()));
         assert_eq!(g[1].actions, vec![4, 5]);
-        assert_eq!(g[2].kind, GestureKind::Key("Enter".into()));
-        assert_eq!(g[2].actions, vec![6, 7]);
+        assert_eq!(g[2].kind, GestureKind::KeyDown("Enter".into()));
+        assert_eq!(g[2].actions, vec![6]);
         assert_eq!(g[2].selector().as_deref(), Some("[id=\"in\"]"));
+        // A keyup without its key recorded is dropped; with it, a gesture of its own.
+        assert_eq!(g[3].kind, GestureKind::KeyUp("Enter".into()));
     }
 }

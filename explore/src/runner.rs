@@ -645,11 +645,15 @@ async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
         GestureKind::Focus => {
             page.focus(el()).await?;
         }
-        GestureKind::Key(k) => {
+        GestureKind::KeyDown(k) => {
             focus_target.await?;
-            if page.press_key(k).await.is_err() {
+            if page.key_down(k).await.is_err() {
                 page.insert_text(k).await?;
             }
+        }
+        GestureKind::KeyUp(k) => {
+            // Keys without a definition were inserted as text: there is nothing to release.
+            let _ = page.key_up(k).await;
         }
         GestureKind::Text(want) => {
             focus_target.await?;
