@@ -32,6 +32,8 @@ pub struct ExploreOptions {
     pub bound: u32,
     /// Stop starting executions after this long (this session).
     pub budget: Option<Duration>,
+    /// Stop starting executions after this many have finished in this session.
+    pub max_sequences: Option<u64>,
     /// One entry per worker.
     pub workers: Vec<WorkerConfig>,
     /// Where state is kept (default: beside the recording).
@@ -125,6 +127,9 @@ pub struct RunRecord {
     pub uncovered: Vec<StepRace>,
     /// Conflicting step pairs the platform does not order (naive baseline).
     pub racing_pairs: usize,
+    /// `(event, the event that enabled it)` for its steps enabled by an earlier step (what a
+    /// replay of its events can expect to see).
+    pub enablers: Vec<(String, String)>,
     /// Against its parent.
     pub verdict: Option<Verdict>,
 }
@@ -258,10 +263,16 @@ pub async fn explore(
         tokio::task::JoinSet::new();
     let mut in_flight: HashMap<usize, Option<Job>> = HashMap::new();
     let mut last_save = Instant::now();
-    let over_budget = |t: &Instant| opts.budget.is_some_and(|b| t.elapsed() >= b);
+    let resumed_at = runs.len() as u64;
+    let over_budget = |t: &Instant, done: usize| {
+        opts.budget.is_some_and(|b| t.elapsed() >= b)
+            || opts
+                .max_sequences
+                .is_some_and(|m| done as u64 >= resumed_at + m)
+    };
     loop {
         // Hand out work: the initial execution first, then jobs depth first.
-        while !idle.is_empty() && !over_budget(&session_start) {
+        while !idle.is_empty() && !over_budget(&session_start, runs.len() + in_flight.len()) {
             let job = if runs.is_empty() {
                 if in_flight.values().any(Option::is_none) {
                     break;
@@ -277,18 +288,21 @@ pub async fn explore(
             let Some((k, worker)) = idle.pop() else { break };
             let plan = match &job {
                 None => Plan::Recorded,
-                Some(j) => Plan::Job {
-                    prefix: j
-                        .prefix
-                        .iter()
-                        .map(|e| state.table.name(*e).to_string())
-                        .collect(),
-                    seq: j
-                        .seq
-                        .iter()
-                        .map(|e| state.table.name(*e).to_string())
-                        .collect(),
-                },
+                Some(j) => {
+                    // What enabled each event in the execution the job came from.
+                    let parent = j
+                        .origin
+                        .and_then(|o| state.explorer.origin(o))
+                        .and_then(|o| runs.get(o.parent as usize));
+                    let name = |e: &crate::event::Ev| state.table.name(*e).to_string();
+                    Plan::Job {
+                        prefix: j.prefix.iter().map(name).collect(),
+                        seq: j.seq.iter().map(name).collect(),
+                        enablers: parent
+                            .map(|p| p.enablers.iter().cloned().collect())
+                            .unwrap_or_default(),
+                    }
+                }
             };
             in_flight.insert(k, job.clone());
             let site = site.clone();
@@ -471,6 +485,7 @@ fn fold(
             Vec::new()
         },
         racing_pairs,
+        enablers: built.enablers,
         verdict,
     };
     let path = runs_dir.join(format!("{id}.json"));

@@ -11,9 +11,14 @@
 //! Names that differ only in volatile parts (timestamps, session ids, nonces in URLs) are
 //! matched fuzzily when the exact name is not enabled.
 
-/// Kinds of actions the controller begins through its decider (everything it can hold).
+/// Kinds of actions the explorer schedules through the controller's decider: everything it
+/// can hold except `pagereveal`, which the browser fires when it first renders (the explorer
+/// lets it run whenever that is).
 pub fn held_kind(kind: &str) -> bool {
-    !matches!(kind, "parse" | "script" | "task" | "continuation" | "")
+    !matches!(
+        kind,
+        "parse" | "script" | "task" | "continuation" | "event:pagereveal" | ""
+    )
 }
 
 /// A held callback.

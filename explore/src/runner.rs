@@ -21,7 +21,7 @@ use shepherd_browser::{Browser, Element, LaunchOptions, Page};
 use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
 use shepherd_session::{Run, Stack, StackOptions};
 use shepherd_trace::Trace;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -100,6 +100,10 @@ pub enum Plan {
         prefix: Vec<String>,
         /// Events replayed approximately.
         seq: Vec<String>,
+        /// For events of `seq`: the event that enabled it in the parent execution. Once that
+        /// one has run here, the event is waited for; while it has not, it cannot be enabled
+        /// and is skipped at once.
+        enablers: HashMap<String, String>,
     },
 }
 
@@ -373,6 +377,7 @@ impl Worker {
                 }
             };
             ctx.drained = false;
+            ctx.ran.insert(name.clone());
             let Some(how) = en.how.get(&name).cloned() else {
                 break en.names;
             };
@@ -710,6 +715,10 @@ struct RunCtx {
     /// approximately replayed part of a job, where skipping is expected).
     patience: Duration,
     waiting: Option<(String, Instant)>,
+    /// Event -> what enabled it in the parent execution.
+    enablers: HashMap<String, String>,
+    /// Events run so far.
+    ran: HashSet<String>,
     /// The plan as names: prefix, then sequence (recorded order: all in `seq`).
     prefix: Vec<String>,
     seq: Vec<String>,
@@ -736,13 +745,24 @@ struct RunCtx {
 
 impl RunCtx {
     fn new(plan: &Plan, site: &Site, patience: Duration) -> RunCtx {
-        let (prefix, seq, recorded) = match plan {
-            Plan::Recorded => (Vec::new(), site.recorded_order.clone(), true),
-            Plan::Job { prefix, seq } => (prefix.clone(), seq.clone(), false),
+        let (prefix, seq, recorded, enablers) = match plan {
+            Plan::Recorded => (
+                Vec::new(),
+                site.recorded_order.clone(),
+                true,
+                HashMap::new(),
+            ),
+            Plan::Job {
+                prefix,
+                seq,
+                enablers,
+            } => (prefix.clone(), seq.clone(), false, enablers.clone()),
         };
         RunCtx {
             patience,
             waiting: None,
+            enablers,
+            ran: HashSet::new(),
             prefix,
             seq,
             pos_prefix: 0,
@@ -781,12 +801,19 @@ impl RunCtx {
         }
     }
 
-    /// Whether to wait longer for `want` before skipping it.
+    /// Whether to wait longer for `want` before skipping it: the recorded order and a job's
+    /// prefix always wait; the approximately replayed part waits when what enabled the event
+    /// in the parent has run here, skips at once when it has not, and waits a little when
+    /// that is unknown.
     fn patient(&mut self, want: &str, full: bool) -> bool {
         let limit = if full {
             self.patience
         } else {
-            self.patience / 4
+            match self.enablers.get(want) {
+                Some(by) if self.ran.contains(by) => self.patience,
+                Some(_) => return false,
+                None => self.patience / 4,
+            }
         };
         match &self.waiting {
             Some((w, since)) if w == want => since.elapsed() < limit,

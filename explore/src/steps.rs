@@ -51,6 +51,8 @@ pub struct Built {
     pub uncovered: Vec<(u32, u32, RaceNote)>,
     /// The race analysis of the trace (for reports), when there was a trace.
     pub analysis: Option<Analysis>,
+    /// `(event, the event whose step enabled it)` for every step enabled by an earlier one.
+    pub enablers: Vec<(String, String)>,
 }
 
 /// Locations whose accesses commute (R4's refinements, EventRacer's tags): not conflicts.
@@ -90,12 +92,14 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
             first.entry(*e).or_insert(i);
         }
     }
+    let mut enablers = Vec::new();
     for (j, e) in exec.events.iter().enumerate() {
         if let Some(&f) = first.get(e)
             && f >= 1
             && f - 1 < j
         {
             exec.hb[j].push((f - 1) as u32);
+            enablers.push((out.steps[j].name.clone(), out.steps[f - 1].name.clone()));
         }
     }
     let mut races = BTreeMap::new();
@@ -154,6 +158,7 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
         races,
         uncovered,
         analysis,
+        enablers,
     }
 }
 

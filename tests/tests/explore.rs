@@ -27,17 +27,18 @@ fn main() -> ExitCode {
         ("load_defines_a_function_three_reversals_deep", load_defines),
         ("same_value_writes_are_harmless", same_value),
         ("timer_ad_hoc_synchronisation_is_harmless", adhoc_timer),
+        ("two_workers_share_an_exploration", two_workers),
+        (
+            "a_remote_browser_through_an_authenticating_proxy",
+            remote_browser,
+        ),
+        ("an_interrupted_exploration_resumes", resume),
     ];
     run_cases_within(Mode::Record, cases, Duration::from_secs(240))
 }
 
-/// Records `path` (loaded, then `act`, then settled) and explores it with `bound`.
-async fn record_and_explore(
-    h: &Harness,
-    path: &str,
-    bound: u32,
-    act: impl AsyncFn(&Page) -> Result<()>,
-) -> Result<(Outcome, Value)> {
+/// Records `path` (loaded, then `act`, then settled): the site to explore.
+async fn record(h: &Harness, path: &str, act: impl AsyncFn(&Page) -> Result<()>) -> Result<Site> {
     let page = h.open(path).await?;
     tokio::time::sleep(Duration::from_millis(400)).await;
     act(&page).await?;
@@ -51,24 +52,55 @@ async fn record_and_explore(
         t.trace,
     );
     ensure!(!site.recorded_order.is_empty(), "nothing to schedule");
-    let dir = tempfile::tempdir()?;
-    let opts = ExploreOptions {
+    Ok(site)
+}
+
+/// A local worker replaying `site`'s recording.
+fn local_worker(site: &Site) -> WorkerConfig {
+    WorkerConfig {
+        recording: site.recording.clone(),
+        browser: BrowserSpec::Launch,
+        listen: "127.0.0.1:0".parse().unwrap_or_else(|_| unreachable!()),
+        advertise: None,
+        auth: None,
+        cache_dir: None,
+        timing: Timing::default(),
+    }
+}
+
+/// Options for exploring `site` up to `bound` with one local worker, state in `dir`.
+fn options(site: &Site, bound: u32, dir: &Path) -> ExploreOptions {
+    ExploreOptions {
         bound,
         budget: Some(Duration::from_secs(150)),
-        workers: vec![WorkerConfig {
-            recording: h.origin.recording().to_path_buf(),
-            browser: BrowserSpec::Launch,
-            listen: "127.0.0.1:0".parse()?,
-            advertise: None,
-            auth: None,
-            cache_dir: None,
-            timing: Timing::default(),
-        }],
-        state_dir: Some(dir.path().to_path_buf()),
+        max_sequences: None,
+        workers: vec![local_worker(site)],
+        state_dir: Some(dir.to_path_buf()),
         fresh: true,
         policy: None,
-    };
-    let out = explore(site, &opts, |_| {}).await?;
+    }
+}
+
+/// Records `path` (loaded, then `act`, then settled) and explores it with `bound`.
+async fn record_and_explore(
+    h: &Harness,
+    path: &str,
+    bound: u32,
+    act: impl AsyncFn(&Page) -> Result<()>,
+) -> Result<(Outcome, Value, tempfile::TempDir)> {
+    let site = record(h, path, act).await?;
+    let dir = tempfile::tempdir()?;
+    let opts = options(&site, bound, dir.path());
+    explore_with(site, &opts, dir).await
+}
+
+async fn explore_with(
+    site: Site,
+    opts: &ExploreOptions,
+    dir: tempfile::TempDir,
+) -> Result<(Outcome, Value, tempfile::TempDir)> {
+    let bound = opts.bound;
+    let out = explore(site, opts, |_| {}).await?;
     let doc = report::json(&out, bound, &shepherd_races::report::NoSources);
     if std::env::var_os("EXPLORE_DEBUG").is_some() {
         for r in &out.runs {
@@ -108,9 +140,8 @@ async fn record_and_explore(
             );
         }
     }
-    // Keep the state directory alive as long as the outcome refers to it.
-    std::mem::forget(dir);
-    Ok((out, doc))
+    // The outcome refers to files in the state directory: the caller keeps it.
+    Ok((out, doc, dir))
 }
 
 fn races(doc: &Value) -> &[Value] {
@@ -169,7 +200,7 @@ fn check_witness(r: &Value) -> Result<()> {
 }
 
 case!(click_before_script, |h| async move {
-    let (out, doc) = record_and_explore(&h, "/explore/click-before-script/", 1, async |p| {
+    let (out, doc, _dir) = record_and_explore(&h, "/explore/click-before-script/", 1, async |p| {
         p.click("#go").await?;
         Ok(())
     })
@@ -190,7 +221,8 @@ case!(click_before_script, |h| async move {
 });
 
 case!(ajax_order, |h| async move {
-    let (_, doc) = record_and_explore(&h, "/explore/ajax-order/", 1, async |_| Ok(())).await?;
+    let (_, doc, _dir) =
+        record_and_explore(&h, "/explore/ajax-order/", 1, async |_| Ok(())).await?;
     let r = races(&doc)
         .iter()
         .find(|r| {
@@ -215,7 +247,7 @@ case!(ajax_order, |h| async move {
 });
 
 case!(late_init, |h| async move {
-    let (_, doc) = record_and_explore(&h, "/explore/late-init/", 1, async |p| {
+    let (_, doc, _dir) = record_and_explore(&h, "/explore/late-init/", 1, async |p| {
         p.focus("#name").await?;
         p.insert_text("alice").await?;
         Ok(())
@@ -247,13 +279,13 @@ case!(load_defines, |h| async move {
         p.click("#b").await?;
         Ok(())
     };
-    let (out2, doc2) = record_and_explore(&h, "/explore/load-defines/", 2, act).await?;
+    let (out2, doc2, _d2) = record_and_explore(&h, "/explore/load-defines/", 2, act).await?;
     ensure!(out2.complete, "bound 2 finishes");
     ensure!(
         harmful(&doc2, "Global.greet").is_err(),
         "found before bound 3: {doc2:#}"
     );
-    let (out3, doc3) = record_and_explore(&h, "/explore/load-defines/", 3, act).await?;
+    let (out3, doc3, _d3) = record_and_explore(&h, "/explore/load-defines/", 3, act).await?;
     let r = harmful(&doc3, "Global.greet")?;
     check_witness(r)?;
     ensure!(r["depth"] == 3, "{r}");
@@ -262,7 +294,8 @@ case!(load_defines, |h| async move {
 });
 
 case!(same_value, |h| async move {
-    let (out, doc) = record_and_explore(&h, "/explore/same-value/", 1, async |_| Ok(())).await?;
+    let (out, doc, _dir) =
+        record_and_explore(&h, "/explore/same-value/", 1, async |_| Ok(())).await?;
     no_harmful(&doc)?;
     ensure!(
         races(&doc)
@@ -275,7 +308,8 @@ case!(same_value, |h| async move {
 });
 
 case!(adhoc_timer, |h| async move {
-    let (out, doc) = record_and_explore(&h, "/explore/adhoc-timer/", 1, async |_| Ok(())).await?;
+    let (out, doc, _dir) =
+        record_and_explore(&h, "/explore/adhoc-timer/", 1, async |_| Ok(())).await?;
     no_harmful(&doc)?;
     let r = races(&doc)
         .iter()
@@ -286,5 +320,86 @@ case!(adhoc_timer, |h| async move {
         "judged as timer ad-hoc synchronisation: {r}"
     );
     ensure!(out.complete);
+    Ok(())
+});
+
+case!(two_workers, |h| async move {
+    let act = async |p: &Page| {
+        p.click("#a").await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        p.click("#b").await?;
+        Ok(())
+    };
+    let site = record(&h, "/explore/load-defines/", act).await?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 3, dir.path());
+    opts.workers.push(local_worker(&site));
+    let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
+    ensure!(out.complete, "two workers finish bound 3");
+    let r = harmful(&doc, "Global.greet")?;
+    ensure!(r["depth"] == 3, "{r}");
+    check_witness(r)?;
+    Ok(())
+});
+
+case!(remote_browser, |h| async move {
+    let site = record(&h, "/explore/click-before-script/", async |p| {
+        p.click("#go").await?;
+        Ok(())
+    })
+    .await?;
+    // A browser started elsewhere, reached over its DevTools endpoint; the replay proxy asks
+    // for credentials, which the worker answers for the page.
+    let remote = shepherd_browser::Browser::launch(shepherd_browser::LaunchOptions::default())
+        .await
+        .context("launching the remote browser")?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 1, dir.path());
+    opts.workers = vec![WorkerConfig {
+        browser: BrowserSpec::Connect(remote.ws_url().to_string()),
+        auth: Some("explorer:s3cret".into()),
+        ..local_worker(&site)
+    }];
+    let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
+    let r = harmful(&doc, "Global.show")?;
+    check_witness(r)?;
+    ensure!(out.failures == 0, "{} failed executions", out.failures);
+    // Connected, not launched: the worker left the remote browser running.
+    ensure!(remote.version().await.is_ok(), "the remote browser is gone");
+    let _ = remote.close().await;
+    Ok(())
+});
+
+case!(resume, |h| async move {
+    let act = async |p: &Page| {
+        p.click("#a").await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        p.click("#b").await?;
+        Ok(())
+    };
+    let site = record(&h, "/explore/load-defines/", act).await?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 2, dir.path());
+    opts.max_sequences = Some(2);
+    let first = explore(site.clone(), &opts, |_| {}).await?;
+    ensure!(
+        !first.complete && first.runs.len() == 2,
+        "{} sequences",
+        first.runs.len()
+    );
+    opts.max_sequences = None;
+    opts.fresh = false;
+    let (second, doc, _d) = explore_with(site, &opts, dir).await?;
+    ensure!(second.complete, "the resumed exploration finishes");
+    ensure!(
+        second.runs.len() > 2 && second.runs[..2] == first.runs[..],
+        "the resumed exploration goes on from the saved one"
+    );
+    ensure!(
+        races(&doc)
+            .iter()
+            .any(|r| r["sequence"].as_u64() == Some(1)),
+        "verdicts of sequences run before the interruption are reported: {doc:#}"
+    );
     Ok(())
 });

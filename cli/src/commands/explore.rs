@@ -30,6 +30,9 @@ pub(crate) struct Args {
     /// resumes.
     #[arg(long, value_parser = super::proxy::parse_duration)]
     budget: Option<Duration>,
+    /// Stop starting new sequences after this many (this run; a later run resumes).
+    #[arg(long)]
+    max_sequences: Option<u64>,
     /// A running browser's DevTools endpoint (`ws://host:port/devtools/browser/…`) to use as
     /// one more worker; repeatable.
     #[arg(long = "cdp", value_name = "WS_URL")]
@@ -113,6 +116,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let opts = ExploreOptions {
         bound: args.bound,
         budget: args.budget,
+        max_sequences: args.max_sequences,
         workers,
         state_dir: Some(state_dir),
         fresh: args.fresh,
