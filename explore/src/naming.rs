@@ -12,12 +12,24 @@
 //! matched fuzzily when the exact name is not enabled.
 
 /// Kinds of actions the explorer schedules through the controller's decider: everything it
-/// can hold except `pagereveal`, which the browser fires when it first renders (the explorer
-/// lets it run whenever that is).
+/// can hold except `pagereveal` (fired when the browser first renders) and network `progress`
+/// events (throttled by the browser), which the explorer lets run whenever they come, and the
+/// events of leaving the page (the recording ended by navigating away; an execution does not).
 pub fn held_kind(kind: &str) -> bool {
     !matches!(
         kind,
-        "parse" | "script" | "task" | "continuation" | "event:pagereveal" | ""
+        "parse"
+            | "script"
+            | "task"
+            | "continuation"
+            | "event:pagereveal"
+            | "event:progress"
+            | "event:pageswap"
+            | "event:pagehide"
+            | "event:beforeunload"
+            | "event:unload"
+            | "event:visibilitychange"
+            | ""
     )
 }
 
@@ -34,6 +46,16 @@ pub fn user(k: usize) -> String {
 /// The gesture index of a `user:` name.
 pub fn user_index(name: &str) -> Option<usize> {
     name.strip_prefix("user:")?.parse().ok()
+}
+
+/// Whether an event can show up a while after what enabled it ran: network arrival, parsing,
+/// events the browser dispatches. Timers, interval ticks, frames and idle callbacks are held
+/// when registered (virtual time), so they are there as soon as their creator's step is.
+pub fn appears_late(name: &str) -> bool {
+    let last = name.rsplit('/').next().unwrap_or(name);
+    !["timer#", "interval#", "tick#", "raf#", "idle#"]
+        .iter()
+        .any(|p| last.starts_with(p))
 }
 
 /// Part `k` of document `url`.
@@ -98,6 +120,33 @@ pub fn find<'a>(enabled: &'a [String], want: &str) -> Option<&'a String> {
     hits.next().is_none().then_some(first)
 }
 
+/// A name from the recording, where the document arrived in one piece, matched in a replay,
+/// where it arrives in chunks: the parser's deliveries are numbered differently (`parse#3` in
+/// the recording may be `parse#5` here), so their ordinals are blanked too. The candidates,
+/// in `enabled`'s order.
+pub fn find_recorded<'a>(enabled: &'a [String], want: &str) -> Vec<&'a String> {
+    if let Some(e) = find(enabled, want) {
+        return vec![e];
+    }
+    let key = blank_parse(&fuzzy(want));
+    enabled
+        .iter()
+        .filter(|e| blank_parse(&fuzzy(e)) == key)
+        .collect()
+}
+
+fn blank_parse(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(i) = rest.find("/parse#") {
+        out.push_str(&rest[..i + "/parse#".len()]);
+        rest = rest[i + "/parse#".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push('*');
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +172,13 @@ mod tests {
         assert_eq!(find(&enabled, "cb:doc/timer#2"), None);
         assert_eq!(find(&enabled, "cb:doc/timer#1"), Some(&enabled[1]));
         assert_eq!(user_index("user:3"), Some(3));
+        let parsed = vec!["cb:doc/parse#12/event:load#1".to_string()];
+        assert_eq!(
+            find_recorded(&parsed, "cb:doc/parse#10/event:load#1"),
+            vec![&parsed[0]]
+        );
         assert!(held_kind("timer") && !held_kind("parse"));
+        assert!(!appears_late("cb:doc/event:blur@#a#1/raf#1"));
+        assert!(appears_late("cb:doc/event:load@window#1"));
     }
 }

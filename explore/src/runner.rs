@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 /// How long to wait for what.
 #[derive(Clone, Debug)]
 pub struct Timing {
-    /// Nothing may change for this long before a state counts as quiet.
+    /// Nothing may change for this long before a state counts as quiet (four times as long
+    /// when nothing changed at all since the last step).
     pub idle: Duration,
     /// How often the page and the proxy are polled while waiting.
     pub poll: Duration,
@@ -50,10 +51,10 @@ pub struct Timing {
 impl Default for Timing {
     fn default() -> Self {
         Timing {
-            idle: Duration::from_millis(40),
-            poll: Duration::from_millis(4),
+            idle: Duration::from_millis(8),
+            poll: Duration::from_millis(3),
             settle_limit: Duration::from_secs(3),
-            patience: Duration::from_millis(800),
+            patience: Duration::from_millis(600),
             run_limit: Duration::from_secs(90),
             max_steps: 400,
             screenshots: true,
@@ -195,6 +196,10 @@ struct PageState {
     held: Vec<(u64, String, String)>,
 }
 
+/// What quiet detection compares: the controller's state, the proxy's held items, requests in
+/// flight that the proxy does not hold.
+type Sig = (PageState, Vec<u64>, usize);
+
 /// Everything enabled at a quiet point.
 struct Enabled {
     names: Vec<String>,
@@ -220,11 +225,12 @@ const OBSERVE_JS: &str = r#"(() => {
   return { doc: s.doc, actions: s.actions, open: s.open, held };
 })()"#;
 
-// User events run (the explorer fires them itself); so does `pagereveal`, which the browser
-// fires when it first renders — whenever that is — and nothing of interest reads.
+// User events run (the explorer fires them itself); so do `pagereveal`, which the browser
+// fires when it first renders, and network `progress` events, which it throttles: both come
+// whenever the browser decides, and pages rarely read anything in them.
 const INSTALL_JS: &str = r#"(() => {
   const C = __shepherd.control(SECRET);
-  C.policy((d) => (d.user || d.kind === 'event:pagereveal' ? 'run' : 'hold'));
+  C.policy((d) => (d.user || d.kind === 'event:pagereveal' || d.kind === 'event:progress' ? 'run' : 'hold'));
   C.virtualTime(true);
   return true;
 })()"#;
@@ -320,6 +326,7 @@ impl Worker {
             .browser
             .new_isolated_page(Some(&self.proxy_addr), Some("<-loopback>"))
             .await?;
+        tracing::debug!("page ready after {:?}", started.elapsed());
         let _auth_task = match &self.auth {
             Some((u, p)) => Some(page.authenticate_proxy(u, p).await?),
             None => None,
@@ -329,6 +336,7 @@ impl Worker {
         holds.clear_rules();
         holds.release_all();
         let _ = page.close().await;
+        tracing::debug!("execution done after {:?}", started.elapsed());
         result
     }
 
@@ -346,7 +354,13 @@ impl Worker {
         let mut steps: Vec<Step> = Vec::new();
         let mut stopped = None;
         let enabled_after = loop {
+            let t0 = Instant::now();
             let en = self.enabled(page, site, &mut ctx).await?;
+            tracing::trace!(
+                "quiet after {:?} ({} enabled)",
+                t0.elapsed(),
+                en.names.len()
+            );
             if !ctx.doc.is_empty() && en.page.ready && en.page.doc != ctx.doc {
                 stopped = Some("the page navigated to another document".to_string());
                 break en.names;
@@ -393,8 +407,18 @@ impl Worker {
                 enabled: en.names.clone(),
                 first_action: en.page.actions,
             });
+            let t1 = Instant::now();
+            if let Some(sig) = &mut ctx.last_sig {
+                match &how {
+                    How::Proxy(id) => sig.1.retain(|x| x != id),
+                    How::Callback(hid, _) => sig.0.held.retain(|h| h.0 != *hid),
+                    How::Gesture(_) => {}
+                }
+            }
             self.fire(page, site, &how, &mut ctx).await?;
+            tracing::trace!("ran {name} in {:?}", t1.elapsed());
         };
+        let t2 = Instant::now();
         // The trace first (flushing ends the open action), then the DOM, then the picture.
         let mut snap = Snapshot::default();
         let trace = self.flushed_trace(page).await;
@@ -407,6 +431,12 @@ impl Worker {
         if self.timing.screenshots {
             snap.screenshot = snapshot::screenshot(page).await.ok();
         }
+        tracing::debug!(
+            "end state in {:?}, execution {:?}, skipped {:?}",
+            t2.elapsed(),
+            started.elapsed(),
+            ctx.skipped
+        );
         Ok(RunOutput {
             steps,
             enabled_after,
@@ -423,8 +453,12 @@ impl Worker {
     async fn enabled(&self, page: &Page, site: &Site, ctx: &mut RunCtx) -> anyhow::Result<Enabled> {
         let holds = self.stack.proxy().holds();
         let start = Instant::now();
-        let mut last: Option<(PageState, Vec<u64>, usize)> = None;
+        let mut last: Option<Sig> = None;
         let mut since = Instant::now();
+        // Whether anything moved since the last step ran: once it has, a short idle period
+        // is enough; a step whose effect cannot be seen (a style sheet arriving) waits the
+        // long one.
+        let mut moved = false;
         loop {
             let state = self.page_state(page).await?;
             if state.ready && state.doc != ctx.installed {
@@ -450,10 +484,16 @@ impl Worker {
                 })
                 .count();
             let sig = (state.clone(), held_ids, unheld);
+            moved |= ctx.last_sig.as_ref() != Some(&sig);
+            let quiet_for = if moved {
+                self.timing.idle
+            } else {
+                self.timing.idle * 4
+            };
             if last.as_ref() != Some(&sig) {
                 last = Some(sig);
                 since = Instant::now();
-            } else if state.open < 0 && unheld == 0 && since.elapsed() >= self.timing.idle {
+            } else if state.open < 0 && unheld == 0 && since.elapsed() >= quiet_for {
                 break;
             }
             if start.elapsed() >= self.timing.settle_limit {
@@ -466,9 +506,11 @@ impl Worker {
             }
             tokio::time::sleep(self.timing.poll).await;
         }
-        let Some((state, _, _)) = last else {
+        let Some(sig) = last else {
             bail!("no observation");
         };
+        ctx.last_sig = Some(sig.clone());
+        let (state, _, _) = sig;
         // Name what the proxy holds: chunks (only the next one of each document can go out)
         // and responses (numbered per URL in the order the page asked for them).
         let mut names = Vec::new();
@@ -741,6 +783,9 @@ struct RunCtx {
     clock: u64,
     /// The last observation had nothing enabled (one more look before ending).
     drained: bool,
+    /// What the last quiet state looked like, less what the last step released: any other
+    /// difference is the step's effect.
+    last_sig: Option<Sig>,
 }
 
 impl RunCtx {
@@ -779,6 +824,7 @@ impl RunCtx {
             first_seen: HashMap::new(),
             clock: 0,
             drained: false,
+            last_sig: None,
         }
     }
 
@@ -801,18 +847,21 @@ impl RunCtx {
         }
     }
 
-    /// Whether to wait longer for `want` before skipping it: the recorded order and a job's
-    /// prefix always wait; the approximately replayed part waits when what enabled the event
-    /// in the parent has run here, skips at once when it has not, and waits a little when
-    /// that is unknown.
+    /// Whether to wait longer for `want` before skipping it. Never for callbacks held when
+    /// registered (they cannot be late). The recorded order and a job's prefix wait the whole
+    /// patience (those events did happen at this point); the approximately replayed part skips
+    /// at once when what enabled the event in the parent has not run here, and otherwise waits
+    /// a quarter of it (skipping is expected there).
     fn patient(&mut self, want: &str, full: bool) -> bool {
+        if !naming::appears_late(want) {
+            return false;
+        }
         let limit = if full {
             self.patience
         } else {
             match self.enablers.get(want) {
-                Some(by) if self.ran.contains(by) => self.patience,
-                Some(_) => return false,
-                None => self.patience / 4,
+                Some(by) if !self.ran.contains(by) => return false,
+                _ => self.patience / 4,
             }
         };
         match &self.waiting {
@@ -841,9 +890,14 @@ impl RunCtx {
         }
         while self.pos_seq < self.seq.len() {
             let want = self.seq[self.pos_seq].clone();
-            if let Some(e) = naming::find(enabled, &want) {
+            let hit = if self.recorded {
+                self.oldest_of(naming::find_recorded(enabled, &want))
+            } else {
+                naming::find(enabled, &want).cloned()
+            };
+            if let Some(e) = hit {
                 self.pos_seq += 1;
-                return Choice::Run(e.clone());
+                return Choice::Run(e);
             }
             // The recorded order: let the page load further until the event shows up.
             if self.recorded
@@ -864,6 +918,18 @@ impl RunCtx {
             Some(n) => Choice::Run(n),
             None => Choice::Done,
         }
+    }
+
+    fn oldest_of(&self, candidates: Vec<&String>) -> Option<String> {
+        candidates
+            .into_iter()
+            .min_by_key(|n| {
+                (
+                    self.first_seen.get(*n).copied().unwrap_or(u64::MAX),
+                    (*n).clone(),
+                )
+            })
+            .cloned()
     }
 
     fn oldest(&self, enabled: &[String], keep: impl Fn(&str) -> bool) -> Option<String> {

@@ -63,7 +63,7 @@ pub(crate) struct Args {
     #[arg(long)]
     fresh: bool,
     /// A state is quiet when nothing changed for this long (milliseconds).
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 8)]
     idle_ms: u64,
     /// Most steps in one sequence.
     #[arg(long, default_value_t = 400)]
