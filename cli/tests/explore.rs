@@ -194,6 +194,32 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
                 html.contains("data:image/png;base64,") && html.contains("DOM diff"),
                 "{app}: the HTML report has no witness"
             );
+            // `shepherd races --explored` puts the verdict on the recording's own race.
+            let json = state.join("explore.json");
+            std::fs::write(&json, &out.stdout).unwrap();
+            let races = Command::new(bin)
+                .arg("races")
+                .arg(&rec)
+                .arg("--json")
+                .arg("--explored")
+                .arg(&json)
+                .output()
+                .unwrap();
+            assert!(
+                races.status.success(),
+                "{app}: shepherd races --explored failed"
+            );
+            let report: Value = serde_json::from_slice(&races.stdout).unwrap();
+            let merged = report["races"].as_array().into_iter().flatten().any(|r| {
+                r["explored"]["verdict"] == "harmful"
+                    && r["location"]
+                        .as_str()
+                        .is_some_and(|l| l.ends_with(".value"))
+            });
+            assert!(
+                merged,
+                "{app}: the race report does not carry the harmful verdict: {report:#}"
+            );
         }
     }
     let _ = rt.block_on(browser.close());

@@ -161,11 +161,14 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
         };
         if let Some(kind) = start {
             clicked_last = matches!(ty, "click" | "dblclick" | "auxclick" | "contextmenu");
-            // A focus right before typing into the same field is part of the typing.
+            // A focus right before typing into the same field (nothing else ran between them)
+            // is part of the typing; a focus long before (`autofocus` while the page loads)
+            // stays a gesture of its own, at its own place in the order.
             if let Some(g) = out.last()
                 && g.kind == GestureKind::Focus
                 && g.path == path
                 && matches!(kind, GestureKind::KeyDown(_) | GestureKind::Text(_))
+                && g.actions.last().is_some_and(|&l| l + 1 == a.id)
             {
                 let mut g = out.pop().unwrap_or_else(|| unreachable!());
                 g.kind = kind;
@@ -252,6 +255,33 @@ mod tests {
         assert_eq!(selector(">html:0>#text"), None);
         assert_eq!(user_path("doc/event:click@#b#1").as_deref(), Some("#b"));
         assert_eq!(user_path("doc/timer#1"), None);
+    }
+
+    #[test]
+    fn an_early_focus_is_not_part_of_later_typing() {
+        let mut b = TraceBuilder::new();
+        b.begin(
+            ActionType::UserInterface,
+            "event:focus",
+            "doc/event:focus@#in#1",
+        );
+        b.end();
+        b.begin(ActionType::Unknown, "script", "doc/script#1");
+        b.end();
+        b.begin(
+            ActionType::UserInterface,
+            "event:input",
+            "doc/event:input@#in#1",
+        );
+        b.write("DOMNode[9].value", Some("\"milk\""));
+        b.end();
+        let g = gestures(&b.finish());
+        assert_eq!(g.len(), 2, "{g:?}");
+        assert_eq!(
+            (g[0].kind.clone(), g[0].actions.clone()),
+            (GestureKind::Focus, vec![0])
+        );
+        assert_eq!(g[1].kind, GestureKind::Text("milk".into()));
     }
 
     #[test]
