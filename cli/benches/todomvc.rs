@@ -104,16 +104,8 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let root = match support::package_root() {
-        Ok(r) => r,
-        Err(why) => {
-            eprintln!(
-                "todomvc bench skipped: {} unavailable ({why})",
-                support::PACKAGE
-            );
-            return;
-        }
-    };
+    shepherd_testkit::chromium();
+    let root = support::package_root();
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -15,8 +15,6 @@ use std::process::Command;
 
 use shepherd_instrument_js::{Kind, Options, instrument};
 
-const NODE: &str = "/usr/bin/node";
-
 struct Case {
     name: String,
     src: String,
@@ -97,10 +95,7 @@ fn wrap(kind: Kind, code: &str) -> String {
 
 #[test]
 fn differential_against_node() {
-    if !Path::new(NODE).exists() {
-        eprintln!("skipping: {NODE} not found");
-        return;
-    }
+    let node = shepherd_testkit::node();
     let cases = load_cases();
     assert!(
         cases.len() >= 54,
@@ -159,7 +154,7 @@ fn differential_against_node() {
     let mpath = dir.path().join("manifest.json");
     std::fs::write(&mpath, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(NODE)
+    let out = Command::new(&node)
         .arg("--experimental-vm-modules")
         .arg("--no-warnings")
         .arg(root.join("tests/diff/harness.js"))
