@@ -480,5 +480,8 @@ proptest! {
         let (a, b) = (&a[..n], &b[..n]);
         prop_assert_eq!(partition_cost(a, b), partition_cost(b, a));
         prop_assert_eq!(partition_cost(a, a), 0);
+        // Zero exactly when both group the same indices together (labels do not matter).
+        let same_partition = (0..n).all(|i| (0..n).all(|j| (a[i] == a[j]) == (b[i] == b[j])));
+        prop_assert_eq!(partition_cost(a, b) == 0, same_partition);
     }
 }
