@@ -45,5 +45,5 @@ pub use merge::{MergeReport, merge};
 pub use model::*;
 pub use protocols::{OriginProtocol, normalize_authority};
 pub use schema::SCHEMA_VERSION;
-pub use store::{CHUNK_SIZE, ExchangeWriter, INLINE_MAX, Recording};
+pub use store::{CHUNK_SIZE, ExchangeWriter, GROUP_MAX, INLINE_MAX, Recording};
 pub use websocket::{WsKind, WsMessage};
