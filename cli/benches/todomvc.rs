@@ -80,7 +80,7 @@ async fn one_round(
     ms
 }
 
-/// Slowdown targets against plain (the controller issue).
+/// Slowdown targets against plain: repair mode adds at most 3 %, record mode at most 3x.
 const REPAIR_TARGET: f64 = 1.03;
 const RECORD_TARGET: f64 = 3.0;
 

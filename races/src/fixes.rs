@@ -1,5 +1,5 @@
 //! Derived happens-before arcs: orderings the browser guarantees that the log does not state,
-//! after EventRacer's graph fixer and timer graph (research notes §B.2), mapped onto our names:
+//! after EventRacer's graph fixer and timer graph, mapped onto our names:
 //!
 //! - **Ordering keys.** Browser-internal queues (`ScriptRunner-*`, `CachedResource-*` in
 //!   `ER_actionlog` files) are not shared state but FIFO orders: successive users of one key are

@@ -181,7 +181,7 @@ fn use_headers_become_part_of_the_key() {
     assert_eq!((r.exchange.0, r.tier), (2, Tier::Exact));
 }
 
-/// The scenario: a URL with a timestamp and a session id, recorded in two sessions,
+/// The motivating case: a URL with a timestamp and a session id, recorded in two sessions,
 /// matches on replay with values never seen before.
 #[test]
 fn learned_pattern_matches_new_timestamp_and_session_id() {

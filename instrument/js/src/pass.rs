@@ -1393,7 +1393,7 @@ impl VisitMut for Pass<'_> {
             Expr::Await(mut a) => {
                 a.arg.visit_mut_with(self);
                 // The token is taken before suspending; `aw` runs when the continuation
-                // resumes and attributes it (research notes 0.3).
+                // resumes and attributes it to the action that resumed it.
                 api_call(
                     span,
                     "aw",
