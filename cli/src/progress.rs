@@ -87,51 +87,9 @@ impl Progress {
         p
     }
 
-    /// A countdown for work bounded by `limit` (exploration): `what: 37 events, 12s left`.
-    /// [`Progress::inc`] counts the `unit`s done; the time left comes from the clock.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "for `record --explore` once exploration reports its events"
-        )
-    )]
-    pub fn countdown(limit: Duration, what: &str, unit: &'static str) -> Progress {
-        let style = style(COUNTDOWN)
-            .with_key(
-                "unit",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(unit);
-                },
-            )
-            .with_key(
-                "left",
-                move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&time_left(limit, s.elapsed()));
-                },
-            );
-        let bar = ProgressBar::with_draw_target(None, draw_target());
-        bar.set_style(style);
-        bar.set_message(what.to_string());
-        bar.enable_steady_tick(TICK);
-        Progress { bar }
-    }
-
     /// Sets the total (when it becomes known or grows).
     pub fn set_total(&self, total: u64) {
         self.bar.set_length(total);
-    }
-
-    /// Adds `n` to what is done.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "for `record --explore` once exploration reports its events"
-        )
-    )]
-    pub fn inc(&self, n: u64) {
-        self.bar.inc(n);
     }
 
     /// Replaces the text in front of the bar or spinner.
@@ -155,6 +113,44 @@ impl Progress {
     /// Ends the display and clears its line.
     pub fn finish(self) {
         // Drop clears.
+    }
+}
+
+/// Exploration (`record --explore`): events fired against the time left.
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "for `record --explore` once exploration reports its events"
+    )
+)]
+impl Progress {
+    /// A countdown for work bounded by `limit` (exploration): `what: 37 events, 12s left`.
+    /// [`Progress::inc`] counts the `unit`s done; the time left comes from the clock.
+    pub fn countdown(limit: Duration, what: &str, unit: &'static str) -> Progress {
+        let style = style(COUNTDOWN)
+            .with_key(
+                "unit",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(unit);
+                },
+            )
+            .with_key(
+                "left",
+                move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&time_left(limit, s.elapsed()));
+                },
+            );
+        let bar = ProgressBar::with_draw_target(None, draw_target());
+        bar.set_style(style);
+        bar.set_message(what.to_string());
+        bar.enable_steady_tick(TICK);
+        Progress { bar }
+    }
+
+    /// Adds `n` to what is done.
+    pub fn inc(&self, n: u64) {
+        self.bar.inc(n);
     }
 }
 
