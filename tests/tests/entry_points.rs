@@ -268,19 +268,18 @@ case!(dom_events_and_listener_lists, |h| async move {
         wrote.len() >= 3,
         "listener registrations write lists: {wrote:?}"
     );
-    // The on-attribute registration is written by the parse chunk that created the button
-    // (the value summary is the attribute text, cut short).
-    let attr = t.accessing(|x| {
-        x.write
-            && x.loc.starts_with("BUTTON[")
-            && x.loc.ends_with(".click")
-            && x.value
-                .as_deref()
-                .is_some_and(|v| v.starts_with("\"window.attrClicked = "))
-    });
+    // The on-attribute registration of #b3 (the fourth click's target) is written by the parse
+    // chunk that created the button, not by a script.
+    let b3 = t
+        .scope(clicks[3])
+        .unwrap_or_default()
+        .trim_start_matches("fire:click @ ")
+        .to_string();
+    let slot = format!("{b3}.click");
+    let attr = t.accessing(|x| x.write && x.loc == slot);
     ensure!(
         attr.len() == 1 && t.kind(attr[0].0) == "parse",
-        "attribute handler registration by the parse chunk: {attr:?}\n{}",
+        "attribute handler registration of {slot} by the parse chunk: {attr:?}\n{}",
         t.dump()
     );
     // mousedown listener removed itself: the removal writes the list with undefined.
