@@ -11,7 +11,8 @@ use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
 use crate::{
-    Error, Kind, MARKER, Options, Output, analysis, pass::Pass, positions::Positions, srcmap,
+    Error, Kind, MARKER, Options, Output, analysis, faithful, pass::Pass, positions::Positions,
+    srcmap,
 };
 
 /// The tree, file and source map of a finished job, freed after the reply.
@@ -106,6 +107,11 @@ fn run_phases(
     if let Some(e) = recovered.first() {
         return Err(Error::Recovered(describe(e)));
     }
+    if fm.src.contains("\\u")
+        && let Some(at) = faithful::escaped_keyword(&program, &fm.src, fm.start_pos)
+    {
+        return Err(Error::Unfaithful(format!("escaped keyword at byte {at}")));
+    }
     lap("parse", phases);
 
     if record {
@@ -133,6 +139,12 @@ fn run_phases(
         // No `fixer`: every rewrite yields a call where an identifier or member stood (same
         // or higher precedence); the one exception, a `new` callee, is parenthesised by the
         // pass. No `hygiene` either: it would rename user bindings (Function#toString, DI).
+    }
+
+    if faithful::may_have_legacy_literal(&fm.src) {
+        faithful::keep_raw(&mut program, opts.ascii_only, opts.inline_script).map_err(|_| {
+            Error::Unfaithful("a legacy octal string that would need escaping".into())
+        })?;
     }
 
     // The marker line goes first into the emitter's own buffer (no copy of the output after).

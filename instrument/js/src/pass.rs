@@ -639,13 +639,31 @@ impl<'a> Pass<'a> {
     fn rewrite_assign(&mut self, mut a: AssignExpr) -> Expr {
         let span = a.span;
         let rw = a.op != AssignOp::Assign;
-        // `(x) = v` is `x = v`.
+        // `((o.p)) = v` is `o.p = v`. A grouped identifier keeps its parentheses: it is
+        // written like a bare one, but `(f) = function () {}` leaves the function unnamed.
         if let AssignTarget::Simple(SimpleAssignTarget::Paren(p)) = &mut a.left {
-            match *p.expr.clone() {
+            match unparen(&p.expr) {
                 Expr::Ident(i) => {
-                    a.left = AssignTarget::Simple(SimpleAssignTarget::Ident(i.into()))
+                    let id = i.clone();
+                    a.right.visit_mut_with(self);
+                    return self.log_ident_write(&id, Expr::Assign(a), rw, span);
                 }
-                Expr::Member(m) => a.left = AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                Expr::Member(_) | Expr::SuperProp(_) => {
+                    let inner = unparen_owned(std::mem::replace(
+                        &mut p.expr,
+                        Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+                    ));
+                    a.left = match *inner {
+                        Expr::Member(m) => AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                        Expr::SuperProp(s) => {
+                            AssignTarget::Simple(SimpleAssignTarget::SuperProp(s))
+                        }
+                        other => AssignTarget::Simple(SimpleAssignTarget::Paren(ParenExpr {
+                            span: DUMMY_SP,
+                            expr: Box::new(other),
+                        })),
+                    };
+                }
                 _ => {}
             }
         }
@@ -807,7 +825,8 @@ impl<'a> Pass<'a> {
                 self.visit_super_parts(sp);
             }
             Expr::Paren(p) => self.visit_target_expr(&mut p.expr, tg),
-            Expr::Ident(_) => {}
+            // A grouped identifier target, `[(x)] = a`: written like `[x] = a`.
+            Expr::Ident(i) => tg.ids.push(i.clone()),
             _ => e.visit_mut_with(self),
         }
     }
@@ -861,10 +880,16 @@ impl<'a> Pass<'a> {
 
     fn rewrite_update(&mut self, mut u: UpdateExpr) -> Expr {
         let span = u.span;
-        if let Expr::Paren(p) = &*u.arg
-            && matches!(*p.expr, Expr::Ident(_) | Expr::Member(_))
-        {
-            u.arg = p.expr.clone();
+        // `((x))++` is `x++` (no name is given, so the grouping means nothing).
+        if matches!(
+            unparen(&u.arg),
+            Expr::Ident(_) | Expr::Member(_) | Expr::SuperProp(_)
+        ) {
+            let arg = std::mem::replace(
+                &mut u.arg,
+                Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+            );
+            u.arg = unparen_owned(arg);
         }
         let delta = if u.op == UpdateOp::PlusPlus {
             1.0
@@ -937,7 +962,8 @@ impl<'a> Pass<'a> {
         let span = u.span;
         match u.op {
             UnaryOp::TypeOf => {
-                if let Expr::Ident(id) = &*u.arg {
+                // `typeof (x)` is `typeof x`: no ReferenceError either.
+                if let Expr::Ident(id) = unparen(&u.arg) {
                     let id = id.clone();
                     return match self.classify(&id) {
                         Class::Local => Expr::Unary(u),
@@ -959,9 +985,10 @@ impl<'a> Pass<'a> {
                     &mut u.arg,
                     Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
                 );
-                let arg = match *arg {
-                    Expr::Paren(p) if matches!(*p.expr, Expr::Member(_) | Expr::Ident(_)) => p.expr,
-                    other => Box::new(other),
+                let arg = if matches!(unparen(&arg), Expr::Member(_) | Expr::Ident(_)) {
+                    unparen_owned(arg)
+                } else {
+                    arg
                 };
                 match *arg {
                     Expr::Ident(id) => {
@@ -1016,11 +1043,7 @@ impl<'a> Pass<'a> {
         }
         match &mut c.callee {
             Callee::Expr(callee) => {
-                if let Expr::Paren(p) = &**callee
-                    && matches!(*p.expr, Expr::Member(_))
-                {
-                    *callee = p.expr.clone();
-                }
+                strip_reference_parens(callee);
                 match &mut **callee {
                     Expr::Ident(id) if &*id.sym == "eval" && id.ctxt == self.unresolved => {
                         // Direct eval stays direct: only its argument is rewritten.
@@ -1107,6 +1130,7 @@ impl<'a> Pass<'a> {
                 }
             }
             OptChainBase::Call(c) => {
+                strip_reference_parens(&mut c.callee);
                 match &mut *c.callee {
                     Expr::Member(m) => {
                         self.visit_member_parts(m);
@@ -1233,7 +1257,7 @@ impl<'a> Pass<'a> {
         }
         body.visit_mut_with(self);
         let mut logs: Vec<Stmt> = tg.members.into_iter().map(void_stmt).collect();
-        logs.extend(self.loop_var_log(left));
+        logs.extend(self.loop_var_log(left, tg.ids));
         if own {
             self.blocks.pop();
             logs.insert(0, block_sid_decl(key, VarDeclKind::Const));
@@ -1241,19 +1265,15 @@ impl<'a> Pass<'a> {
         prepend_body(body, logs);
     }
 
-    /// Logs the loop variable at the start of a for-in/for-of body.
-    fn loop_var_log(&self, head: &ForHead) -> Vec<Stmt> {
-        let mut ids = Vec::new();
-        match head {
-            ForHead::VarDecl(v) => {
-                for d in &v.decls {
-                    collect_pat_idents(&d.name, &mut ids);
-                }
+    /// Logs the loop variables at the start of a for-in/for-of body: those a declaration
+    /// binds, or `targets` (the identifiers of an assignment head, grouped ones included).
+    fn loop_var_log(&self, head: &ForHead, mut targets: Vec<Ident>) -> Vec<Stmt> {
+        if let ForHead::VarDecl(v) = head {
+            for d in &v.decls {
+                collect_pat_idents(&d.name, &mut targets);
             }
-            ForHead::Pat(p) => collect_pat_idents(p, &mut ids),
-            ForHead::UsingDecl(_) => {}
         }
-        ids.iter().filter_map(|i| self.write_stmt(i)).collect()
+        targets.iter().filter_map(|i| self.write_stmt(i)).collect()
     }
 }
 
@@ -1364,6 +1384,7 @@ impl VisitMut for Pass<'_> {
             Expr::Call(c) => self.rewrite_call(c),
             Expr::OptChain(o) => self.rewrite_opt_chain(o),
             Expr::TaggedTpl(mut t) => {
+                strip_reference_parens(&mut t.tag);
                 if let Expr::Member(m) = &mut *t.tag {
                     self.visit_member_parts(m);
                     self.receiver(m, false);
@@ -1377,8 +1398,10 @@ impl VisitMut for Pass<'_> {
             }
             Expr::New(mut n) => {
                 n.visit_mut_children_with(self);
-                // `new f()(…)` would call the result: keep a rewritten callee parenthesised.
-                if matches!(*n.callee, Expr::Call(_) | Expr::OptChain(_)) {
+                // `new f()(…)` would call the result, and `new f()`x`` would construct
+                // `new f()` and tag with it: keep a callee whose head became a call
+                // parenthesised (`new tag`x`` constructs what the tag returns).
+                if head_is_call(&n.callee) {
                     let callee = std::mem::replace(
                         &mut n.callee,
                         Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
@@ -1411,8 +1434,18 @@ impl VisitMut for Pass<'_> {
         if let Prop::Shorthand(id) = p {
             let v = self.read_ident(id.clone());
             if !matches!(v, Expr::Ident(_)) {
+                // `{__proto__}` defines an own property; `{__proto__: v}` would set the
+                // prototype instead, `{["__proto__"]: v}` does not.
+                let key = if &*id.sym == "__proto__" {
+                    PropName::Computed(ComputedPropName {
+                        span: DUMMY_SP,
+                        expr: Box::new(name_lit(&id.sym)),
+                    })
+                } else {
+                    PropName::Ident(IdentName::new(id.sym.clone(), id.span))
+                };
                 *p = Prop::KeyValue(KeyValueProp {
-                    key: PropName::Ident(IdentName::new(id.sym.clone(), id.span)),
+                    key,
                     value: Box::new(v),
                 });
             }
@@ -1600,6 +1633,7 @@ impl VisitMut for Pass<'_> {
         self.dynamic += 1;
         s.body.visit_mut_with(self);
         self.dynamic -= 1;
+        alias_runtime(&mut s.body);
     }
 
     // ---- scopes -------------------------------------------------------------------------
@@ -1958,6 +1992,109 @@ fn prepend_body(body: &mut Box<Stmt>, logs: Vec<Stmt>) {
                 stmts,
             });
         }
+    }
+}
+
+/// Name of the block-scoped alias of the runtime object inside `with` bodies.
+const WITH_ALIAS: &str = "__sh$a";
+
+/// Makes a `with` body reach the runtime without looking `__shepherd` up: every identifier
+/// inside `with (o)` is first looked up on `o`, and a Proxy's `has` trap (page code) would
+/// see each lookup. The body references `__sh$a` instead, a `const` declared first in the
+/// body (a block env inside the object env, so the lookup ends there), initialised from
+/// `false.__shepherd`, the runtime's own property of `Boolean.prototype`: a property read on
+/// a literal, not a scope lookup. A body that was not a block becomes one (same completion
+/// value; `with` cannot have a declaration as its body).
+fn alias_runtime(body: &mut Box<Stmt>) {
+    struct Rename(bool);
+    impl VisitMut for Rename {
+        fn visit_mut_ident(&mut self, i: &mut Ident) {
+            if &*i.sym == API {
+                i.sym = atom(WITH_ALIAS);
+                self.0 = true;
+            }
+        }
+    }
+    let mut r = Rename(false);
+    body.visit_mut_with(&mut r);
+    if !r.0 {
+        return;
+    }
+    let decl = Stmt::Decl(Decl::Var(Box::new(VarDecl {
+        span: DUMMY_SP,
+        ctxt: SyntaxContext::empty(),
+        kind: VarDeclKind::Const,
+        declare: false,
+        decls: vec![VarDeclarator {
+            span: DUMMY_SP,
+            name: Pat::Ident(ident(WITH_ALIAS).into()),
+            init: Some(Box::new(Expr::Member(MemberExpr {
+                span: DUMMY_SP,
+                obj: Box::new(Expr::Lit(Lit::Bool(Bool {
+                    span: DUMMY_SP,
+                    value: false,
+                }))),
+                prop: MemberProp::Ident(IdentName::new(atom(API), DUMMY_SP)),
+            }))),
+            definite: false,
+        }],
+    })));
+    match &mut **body {
+        Stmt::Block(b) => b.stmts.insert(0, decl),
+        other => {
+            let old = std::mem::replace(other, Stmt::Empty(EmptyStmt { span: DUMMY_SP }));
+            *other = Stmt::Block(BlockStmt {
+                span: DUMMY_SP,
+                ctxt: SyntaxContext::empty(),
+                stmts: vec![decl, old],
+            });
+        }
+    }
+}
+
+/// `e` without its grouping parentheses.
+fn unparen(mut e: &Expr) -> &Expr {
+    while let Expr::Paren(p) = e {
+        e = &p.expr;
+    }
+    e
+}
+
+/// [`unparen`] for an owned expression.
+fn unparen_owned(mut e: Box<Expr>) -> Box<Expr> {
+    while let Expr::Paren(p) = *e {
+        e = p.expr;
+    }
+    e
+}
+
+/// Drops the parentheses around a callee or tag that is a reference (`(o.m)()`, `((f))()`,
+/// `(super.m)()`, `(eval)(s)`): the grouped reference is called with the same `this` and
+/// the same directness of `eval`, so the bare form is rewritten like the original. `(let)`
+/// keeps them: a statement must not start with the `let` token.
+fn strip_reference_parens(e: &mut Box<Expr>) {
+    if !matches!(**e, Expr::Paren(_)) {
+        return;
+    }
+    let keep = match unparen(e) {
+        Expr::Member(_) | Expr::SuperProp(_) => false,
+        Expr::Ident(i) => &*i.sym == "let",
+        _ => true,
+    };
+    if !keep {
+        let inner = std::mem::replace(e, Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })));
+        *e = unparen_owned(inner);
+    }
+}
+
+/// True when the leftmost operand of a `new` callee is a call (or an optional chain):
+/// printed without parentheses, `new` would take that call's arguments as its own.
+fn head_is_call(e: &Expr) -> bool {
+    match e {
+        Expr::Call(_) | Expr::OptChain(_) => true,
+        Expr::Member(m) => head_is_call(&m.obj),
+        Expr::TaggedTpl(t) => head_is_call(&t.tag),
+        _ => false,
     }
 }
 
