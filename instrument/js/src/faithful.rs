@@ -36,14 +36,14 @@ pub(crate) fn may_have_legacy_literal(src: &str) -> bool {
 
 /// True when the raw text of a number is a legacy octal or non-octal decimal integer
 /// (`010`, `08`, `08.5`).
-fn legacy_number(raw: &str) -> bool {
+pub(crate) fn legacy_number(raw: &str) -> bool {
     let b = raw.as_bytes();
     b.len() >= 2 && b[0] == b'0' && b[1].is_ascii_digit()
 }
 
 /// True when the raw text of a string literal holds a legacy octal escape (`\1`…`\7`,
 /// `\0` followed by a digit) or `\8`/`\9`.
-fn legacy_string(raw: &str) -> bool {
+pub(crate) fn legacy_string(raw: &str) -> bool {
     let b = raw.as_bytes();
     let mut i = 0;
     while i + 1 < b.len() {

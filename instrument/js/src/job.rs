@@ -11,8 +11,8 @@ use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
 use crate::{
-    Error, Kind, MARKER, Options, Output, analysis, faithful, pass::Pass, positions::Positions,
-    srcmap,
+    Error, Kind, MARKER, Options, Output, analysis, early, faithful, pass::Pass,
+    positions::Positions, srcmap,
 };
 
 /// The tree, file and source map of a finished job, freed after the reply.
@@ -112,6 +112,7 @@ fn run_phases(
     {
         return Err(Error::Unfaithful(format!("escaped keyword at byte {at}")));
     }
+    early::check(&program, &fm.src, fm.start_pos).map_err(Error::Invalid)?;
     lap("parse", phases);
 
     if record {

@@ -19,6 +19,7 @@
 
 mod analysis;
 mod depth;
+mod early;
 mod faithful;
 mod job;
 mod pass;
