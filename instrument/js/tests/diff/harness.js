@@ -20,6 +20,13 @@ const PRELUDE = [
   'const DOCUMENT = null;',
   'const docCurrentScript = null;',
   'const scriptSrc = null;',
+  'const FP = Function.prototype;',
+  'const rConstruct = Reflect.construct;',
+  'const proxies = new WeakSet();',
+  'let proxyCount = 0;',
+  'const wsAdd = uncurry(WeakSet.prototype.add);',
+  'const markNative = () => {};',
+  'const patch = (o, n, f) => Object.defineProperty(o, n, { value: f, writable: true, enumerable: false, configurable: true });',
 ].join('\n');
 const accessSrc = PRELUDE + '\n' + fs.readFileSync(process.argv[2], 'utf8');
 const cases = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
