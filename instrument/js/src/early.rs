@@ -417,15 +417,25 @@ impl<'a> Checker<'a> {
         self.strict = saved;
     }
 
+    /// A method, getter or setter: `super.x` allowed, duplicate parameters never.
     fn method(&mut self, function: &Function, ctx: FnCtx) {
-        function.decorators.visit_with(self);
+        self.function_node(None, function, ctx, true);
+    }
+
+    /// A function declaration or expression.
+    fn plain_function(&mut self, name: Option<&Ident>, function: &Function) {
+        self.function_node(name, function, FnCtx::Plain, false);
+    }
+
+    fn function_node(&mut self, name: Option<&Ident>, f: &Function, ctx: FnCtx, unique: bool) {
+        f.decorators.visit_with(self);
         self.function(FnShape {
             ctx: Some(ctx),
-            name: None,
-            params: function.params.iter().map(|p| &p.pat).collect(),
-            body: function.body.as_ref().map(|b| &b.stmts[..]),
+            name,
+            params: f.params.iter().map(|p| &p.pat).collect(),
+            body: f.body.as_ref().map(|b| &b.stmts[..]),
             expr_body: None,
-            unique_params: true,
+            unique_params: unique,
             arrow: false,
         });
     }
@@ -746,29 +756,11 @@ impl Visit for Checker<'_> {
     }
 
     fn visit_fn_decl(&mut self, f: &FnDecl) {
-        f.function.decorators.visit_with(self);
-        self.function(FnShape {
-            ctx: Some(FnCtx::Plain),
-            name: Some(&f.ident),
-            params: f.function.params.iter().map(|p| &p.pat).collect(),
-            body: f.function.body.as_ref().map(|b| &b.stmts[..]),
-            expr_body: None,
-            unique_params: false,
-            arrow: false,
-        });
+        self.plain_function(Some(&f.ident), &f.function);
     }
 
     fn visit_fn_expr(&mut self, f: &FnExpr) {
-        f.function.decorators.visit_with(self);
-        self.function(FnShape {
-            ctx: Some(FnCtx::Plain),
-            name: f.ident.as_ref(),
-            params: f.function.params.iter().map(|p| &p.pat).collect(),
-            body: f.function.body.as_ref().map(|b| &b.stmts[..]),
-            expr_body: None,
-            unique_params: false,
-            arrow: false,
-        });
+        self.plain_function(f.ident.as_ref(), &f.function);
     }
 
     fn visit_arrow_expr(&mut self, a: &ArrowExpr) {
