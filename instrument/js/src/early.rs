@@ -22,6 +22,7 @@
 //! - modules: a name exported twice, an exported local binding that is not declared.
 //!
 //! The checks are conservative: code is only refused for an error the specification defines.
+//! The same walk finds escaped keywords and legacy literals for `faithful.rs`.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use swc_core::atoms::Atom;
@@ -30,25 +31,49 @@ use swc_core::ecma::ast::*;
 use swc_core::ecma::visit::{Visit, VisitWith};
 
 use crate::analysis::collect_pat_idents;
+use crate::faithful;
 
-/// The first early error of `program` (`src` is its text, starting at `start`), as a message
-/// with the byte offset where it was found.
-pub(crate) fn check(program: &Program, src: &str, start: BytePos) -> Result<(), String> {
+/// Why a program must be served unchanged.
+pub(crate) enum Refusal {
+    /// An early error: the browser rejects the program.
+    Invalid(String),
+    /// An escaped keyword the emitter would print as the keyword (`faithful.rs`).
+    Unfaithful(String),
+}
+
+/// What the walk found besides errors.
+pub(crate) struct Findings {
+    /// A legacy octal-like number or string escape in sloppy code (`faithful::keep_raw`).
+    pub legacy_literals: bool,
+}
+
+/// The first early error of `program` (`src` is its text, starting at `start`), or the first
+/// escaped keyword-like identifier, as a message with the byte offset where it was found. One
+/// walk over the tree does both, and notes legacy literals.
+pub(crate) fn check(program: &Program, src: &str, start: BytePos) -> Result<Findings, Refusal> {
     let mut c = Checker {
         src,
         start: start.0,
+        escapes: src.contains("\\u"),
         strict: false,
         module: false,
         scopes: Vec::new(),
         fns: Vec::new(),
         err: None,
+        escaped: None,
+        legacy: false,
         module_vars: FxHashSet::default(),
     };
     program.visit_with(&mut c);
-    match c.err {
-        None => Ok(()),
-        Some((msg, at)) => Err(format!("{msg} at byte {at}")),
+    if let Some((msg, at)) = c.err {
+        return Err(Refusal::Invalid(format!("{msg} at byte {at}")));
     }
+    if let Some(at) = c.escaped {
+        return Err(Refusal::Unfaithful(format!("escaped keyword at byte {at}")));
+    }
+    Ok(Findings {
+        legacy_literals: c.legacy,
+    })
 }
 
 /// What `super` may do in the innermost non-arrow function.
@@ -82,11 +107,17 @@ struct Scope {
 struct Checker<'a> {
     src: &'a str,
     start: u32,
+    /// The text holds `\u`: identifiers may be escaped.
+    escapes: bool,
     strict: bool,
     module: bool,
     scopes: Vec<Scope>,
     fns: Vec<FnCtx>,
     err: Option<(&'static str, u32)>,
+    /// Offset of the first escaped keyword-like identifier.
+    escaped: Option<u32>,
+    /// A legacy octal-like literal was seen (in sloppy code; strict code refuses it).
+    legacy: bool,
     /// `var` names of a module at any depth (exported bindings may name them).
     module_vars: FxHashSet<Atom>,
 }
@@ -219,6 +250,17 @@ impl<'a> Checker<'a> {
         let lo = span.lo.0.saturating_sub(self.start) as usize;
         let hi = span.hi.0.saturating_sub(self.start) as usize;
         self.src.get(lo..hi).unwrap_or("")
+    }
+
+    /// Notes an identifier that spells a keyword-like word with escapes.
+    fn escaped_word(&mut self, span: Span, name: &str) {
+        if self.escapes
+            && self.escaped.is_none()
+            && faithful::keyword_like(name)
+            && self.text(span).contains('\\')
+        {
+            self.escaped = Some(span.lo.0.saturating_sub(self.start));
+        }
     }
 
     fn fn_ctx(&self) -> FnCtx {
@@ -961,17 +1003,34 @@ impl Visit for Checker<'_> {
         if self.strict && strict_reserved(&i.sym) {
             self.fail("reserved word as an identifier in strict mode", i.span);
         }
+        self.escaped_word(i.span, &i.sym);
+    }
+
+    fn visit_ident_name(&mut self, i: &IdentName) {
+        self.escaped_word(i.span, &i.sym);
+    }
+
+    fn visit_meta_prop_expr(&mut self, m: &MetaPropExpr) {
+        if self.escapes && self.escaped.is_none() && self.text(m.span).contains('\\') {
+            self.escaped = Some(m.span.lo.0.saturating_sub(self.start));
+        }
     }
 
     fn visit_str(&mut self, s: &Str) {
-        if self.strict && s.raw.as_deref().is_some_and(crate::faithful::legacy_string) {
-            self.fail("legacy octal escape in strict mode", s.span);
+        if s.raw.as_deref().is_some_and(faithful::legacy_string) {
+            if self.strict {
+                self.fail("legacy octal escape in strict mode", s.span);
+            }
+            self.legacy = true;
         }
     }
 
     fn visit_number(&mut self, n: &Number) {
-        if self.strict && n.raw.as_deref().is_some_and(crate::faithful::legacy_number) {
-            self.fail("legacy octal number in strict mode", n.span);
+        if n.raw.as_deref().is_some_and(faithful::legacy_number) {
+            if self.strict {
+                self.fail("legacy octal number in strict mode", n.span);
+            }
+            self.legacy = true;
         }
     }
 }

@@ -8,31 +8,14 @@
 //!   them exactly as written, so the output throws where the original throws;
 //! - escaped keywords (`new.t\u0061rget`, `for (\u0061sync of x)`, `l\u0065t`): the emitter
 //!   prints the identifier's value, a different token (a keyword where the source had a
-//!   plain identifier, or a valid program where the source was none). [`escaped_keyword`]
-//!   finds them; the job refuses such code.
+//!   plain identifier, or a valid program where the source was none). The early-error walk
+//!   (`early.rs`) finds them with [`keyword_like`]; the job refuses such code.
 //!
-//! Both walks only run when a cheap scan of the text says the form may be there.
+//! The same walk reports whether legacy literals exist, so [`keep_raw`] only runs when they do.
 
 use swc_core::atoms::Atom;
-use swc_core::common::{BytePos, Span};
 use swc_core::ecma::ast::*;
-use swc_core::ecma::visit::{Visit, VisitMut, VisitMutWith, VisitWith};
-
-/// Whether `src` may hold a legacy octal-like number or escape: a `0` followed by a digit
-/// and not preceded by a digit, letter, `.`, `_` or `$`, or a backslash followed by a digit
-/// (over-approximates: strings and comments match too).
-pub(crate) fn may_have_legacy_literal(src: &str) -> bool {
-    let b = src.as_bytes();
-    b.windows(2).enumerate().any(|(i, w)| {
-        w[1].is_ascii_digit()
-            && (w[0] == b'\\'
-                || (w[0] == b'0'
-                    && (i == 0 || {
-                        let p = b[i - 1];
-                        !(p.is_ascii_alphanumeric() || matches!(p, b'.' | b'_' | b'$'))
-                    })))
-    })
-}
+use swc_core::ecma::visit::{VisitMut, VisitMutWith};
 
 /// True when the raw text of a number is a legacy octal or non-octal decimal integer
 /// (`010`, `08`, `08.5`).
@@ -137,7 +120,7 @@ impl VisitMut for KeepRaw {
 
 /// Words whose escaped spelling the emitter would turn into the keyword itself: reserved
 /// words, strict-mode reserved words and the contextual keywords of the grammar.
-fn keyword_like(name: &str) -> bool {
+pub(crate) fn keyword_like(name: &str) -> bool {
     matches!(
         name,
         "await"
@@ -203,54 +186,6 @@ fn keyword_like(name: &str) -> bool {
     )
 }
 
-/// The first escaped keyword-like identifier of `program` (`src` is its text), as the byte
-/// offset of its start. Only called when the text contains `\u`.
-pub(crate) fn escaped_keyword(program: &Program, src: &str, start: BytePos) -> Option<u32> {
-    let mut f = FindEscaped {
-        src,
-        start: start.0,
-        found: None,
-    };
-    program.visit_with(&mut f);
-    f.found
-}
-
-struct FindEscaped<'a> {
-    src: &'a str,
-    start: u32,
-    found: Option<u32>,
-}
-
-impl FindEscaped<'_> {
-    fn text(&self, span: Span) -> &str {
-        let lo = span.lo.0.saturating_sub(self.start) as usize;
-        let hi = span.hi.0.saturating_sub(self.start) as usize;
-        self.src.get(lo..hi).unwrap_or("")
-    }
-
-    fn check(&mut self, span: Span, name: &str) {
-        if self.found.is_none() && keyword_like(name) && self.text(span).contains('\\') {
-            self.found = Some(span.lo.0.saturating_sub(self.start));
-        }
-    }
-}
-
-impl Visit for FindEscaped<'_> {
-    fn visit_ident(&mut self, i: &Ident) {
-        self.check(i.span, &i.sym);
-    }
-
-    fn visit_ident_name(&mut self, i: &IdentName) {
-        self.check(i.span, &i.sym);
-    }
-
-    fn visit_meta_prop_expr(&mut self, m: &MetaPropExpr) {
-        if self.found.is_none() && self.text(m.span).contains('\\') {
-            self.found = Some(m.span.lo.0.saturating_sub(self.start));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,7 +196,5 @@ mod tests {
         assert!(!legacy_number("0") && !legacy_number("0.5") && !legacy_number("0x1"));
         assert!(legacy_string("'\\8'") && legacy_string("'\\01'") && legacy_string("'\\1'"));
         assert!(!legacy_string("'\\0'") && !legacy_string("'\\\\1'") && !legacy_string("'a'"));
-        assert!(may_have_legacy_literal("x = 010") && may_have_legacy_literal("'\\8'"));
-        assert!(!may_have_legacy_literal("x = 100 + 0.05 + a0 + 0"));
     }
 }

@@ -107,12 +107,10 @@ fn run_phases(
     if let Some(e) = recovered.first() {
         return Err(Error::Recovered(describe(e)));
     }
-    if fm.src.contains("\\u")
-        && let Some(at) = faithful::escaped_keyword(&program, &fm.src, fm.start_pos)
-    {
-        return Err(Error::Unfaithful(format!("escaped keyword at byte {at}")));
-    }
-    early::check(&program, &fm.src, fm.start_pos).map_err(Error::Invalid)?;
+    let findings = early::check(&program, &fm.src, fm.start_pos).map_err(|r| match r {
+        early::Refusal::Invalid(m) => Error::Invalid(m),
+        early::Refusal::Unfaithful(m) => Error::Unfaithful(m),
+    })?;
     lap("parse", phases);
 
     if record {
@@ -142,7 +140,7 @@ fn run_phases(
         // pass. No `hygiene` either: it would rename user bindings (Function#toString, DI).
     }
 
-    if faithful::may_have_legacy_literal(&fm.src) {
+    if findings.legacy_literals {
         faithful::keep_raw(&mut program, opts.ascii_only, opts.inline_script).map_err(|_| {
             Error::Unfaithful("a legacy octal string that would need escaping".into())
         })?;
