@@ -104,6 +104,10 @@ fn run_phases(
         Program::Script(s) => s.shebang = None,
         Program::Module(m) => m.shebang = None,
     }
+    // `recovered` holds every error the parser recovered from (`take_errors`). Its other
+    // list, `take_script_module_errors`, holds errors that apply only to module or strict
+    // code; in a sloppy script they are none, and code that a directive makes strict after
+    // the parser passed its name and parameters is checked by `early.rs`.
     if let Some(e) = recovered.first() {
         return Err(Error::Recovered(describe(e)));
     }
