@@ -31,6 +31,7 @@ use swc_core::ecma::ast::*;
 use swc_core::ecma::visit::{Visit, VisitWith};
 
 use crate::analysis::collect_pat_idents;
+use crate::ast::unparen;
 use crate::faithful;
 
 /// Why a program must be served unchanged.
@@ -168,13 +169,6 @@ fn unlabel(mut s: &Stmt) -> &Stmt {
 /// `l: function f() {}` (through any number of labels).
 fn is_labelled_function(s: &Stmt) -> bool {
     matches!(s, Stmt::Labeled(_)) && matches!(unlabel(s), Stmt::Decl(Decl::Fn(_)))
-}
-
-fn unparen(mut e: &Expr) -> &Expr {
-    while let Expr::Paren(p) = e {
-        e = &p.expr;
-    }
-    e
 }
 
 /// Whether the names hold a duplicate.

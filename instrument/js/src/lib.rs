@@ -18,6 +18,7 @@
 //! Only record mode calls this crate; repair mode serves pages without rewriting JavaScript.
 
 mod analysis;
+mod ast;
 mod depth;
 mod early;
 mod faithful;
@@ -26,6 +27,7 @@ mod pass;
 mod pool;
 mod positions;
 mod srcmap;
+mod with_alias;
 
 /// The key `K` of a source text in positions (`url#inline-<K hex>` for inline code): the first
 /// 18 bits of the SHA-256 of exactly the text the pass was given. Whoever maps positions back
