@@ -498,7 +498,9 @@ for (const name of A_ownKeys(A_fns)) {
 // alias_runtime): a property read on a literal, which no `with` object can observe, where a
 // scope lookup of `__shepherd` would run a Proxy's `has` trap. Configurable, so a lockdown
 // that removes unknown properties of intrinsics still works.
-A_def(Boolean.prototype, '__shepherd', { value: A, enumerable: false, writable: false, configurable: true });
+if (A_REC) {
+  A_def(Boolean.prototype, '__shepherd', { value: A, enumerable: false, writable: false, configurable: true });
+}
 // Scratch: the last converted key of `b`/`bo`, and top-level temporaries of classic scripts.
 A_def(A, 'K', { value: undefined, enumerable: false, writable: true, configurable: false });
 A_def(A, '$', { value: A_create(null), enumerable: false, writable: false, configurable: false });
