@@ -18,7 +18,7 @@
 //! - object literals: `{a = 1}` outside a pattern, a second `__proto__: v`;
 //! - classes: a static member named `prototype`, a field named `constructor`;
 //! - a labelled function as the body of `if`, a loop or `with`; `for (let.x of …)`,
-//!   `for (async of …)`;
+//!   `for (async of …)`; an expression statement starting with `let [`;
 //! - modules: a name exported twice, an exported local binding that is not declared.
 //!
 //! The checks are conservative: code is only refused for an error the specification defines.
@@ -755,6 +755,19 @@ impl Visit for Checker<'_> {
             }
         }
         self.for_in_of(&s.left, &s.right, &s.body, true);
+    }
+
+    fn visit_expr_stmt(&mut self, s: &ExprStmt) {
+        // An expression statement may not start with `let [` (a newline between them
+        // included): in a statement position where a declaration is not allowed, swc reads
+        // `let⏎[a] = b` as an assignment to `let[a]`.
+        let text = self.text(s.span);
+        if let Some(rest) = text.strip_prefix("let")
+            && rest.trim_start().starts_with('[')
+        {
+            self.fail("an expression statement starting with `let [`", s.span);
+        }
+        s.visit_children_with(self);
     }
 
     fn visit_while_stmt(&mut self, s: &WhileStmt) {
