@@ -49,7 +49,13 @@ for (const m of ['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse',
 
 /** Logs a method read on `o` (an object); arrays get whole-array reads/writes instead. */
 function A_method(o, k, p) {
-  if (A_isArray(o) && typeof k === 'string') {
+  let array = false;
+  try {
+    array = A_isArray(o);
+  } catch (_) {
+    array = false; // a revoked Proxy: the native call that follows throws
+  }
+  if (array && typeof k === 'string') {
     const kind = A_ARRAY_METHOD[k];
     if (kind !== undefined) {
       const l = A_objLoc(o, 'length');
@@ -254,6 +260,49 @@ function A_noteDynamic(out, all) {
   }
 }
 
+// ---- the Proxy registry ------------------------------------------------------------------------
+//
+// Naming an object must not run a Proxy's traps (prelude.js, "naming objects without running
+// page code"), and no JavaScript can tell a Proxy from its target without one. So in record
+// mode `Proxy` is replaced, before any page script, by a wrapper that registers every proxy it
+// makes. The wrapper is a bound function, like the native constructible and without
+// `prototype` (`class X extends Proxy` still throws); called without `new` it lets the native
+// throw; `Proxy.revocable` registers too. Proxies of other realms are not registered.
+
+function A_installProxyRegistry() {
+  const N = A_G.Proxy;
+  if (typeof N !== 'function') return;
+  const nRevocable = N.revocable;
+  const make = function (target, handler) {
+    if (new.target === undefined) return A_apply(N, undefined, arguments);
+    const p = rConstruct(N, arguments);
+    wsAdd(proxies, p);
+    proxyCount++;
+    return p;
+  };
+  const P = A_apply(FP.bind, make, [null]);
+  A_def(P, 'length', { value: 2, configurable: true });
+  A_def(P, 'name', { value: 'Proxy', configurable: true });
+  const revocable = {
+    revocable(target, handler) {
+      const r = A_apply(nRevocable, N, arguments);
+      wsAdd(proxies, r.proxy);
+      proxyCount++;
+      return r;
+    },
+  }.revocable;
+  markNative(revocable, 'revocable');
+  A_def(P, 'revocable', { value: revocable, writable: true, enumerable: false, configurable: true });
+  patch(A_G, 'Proxy', P);
+}
+if (A_REC) {
+  try {
+    A_installProxyRegistry();
+  } catch (_) {
+    // Proxy stays native; objects are still named, a Proxy's traps may then run
+  }
+}
+
 // ---- the API -----------------------------------------------------------------------------------
 
 const A_fns = {
@@ -444,6 +493,13 @@ const A_fns = {
 
 for (const name of A_ownKeys(A_fns)) {
   A_def(A, name, { value: A_fns[name], enumerable: false, writable: false, configurable: false });
+}
+// `with` bodies reach the runtime as `false.__shepherd` (instrument/js src/pass.rs,
+// alias_runtime): a property read on a literal, which no `with` object can observe, where a
+// scope lookup of `__shepherd` would run a Proxy's `has` trap. Configurable, so a lockdown
+// that removes unknown properties of intrinsics still works.
+if (A_REC) {
+  A_def(Boolean.prototype, '__shepherd', { value: A, enumerable: false, writable: false, configurable: true });
 }
 // Scratch: the last converted key of `b`/`bo`, and top-level temporaries of classic scripts.
 A_def(A, 'K', { value: undefined, enumerable: false, writable: true, configurable: false });

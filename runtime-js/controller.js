@@ -58,7 +58,8 @@ const DOC_OID = DOCUMENT ? oid(DOCUMENT) : -1; // Document[1]
 const OWN_SCRIPT = DOCUMENT && docCurrentScript ? docCurrentScript(DOCUMENT) : null;
 
 function isNode(o) {
-  return NodeP !== null && o instanceof NNode;
+  return NodeP !== null && o !== null && (typeof o === 'object' || typeof o === 'function') &&
+    inherits(o, NNode);
 }
 
 /** `Window`, `Document`, `BUTTON`, `XMLHttpRequest`, ...: the class part of a target label. */
@@ -76,11 +77,29 @@ function targetClass(t) {
 }
 
 function className(o) {
-  try {
-    return strSlice(objToString(o), 8, -1);
-  } catch (_) {
-    return 'Object';
+  return objClass(o);
+}
+
+// oid -> class part of the object's location names, computed at first sight (objClass walks
+// the prototype chain): a name stays the same for the life of the object.
+const oclass = objCreate(null);
+
+/** `DOMNode`, `Array` (arrays only) or the class name of object `o`, whose oid is `n`. */
+function classOf(o, n) {
+  let c = oclass[n];
+  if (c === undefined) {
+    let array = false;
+    try {
+      array = isArray(o);
+    } catch (_) {
+      array = false; // a revoked Proxy
+    }
+    c = array ? 'Array' : isNode(o) ? 'DOMNode' : objClass(o);
+    // `Array[n]` names arrays only (their cells are `$[i]`), not an object tagged 'Array'.
+    if (!array && c === 'Array') c = 'Object';
+    oclass[n] = c;
   }
+  return c;
 }
 
 /** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
@@ -92,12 +111,12 @@ function targetLabel(t) {
 function objLoc(obj, key) {
   if (obj === G || obj === W) return 'Global.' + NativeString(key);
   const n = oid(obj);
-  if (isArray(obj)) {
+  const c = classOf(obj, n);
+  if (c === 'Array') {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
   }
-  if (isNode(obj)) return 'DOMNode[' + n + '].' + NativeString(key);
-  return className(obj) + '[' + n + '].' + NativeString(key);
+  return c + '[' + n + '].' + NativeString(key);
 }
 
 /** Short value summary (docs/trace-format.md, "Value summaries"). */
@@ -117,19 +136,14 @@ function summary(v) {
     case 'symbol':
       return 'Symbol';
     case 'function': {
-      let name = '';
-      try {
-        const d = getDesc(v, 'name');
-        if (d && typeof d.value === 'string') name = d.value;
-      } catch (_) {
-        name = '';
-      }
+      const name = fnName(v);
       return 'Function[' + oid(v) + ']' + (name ? ':' + name : '');
     }
-    default:
+    default: {
       if (v === null) return 'null';
-      if (isNode(v)) return 'DOMNode[' + oid(v) + ']';
-      return className(v) + '[' + oid(v) + ']';
+      const n = oid(v);
+      return classOf(v, n) + '[' + n + ']';
+    }
   }
 }
 
