@@ -32,7 +32,7 @@ mod srcmap;
 pub use positions::script_key;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 7;
+pub const PASS_VERSION: u32 = 8;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";
