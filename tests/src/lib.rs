@@ -8,7 +8,9 @@
 //! serves every other path from the pages directory. HTML gets
 //! `<script src="/__shepherd/runtime.js?…">` right after the doctype. `?delay=MS` on any
 //! request delays the answer (how race tests force an order, as EventRaceCommander's test
-//! server did); `?status=N` answers with that status.
+//! server did); `?status=N` answers with that status. Scripts requested as workers
+//! (`Sec-Fetch-Dest: worker`, `sharedworker`, `serviceworker`) get the runtime prepended, as
+//! the proxy must (docs/runtime-api.md, "Runtime: workers").
 
 pub mod query;
 
@@ -348,6 +350,12 @@ pub fn inject(html: &str, tag: &str) -> String {
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
+    let dest = req
+        .headers()
+        .get("sec-fetch-dest")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     if let Ok(mut st) = shared.state.lock() {
         st.requests.push(path.clone());
     }
@@ -415,35 +423,33 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
     };
     let mode = shared.mode.lock().map(|m| *m).unwrap_or(Mode::Record);
     let injecting = shared.inject.load(std::sync::atomic::Ordering::SeqCst);
+    let instrument_js = shared
+        .instrument_js
+        .load(std::sync::atomic::Ordering::SeqCst);
     if injecting
         && mode != Mode::Repair
         && ctype.starts_with("text/javascript")
-        && shared
-            .instrument_js
-            .load(std::sync::atomic::Ordering::SeqCst)
+        && matches!(dest.as_str(), "worker" | "sharedworker" | "serviceworker")
     {
-        let src = String::from_utf8_lossy(&body).into_owned();
-        let name = path.clone();
-        // As the proxy does: classic first, module when the classic parse fails (a file with
-        // `import`/`export`).
-        let job = move || {
-            use shepherd_instrument_js::{Kind, Options, instrument};
-            instrument(&src, &Options::new(Kind::Script, name.clone()))
-                .or_else(|_| instrument(&src, &Options::new(Kind::Module, name)))
-        };
-        if let Ok(out) = tokio::task::spawn_blocking(job).await
-            && let Ok(out) = out
+        // Worker scripts get the runtime prepended (docs/runtime-api.md, "Runtime: workers");
+        // a dedicated worker's code is instrumented first, as the proxy does.
+        let mut code = String::from_utf8_lossy(&body).into_owned();
+        if dest == "worker"
+            && instrument_js
+            && let Some(out) = instrument_script(code.clone(), path.clone()).await
         {
-            return respond(status, &ctype, out.code);
+            code = out;
+        }
+        let runtime = shepherd_runtime::render(&Config::new(mode, shared.secret.clone()));
+        return respond(status, &ctype, format!("{runtime}{code}"));
+    }
+    if injecting && mode != Mode::Repair && ctype.starts_with("text/javascript") && instrument_js {
+        let src = String::from_utf8_lossy(&body).into_owned();
+        if let Some(out) = instrument_script(src, path.clone()).await {
+            return respond(status, &ctype, out);
         }
     }
-    if injecting
-        && mode != Mode::Repair
-        && ctype.starts_with("text/html")
-        && shared
-            .instrument_js
-            .load(std::sync::atomic::Ordering::SeqCst)
-    {
+    if injecting && mode != Mode::Repair && ctype.starts_with("text/html") && instrument_js {
         // The full pipeline: the HTML rewriter injects the runtime and instruments inline
         // scripts, `on*` handlers and `javascript:` URLs.
         let imode = if mode == Mode::Replay {
@@ -470,6 +476,20 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
         return respond(status, &ctype, html);
     }
     respond(status, &ctype, body)
+}
+
+/// The JS pass on a script file, as the proxy runs it: classic first, module when the classic
+/// parse fails (a file with `import`/`export`). `None` when the pass refuses it.
+async fn instrument_script(src: String, name: String) -> Option<String> {
+    let job = move || {
+        use shepherd_instrument_js::{Kind, Options, instrument};
+        instrument(&src, &Options::new(Kind::Script, name.clone()))
+            .or_else(|_| instrument(&src, &Options::new(Kind::Module, name)))
+    };
+    match tokio::task::spawn_blocking(job).await {
+        Ok(Ok(out)) => Some(out.code),
+        _ => None,
+    }
 }
 
 /// Marker a test puts into dynamic code to make the instrumenter fail (the runtime must then
