@@ -64,7 +64,7 @@ function A_method(o, k, p) {
 
 /** Remembers the method call about to run (`T.calls`, a ring of 4): wrapped natives such as
  *  addEventListener log their accesses at its position (controller.js, callPos). */
-const A_calls = T.calls;
+const A_calls = T.calls !== undefined ? T.calls : { o: [], k: [], p: [], i: 0 };
 function A_callAt(o, k, p) {
   const i = (A_calls.i + 1) & 3;
   A_calls.i = i;
@@ -215,7 +215,7 @@ function A_register(k, f, url) {
       }
     }
     if (typeof s === 'string' && s !== '') u = s;
-    else if (WORKER_SCOPE && f !== 1) u = A_callerUrl() || A_DOC_URL;
+    else if (A_WORKER && f !== 1) u = A_callerUrl() || A_DOC_URL;
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
   if (f === 1) A_inlineUrls[k] = u;
@@ -232,6 +232,10 @@ function A_register(k, f, url) {
 // `    at f (https://a.test/w.js:3:7)` or `    at https://a.test/w.js:3:7`: the frame's URL.
 const A_FRAME_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):\d+:\d+\)?$/;
 const A_strSplit = uncurry(String.prototype.split);
+const A_reExec = uncurry(RegExp.prototype.exec);
+const A_Error = Error;
+const A_String = String;
+const A_WORKER = typeof A_G.WorkerGlobalScope === 'function' && A_G instanceof A_G.WorkerGlobalScope;
 
 /**
  * A worker has no `currentScript`: the URL of a classic script that registers (the worker's
@@ -240,8 +244,8 @@ const A_strSplit = uncurry(String.prototype.split);
  */
 function A_callerUrl() {
   try {
-    const lines = A_strSplit(NativeString(new NativeError().stack), '\n');
-    const m = lines.length > 4 ? reExec(A_FRAME_RE, lines[4]) : null;
+    const lines = A_strSplit(A_String(new A_Error().stack), '\n');
+    const m = lines.length > 4 ? A_reExec(A_FRAME_RE, lines[4]) : null;
     return m !== null ? m[1] : '';
   } catch (_) {
     return '';
