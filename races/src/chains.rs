@@ -11,7 +11,11 @@ use shepherd_trace::{ActionType, Trace};
 /// Builds the final happens-before graph (including timer and queue FIFO arcs) and its
 /// clocks, from the trace and its access scan (static derived arcs, auto-explored actions,
 /// queue deliveries).
-pub fn build(trace: &Trace, scan: &Scan, opts: &FixOptions) -> Result<(HbGraph, Clocks), GraphError> {
+pub fn build(
+    trace: &Trace,
+    scan: &Scan,
+    opts: &FixOptions,
+) -> Result<(HbGraph, Clocks), GraphError> {
     let n = trace.actions.len() as u32;
     let (derived, auto) = (&scan.derived, &scan.auto);
     let mut arcs = HbGraph::logged_arcs(trace);

@@ -169,7 +169,11 @@ impl FifoKind {
 /// Registrar (timer) or poster (queue delivery) and kind of each action in a FIFO order:
 /// the first fork arc into it (timed for timers), and for deliveries the first `Queue:`
 /// location it reads (`queues[v]`, `u32::MAX` for none; empty when the trace has none).
-pub fn fifo_members(trace: &Trace, queues: &[u32], opts: &FixOptions) -> Vec<Option<(u32, FifoKind)>> {
+pub fn fifo_members(
+    trace: &Trace,
+    queues: &[u32],
+    opts: &FixOptions,
+) -> Vec<Option<(u32, FifoKind)>> {
     let n = trace.actions.len() as u32;
     let mut out: Vec<Option<(u32, FifoKind)>> = Vec::new();
     if !opts.timers && queues.is_empty() {
