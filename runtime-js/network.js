@@ -246,9 +246,10 @@ function wrapObserver(name, kind, entryProto) {
   patch(G, name, Wrapped);
   const nObserve = N.prototype.observe;
   if (entryTarget === null || typeof nObserve !== 'function') return;
+  if (!REC) return; // nothing to order in repair mode: observe stays native
   patch(N.prototype, 'observe', function (target) {
     const reg = wmGet(regOf, this);
-    if (REC && reg !== undefined && target !== null && typeof target === 'object') {
+    if (reg !== undefined && target !== null && typeof target === 'object') {
       ensure();
       if (cur !== reg.from) {
         if (reg.pending === null) reg.pending = new NativeWeakMap();
