@@ -215,7 +215,9 @@ function A_register(k, f, url) {
       }
     }
     if (typeof s === 'string' && s !== '') u = s;
-    else if (A_WORKER && f !== 1) u = A_callerUrl() || A_DOC_URL;
+    // No current script: a worker's script, or in a document a module the proxy instrumented
+    // as a classic script (no import/export to tell): the URL comes from the stack.
+    else if (f !== 1 && (A_WORKER || DOCUMENT !== null)) u = A_callerUrl() || A_DOC_URL + '#inline-' + A_hex(k);
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
   if (f === 1) A_inlineUrls[k] = u;
@@ -238,9 +240,9 @@ const A_String = String;
 const A_WORKER = typeof A_G.WorkerGlobalScope === 'function' && A_G instanceof A_G.WorkerGlobalScope;
 
 /**
- * A worker has no `currentScript`: the URL of a classic script that registers (the worker's
- * main script or one it imported with importScripts) is read from the stack, whose frames are
- * [A_callerUrl, A_register, src, the script]. Empty when the stack is unavailable.
+ * Without `currentScript` (workers; modules instrumented as classic scripts) the URL of a
+ * script that registers is read from the stack, whose frames are [A_callerUrl, A_register,
+ * src, the script]. Empty when the stack is unavailable.
  */
 function A_callerUrl() {
   try {

@@ -256,6 +256,12 @@ function inlinePosition(url) {
  * graphs" above.
  */
 function scriptStart(url, flag, isModule) {
+  // A module without import/export is instrumented as a classic script (the proxy cannot tell):
+  // it registers without currentScript, under the URL of a waiting module script.
+  if (!isModule && flag === 0 && depth === 0 && DOCUMENT !== null && docCurrentScript !== null &&
+    docCurrentScript(DOCUMENT) === null && moduleNamed(NativeString(url), false) !== null) {
+    isModule = true;
+  }
   if (!isModule || depth > 0 || DOCUMENT === null) {
     ensure();
     if (flag === 1 && depth === 0 && REC && info !== null && info.script !== null && !info.pos) inlinePosition(url);

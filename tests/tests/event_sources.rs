@@ -222,7 +222,7 @@ case!(dynamic_import_forked_by_its_caller, |h| async move {
     let t = record_until(
         &h,
         "/sources/dynimport/",
-        "window.plainRan === true && window.withDepRan === true",
+        "window.plainRan === true && window.withDepRan === true && window.noImportsRan === true",
         Duration::from_secs(3),
         Duration::from_millis(50),
     )
@@ -243,6 +243,16 @@ case!(dynamic_import_forked_by_its_caller, |h| async move {
         writer(&t, "Global.depRan")? == with_dep
             && t.forked_by(with_dep).map(|f| f.0) == Some(timers[1]),
         "import('./withdep.js') (and its dependency) forked by the second timer\n{}",
+        t.dump()
+    );
+    // A module script without import/export (instrumented as a classic script) is still its
+    // element's execution: a module action forked by its parse chunk, not a host task.
+    let plain_module = writer(&t, "Global.noImportsRan")?;
+    let url = h.origin.url("/sources/dynimport/noimports.js");
+    ensure!(
+        t.scope(plain_module) == Some(format!("script:module {url}").as_str())
+            && t.forked_by(plain_module).is_some_and(|f| t.kind(f.0) == "parse"),
+        "noimports.js: a module action forked by its chunk\n{}",
         t.dump()
     );
     Ok(())
