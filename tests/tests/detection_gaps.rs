@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, ensure};
-use serde_json::json;
 use shepherd_browser::Page;
 use shepherd_e2e::{Case, Harness, TraceQuery, case, run_cases};
 use shepherd_runtime::Mode;
@@ -38,8 +37,7 @@ fn main() -> ExitCode {
     run_cases(Mode::Record, cases)
 }
 
-/// Opens `path` with the full pipeline, runs `act` on the page, waits until `ready` holds,
-/// and returns the flushed trace.
+/// Opens `path`, runs `act` on the page, waits until `ready` holds and returns the trace.
 async fn record_with<F, Fut>(
     h: &Harness,
     path: &str,
@@ -50,25 +48,10 @@ where
     F: FnOnce(Page) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Page>>,
 {
-    h.origin.set_instrument_js(true);
-    let r = async {
-        let page = act(h.open(path).await?).await?;
-        let start = std::time::Instant::now();
-        while page.evaluate(ready).await? != json!(true) {
-            ensure!(
-                start.elapsed() < Duration::from_secs(4),
-                "{path}: `{ready}` never held"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let t = h.flushed_trace(&page).await?;
-        let _ = page.close().await;
-        anyhow::Ok(t)
-    }
-    .await;
-    h.origin.set_instrument_js(false);
-    r
+    let page = act(h.open(path).await?).await?;
+    let t = h.trace_when(&page, ready, Duration::from_secs(4)).await;
+    let _ = page.close().await;
+    t
 }
 
 /// `DOMNode[<oid>]` of the element with id `id` (from the id map write that attached it).

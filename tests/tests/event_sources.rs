@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, ensure};
-use serde_json::json;
-use shepherd_e2e::{Case, Harness, TraceQuery, case, run_cases};
+use shepherd_e2e::{Case, TraceQuery, case, run_cases};
 use shepherd_runtime::Mode;
 use shepherd_trace::ActionId;
 
@@ -52,33 +51,6 @@ fn main() -> ExitCode {
     run_cases(Mode::Record, cases)
 }
 
-/// Opens `path` with the full pipeline, waits until `ready` (a page expression) is true or
-/// `limit` passes, then `settle` more, and returns the flushed trace.
-async fn record_until(
-    h: &Harness,
-    path: &str,
-    ready: &str,
-    limit: Duration,
-    settle: Duration,
-) -> anyhow::Result<TraceQuery> {
-    h.origin.set_instrument_js(true);
-    let r = async {
-        let page = h.open(path).await?;
-        let start = std::time::Instant::now();
-        while page.evaluate(ready).await? != json!(true) {
-            ensure!(start.elapsed() < limit, "{path}: `{ready}` never held");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        tokio::time::sleep(settle).await;
-        let t = h.flushed_trace(&page).await?;
-        let _ = page.close().await;
-        anyhow::Ok(t)
-    }
-    .await;
-    h.origin.set_instrument_js(false);
-    r
-}
-
 /// The one action that writes `loc`.
 fn writer(t: &TraceQuery, loc: &str) -> anyhow::Result<ActionId> {
     let w: Vec<ActionId> = t
@@ -107,13 +79,7 @@ fn no_exceptions(t: &TraceQuery) -> anyhow::Result<()> {
 }
 
 case!(host_promises_fork_their_continuations, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/promises/",
-        "window.data !== undefined && typeof window.permission === 'string' && window.decodedMicro === true",
-        Duration::from_secs(5),
-        Duration::from_millis(100),
-    )
+    let t = h.record_until("/sources/promises/", "window.data !== undefined && typeof window.permission === 'string' && window.decodedMicro === true", Duration::from_secs(5))
     .await?;
     // Nothing runs as an anonymous host task: every continuation has its creator.
     ensure!(t.of_kind("task").is_empty(), "task actions\n{}", t.dump());
@@ -149,14 +115,13 @@ case!(host_promises_fork_their_continuations, |h| async move {
 });
 
 case!(animation_frames_are_fifo, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/frames/",
-        "window.order === 'second' && window.shared === 'timer'",
-        Duration::from_secs(3),
-        Duration::from_millis(50),
-    )
-    .await?;
+    let t = h
+        .record_until(
+            "/sources/frames/",
+            "window.order === 'second' && window.shared === 'timer'",
+            Duration::from_secs(3),
+        )
+        .await?;
     let frames = t.of_kind("raf");
     ensure!(frames.len() == 3, "three frames\n{}", t.dump());
     for &f in &frames {
@@ -180,14 +145,13 @@ case!(animation_frames_are_fifo, |h| async move {
 });
 
 case!(message_channel_queues_are_fifo, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/channels/",
-        "window.lastStep === 3 && window.fifo === 'timer' && window.mixed !== undefined",
-        Duration::from_secs(3),
-        Duration::from_millis(50),
-    )
-    .await?;
+    let t = h
+        .record_until(
+            "/sources/channels/",
+            "window.lastStep === 3 && window.fifo === 'timer' && window.mixed !== undefined",
+            Duration::from_secs(3),
+        )
+        .await?;
     let messages = t.of_kind("message");
     ensure!(messages.len() == 7, "seven port messages\n{}", t.dump());
     for &m in &messages {
@@ -219,13 +183,7 @@ case!(message_channel_queues_are_fifo, |h| async move {
 });
 
 case!(dynamic_import_forked_by_its_caller, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/dynimport/",
-        "window.plainRan === true && window.withDepRan === true && window.noImportsRan === true",
-        Duration::from_secs(3),
-        Duration::from_millis(50),
-    )
+    let t = h.record_until("/sources/dynimport/", "window.plainRan === true && window.withDepRan === true && window.noImportsRan === true", Duration::from_secs(3))
     .await?;
     ensure!(t.of_kind("task").is_empty(), "task actions\n{}", t.dump());
     let timers = t.of_kind("timer");
@@ -251,7 +209,8 @@ case!(dynamic_import_forked_by_its_caller, |h| async move {
     let url = h.origin.url("/sources/dynimport/noimports.js");
     ensure!(
         t.scope(plain_module) == Some(format!("script:module {url}").as_str())
-            && t.forked_by(plain_module).is_some_and(|f| t.kind(f.0) == "parse"),
+            && t.forked_by(plain_module)
+                .is_some_and(|f| t.kind(f.0) == "parse"),
         "noimports.js: a module action forked by its chunk\n{}",
         t.dump()
     );
@@ -259,13 +218,7 @@ case!(dynamic_import_forked_by_its_caller, |h| async move {
 });
 
 case!(workers_are_traced_into_the_page, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/workers/",
-        "typeof window.result === 'string' && window.result.indexOf('two') >= 0 && window.moduleResult === 42",
-        Duration::from_secs(5),
-        Duration::from_millis(300),
-    )
+    let t = h.record_until("/sources/workers/", "typeof window.result === 'string' && window.result.indexOf('two') >= 0 && window.moduleResult === 42", Duration::from_secs(5))
     .await?;
     no_exceptions(&t)?;
     let script = t.one_with_scope("script:inline #1")?;
@@ -372,14 +325,13 @@ case!(workers_are_traced_into_the_page, |h| async move {
 });
 
 case!(observers_are_ordered_after_observe, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/observers/",
-        "window.ioSaw === 'ready' && window.roSaw === 'ready'",
-        Duration::from_secs(3),
-        Duration::from_millis(50),
-    )
-    .await?;
+    let t = h
+        .record_until(
+            "/sources/observers/",
+            "window.ioSaw === 'ready' && window.roSaw === 'ready'",
+            Duration::from_secs(3),
+        )
+        .await?;
     let timer = writer(&t, "Global.state")?;
     for kind in ["observer:intersection", "observer:resize"] {
         let cb = t.of_kind(kind);
@@ -399,14 +351,13 @@ case!(observers_are_ordered_after_observe, |h| async move {
 });
 
 case!(mutation_observer_after_the_parser, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/mutations/",
-        "window.after > 0 && window.blocked === true",
-        Duration::from_secs(3),
-        Duration::from_millis(50),
-    )
-    .await?;
+    let t = h
+        .record_until(
+            "/sources/mutations/",
+            "window.after > 0 && window.blocked === true",
+            Duration::from_secs(3),
+        )
+        .await?;
     ensure!(t.of_kind("task").is_empty(), "task actions\n{}", t.dump());
     let creator = t.one_with_scope("script:inline #1")?;
     let cbs = t.of_kind("observer:mutation");
@@ -430,14 +381,13 @@ case!(mutation_observer_after_the_parser, |h| async move {
 });
 
 case!(storage_keys_and_storage_events, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/storage/",
-        "window.theme !== undefined && window.changed === 'theme'",
-        Duration::from_secs(3),
-        Duration::from_millis(50),
-    )
-    .await?;
+    let t = h
+        .record_until(
+            "/sources/storage/",
+            "window.theme !== undefined && window.changed === 'theme'",
+            Duration::from_secs(3),
+        )
+        .await?;
     let ev = t.one_with_scope("fire:storage @ Window[0]")?;
     let loc = t
         .accesses(ev)
@@ -470,14 +420,13 @@ case!(storage_keys_and_storage_events, |h| async move {
 });
 
 case!(service_worker_answers_a_fetch, |h| async move {
-    let t = record_until(
-        &h,
-        "/sources/serviceworker/",
-        "window.answer === 'service worker'",
-        Duration::from_secs(8),
-        Duration::from_millis(50),
-    )
-    .await?;
+    let t = h
+        .record_until(
+            "/sources/serviceworker/",
+            "window.answer === 'service worker'",
+            Duration::from_secs(8),
+        )
+        .await?;
     no_exceptions(&t)?;
     ensure!(t.of_kind("task").is_empty(), "task actions\n{}", t.dump());
     let fetch = t
