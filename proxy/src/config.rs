@@ -26,8 +26,12 @@ pub struct ProxyConfig {
     pub trace_sink: Option<Arc<dyn TraceSink>>,
     /// Safety limits.
     pub limits: Limits,
-    /// The per-run secret; a random one when `None`.
-    pub secret: Option<String>,
+    /// The operator secret (control listener, `__shepherd.control`); random when `None`.
+    /// Pages never see it.
+    pub operator_secret: Option<String>,
+    /// Where the control listener (holds, releases, replay reset, stats; `Authorization:
+    /// Bearer <operator secret>`) listens; `None`: control only in process.
+    pub control_listen: Option<SocketAddr>,
 }
 
 impl ProxyConfig {
@@ -42,7 +46,8 @@ impl ProxyConfig {
             rewriter: None,
             trace_sink: None,
             limits: Limits::default(),
-            secret: None,
+            operator_secret: None,
+            control_listen: None,
         }
     }
 }
