@@ -19,7 +19,7 @@
 const REC = CONFIG.mode !== 'repair' && (!WORKER_SCOPE || DEDICATED);
 /**
  * A dedicated worker sends its records to the page that created it (one trace per page):
- * each batch is a message `{__shepherd: secret, t: text}` on the worker's own channel to the
+ * each batch is a message `{__shepherd: 'trace', t: text}` on the worker's own channel to the
  * parent, so it arrives before any message the worker posts after it (workers.js).
  */
 const FORWARD = REC && DEDICATED && nParentPost !== null;
@@ -162,7 +162,7 @@ function forward() {
   while (bHead < batches.length) {
     const b = batches[bHead];
     try {
-      nParentPost(G, { __shepherd: CONFIG.secret, t: b.body });
+      nParentPost(G, { __shepherd: 'trace', t: b.body });
     } catch (_) {
       droppedBatches++;
     }

@@ -6,9 +6,11 @@
 // "Runtime: workers"), so a dedicated worker traces its own actions with its own numbers and
 // strings, and forwards its records to the page as messages on its channel to the page
 // (trace.js, FORWARD). The page's Worker wrapper registers the first capture listener on the
-// Worker object: it takes those messages out of the page's sight (they carry the run's secret,
-// which no page script can read from the worker's closure) and appends the records to the
-// page's trace, renumbered:
+// Worker object: it takes those messages (`{__shepherd: 'trace', t}`) out of the page's sight
+// and appends the records to the page's trace, renumbered. Nothing authenticates them: the
+// worker is the page's own origin, whose scripts can upload to that origin's trace anyway
+// (credentials.js), so a forged batch gains a worker nothing its page does not have; the
+// translation checks every field and drops what it cannot use.
 //
 // - every worker action becomes a page action, whose locations get the worker's prefix
 //   (`Worker[7]/Global.x`, `Queue:Worker[7]/parent`: another realm's state);
@@ -93,7 +95,12 @@ function translate(wk, text) {
     } catch (_) {
       continue;
     }
-    if (isArray(r) && typeof r[0] === 'string') translateRecord(wk, r);
+    if (!isArray(r) || typeof r[0] !== 'string') continue;
+    try {
+      translateRecord(wk, r);
+    } catch (_) {
+      // a record we cannot use: dropped
+    }
   }
   closePart(wk);
 }
@@ -144,6 +151,7 @@ function translateRecord(wk, r) {
     return;
   }
   if (tag === 'b') {
+    if (typeof r[1] !== 'number') return;
     closePart(wk);
     const type = typeof r[2] === 'number' && r[2] >= 0 && r[2] <= 4 ? r[2] : 0;
     const st = wstr(wk, r[4]);
@@ -251,7 +259,7 @@ function onWorkerMessage(ev) {
     d = null;
   }
   if (wk !== undefined && d !== null && typeof d === 'object' && hasOwn(d, ENVELOPE_KEY) &&
-    d[ENVELOPE_KEY] === CONFIG.secret && typeof d.t === 'string') {
+    d[ENVELOPE_KEY] === 'trace' && typeof d.t === 'string') {
     evStopImmediate(ev);
     translate(wk, d.t);
     return;

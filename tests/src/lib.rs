@@ -147,7 +147,7 @@ impl TestOrigin {
             root,
             requests: Mutex::new(Vec::new()),
             extra: Mutex::new(HashMap::new()),
-            worker_runtime: Mutex::new(worker_runtime(mode, true, &secret)),
+            worker_runtime: Mutex::new(None),
         });
         let f2 = files.clone();
         let task = tokio::spawn(async move {
@@ -205,6 +205,10 @@ impl TestOrigin {
                 Some(start_replay(&recording, &proxies.record, &secret, &traces, &ca).await?);
         }
         proxies.mode = mode;
+        let token = proxies.record.proxy().page_token(&format!("http://{addr}"));
+        if let Ok(mut w) = files.worker_runtime.lock() {
+            *w = worker_runtime(mode, true, &secret, token);
+        }
         Ok(TestOrigin {
             addr,
             ws_addr,
@@ -253,7 +257,7 @@ impl TestOrigin {
             }
         }
         p.mode = mode;
-        self.set_worker_runtime(mode, p.inject);
+        self.set_worker_runtime(&p);
         Ok(())
     }
 
@@ -261,12 +265,13 @@ impl TestOrigin {
     pub async fn set_inject(&self, on: bool) {
         let mut p = self.proxies.lock().await;
         p.inject = on;
-        self.set_worker_runtime(p.mode, on);
+        self.set_worker_runtime(&p);
     }
 
-    fn set_worker_runtime(&self, mode: Mode, inject: bool) {
+    fn set_worker_runtime(&self, p: &Proxies) {
+        let token = p.record.proxy().page_token(&self.url(""));
         if let Ok(mut w) = self.files.worker_runtime.lock() {
-            *w = worker_runtime(mode, inject, &self.secret);
+            *w = worker_runtime(p.mode, p.inject, &self.secret, token);
         }
     }
 
@@ -403,13 +408,13 @@ impl TestOrigin {
 }
 
 /// The runtime the file server prepends to worker scripts (record mode through Shepherd only:
-/// a replay serves what was recorded, repair mode instruments nothing).
-fn worker_runtime(mode: Mode, inject: bool, secret: &str) -> Option<Bytes> {
+/// a replay serves what was recorded, repair mode instruments nothing), with the origin's page
+/// credential (a worker has no script URL to read it from).
+fn worker_runtime(mode: Mode, inject: bool, secret: &str, token: Option<String>) -> Option<Bytes> {
     (inject && mode == Mode::Record).then(|| {
-        Bytes::from(shepherd_runtime::render(&shepherd_runtime::Config::new(
-            mode,
-            secret.to_string(),
-        )))
+        let mut cfg = shepherd_runtime::Config::new(mode, secret.to_string());
+        cfg.token = token;
+        Bytes::from(shepherd_runtime::render(&cfg))
     })
 }
 
