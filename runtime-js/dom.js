@@ -530,32 +530,31 @@ function flagDom(proto, name, fix, target) {
  * (controller.js, deferWrite), which carries the position.
  */
 function flagSetter(proto, name, fix, target) {
+  wrapSetter(proto, name, (nSet) => function (v) {
+    if (passive()) return rApply(nSet, this, [v]);
+    const val = fix !== undefined && REC ? fix(this, v) : v;
+    domByScript = true;
+    if (depth === 0) ensure();
+    if (REC && target !== undefined) {
+      const t = target(this);
+      if (t === this) deferWrite(childLoc(t), v);
+      else if (t !== null && isNode(t)) write(childLoc(t), v);
+    }
+    depth++;
+    try {
+      return rApply(nSet, this, [val]);
+    } finally {
+      depth--;
+    }
+  });
+}
+
+/** Replaces the setter of accessor `name` of `proto` with `make(nativeSetter)` (getter kept). */
+function wrapSetter(proto, name, make) {
   if (!proto) return;
   const d = getDesc(proto, name);
   if (d === undefined || typeof d.set !== 'function') return;
-  const nSet = d.set;
-  defProp(proto, name, {
-    configurable: true,
-    enumerable: d.enumerable,
-    get: d.get,
-    set: function (v) {
-      if (passive()) return rApply(nSet, this, [v]);
-      const val = fix !== undefined && REC ? fix(this, v) : v;
-      domByScript = true;
-      if (depth === 0) ensure();
-      if (REC && target !== undefined) {
-        const t = target(this);
-        if (t === this) deferWrite(childLoc(t), v);
-        else if (t !== null && isNode(t)) write(childLoc(t), v);
-      }
-      depth++;
-      try {
-        return rApply(nSet, this, [val]);
-      } finally {
-        depth--;
-      }
-    },
-  });
+  defProp(proto, name, { configurable: true, enumerable: d.enumerable, get: d.get, set: make(d.set) });
 }
 
 // Radio groups: checking one radio unchecks the others of its group (same name, same form
@@ -585,22 +584,14 @@ function radioGroupWrites(el, p) {
 /** A script checking a radio unchecks the rest of its group too. */
 function installRadioChecked() {
   if (!REC || NInput === null) return;
-  const d = getDesc(NInput.prototype, 'checked');
-  if (d === undefined || typeof d.set !== 'function') return;
-  const nSet = d.set;
-  defProp(NInput.prototype, 'checked', {
-    configurable: true,
-    enumerable: d.enumerable,
-    get: d.get,
-    set: function (v) {
-      const r = rApply(nSet, this, [v]);
-      const el = this;
-      // After the radio's own write (instrumented code logs it next, with its position).
-      if (v && inputType(el) === 'radio' && inputChecked(el)) {
-        deferWrite(objLoc(el, 'checked'), true, (p) => radioGroupWrites(el, p));
-      }
-      return r;
-    },
+  wrapSetter(NInput.prototype, 'checked', (nSet) => function (v) {
+    const r = rApply(nSet, this, [v]);
+    const el = this;
+    // After the radio's own write (instrumented code logs it next, with its position).
+    if (v && inputType(el) === 'radio' && inputChecked(el)) {
+      deferWrite(objLoc(el, 'checked'), true, (p) => radioGroupWrites(el, p));
+    }
+    return r;
   });
 }
 
@@ -667,19 +658,11 @@ function installDom() {
   // Resource URLs: the action that sets src forks the load/error events.
   for (const C of [G.HTMLImageElement, G.HTMLIFrameElement, G.HTMLScriptElement]) {
     if (!C) continue;
-    const d = getDesc(C.prototype, 'src');
-    if (d === undefined || typeof d.set !== 'function') continue;
-    const nSet = d.set;
-    defProp(C.prototype, 'src', {
-      configurable: true,
-      enumerable: d.enumerable,
-      get: d.get,
-      set: function (v) {
-        if (passive()) return rApply(nSet, this, [v]);
-        ensure();
-        metaOf(this).by = info;
-        return rApply(nSet, this, [v]);
-      },
+    wrapSetter(C.prototype, 'src', (nSet) => function (v) {
+      if (passive()) return rApply(nSet, this, [v]);
+      ensure();
+      metaOf(this).by = info;
+      return rApply(nSet, this, [v]);
     });
   }
   const nSetAttr = ElP.setAttribute;
