@@ -68,6 +68,17 @@ function A_method(o, k, p) {
   A_read(A_objLoc(o, k), undefined, false, p);
 }
 
+/** Remembers the method call about to run (`T.calls`, a ring of 4): wrapped natives such as
+ *  addEventListener log their accesses at its position (controller.js, callPos). */
+const A_calls = T.calls !== undefined ? T.calls : { o: [], k: [], p: [], i: 0 };
+function A_callAt(o, k, p) {
+  const i = (A_calls.i + 1) & 3;
+  A_calls.i = i;
+  A_calls.o[i] = o;
+  A_calls.k[i] = k;
+  A_calls.p[i] = p;
+}
+
 function A_isObj(o) {
   const t = typeof o;
   return t === 'function' || (t === 'object' && o !== null);
@@ -210,6 +221,9 @@ function A_register(k, f, url) {
       }
     }
     if (typeof s === 'string' && s !== '') u = s;
+    // No current script: a worker's script, or in a document a module the proxy instrumented
+    // as a classic script (no import/export to tell): the URL comes from the stack.
+    else if (f !== 1 && (A_WORKER || DOCUMENT !== null)) u = A_callerUrl() || A_DOC_URL + '#inline-' + A_hex(k);
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
   if (f === 1) A_inlineUrls[k] = u;
@@ -221,6 +235,29 @@ function A_register(k, f, url) {
     A_posCache = new A_Map();
   }
   return u;
+}
+
+// `    at f (https://a.test/w.js:3:7)` or `    at https://a.test/w.js:3:7`: the frame's URL.
+const A_FRAME_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):\d+:\d+\)?$/;
+const A_strSplit = uncurry(String.prototype.split);
+const A_reExec = uncurry(RegExp.prototype.exec);
+const A_Error = Error;
+const A_String = String;
+const A_WORKER = typeof A_G.WorkerGlobalScope === 'function' && A_G instanceof A_G.WorkerGlobalScope;
+
+/**
+ * Without `currentScript` (workers; modules instrumented as classic scripts) the URL of a
+ * script that registers is read from the stack, whose frames are [A_callerUrl, A_register,
+ * src, the script]. Empty when the stack is unavailable.
+ */
+function A_callerUrl() {
+  try {
+    const lines = A_strSplit(A_String(new A_Error().stack), '\n');
+    const m = lines.length > 4 ? A_reExec(A_FRAME_RE, lines[4]) : null;
+    return m !== null ? m[1] : '';
+  } catch (_) {
+    return '';
+  }
 }
 
 /** `url:line:col` of position number `p` (T.read/T.write call it for records they write). */
@@ -417,7 +454,10 @@ const A_fns = {
   b(o, k, p) {
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_method(o, k, p);
+    if (A_REC && A_isObj(o)) {
+      A_method(o, k, p);
+      A_callAt(o, k, p);
+    }
     return o;
   },
   /** like `b` for optional links `o?.m`: nothing when `o` is nullish */
@@ -425,7 +465,10 @@ const A_fns = {
     if (o === null || o === undefined) return o;
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_method(o, k, p);
+    if (A_REC && A_isObj(o)) {
+      A_method(o, k, p);
+      A_callAt(o, k, p);
+    }
     return o;
   },
   // For W/X/Y/D/V the key is passed raw (the native operation converts it); object keys are
@@ -479,6 +522,12 @@ const A_fns = {
   /** instrument dynamic code (for the controller's Function/setTimeout/handler wrappers) */
   i(src, kind) {
     return A_code(src, kind);
+  },
+  /** the specifier of a dynamic `import(s)` (modules also pass `import.meta.url`): the
+   *  module graph it evaluates is forked by the calling action (dom.js); returns `s` */
+  di(s, base) {
+    if (A_REC && typeof s === 'string' && typeof T.dynImport === 'function') T.dynImport(s, base);
+    return s;
   },
   /** before an `await`: a token for the suspending action */
   as() {

@@ -107,14 +107,36 @@ function targetLabel(t) {
   return targetClass(t) + '[' + oid(t) + ']';
 }
 
+// `on<type>` properties of event targets that the runtime wraps (events.js fills this): a
+// page's `el.onclick = f` is a write of the listener list `BUTTON[7].click`, the location every
+// dispatch reads, not a property of its own.
+const HANDLER_NAMES = objCreate(null);
+// Properties whose write replaces a node's children: the node's child list (dom.js).
+const CHILD_PROPS = objCreate(null);
+CHILD_PROPS.innerHTML = 1;
+CHILD_PROPS.textContent = 1;
+CHILD_PROPS.innerText = 1;
+
+/** The child list location of node `n` (written by every change of its children). */
+function childLoc(n) {
+  return 'DOMNode[' + oid(n) + '].childList';
+}
+
 /** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
 function objLoc(obj, key) {
   if (obj === G || obj === W) return 'Global.' + NativeString(key);
+  if (typeof key === 'string' && HANDLER_NAMES[key] === 1 && NEventTarget !== null &&
+    obj instanceof NEventTarget) {
+    return targetLabel(obj) + '.' + strSlice(key, 2);
+  }
   const n = oid(obj);
   const c = classOf(obj, n);
   if (c === 'Array') {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
+  }
+  if (c === 'DOMNode' && typeof key === 'string' && CHILD_PROPS[key] === 1) {
+    return 'DOMNode[' + n + '].childList';
   }
   return c + '[' + n + '].' + NativeString(key);
 }
@@ -207,6 +229,7 @@ function passive() {
 
 /** Begins action `d` (ending the open one): writes `b`, its arcs and its scope. */
 function begin(d) {
+  if (pendLoc !== null) flushPend();
   if (cur >= 0) end();
   const id = nextAction++;
   counters.actions++;
@@ -233,6 +256,8 @@ function begin(d) {
         if (j >= 0 && j < id && j !== from) out += '["a",' + j + ',' + id + ',"j"]\n';
       }
     }
+    // A worker's delivery from its creator or parent: resolved by the page (workers.js).
+    if (d.wq !== undefined) out += '["F",' + jsonStr(d.wq) + ']\n';
     if (autoExplore && d.type === 2) {
       const ax = sid('auto:explore'); // sid() may append a definition to `out` first
       out += '["e",' + ax + ']\n["x"]\n';
@@ -243,32 +268,57 @@ function begin(d) {
       out += '["e",' + lb + ps + ']\n';
       info.scoped = 1;
     }
+    if (d.queue !== undefined) {
+      // A delivery from a FIFO queue (EM-DPOR's queue order, docs/trace-format.md).
+      const q = sid(d.queue);
+      out += '["r",' + q + ']\n';
+      seenR[d.queue] = 1;
+    }
   }
-  if (MARKERS) portPost(markerPort, id);
+  if (MARKERS) marker(id);
   return info;
 }
 
 /** Ends the open action. */
 function end() {
   if (cur < 0) return;
+  if (pendLoc !== null) flushPend();
   if (REC) {
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
   cur = -1;
   info = null;
-  maybeFlush(false);
+  maybeFlush(FORWARD);
 }
 
-// End-of-turn marker: runs after the task that began the action and all its microtasks.
+// End-of-turn marker: runs after the task that began the action and all its microtasks. A
+// `user-blocking` scheduler task runs before the browser's ordinary tasks that were already
+// queued (a host task settling a promise, a posted message), so what they run is not taken
+// for a part of the action that has just finished; a MessageChannel message where the
+// scheduler API is missing.
 let markerPort = null;
-if (MARKERS) {
+const schedulerObj = G.scheduler;
+const nPostTask = schedulerObj && typeof schedulerObj.postTask === 'function' ? uncurry(schedulerObj.postTask) : null;
+const MARKER_TASK = { priority: 'user-blocking' };
+if (MARKERS && nPostTask === null) {
   const mc = new NMessageChannel();
   markerPort = mc.port2;
   const dataGet = getterOf(MessageEvent.prototype, 'data');
   portOnMessageSet(mc.port1, (e) => {
     if (cur === dataGet(e)) end();
   });
+}
+
+/** Arranges for action `id` to end after its turn. */
+function marker(id) {
+  if (nPostTask !== null) {
+    nPostTask(schedulerObj, () => {
+      if (cur === id) end();
+    }, MARKER_TASK);
+  } else {
+    portPost(markerPort, id);
+  }
 }
 
 // A new script can only start on an empty stack, after a microtask checkpoint: checking
@@ -304,6 +354,7 @@ function ensure() {
  */
 function read(loc, value, hasValue, p) {
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   if (seenR[loc] === 1) return;
   seenR[loc] = 1;
@@ -318,7 +369,22 @@ function read(loc, value, hasValue, p) {
 /** Logs the first write of `loc` by the current action with a summary of `value`. */
 function write(loc, value, p) {
   if (!REC) return;
+  if (pendLoc !== null) {
+    if (pendLoc === loc) {
+      // The instrumented code's own log of the setter's write, with its position.
+      pendLoc = null;
+      ensure();
+      emitWrite(loc, value, p);
+      afterPend(p);
+      return;
+    }
+    flushPend();
+  }
   ensure();
+  emitWrite(loc, value, p);
+}
+
+function emitWrite(loc, value, p) {
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
   const l = sid(loc);
@@ -326,6 +392,59 @@ function write(loc, value, p) {
   const ps = p === undefined ? -1 : posSid(p);
   out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
 }
+
+// A write a wrapped setter made (`el.onclick = f`, `el.innerHTML = s`): instrumented code logs
+// the same location right after the native assignment returns, with its source position, so
+// the setter's write waits for the next record and is dropped when that record is this write.
+// `after(p)`, when given, logs what the write implies once the write itself is in the trace
+// (at position `p`, the instrumented caller's, when it logged the write).
+let pendLoc = null;
+let pendVal;
+let pendAfter = null;
+
+/** Logs a write of `loc` by a wrapped setter, unless the instrumented caller logs it next. */
+function deferWrite(loc, value, after) {
+  if (!REC) return;
+  if (pendLoc !== null) flushPend();
+  ensure();
+  pendLoc = loc;
+  pendVal = value;
+  pendAfter = after === undefined ? null : after;
+}
+
+function flushPend() {
+  const l = pendLoc;
+  const v = pendVal;
+  pendLoc = null;
+  pendVal = undefined;
+  if (cur >= 0) emitWrite(l, v, undefined);
+  afterPend(undefined);
+}
+
+/** Runs the pending write's `after(p)`, `p` the position its write was logged with. */
+function afterPend(p) {
+  const f = pendAfter;
+  pendAfter = null;
+  if (f !== null) f(p);
+}
+
+/**
+ * The position of the instrumented call `self.name(…)` running now, or undefined: wrappers of
+ * natives log their accesses at the call's position rather than at the script's. access.js
+ * records the receiver, key and position of the last CALL_RING `__shepherd.b` calls (the
+ * arguments of a call may make calls of their own after its `b`).
+ */
+function callPos(self, name) {
+  const c = T.calls;
+  for (let n = 0, i = c.i; n < CALL_RING; n++, i = (i + CALL_RING - 1) % CALL_RING) {
+    if (c.o[i] === self && c.k[i] === name) {
+      c.o[i] = null;
+      return c.p[i];
+    }
+  }
+  return undefined;
+}
+const CALL_RING = 4;
 
 /** String number of the position text of `p` (`url:line:col`), -1 when unknown. */
 function posSid(p) {
@@ -338,6 +457,7 @@ function posSid(p) {
 /** Like write(), with the value summary already computed (`Timer[3]`, `DOMTimer[…]`). */
 function writeS(loc, text) {
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
@@ -350,6 +470,7 @@ function writeS(loc, text) {
 function exception(message, pos) {
   counters.exceptions++;
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   const m = sid(NativeString(message));
   const p = pos ? ',' + sid(pos) : '';
@@ -599,9 +720,14 @@ function await0() {
  */
 function await1(token) {
   if (cur >= 0 || typeof token !== 'number') return;
+  beginContinuation(token, ROOT);
+}
+
+/** Begins a `continuation` action forked by action `from` (a child of `parent` for its id). */
+function beginContinuation(from, parent) {
   begin({
-    hid: 0, type: 4, kind: 'continuation', stable: childStable(ROOT, 'continuation', ''), label: '',
-    from: token, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent: ROOT,
+    hid: 0, type: 4, kind: 'continuation', stable: childStable(parent, 'continuation', ''), label: '',
+    from, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent,
   });
 }
 
@@ -618,6 +744,10 @@ const T = {
   instrument: instrumentSync,
   await0,
   await1,
+  dynImport,
   recording: REC,
   api,
+  // The last `__shepherd.b` calls: receivers, keys, positions, newest at `i` (access.js
+  // writes, callPos reads).
+  calls: { o: [null, null, null, null], k: ['', '', '', ''], p: [0, 0, 0, 0], i: 0 },
 };

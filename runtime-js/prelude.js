@@ -271,3 +271,28 @@ function inherits(o, C) {
   }
   return false;
 }
+const meData = MEP ? getterOf(MEP, 'data') : null;
+const NEventTarget = G.EventTarget || null;
+const NURL = G.URL || null;
+
+// Workers. The proxy prepends the runtime to worker scripts (docs/runtime-api.md, "Runtime:
+// workers"): a dedicated worker traces and forwards its records to the page that created it;
+// shared and service workers only define `__shepherd` (instrumented code runs there too).
+const WORKER_SCOPE = typeof G.WorkerGlobalScope === 'function' && G instanceof G.WorkerGlobalScope;
+const DEDICATED = typeof G.DedicatedWorkerGlobalScope === 'function' &&
+  G instanceof G.DedicatedWorkerGlobalScope;
+// Members of a [Global] interface live on the global object itself, not on its prototype.
+const nParentPost = DEDICATED && typeof G.postMessage === 'function' ? uncurry(G.postMessage) : null;
+const NWorker = typeof G.Worker === 'function' ? G.Worker : null;
+
+// Storage.
+const StorageP = G.Storage ? Storage.prototype : null;
+const SEP = G.StorageEvent ? StorageEvent.prototype : null;
+const seKey = SEP ? getterOf(SEP, 'key') : null;
+const seNew = SEP ? getterOf(SEP, 'newValue') : null;
+const seArea = SEP ? getterOf(SEP, 'storageArea') : null;
+
+// Form fields (radio groups, dom.js / events.js).
+const inputName = NInput ? getterOf(NInput.prototype, 'name') : null;
+const inputForm = NInput ? getterOf(NInput.prototype, 'form') : null;
+const nodeRoot = NodeP ? uncurry(NodeP.getRootNode) : null;

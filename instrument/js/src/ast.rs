@@ -51,6 +51,18 @@ pub(crate) fn api_expr(name: &'static str) -> Box<Expr> {
 }
 
 /// `__shepherd.<name>(args…)`
+/// `import.meta.url`.
+pub(crate) fn import_meta_url() -> Expr {
+    Expr::Member(MemberExpr {
+        span: DUMMY_SP,
+        obj: Box::new(Expr::MetaProp(MetaPropExpr {
+            span: DUMMY_SP,
+            kind: MetaPropKind::ImportMeta,
+        })),
+        prop: MemberProp::Ident(IdentName::new(atom("url"), DUMMY_SP)),
+    })
+}
+
 pub(crate) fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
     api_call_then(span, name, args, None)
 }

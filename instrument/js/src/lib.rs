@@ -36,7 +36,7 @@ mod with_alias;
 pub use positions::script_key;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 8;
+pub const PASS_VERSION: u32 = 9;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";

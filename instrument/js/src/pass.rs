@@ -1112,7 +1112,26 @@ impl<'a> Pass<'a> {
                     _ => callee.visit_mut_with(self),
                 }
             }
-            Callee::Super(_) | Callee::Import(_) => {}
+            Callee::Import(_) => {
+                c.args.visit_mut_with(self);
+                // `import(s)` → `import(__shepherd.di(s[, import.meta.url]))`: the runtime
+                // learns which action starts the import (its module graph is forked by it).
+                if let Some(first) = c.args.first_mut()
+                    && first.spread.is_none()
+                {
+                    let spec = std::mem::replace(
+                        &mut *first.expr,
+                        Expr::Invalid(Invalid { span: DUMMY_SP }),
+                    );
+                    let mut args = vec![spec];
+                    if self.kind == Kind::Module {
+                        args.push(import_meta_url());
+                    }
+                    *first.expr = api_call(DUMMY_SP, "di", args);
+                }
+                return Expr::Call(c);
+            }
+            Callee::Super(_) => {}
         }
         c.args.visit_mut_with(self);
         Expr::Call(c)
@@ -1774,14 +1793,7 @@ impl Pass<'_> {
         let flag = u64::from(self.inline || matches!(self.kind, Kind::Handler | Kind::JsUrl));
         let mut args = vec![int_lit(u64::from(self.pos.key())), int_lit(flag)];
         if module {
-            args.push(Expr::Member(MemberExpr {
-                span: DUMMY_SP,
-                obj: Box::new(Expr::MetaProp(MetaPropExpr {
-                    span: DUMMY_SP,
-                    kind: MetaPropKind::ImportMeta,
-                })),
-                prop: MemberProp::Ident(IdentName::new(atom("url"), DUMMY_SP)),
-            }));
+            args.push(import_meta_url());
         }
         void_stmt(api_call(DUMMY_SP, "src", args))
     }
