@@ -44,6 +44,9 @@ safeInstall(installFetch);
 safeInstall(installPorts);
 safeInstall(installWebSocket);
 safeInstall(installObservers);
+safeInstall(installPromises);
+safeInstall(installStorage);
+safeInstall(installWorkers);
 safeInstall(installDynamicFunctions);
 safeInstall(installDom);
 safeInstall(installContextualFragment);
@@ -63,3 +66,5 @@ if (REC && bootErrors.length > 0) {
   end();
 }
 defProp(G, '__shepherd', { value: api, enumerable: false, writable: false, configurable: false });
+// A dedicated worker's script runs right after this: its action begins now (workers.js).
+safeInstall(installWorkerSide);

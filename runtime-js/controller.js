@@ -58,7 +58,8 @@ const DOC_OID = DOCUMENT ? oid(DOCUMENT) : -1; // Document[1]
 const OWN_SCRIPT = DOCUMENT && docCurrentScript ? docCurrentScript(DOCUMENT) : null;
 
 function isNode(o) {
-  return NodeP !== null && o instanceof NNode;
+  return NodeP !== null && o !== null && (typeof o === 'object' || typeof o === 'function') &&
+    inherits(o, NNode);
 }
 
 /** `Window`, `Document`, `BUTTON`, `XMLHttpRequest`, ...: the class part of a target label. */
@@ -76,11 +77,29 @@ function targetClass(t) {
 }
 
 function className(o) {
-  try {
-    return strSlice(objToString(o), 8, -1);
-  } catch (_) {
-    return 'Object';
+  return objClass(o);
+}
+
+// oid -> class part of the object's location names, computed at first sight (objClass walks
+// the prototype chain): a name stays the same for the life of the object.
+const oclass = objCreate(null);
+
+/** `DOMNode`, `Array` (arrays only) or the class name of object `o`, whose oid is `n`. */
+function classOf(o, n) {
+  let c = oclass[n];
+  if (c === undefined) {
+    let array = false;
+    try {
+      array = isArray(o);
+    } catch (_) {
+      array = false; // a revoked Proxy
+    }
+    c = array ? 'Array' : isNode(o) ? 'DOMNode' : objClass(o);
+    // `Array[n]` names arrays only (their cells are `$[i]`), not an object tagged 'Array'.
+    if (!array && c === 'Array') c = 'Object';
+    oclass[n] = c;
   }
+  return c;
 }
 
 /** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
@@ -88,16 +107,38 @@ function targetLabel(t) {
   return targetClass(t) + '[' + oid(t) + ']';
 }
 
+// `on<type>` properties of event targets that the runtime wraps (events.js fills this): a
+// page's `el.onclick = f` is a write of the listener list `BUTTON[7].click`, the location every
+// dispatch reads, not a property of its own.
+const HANDLER_NAMES = objCreate(null);
+// Properties whose write replaces a node's children: the node's child list (dom.js).
+const CHILD_PROPS = objCreate(null);
+CHILD_PROPS.innerHTML = 1;
+CHILD_PROPS.textContent = 1;
+CHILD_PROPS.innerText = 1;
+
+/** The child list location of node `n` (written by every change of its children). */
+function childLoc(n) {
+  return 'DOMNode[' + oid(n) + '].childList';
+}
+
 /** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
 function objLoc(obj, key) {
   if (obj === G || obj === W) return 'Global.' + NativeString(key);
+  if (typeof key === 'string' && HANDLER_NAMES[key] === 1 && NEventTarget !== null &&
+    obj instanceof NEventTarget) {
+    return targetLabel(obj) + '.' + strSlice(key, 2);
+  }
   const n = oid(obj);
-  if (isArray(obj)) {
+  const c = classOf(obj, n);
+  if (c === 'Array') {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
   }
-  if (isNode(obj)) return 'DOMNode[' + n + '].' + NativeString(key);
-  return className(obj) + '[' + n + '].' + NativeString(key);
+  if (c === 'DOMNode' && typeof key === 'string' && CHILD_PROPS[key] === 1) {
+    return 'DOMNode[' + n + '].childList';
+  }
+  return c + '[' + n + '].' + NativeString(key);
 }
 
 /** Short value summary (docs/trace-format.md, "Value summaries"). */
@@ -117,19 +158,14 @@ function summary(v) {
     case 'symbol':
       return 'Symbol';
     case 'function': {
-      let name = '';
-      try {
-        const d = getDesc(v, 'name');
-        if (d && typeof d.value === 'string') name = d.value;
-      } catch (_) {
-        name = '';
-      }
+      const name = fnName(v);
       return 'Function[' + oid(v) + ']' + (name ? ':' + name : '');
     }
-    default:
+    default: {
       if (v === null) return 'null';
-      if (isNode(v)) return 'DOMNode[' + oid(v) + ']';
-      return className(v) + '[' + oid(v) + ']';
+      const n = oid(v);
+      return classOf(v, n) + '[' + n + ']';
+    }
   }
 }
 
@@ -193,6 +229,7 @@ function passive() {
 
 /** Begins action `d` (ending the open one): writes `b`, its arcs and its scope. */
 function begin(d) {
+  if (pendLoc !== null) flushPend();
   if (cur >= 0) end();
   const id = nextAction++;
   counters.actions++;
@@ -219,6 +256,8 @@ function begin(d) {
         if (j >= 0 && j < id && j !== from) out += '["a",' + j + ',' + id + ',"j"]\n';
       }
     }
+    // A worker's delivery from its creator or parent: resolved by the page (workers.js).
+    if (d.wq !== undefined) out += '["F",' + jsonStr(d.wq) + ']\n';
     if (autoExplore && d.type === 2) markScope('auto:explore');
     if (d.label) {
       const lb = sid(d.label);
@@ -226,8 +265,14 @@ function begin(d) {
       out += '["e",' + lb + ps + ']\n';
       info.scoped = 1;
     }
+    if (d.queue !== undefined) {
+      // A delivery from a FIFO queue (EM-DPOR's queue order, docs/trace-format.md).
+      const q = sid(d.queue);
+      out += '["r",' + q + ']\n';
+      seenR[d.queue] = 1;
+    }
   }
-  if (MARKERS) portPost(markerPort, id);
+  if (MARKERS) marker(id);
   return info;
 }
 
@@ -244,24 +289,43 @@ function markScope(label) {
 /** Ends the open action. */
 function end() {
   if (cur < 0) return;
+  if (pendLoc !== null) flushPend();
   if (REC) {
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
   cur = -1;
   info = null;
-  maybeFlush(false);
+  maybeFlush(FORWARD);
 }
 
-// End-of-turn marker: runs after the task that began the action and all its microtasks.
+// End-of-turn marker: runs after the task that began the action and all its microtasks. A
+// `user-blocking` scheduler task runs before the browser's ordinary tasks that were already
+// queued (a host task settling a promise, a posted message), so what they run is not taken
+// for a part of the action that has just finished; a MessageChannel message where the
+// scheduler API is missing.
 let markerPort = null;
-if (MARKERS) {
+const schedulerObj = G.scheduler;
+const nPostTask = schedulerObj && typeof schedulerObj.postTask === 'function' ? uncurry(schedulerObj.postTask) : null;
+const MARKER_TASK = { priority: 'user-blocking' };
+if (MARKERS && nPostTask === null) {
   const mc = new NMessageChannel();
   markerPort = mc.port2;
   const dataGet = getterOf(MessageEvent.prototype, 'data');
   portOnMessageSet(mc.port1, (e) => {
     if (cur === dataGet(e)) end();
   });
+}
+
+/** Arranges for action `id` to end after its turn. */
+function marker(id) {
+  if (nPostTask !== null) {
+    nPostTask(schedulerObj, () => {
+      if (cur === id) end();
+    }, MARKER_TASK);
+  } else {
+    portPost(markerPort, id);
+  }
 }
 
 // A new script can only start on an empty stack, after a microtask checkpoint: checking
@@ -297,6 +361,7 @@ function ensure() {
  */
 function read(loc, value, hasValue, p) {
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   if (seenR[loc] === 1) return;
   seenR[loc] = 1;
@@ -311,7 +376,22 @@ function read(loc, value, hasValue, p) {
 /** Logs the first write of `loc` by the current action with a summary of `value`. */
 function write(loc, value, p) {
   if (!REC) return;
+  if (pendLoc !== null) {
+    if (pendLoc === loc) {
+      // The instrumented code's own log of the setter's write, with its position.
+      pendLoc = null;
+      ensure();
+      emitWrite(loc, value, p);
+      afterPend(p);
+      return;
+    }
+    flushPend();
+  }
   ensure();
+  emitWrite(loc, value, p);
+}
+
+function emitWrite(loc, value, p) {
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
   const l = sid(loc);
@@ -319,6 +399,59 @@ function write(loc, value, p) {
   const ps = p === undefined ? -1 : posSid(p);
   out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
 }
+
+// A write a wrapped setter made (`el.onclick = f`, `el.innerHTML = s`): instrumented code logs
+// the same location right after the native assignment returns, with its source position, so
+// the setter's write waits for the next record and is dropped when that record is this write.
+// `after(p)`, when given, logs what the write implies once the write itself is in the trace
+// (at position `p`, the instrumented caller's, when it logged the write).
+let pendLoc = null;
+let pendVal;
+let pendAfter = null;
+
+/** Logs a write of `loc` by a wrapped setter, unless the instrumented caller logs it next. */
+function deferWrite(loc, value, after) {
+  if (!REC) return;
+  if (pendLoc !== null) flushPend();
+  ensure();
+  pendLoc = loc;
+  pendVal = value;
+  pendAfter = after === undefined ? null : after;
+}
+
+function flushPend() {
+  const l = pendLoc;
+  const v = pendVal;
+  pendLoc = null;
+  pendVal = undefined;
+  if (cur >= 0) emitWrite(l, v, undefined);
+  afterPend(undefined);
+}
+
+/** Runs the pending write's `after(p)`, `p` the position its write was logged with. */
+function afterPend(p) {
+  const f = pendAfter;
+  pendAfter = null;
+  if (f !== null) f(p);
+}
+
+/**
+ * The position of the instrumented call `self.name(…)` running now, or undefined: wrappers of
+ * natives log their accesses at the call's position rather than at the script's. access.js
+ * records the receiver, key and position of the last CALL_RING `__shepherd.b` calls (the
+ * arguments of a call may make calls of their own after its `b`).
+ */
+function callPos(self, name) {
+  const c = T.calls;
+  for (let n = 0, i = c.i; n < CALL_RING; n++, i = (i + CALL_RING - 1) % CALL_RING) {
+    if (c.o[i] === self && c.k[i] === name) {
+      c.o[i] = null;
+      return c.p[i];
+    }
+  }
+  return undefined;
+}
+const CALL_RING = 4;
 
 /** String number of the position text of `p` (`url:line:col`), -1 when unknown. */
 function posSid(p) {
@@ -331,6 +464,7 @@ function posSid(p) {
 /** Like write(), with the value summary already computed (`Timer[3]`, `DOMTimer[…]`). */
 function writeS(loc, text) {
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
@@ -343,6 +477,7 @@ function writeS(loc, text) {
 function exception(message, pos) {
   counters.exceptions++;
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   const m = sid(NativeString(message));
   const p = pos ? ',' + sid(pos) : '';
@@ -604,9 +739,14 @@ function await0() {
  */
 function await1(token) {
   if (cur >= 0 || typeof token !== 'number') return;
+  beginContinuation(token, ROOT);
+}
+
+/** Begins a `continuation` action forked by action `from` (a child of `parent` for its id). */
+function beginContinuation(from, parent) {
   begin({
-    hid: 0, type: 4, kind: 'continuation', stable: childStable(ROOT, 'continuation', ''), label: '',
-    from: token, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent: ROOT,
+    hid: 0, type: 4, kind: 'continuation', stable: childStable(parent, 'continuation', ''), label: '',
+    from, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent,
   });
 }
 
@@ -623,6 +763,10 @@ const T = {
   instrument: instrumentSync,
   await0,
   await1,
+  dynImport,
   recording: REC,
   api,
+  // The last `__shepherd.b` calls: receivers, keys, positions, newest at `i` (access.js
+  // writes, callPos reads).
+  calls: { o: [null, null, null, null], k: ['', '', '', ''], p: [0, 0, 0, 0], i: 0 },
 };

@@ -193,3 +193,107 @@ const nXhrSend = XHRP ? uncurry(XHRP.send) : null;
 const nXhrStatus = XHRP ? getterOf(XHRP, 'status') : null;
 const nXhrText = XHRP ? getterOf(XHRP, 'responseText') : null;
 const NXMLHttpRequest = G.XMLHttpRequest;
+
+// ---- naming objects without running page code ------------------------------------------------
+//
+// Logging names objects (`Map[3].size`) and summarises values (`Function[4]:name`), and neither
+// may run page code: Object.prototype.toString reads @@toStringTag (a page getter, a Proxy's
+// `get` trap), a function's `name` descriptor is one Proxy trap away, and `instanceof` asks a
+// Proxy for its prototype. Proxies are recognised by a registry (access.js wraps `Proxy` before
+// any page script in record mode), prototype chains are walked here and the walk stops at a
+// Proxy, and accessors a page may have defined are never called.
+
+/** Proxies created through this realm's `Proxy` since the runtime loaded. */
+const proxies = new NativeWeakSet();
+let proxyCount = 0;
+const TO_STRING_TAG = Symbol.toStringTag;
+// The one built-in @@toStringTag accessor (typed arrays): native, safe to call.
+const TYPED_ARRAY_TAG = (() => {
+  const d = getDesc(getProto(Uint8Array.prototype), TO_STRING_TAG);
+  return d && hasOwn(d, 'get') ? d.get : null;
+})();
+const ordinaryHasInstance = FP[Symbol.hasInstance];
+
+/** True for a registered Proxy (never runs a trap). */
+function isProxy(o) {
+  return proxyCount !== 0 && wsHas(proxies, o);
+}
+
+/**
+ * What Object.prototype.toString names `o` (`Object`, `Map`, `XMLHttpRequest`…), found without
+ * running page code: 'Object' when only a Proxy or a page-defined @@toStringTag getter could
+ * tell. Walks the prototype chain for @@toStringTag itself; Object.prototype.toString runs only
+ * when no tag exists, so its own lookup finds nothing either.
+ */
+function objClass(o) {
+  try {
+    for (let p = o, depth = 0; p !== null; depth++) {
+      if (depth > 64 || isProxy(p)) return 'Object';
+      const d = getDesc(p, TO_STRING_TAG);
+      if (d !== undefined) {
+        if (hasOwn(d, 'value')) {
+          if (typeof d.value === 'string') return d.value;
+          break; // not a string: toString falls back to the built-in tag, reading only this
+        }
+        if (TYPED_ARRAY_TAG !== null && d.get === TYPED_ARRAY_TAG) {
+          const t = rApply(TYPED_ARRAY_TAG, o, []);
+          return typeof t === 'string' ? t : 'Object';
+        }
+        return 'Object';
+      }
+      p = getProto(p);
+    }
+    return strSlice(objToString(o), 8, -1);
+  } catch (_) {
+    return 'Object'; // cross-origin objects refuse even to be looked at
+  }
+}
+
+/** The `name` of function `f` when it is an own string data property, else ''. */
+function fnName(f) {
+  if (isProxy(f)) return '';
+  try {
+    const d = getDesc(f, 'name');
+    return d !== undefined && hasOwn(d, 'value') && typeof d.value === 'string' ? d.value : '';
+  } catch (_) {
+    return '';
+  }
+}
+
+/** `o instanceof C` for an object `o` and a native constructor `C`, asking no Proxy and
+ *  ignoring a page-defined `C[Symbol.hasInstance]`. */
+function inherits(o, C) {
+  if (proxyCount === 0) return rApply(ordinaryHasInstance, C, [o]);
+  const proto = C.prototype;
+  for (let p = o, depth = 0; p !== null && depth <= 64; depth++) {
+    if (isProxy(p)) return false;
+    p = getProto(p);
+    if (p === proto) return true;
+  }
+  return false;
+}
+const meData = MEP ? getterOf(MEP, 'data') : null;
+const NEventTarget = G.EventTarget || null;
+const NURL = G.URL || null;
+
+// Workers. The proxy prepends the runtime to worker scripts (docs/runtime-api.md, "Runtime:
+// workers"): a dedicated worker traces and forwards its records to the page that created it;
+// shared and service workers only define `__shepherd` (instrumented code runs there too).
+const WORKER_SCOPE = typeof G.WorkerGlobalScope === 'function' && G instanceof G.WorkerGlobalScope;
+const DEDICATED = typeof G.DedicatedWorkerGlobalScope === 'function' &&
+  G instanceof G.DedicatedWorkerGlobalScope;
+// Members of a [Global] interface live on the global object itself, not on its prototype.
+const nParentPost = DEDICATED && typeof G.postMessage === 'function' ? uncurry(G.postMessage) : null;
+const NWorker = typeof G.Worker === 'function' ? G.Worker : null;
+
+// Storage.
+const StorageP = G.Storage ? Storage.prototype : null;
+const SEP = G.StorageEvent ? StorageEvent.prototype : null;
+const seKey = SEP ? getterOf(SEP, 'key') : null;
+const seNew = SEP ? getterOf(SEP, 'newValue') : null;
+const seArea = SEP ? getterOf(SEP, 'storageArea') : null;
+
+// Form fields (radio groups, dom.js / events.js).
+const inputName = NInput ? getterOf(NInput.prototype, 'name') : null;
+const inputForm = NInput ? getterOf(NInput.prototype, 'form') : null;
+const nodeRoot = NodeP ? uncurry(NodeP.getRootNode) : null;

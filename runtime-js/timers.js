@@ -231,6 +231,8 @@ function installTimers() {
       if (typeof callback !== 'function') return rApply(nRaf, G, [callback]);
       const d = forkDesc(1, 'raf', undefined, undefined);
       d.label = 'animation frame';
+      // Frames run their callbacks in registration order (queue FIFO, docs/trace-format.md).
+      if (REC) d.queue = 'Queue:AnimationFrames';
       if (virtualTime && decider !== null) {
         const id = rApply(nRaf, G, [noop]);
         rApply(nCancelRaf, G, [id]);

@@ -3,11 +3,12 @@
 
 mod commands;
 mod demo_site;
+mod progress;
 
 use clap::{Parser, Subcommand};
 
 /// mimalloc instead of glibc malloc: the JS pass allocates and frees whole syntax trees per
-/// script (12-16% fewer instructions measured on jQuery) and the proxy many small buffers.
+/// script and the proxy many small buffers (the JS pass benchmark runs with it too).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;

@@ -32,9 +32,7 @@ fn block<'a>(report: &'a str, suffix: &str) -> Option<&'a str> {
 
 #[test]
 fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        panic!("headless Chromium is required (scripts/install-deps)");
-    }
+    shepherd_testkit::chromium();
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_shepherd"))

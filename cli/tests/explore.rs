@@ -5,8 +5,8 @@
 //! late (Knockout: the `value` binding clears the field when `applyBindings` runs) must show the
 //! keystroke-loss race as harmful.
 //!
-//! The package is fetched with `npm pack` into the target directory on first run; npm and
-//! Chromium are required.
+//! The package is fetched with `npm pack` into the target directory on first run
+//! (`shepherd_testkit::todomvc`); npm and Chromium are required.
 
 #[path = "support/todomvc.rs"]
 mod support;
@@ -85,16 +85,8 @@ async fn record(browser: &Browser, url: &str, proxy: &ShepherdProxy) {
 
 #[test]
 fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
-    let root = support::package_root().unwrap_or_else(|why| {
-        panic!(
-            "{} is required for this test (npm pack; scripts/install-deps): {why}",
-            support::PACKAGE
-        )
-    });
-    assert!(
-        support::chromium_available(),
-        "headless Chromium is required (scripts/install-deps)"
-    );
+    shepherd_testkit::chromium();
+    let root = support::package_root();
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
     let rt = tokio::runtime::Builder::new_multi_thread()

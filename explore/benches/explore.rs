@@ -125,8 +125,8 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(8);
-    let root = support::package_root()
-        .unwrap_or_else(|why| panic!("{} is required: {why}", support::PACKAGE));
+    shepherd_testkit::chromium();
+    let root = support::package_root();
     let server = support::StaticServer::start(root);
     let dir = tempfile::tempdir().expect("a temporary directory");
     let rt = tokio::runtime::Builder::new_multi_thread()

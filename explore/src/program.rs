@@ -184,6 +184,11 @@ impl<'p> State<'p> {
         self.order.retain(|&x| x != e);
         self.status[e] = Status::Ran;
         fx.reads.insert(format!("en:{e}"));
+        // Taking a message off its queue reads the queue's order (which a cancel of a message
+        // behind it writes: in another order the cancelled one would have reached the head).
+        if let Some(q) = self.prog.events[e].queue {
+            fx.reads.insert(format!("D:{q}"));
+        }
         // A user event is what lets every later one run (R4: enabling is a write of the
         // enabled event's shadow location, which a system event that disables it also
         // writes), whether or not a later one is still pending here.
@@ -248,6 +253,9 @@ impl<'p> State<'p> {
                         continue;
                     }
                     fx.writes.insert(format!("en:{t}"));
+                    if let Some(q) = self.prog.events[t].queue {
+                        fx.writes.insert(format!("D:{q}"));
+                    }
                     if self.status[t] == Status::Pending {
                         self.status[t] = Status::Cancelled;
                         self.order.retain(|&x| x != t);

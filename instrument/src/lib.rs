@@ -29,7 +29,9 @@ mod script_type;
 
 pub use cache::{CacheStats, ScriptCache, ScriptOutput};
 pub use csp::{CspChange, CspHeader, adjust_csp_for_runtime};
-pub use encoding::{DetectedEncoding, EncodingSource, adjust_content_type, detect_encoding};
+pub use encoding::{
+    DetectedEncoding, EncodingSource, adjust_content_type, charset_label, detect_encoding,
+};
 pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
 pub use inline::{InlineCode, inline_code};
 pub use jspass::{Flags, PassFn, real_pass};

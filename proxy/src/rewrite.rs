@@ -47,6 +47,11 @@ pub struct ScriptJob {
     pub module: bool,
     /// The response's `Content-Type` (its charset decides the decoding of classic scripts).
     pub content_type: Option<String>,
+    /// The request's `Sec-Fetch-Dest` (`script`, `worker`, `serviceworker`…; empty when
+    /// absent): a worker's script must carry what a document gets from its HTML.
+    pub fetch_dest: String,
+    /// The page credential of the script's origin (what code running there presents).
+    pub page_token: String,
     /// The decoded body.
     pub source: Bytes,
 }

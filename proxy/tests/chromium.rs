@@ -7,14 +7,9 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_loads_an_https_page_through_the_proxy() {
-    if !std::path::Path::new(CHROMIUM).exists() {
-        eprintln!("skipping: {CHROMIUM} is not installed (scripts/install-deps installs it)");
-        return;
-    }
+    let chromium = shepherd_testkit::chromium();
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("chromium.rec");
     let origin = Origin::start(true, true).await;
@@ -23,7 +18,7 @@ async fn chromium_loads_an_https_page_through_the_proxy() {
     let profile = dir.path().join("profile");
     let out = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(CHROMIUM)
+        tokio::process::Command::new(&chromium)
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -114,10 +109,7 @@ async fn chromium_conversation(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_websocket_is_recorded_and_replayed() {
-    if !std::path::Path::new(CHROMIUM).exists() {
-        eprintln!("skipping: {CHROMIUM} is not installed (scripts/install-deps installs it)");
-        return;
-    }
+    shepherd_testkit::chromium();
     let expected = "welcome|hello from chromium|bin:9.8.7";
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("ws.rec");

@@ -195,6 +195,8 @@ async fn malformed_requests_get_400_and_the_proxy_keeps_serving() {
         "a".repeat(200_000)
     );
     let out = raw_http(proxy.addr(), huge.as_bytes()).await;
+    // The proxy answers 431 and closes while the client is still sending; the kernel may then
+    // reset the connection and drop that answer before the client reads it.
     assert!(out.starts_with("HTTP/1.1 431") || out.is_empty(), "{out}");
     let authority = format!("localhost:{}", origin.addr.port());
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;

@@ -306,10 +306,10 @@ async fn live_sources_hold_too_and_serve_keeps_no_traces() {
 
 /// Child half of `sigkill_during_recording_keeps_committed_exchanges`: records until killed.
 #[test]
+#[ignore = "helper: run by sigkill_during_recording_keeps_committed_exchanges"]
 fn child_recorder() {
-    let Ok(path) = std::env::var("SHEPHERD_TEST_CHILD_RECORD") else {
-        return;
-    };
+    let path = std::env::var("SHEPHERD_TEST_CHILD_RECORD")
+        .expect("run by sigkill_during_recording_keeps_committed_exchanges");
     let ca_der = std::fs::read(std::env::var("SHEPHERD_TEST_ORIGIN_CA").unwrap()).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async move {
@@ -340,6 +340,7 @@ async fn sigkill_during_recording_keeps_committed_exchanges() {
         .args([
             "--exact",
             "child_recorder",
+            "--ignored",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -164,8 +164,7 @@ fn main() {
     let fixes = shepherd_races::FixOptions::default();
     let scan = shepherd_races::accesses::scan(&trace, &fixes).expect("scan");
     let t = Instant::now();
-    let (_, clocks) =
-        shepherd_races::chains::build(&trace, &scan.derived, &scan.auto, &fixes).expect("clocks");
+    let (_, clocks) = shepherd_races::chains::build(&trace, &scan, &fixes).expect("clocks");
     println!(
         "retained chain clocks (reference pipeline): {:.1} ms, {:.1} MB for all {} actions",
         ms(t.elapsed()),
@@ -219,8 +218,7 @@ fn main() {
     let scan_small = shepherd_races::accesses::scan(&small, &fixes).expect("scan");
     let t = Instant::now();
     let (g_small, c_small) =
-        shepherd_races::chains::build(&small, &scan_small.derived, &scan_small.auto, &fixes)
-            .expect("clocks");
+        shepherd_races::chains::build(&small, &scan_small, &fixes).expect("clocks");
     let cd_time = t.elapsed();
     let t = Instant::now();
     let bits = BitClocks::new(&g_small);

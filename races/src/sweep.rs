@@ -20,15 +20,15 @@
 
 use crate::accesses::{AccessKind, Scan};
 use crate::clocks::{ChainTable, Scratch};
-use crate::fixes::{self, FixOptions};
-use crate::graph::{ArcOrigin, GraphError, HbArc, HbGraph};
+use crate::fixes::{self, FifoKind, FixOptions};
+use crate::graph::{GraphError, HbArc, HbGraph};
 use crate::races::Race;
-use shepherd_trace::{ActionType, ArcKind, Trace};
+use shepherd_trace::{ActionType, Trace};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 
-/// How many recent timer fires the FIFO rule looks back over. EventRacer searches the whole
+/// How many recent timer fires and queue deliveries the FIFO rules look back over. EventRacer searches the whole
 /// graph; a bounded window keeps the pass linear. A missed FIFO arc can only add races (the
 /// order is weaker), never hide one.
 pub const TIMER_WINDOW: usize = 256;
@@ -180,22 +180,8 @@ pub fn sweep(
     let graph = HbGraph::new(n, arcs)?;
     let graph_time = started.elapsed();
 
-    let mut timer: Vec<(u32, u32)> = Vec::new();
-    if opts.timers {
-        for a in &trace.arcs {
-            if let (ArcKind::Fork, Some(d)) = (a.kind, a.delay_ms)
-                && a.head < n
-                && a.tail < a.head
-            {
-                if timer.is_empty() {
-                    timer = vec![(NONE, 0); n as usize];
-                }
-                if timer[a.head as usize].0 == NONE {
-                    timer[a.head as usize] = (a.tail, d);
-                }
-            }
-        }
-    }
+    // Registrar/poster and FIFO kind of each timer fire and queue delivery.
+    let fifo = fixes::fifo_members(trace, &scan.queues, opts);
 
     // Reference counts: successors not yet processed (+1 while in the timer window) keep
     // G, G⁺ and S; being a location's last writer or a maximal pending reader keeps G⁺.
@@ -235,7 +221,7 @@ pub fn sweep(
 
     let mut chains = ChainTable::default();
     let (mut gs, mut ps, mut ss) = (Scratch::default(), Scratch::default(), Scratch::default());
-    let mut window: VecDeque<(u32, u32, u32)> = VecDeque::new(); // (fired, registrar, delay)
+    let mut window: VecDeque<(u32, u32, FifoKind)> = VecDeque::new(); // (fired, registrar, kind)
     let mut fifo_arcs: Vec<HbArc> = Vec::new();
     let mut new_fifo: Vec<u32> = Vec::new();
     let mut races: Vec<Race> = Vec::new();
@@ -256,12 +242,10 @@ pub fn sweep(
             gs.join(st.g.get(p));
         }
         new_fifo.clear();
-        if let Some(&(reg, delay)) = timer.get(v as usize)
-            && reg != NONE
-        {
+        if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
             let reg_clock = st.g.get(reg);
-            for &(a, ra, da) in window.iter().rev() {
-                if da > delay || gs.reaches(chains.chain_of(a), chains.pos_of(a)) {
+            for &(a, ra, ka) in window.iter().rev() {
+                if !ka.precedes(kind) || gs.reaches(chains.chain_of(a), chains.pos_of(a)) {
                     continue;
                 }
                 let ordered = ra == reg || {
@@ -274,7 +258,7 @@ pub fn sweep(
                     fifo_arcs.push(HbArc {
                         tail: a,
                         head: v,
-                        origin: ArcOrigin::TimerFifo,
+                        origin: kind.origin(),
                     });
                 }
             }
@@ -435,9 +419,9 @@ pub fn sweep(
 
         // Seal v.
         ps.set(c as usize, pos);
-        if timer.get(v as usize).is_some_and(|t| t.0 != NONE) {
+        if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
             succ_refs[v as usize] += 1;
-            window.push_back((v, timer[v as usize].0, timer[v as usize].1));
+            window.push_back((v, reg, kind));
         }
         let vu = v as usize;
         if succ_refs[vu] > 0 {

@@ -60,11 +60,12 @@ fn trace_of(actions: &[Ops], picks: &[(u32, u32)]) -> Trace {
     for (i, ops) in actions.iter().enumerate() {
         b.begin(ActionType::Unknown, "a", &format!("a{i}"));
         for &(l, w) in ops {
-            // Location 3 is node existence: written by one action, read by later ones.
-            let loc = if l == 3 {
-                "NodeTree:1".to_owned()
-            } else {
-                format!("Global.v{l}")
+            // Location 3 is node existence: written by one action, read by later ones; 4
+            // marks a delivery from a FIFO queue (its forks are posts).
+            let loc = match l {
+                3 => "NodeTree:1".to_owned(),
+                4 => "Queue:q".to_owned(),
+                _ => format!("Global.v{l}"),
             };
             if w {
                 b.write(&loc, Some("1"));
@@ -90,7 +91,7 @@ fn trace_of(actions: &[Ops], picks: &[(u32, u32)]) -> Trace {
 }
 
 fn actions_strategy() -> impl Strategy<Value = Vec<Ops>> {
-    prop::collection::vec(prop::collection::vec((0u8..4, any::<bool>()), 0..4), 2..9)
+    prop::collection::vec(prop::collection::vec((0u8..5, any::<bool>()), 0..4), 2..9)
 }
 
 proptest! {
@@ -125,7 +126,7 @@ proptest! {
         // The reference pipeline (every clock kept) agrees with the streaming sweep.
         let fixes = shepherd_races::FixOptions::default();
         let scan = accesses::scan(&trace, &fixes).unwrap();
-        let (g, clocks) = chains::build(&trace, &scan.derived, &scan.auto, &fixes).unwrap();
+        let (g, clocks) = chains::build(&trace, &scan, &fixes).unwrap();
         let ref_races = races::candidates(&scan.accesses, &clocks);
         prop_assert_eq!(&ref_races, &an.races);
         let cov = coverage::compute(&g, &clocks, &scan.accesses, &ref_races, true);

@@ -30,7 +30,7 @@ fn runtime_sha256_matches_the_rendered_control_hash() {
            prefix: DOC_PREFIX}}));",
         inputs = serde_json::to_string(&inputs).unwrap_or_default(),
     );
-    let out = Command::new("node")
+    let out = Command::new(shepherd_testkit::node())
         .arg("-e")
         .arg(&script)
         .output()

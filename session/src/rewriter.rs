@@ -23,6 +23,9 @@ const CACHE_MEMORY: usize = 256 * 1024 * 1024;
 pub struct InstrumentRewriter {
     mode: Mode,
     cache: Arc<ScriptCache>,
+    /// The runtime configuration worker scripts are rendered with (the page credential is
+    /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
+    worker_runtime: shepherd_runtime::Config,
 }
 
 impl InstrumentRewriter {
@@ -30,7 +33,85 @@ impl InstrumentRewriter {
     /// runtime), caching instrumented scripts in memory and under `cache_dir`.
     pub fn new(mode: Mode, cache_dir: Option<PathBuf>) -> anyhow::Result<Self> {
         let cache = Arc::new(ScriptCache::new(mode, CACHE_MEMORY, cache_dir)?);
-        Ok(InstrumentRewriter { mode, cache })
+        // Workers get no operator secret: nothing controls them from DevTools.
+        let worker_runtime = shepherd_runtime::Config::new(mode, "");
+        Ok(InstrumentRewriter {
+            mode,
+            cache,
+            worker_runtime,
+        })
+    }
+
+    /// Renders worker scripts' runtime from `config` (the run's seed, clock, determinism; its
+    /// secret is dropped) instead of the defaults.
+    pub fn with_worker_runtime(mut self, config: &shepherd_runtime::Config) -> Self {
+        let mut config = config.clone();
+        config.secret = String::new();
+        self.worker_runtime = config;
+        self
+    }
+
+    /// A worker's script as workers need it: a dedicated worker's code instrumented like any
+    /// script, a shared or service worker's left as it is, and in front of either the runtime
+    /// with the origin's page credential, so the worker's own code and what it loads with
+    /// `importScripts` find `__shepherd` (docs/runtime-api.md, "Runtime: workers"). The source
+    /// map is dropped: the runtime in front shifts every line.
+    fn worker_script(&self, job: ScriptJob) -> RewrittenScript {
+        let dedicated = job.fetch_dest == "worker";
+        let mut runtime = self.worker_runtime.clone();
+        runtime.token = Some(job.page_token.clone());
+        let prefix = shepherd_runtime::render(&runtime);
+        let url = job.url.clone();
+        let code = if dedicated {
+            self.script_only(job).body
+        } else {
+            job.source
+        };
+        let mut body = Vec::with_capacity(prefix.len() + 1 + code.len());
+        body.extend_from_slice(prefix.as_bytes());
+        body.push(b'\n');
+        body.extend_from_slice(&code);
+        tracing::debug!(
+            url,
+            dedicated,
+            "worker script served with the runtime in front"
+        );
+        RewrittenScript {
+            body: Bytes::from(body),
+            source_map_id: None,
+        }
+    }
+
+    /// A classic script or module through the JS pass (classic first when it may be either).
+    fn script_only(&self, job: ScriptJob) -> RewrittenScript {
+        let charset = job.content_type.as_deref().and_then(charset_param);
+        let mut out = self
+            .cache
+            .instrument_script(&job.source, ScriptKind::Script, charset);
+        if job.module && out.code.is_none() {
+            // A CORS-mode script is a module or a classic script with `crossorigin`. Parsing
+            // a classic script as a module would change its meaning (top-level `var`s stop
+            // being globals), so it is tried as classic first; module syntax (import/export,
+            // top-level await) fails that parse and lands here.
+            out = self
+                .cache
+                .instrument_script(&job.source, ScriptKind::Module, charset);
+        }
+        match out.body_bytes() {
+            Some(bytes) => RewrittenScript {
+                body: Bytes::from(bytes),
+                source_map_id: out.map_id.as_deref().map(str::to_owned),
+            },
+            None => {
+                if let Some(reason) = &out.kept_reason {
+                    tracing::info!(url = %job.url, %reason, "script served uninstrumented");
+                }
+                RewrittenScript {
+                    body: job.source,
+                    source_map_id: None,
+                }
+            }
+        }
     }
 }
 
@@ -103,12 +184,11 @@ impl Rewriter for InstrumentRewriter {
                     module: maybe_module,
                 }
             }
+            // The runtime goes in front of it, and a dedicated worker's code through the pass
+            // (classic first: a module worker's top-level script is fetched like a classic
+            // one's).
             ResponseKind::WorkerScript if self.mode.rewrites_js() => {
-                tracing::info!(
-                    url = meta.url,
-                    "worker script not instrumented: workers run without Shepherd's runtime"
-                );
-                RewriteKind::None
+                RewriteKind::Script { module: true }
             }
             ResponseKind::Refused(why) => {
                 tracing::debug!(
@@ -163,34 +243,13 @@ impl Rewriter for InstrumentRewriter {
     }
 
     fn rewrite_script(&self, job: ScriptJob) -> RewrittenScript {
-        let charset = job.content_type.as_deref().and_then(charset_param);
-        let mut out = self
-            .cache
-            .instrument_script(&job.source, ScriptKind::Script, charset);
-        if job.module && out.code.is_none() {
-            // A CORS-mode script is a module or a classic script with `crossorigin`. Parsing
-            // a classic script as a module would change its meaning (top-level `var`s stop
-            // being globals), so it is tried as classic first; module syntax (import/export,
-            // top-level await) fails that parse and lands here.
-            out = self
-                .cache
-                .instrument_script(&job.source, ScriptKind::Module, charset);
+        if matches!(
+            job.fetch_dest.as_str(),
+            "worker" | "sharedworker" | "serviceworker"
+        ) {
+            return self.worker_script(job);
         }
-        match out.body_bytes() {
-            Some(bytes) => RewrittenScript {
-                body: Bytes::from(bytes),
-                source_map_id: out.map_id.as_deref().map(str::to_owned),
-            },
-            None => {
-                if let Some(reason) = &out.kept_reason {
-                    tracing::info!(url = %job.url, %reason, "script served uninstrumented");
-                }
-                RewrittenScript {
-                    body: job.source,
-                    source_map_id: None,
-                }
-            }
-        }
+        self.script_only(job)
     }
 
     fn source_map(&self, map_id: &str, script_url: &str) -> Option<String> {

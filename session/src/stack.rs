@@ -150,7 +150,8 @@ impl Stack {
         config.runtime_js = Bytes::from(shepherd_runtime::render(&runtime));
         config.rewriter = Some(Arc::new(
             InstrumentRewriter::new(mode, opts.cache_dir)
-                .context("setting up the instrumentation cache")?,
+                .context("setting up the instrumentation cache")?
+                .with_worker_runtime(&runtime),
         ));
         let proxy = Proxy::start(config, ca)
             .await

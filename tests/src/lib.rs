@@ -134,6 +134,7 @@ impl TestOrigin {
     pub async fn start(root: PathBuf, mode: Mode) -> Result<TestOrigin> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
+        let secret = format!("test-secret-{}", addr.port());
         let files = Arc::new(Files {
             root,
             requests: Mutex::new(Vec::new()),
@@ -164,7 +165,6 @@ impl TestOrigin {
         let dir = tempfile::tempdir()?;
         let recording = dir.path().join("e2e.rec");
         let ca = Arc::new(CertificateAuthority::ephemeral()?);
-        let secret = format!("test-secret-{}", addr.port());
         let traces = Arc::new(Traces::default());
         let opts = stack_options(&secret, &traces);
         let record = Stack::start(
@@ -563,6 +563,38 @@ impl Harness {
         let t = self.flushed_trace(&page).await;
         let _ = page.close().await;
         t
+    }
+    /// Opens `path`, waits until the page expression `ready` is true (at most `limit`), then
+    /// 50 ms more, flushes and returns the trace (the tab is closed).
+    pub async fn record_until(
+        &self,
+        path: &str,
+        ready: &str,
+        limit: Duration,
+    ) -> Result<TraceQuery> {
+        let page = self.open(path).await?;
+        let t = self.trace_when(&page, ready, limit).await;
+        let _ = page.close().await;
+        t
+    }
+
+    /// Waits until the page expression `ready` is true (at most `limit`), then 50 ms more, and
+    /// returns the flushed trace of `page`.
+    pub async fn trace_when(
+        &self,
+        page: &shepherd_browser::Page,
+        ready: &str,
+        limit: Duration,
+    ) -> Result<TraceQuery> {
+        let start = Instant::now();
+        while page.evaluate(ready).await? != serde_json::json!(true) {
+            if start.elapsed() > limit {
+                bail!("`{ready}` never held within {limit:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.flushed_trace(page).await
     }
 }
 

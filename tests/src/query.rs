@@ -1,6 +1,7 @@
 //! Questions tests ask of a recorded trace, with readable failure messages.
 
 use anyhow::{Result, anyhow, bail};
+use shepherd_races::report::{RaceReport, RaceView};
 use shepherd_trace::{ActionId, ArcKind, Op, Trace};
 
 /// A parsed trace plus lookups by kind, scope label, stable id and location.
@@ -228,6 +229,59 @@ impl TraceQuery {
             .iter()
             .find(|a| a.head == h && a.kind == ArcKind::Fork)
             .map(|a| (a.tail, a.delay_ms))
+    }
+
+    /// The race analysis of the trace (default options), every race included (covered ones
+    /// too), as `shepherd races` reports it.
+    pub fn report(&self) -> Result<RaceReport> {
+        let an = shepherd_races::analyze(&self.trace, &shepherd_races::Options::default())?;
+        Ok(RaceReport::new(&self.trace, &an, true))
+    }
+
+    /// The races reported on location `loc` (exact name), covered ones too.
+    pub fn races_on(&self, loc: &str) -> Result<Vec<RaceView>> {
+        Ok(self
+            .report()?
+            .races
+            .into_iter()
+            .filter(|r| r.location == loc)
+            .collect())
+    }
+
+    /// The uncovered races reported on location `loc` (exact name).
+    pub fn uncovered_on(&self, loc: &str) -> Result<Vec<RaceView>> {
+        Ok(self
+            .races_on(loc)?
+            .into_iter()
+            .filter(|r| !r.covered)
+            .collect())
+    }
+
+    /// The races reported on locations whose name matches `pred`, as text for failure
+    /// messages.
+    pub fn races_text(&self, pred: impl Fn(&str) -> bool) -> String {
+        match self.report() {
+            Ok(rep) => rep
+                .races
+                .iter()
+                .filter(|r| pred(&r.location))
+                .map(|r| {
+                    format!(
+                        "{} {} {} #{} {:?} / #{} {:?} [{}] {}\n",
+                        r.location,
+                        r.kind,
+                        if r.covered { "covered" } else { "uncovered" },
+                        r.first.action,
+                        r.first.source,
+                        r.second.action,
+                        r.second.source,
+                        r.tags.join(","),
+                        r.level
+                    )
+                })
+                .collect(),
+            Err(e) => format!("analysis failed: {e:#}"),
+        }
     }
 
     /// A human-readable listing for failure messages.

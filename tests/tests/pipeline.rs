@@ -61,8 +61,9 @@ case!(fig1_read_of_undefined_global_is_logged, |h| async move {
     );
     ensure!(decl[0].0 > load, "bad order: declared after the load");
     ensure!(
-        !t.hb(load, decl[0].0) || !t.hb(decl[0].0, load),
-        "the two are unordered or ordered by nothing but timing"
+        !t.hb(load, decl[0].0) && !t.hb(decl[0].0, load),
+        "the two are unordered (ordered by nothing but timing)\n{}",
+        t.dump()
     );
     Ok(())
 });
@@ -258,7 +259,7 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
     );
     let late = module("/modules/late.js?delay=300")?;
     ensure!(
-        t.has_arc(late, load, 'j') && !t.hb(late, dcl) && t.forked_by(late).is_some(),
+        t.has_arc(late, load, 'j') && late > dcl && !t.hb(dcl, late) && t.forked_by(late).is_some(),
         "async module: forked by its chunk, joined by window load, not by DOMContentLoaded\n{}",
         t.dump()
     );

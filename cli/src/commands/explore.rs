@@ -2,9 +2,9 @@
 //! explorer, `shepherd-explore`): replay it under other event orders and report which races
 //! change what the page shows.
 
+use crate::progress::Progress;
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
 use shepherd_explore::report;
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
@@ -122,19 +122,13 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         fresh: args.fresh,
         policy: args.policy.clone(),
     };
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar.set_message("initial execution (recorded order)");
+    let bar = Progress::spinner("initial execution (the recorded order)");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let out = rt.block_on(explore(site, &opts, |p| {
-        bar.set_message(format!(
+        bar.message(format!(
             "explored {} · pending {} · depth {} · harmful {}{}",
             p.explored,
             p.pending,
@@ -147,7 +141,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
             }
         ));
     }))?;
-    bar.finish_and_clear();
+    bar.finish();
     let sources = shepherd_session::page_sources::for_trace_file(&args.recording);
     let doc = report::json(&out, args.bound, &sources);
     if let Some(path) = &args.html {

@@ -81,14 +81,10 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         return Ok(ExitCode::SUCCESS);
     }
     let kind: ScriptKind = kind.parse().map_err(anyhow::Error::msg)?;
-    let charset = args.content_type.as_deref().and_then(|ct| {
-        ct.split(';').skip(1).find_map(|p| {
-            let (n, v) = p.split_once('=')?;
-            n.trim()
-                .eq_ignore_ascii_case("charset")
-                .then(|| v.trim().trim_matches('"').to_string())
-        })
-    });
+    let charset = args
+        .content_type
+        .as_deref()
+        .and_then(shepherd_instrument::charset_label);
     let out = match kind {
         ScriptKind::Script | ScriptKind::Module => {
             cache.instrument_script(&input, kind, charset.as_deref())

@@ -1,8 +1,9 @@
 //! `shepherd races FILE`: offline race detection (EventRacer's algorithms) on a trace.
 
+use crate::progress::Progress;
 use anyhow::Context;
 use shepherd_races::report::{self, Explored, RaceReport, RaceView};
-use shepherd_races::{Options, analyze};
+use shepherd_races::{Options, analyze_with_phases};
 use shepherd_trace::Trace;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -83,7 +84,12 @@ fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String)
 /// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
 fn load_trace(path: &Path) -> anyhow::Result<Trace> {
-    let src = shepherd_session::trace_source::load(path, None)?;
+    let progress = Progress::bytes(0, "reading the trace");
+    let src =
+        shepherd_session::trace_source::load_with_progress(path, None, &mut |done, total| {
+            progress.update(done, total)
+        })?;
+    progress.finish();
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
@@ -101,12 +107,18 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         single_coverage: true,
         ..Options::default()
     };
-    let analysis = analyze(&trace, &opts)
-        .with_context(|| format!("cannot analyse {}", args.file.display()))?;
+    let progress = Progress::spinner("analysing");
+    let actions = trace.actions.len();
+    let analysis = analyze_with_phases(&trace, &opts, &mut |phase| {
+        progress.message(format!("analysing {actions} actions: {phase}"));
+    })
+    .with_context(|| format!("cannot analyse {}", args.file.display()))?;
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
+    progress.message("loading page sources for the report");
     let sources = shepherd_session::page_sources::for_trace_file(&args.file);
     let mut rep = RaceReport::new(&trace, &analysis, args.all);
     rep.attach_sources(&sources);
+    progress.finish();
     let explored = match &args.explored {
         Some(p) => Some(load_explored(p)?),
         None => None,
@@ -132,8 +144,10 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
             full.attach_explored(lookup);
             full
         };
+        let progress = Progress::spinner("writing the HTML report");
         let page = report::html::render(&full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
+        progress.finish();
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,6 @@
 //! Shared by `tests/todomvc.rs` and `benches/todomvc.rs`: the `todomvc@0.1.1` npm package
-//! (fetched with `npm pack` into the target directory, never committed), a static file server
-//! for it on loopback, and the `shepherd` binary started as a proxy in a given mode.
+//! (`shepherd_testkit::todomvc`, fetched into the target directory, never committed), a static
+//! file server for it on loopback, and the `shepherd` binary started as a proxy in a given mode.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,44 +10,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// The package version every figure and expectation refers to.
-pub const PACKAGE: &str = "todomvc@0.1.1";
-
-/// The unpacked package root (`…/package`, holding `examples/` and `learn.json`), fetched on
-/// first use. `Err` says why it is unavailable (no npm, no network) so callers can skip.
-pub fn package_root() -> Result<PathBuf, String> {
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("todomvc-0.1.1");
-    let root = cache.join("package");
-    if root.join("examples/vanillajs/index.html").is_file() {
-        return Ok(root);
-    }
-    std::fs::create_dir_all(&cache).map_err(|e| format!("creating {}: {e}", cache.display()))?;
-    let out = Command::new("npm")
-        .args(["pack", PACKAGE, "--silent", "--pack-destination"])
-        .arg(&cache)
-        .current_dir(&cache)
-        .output()
-        .map_err(|e| format!("running npm: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "npm pack {PACKAGE} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let status = Command::new("tar")
-        .args(["xzf", "todomvc-0.1.1.tgz"])
-        .current_dir(&cache)
-        .status()
-        .map_err(|e| format!("running tar: {e}"))?;
-    if !status.success() || !root.join("examples/vanillajs/index.html").is_file() {
-        return Err(format!(
-            "unpacking the package in {} failed",
-            cache.display()
-        ));
-    }
-    Ok(root)
-}
 
 /// A static file server for a directory on 127.0.0.1 (one thread per connection, one request
 /// per connection). Stops when dropped.
@@ -249,8 +211,8 @@ impl Drop for ShepherdProxy {
     }
 }
 
-/// Whether headless Chromium is installed where `shepherd-browser` looks for it.
-pub fn chromium_available() -> bool {
-    let opts = shepherd_browser::LaunchOptions::default();
-    opts.resolved_executable().exists()
+/// The unpacked package root (`…/package`, holding `examples/` and `learn.json`), fetched on
+/// first use; panics when it cannot be fetched.
+pub fn package_root() -> PathBuf {
+    shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }

@@ -92,6 +92,13 @@ pub(crate) async fn apply(
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
+        fetch_dest: req
+            .headers
+            .get("sec-fetch-dest")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string(),
+        page_token: req.page_token.to_string(),
         source,
     };
     let rewriter = rewriter.clone();
