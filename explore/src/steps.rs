@@ -1,17 +1,18 @@
 //! From what a browser execution observed to what the reorder phase needs: the steps as
 //! events, the enabled set at every prefix, the platform's order between steps (a step that
 //! enabled another; the trace's happens-before arcs, logged and derived, between their
-//! actions), and the conflicts between steps (the race detector's candidate races between
-//! their actions, except on locations whose accesses commute).
+//! actions), the conflicts between steps (the race detector's candidate races between their
+//! actions, except on locations whose accesses commute), and for deliveries from FIFO queues
+//! their queue and the step that posted them.
 
 use crate::event::EventTable;
-use crate::execution::Execution;
+use crate::execution::{Execution, Fifo};
 use crate::naming;
 use crate::runner::RunOutput;
 use serde::{Deserialize, Serialize};
 use shepherd_races::filters::Tag;
 use shepherd_races::{Analysis, Options, analyze};
-use shepherd_trace::Trace;
+use shepherd_trace::{ArcKind, Op, Trace};
 use std::collections::{BTreeMap, HashMap};
 
 /// One race between two steps, for reports.
@@ -122,6 +123,33 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
             {
                 exec.hb[h as usize].push(t);
             }
+        }
+        // FIFO queues (EM-DPOR): a delivery (a port message, a worker message, a self-post,
+        // an animation frame) reads `Queue:<name>` first; its post is the tail of its fork
+        // arc. Deliveries of one queue are ordered when their posts are.
+        let mut queue_ids: HashMap<&str, u32> = HashMap::new();
+        for a in &trace.actions {
+            let Some(step) = step_of(a.id) else { continue };
+            let step = step as usize;
+            if exec.fifo[step].is_some() || out.steps[step].first_action != a.id {
+                continue;
+            }
+            let first_read = trace.ops_of(a.id).iter().find_map(|op| match op {
+                Op::Read { loc, .. } => Some(trace.strings.get(*loc)),
+                _ => None,
+            });
+            let Some(q) = first_read.filter(|l| l.starts_with("Queue:")) else {
+                continue;
+            };
+            let next = queue_ids.len() as u32;
+            let queue = *queue_ids.entry(q).or_insert(next);
+            let poster = trace
+                .arcs
+                .iter()
+                .find(|x| x.head == a.id && x.kind == ArcKind::Fork)
+                .and_then(|x| step_of(x.tail))
+                .filter(|&p| (p as usize) < step);
+            exec.fifo[step] = Some(Fifo { queue, poster });
         }
         for (k, r) in an.races.iter().enumerate() {
             let x = an.accesses.get(r.first);

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         ),
         ("ajax_responses_in_the_wrong_order", ajax_order),
         ("late_initialisation_overwrites_typed_text", late_init),
+        ("port_messages_are_reordered_by_their_posts", port_fifo),
         ("load_defines_a_function_three_reversals_deep", load_defines),
         ("same_value_writes_are_harmless", same_value),
         ("timer_ad_hoc_synchronisation_is_harmless", adhoc_timer),
@@ -267,6 +268,22 @@ case!(late_init, |h| async move {
     let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
     ensure!(
         diff.contains(".value=\\\"alice\\\"") || diff.contains(".value=\"alice\""),
+        "{diff}"
+    );
+    Ok(())
+});
+
+case!(port_fifo, |h| async move {
+    let (_, doc, _dir) = record_and_explore(&h, "/explore/port-fifo/", 1, async |_| Ok(())).await?;
+    let r = races(&doc)
+        .iter()
+        .find(|r| r["verdict"] == "harmful" && r["witness"]["reversed"]["posts"].is_array())
+        .with_context(|| format!("no harmful reversal of two port messages: {doc:#}"))?;
+    check_witness(r)?;
+    // The other message ends up shown.
+    let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
+    ensure!(
+        diff.contains("from the timer") && diff.contains("from DOMContentLoaded"),
         "{diff}"
     );
     Ok(())
