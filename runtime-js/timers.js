@@ -60,6 +60,22 @@ function holdVirtual(d, go) {
   return true;
 }
 
+/**
+ * Wraps `cancelAnimationFrame`/`cancelIdleCallback` (native `nCancel`): a callback held in
+ * virtual time (`virtualFrames[prefix + id]`) is discarded too.
+ */
+function patchCancel(name, nCancel, prefix) {
+  if (!nCancel) return;
+  patch(G, name, function (id) {
+    const h = virtualFrames[prefix + id];
+    if (h !== undefined) {
+      delete virtualFrames[prefix + id];
+      discardHeld(h);
+    }
+    return rApply(nCancel, G, [id]);
+  });
+}
+
 /** A timer id the page can clear, without a native timer behind it. */
 function reserveTimerId() {
   const id = rApply(nSetTimeout, G, [noop, MAX_DELAY]);
@@ -249,16 +265,7 @@ function installTimers() {
         return runTask(d, callback, G, [ts]);
       }]);
     });
-    if (nCancelRaf) {
-      patch(G, 'cancelAnimationFrame', function (id) {
-        const h = virtualFrames['r' + id];
-        if (h !== undefined) {
-          delete virtualFrames['r' + id];
-          discardHeld(h);
-        }
-        return rApply(nCancelRaf, G, [id]);
-      });
-    }
+    patchCancel('cancelAnimationFrame', nCancelRaf, 'r');
   }
   if (nRic) {
     patch(G, 'requestIdleCallback', function (callback, options) {
@@ -283,15 +290,6 @@ function installTimers() {
         return runTask(d, callback, G, [deadline]);
       }, options]);
     });
-    if (nCancelRic) {
-      patch(G, 'cancelIdleCallback', function (id) {
-        const h = virtualFrames['i' + id];
-        if (h !== undefined) {
-          delete virtualFrames['i' + id];
-          discardHeld(h);
-        }
-        return rApply(nCancelRic, G, [id]);
-      });
-    }
+    patchCancel('cancelIdleCallback', nCancelRic, 'i');
   }
 }

@@ -53,22 +53,27 @@ impl Page {
                 return Ok(ctx);
             }
         }
+        let id = self.create_world(WORLD).await?;
+        let mut st = self.lock_state();
+        st.tools_world = Some((st.main_navigations, id));
+        Ok(id)
+    }
+
+    /// A new isolated world named `name` in the main frame; its execution context id.
+    pub(crate) async fn create_world(&self, name: &str) -> Result<i64> {
         let world = self
             .call(
                 "Page.createIsolatedWorld",
-                json!({ "frameId": self.target_id(), "worldName": WORLD }),
+                json!({ "frameId": self.target_id(), "worldName": name }),
             )
             .await?;
-        let id = world
+        world
             .get("executionContextId")
             .and_then(Value::as_i64)
             .ok_or_else(|| Error::BadResponse {
                 method: "Page.createIsolatedWorld".into(),
                 detail: "no executionContextId".into(),
-            })?;
-        let mut st = self.lock_state();
-        st.tools_world = Some((st.main_navigations, id));
-        Ok(id)
+            })
     }
 
     /// Answers the proxy's authentication challenges for this page's requests with

@@ -12,11 +12,11 @@
 mod support;
 
 use serde_json::Value;
-use shepherd_browser::{Browser, LaunchOptions, Page};
+use shepherd_browser::{Browser, LaunchOptions};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{ProxyMode, ShepherdProxy, StaticServer};
+use support::{ProxyMode, ShepherdProxy, StaticServer, wait_for};
 
 /// Apps explored, and whether typing before initialisation loses the text (Knockout's `value`
 /// binding writes the field when `applyBindings` runs).
@@ -28,19 +28,6 @@ const APPS: [(&str, bool); 3] = [
 
 /// Budget of each exploration.
 const BUDGET: &str = "40s";
-
-async fn wait_for(page: &Page, expr: &str, limit: Duration) -> bool {
-    let start = Instant::now();
-    loop {
-        if let Ok(Value::Bool(true)) = page.evaluate(expr).await {
-            return true;
-        }
-        if start.elapsed() > limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// Loads the app, waits until it has initialised, adds one todo, flushes the trace.
 async fn record(browser: &Browser, url: &str, proxy: &ShepherdProxy) {

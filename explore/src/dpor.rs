@@ -275,8 +275,7 @@ impl Explorer {
                 None => Vec::new(),
             };
             for en in moved {
-                let tail = self.pool[en.seq as usize][en.start as usize + 1..].to_vec();
-                self.insert_shared(hashes[i + 1], &exec.enabled[i + 1], en, tail);
+                self.insert_shared(hashes[i + 1], &exec.enabled[i + 1], en);
             }
         }
         // Deepest prefix on top: depth-first.
@@ -365,54 +364,65 @@ impl Explorer {
         if depth > self.bound {
             return;
         }
-        let skip = seq
-            .iter()
-            .position(|e| enabled.binary_search(e).is_ok())
-            .unwrap_or(seq.len());
-        if skip == seq.len() {
-            return;
-        }
-        let key = seq_hash(&seq[skip..]);
-        let Some(f) = self.frames.get_mut(&h) else {
+        let Some(skip) = self.admit(h, enabled, &seq) else {
             return;
         };
-        if let Err(at) = f.seen.binary_search(&key) {
-            f.seen.insert(at, key);
-            let id = self.pool.len() as u32;
-            self.pool.push(seq);
-            f.entries.push(Entry {
-                seq: id,
-                start: skip as u32,
-                depth,
-                origin,
-            });
-            self.stats.stored += 1;
+        let id = self.pool.len() as u32;
+        self.pool.push(seq);
+        self.push_entry(h, id, skip as u32, depth, origin);
+        self.stats.stored += 1;
+    }
+
+    /// Moves the tail of a pending entry down one prefix (the shared-prefix case); the tail
+    /// stays in the pool where it is.
+    fn insert_shared(&mut self, h: u64, enabled: &[Ev], en: Entry) {
+        let start = en.start as usize + 1;
+        let tail = &self.pool[en.seq as usize][start..];
+        let key = normalised(enabled, tail);
+        let Some(skip) = key.and_then(|(skip, key)| self.claim(h, key).then_some(skip)) else {
+            return;
+        };
+        self.push_entry(h, en.seq, (start + skip) as u32, en.depth, en.origin);
+    }
+
+    /// Where `seq` starts once normalised at `h`, if it is new there (and then claims it).
+    fn admit(&mut self, h: u64, enabled: &[Ev], seq: &[Ev]) -> Option<usize> {
+        let (skip, key) = normalised(enabled, seq)?;
+        self.claim(h, key).then_some(skip)
+    }
+
+    /// Records sequence hash `key` at `h`; false when it was there already (or no frame).
+    fn claim(&mut self, h: u64, key: u64) -> bool {
+        let Some(f) = self.frames.get_mut(&h) else {
+            return false;
+        };
+        match f.seen.binary_search(&key) {
+            Ok(_) => false,
+            Err(at) => {
+                f.seen.insert(at, key);
+                true
+            }
         }
     }
 
-    /// Moves the tail of a pending entry down one prefix (the shared-prefix case).
-    fn insert_shared(&mut self, h: u64, enabled: &[Ev], en: Entry, tail: Vec<Ev>) {
-        let skip = tail
-            .iter()
-            .position(|e| enabled.binary_search(e).is_ok())
-            .unwrap_or(tail.len());
-        if skip == tail.len() {
-            return;
-        }
-        let key = seq_hash(&tail[skip..]);
-        let Some(f) = self.frames.get_mut(&h) else {
-            return;
-        };
-        if let Err(at) = f.seen.binary_search(&key) {
-            f.seen.insert(at, key);
+    fn push_entry(&mut self, h: u64, seq: u32, start: u32, depth: u32, origin: u32) {
+        if let Some(f) = self.frames.get_mut(&h) {
             f.entries.push(Entry {
-                seq: en.seq,
-                start: en.start + 1 + skip as u32,
-                depth: en.depth,
-                origin: en.origin,
+                seq,
+                start,
+                depth,
+                origin,
             });
         }
     }
+}
+
+/// Approximate replay's view of `seq` at a prefix where `enabled` is enabled: the leading
+/// events that are not enabled are skipped. `(skipped, hash of the rest)`, or `None` when
+/// nothing is left.
+fn normalised(enabled: &[Ev], seq: &[Ev]) -> Option<(usize, u64)> {
+    let skip = seq.iter().position(|e| enabled.binary_search(e).is_ok())?;
+    Some((skip, seq_hash(&seq[skip..])))
 }
 
 const PREFIX_SEED: u64 = 0x5eed_cafe_f00d_d00d;

@@ -19,12 +19,12 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
 use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
-use shepherd_session::{Run, Stack, StackOptions};
+use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
 use shepherd_trace::Trace;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long to wait for what.
@@ -142,43 +142,11 @@ pub struct RunOutput {
     pub elapsed: Duration,
 }
 
-/// Trace batches uploaded during the current execution: doc -> seq -> data.
-#[derive(Default)]
-struct Sink(Mutex<HashMap<String, BTreeMap<u64, Vec<u8>>>>);
-
-impl TraceSink for Sink {
-    fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        g.entry(doc.to_string())
-            .or_default()
-            .entry(seq)
-            .or_insert_with(|| data.to_vec());
-        Ok(())
-    }
-}
-
-impl Sink {
-    fn take(&self, doc: &str) -> Vec<u8> {
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out = Vec::new();
-        if let Some(batches) = g.remove(doc) {
-            for (want, (seq, data)) in batches.into_iter().enumerate() {
-                if seq != want as u64 {
-                    break;
-                }
-                out.extend_from_slice(&data);
-            }
-        }
-        g.clear();
-        out
-    }
-}
-
 /// A replay proxy and a browser.
 pub struct Worker {
     stack: Stack,
     browser: Browser,
-    sink: Arc<Sink>,
+    sink: Arc<MemoryTraces>,
     secret: String,
     proxy_addr: String,
     auth: Option<(String, String)>,
@@ -241,7 +209,7 @@ impl Worker {
         cfg: &WorkerConfig,
         ca: Arc<CertificateAuthority>,
     ) -> anyhow::Result<Worker> {
-        let sink = Arc::new(Sink::default());
+        let sink = Arc::new(MemoryTraces::default());
         let auth = match &cfg.auth {
             Some(a) => Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?),
             None => None,
@@ -319,7 +287,7 @@ impl Worker {
         holds.clear_rules();
         holds.release_all();
         self.stack.proxy().reset_replay();
-        let _ = self.sink.take("");
+        self.sink.clear();
         holds.set_split_html(true);
         holds.set_hold_all(true);
         let page = self

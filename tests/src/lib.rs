@@ -12,7 +12,7 @@
 
 pub mod query;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -31,7 +31,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use shepherd_proxy::{CertificateAuthority, ReplayOptions, TraceSink, UpstreamTrust};
 use shepherd_runtime::Mode;
-use shepherd_session::{Run, Stack, StackOptions};
+use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -40,21 +40,6 @@ pub use query::TraceQuery;
 /// The fixture pages shipped with this crate.
 pub fn pages_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
-}
-
-/// Trace batches uploaded by pages: doc -> seq -> body.
-#[derive(Default)]
-struct Traces(Mutex<BTreeMap<String, BTreeMap<u64, Bytes>>>);
-
-impl TraceSink for Traces {
-    fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
-        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        t.entry(doc.to_string())
-            .or_default()
-            .entry(seq)
-            .or_insert_with(|| Bytes::copy_from_slice(data));
-        Ok(())
-    }
 }
 
 /// What the file server shares with its connections.
@@ -81,7 +66,7 @@ pub struct TestOrigin {
     addr: SocketAddr,
     ws_addr: SocketAddr,
     files: Arc<Files>,
-    traces: Arc<Traces>,
+    traces: Arc<MemoryTraces>,
     proxies: tokio::sync::Mutex<Proxies>,
     ca: Arc<CertificateAuthority>,
     secret: String,
@@ -165,7 +150,7 @@ impl TestOrigin {
         let dir = tempfile::tempdir()?;
         let recording = dir.path().join("e2e.rec");
         let ca = Arc::new(CertificateAuthority::ephemeral()?);
-        let traces = Arc::new(Traces::default());
+        let traces = Arc::new(MemoryTraces::default());
         let opts = stack_options(&secret, &traces);
         let record = Stack::start(
             Run::Record {
@@ -307,9 +292,7 @@ impl TestOrigin {
         if let Ok(mut r) = self.files.requests.lock() {
             r.clear();
         }
-        if let Ok(mut t) = self.traces.0.lock() {
-            t.clear();
-        }
+        self.traces.clear();
     }
 
     /// Paths the origin was asked for so far (no query strings), in arrival order.
@@ -323,28 +306,12 @@ impl TestOrigin {
 
     /// Documents that uploaded at least one batch.
     pub fn docs(&self) -> Vec<String> {
-        self.traces
-            .0
-            .lock()
-            .map(|t| t.keys().cloned().collect())
-            .unwrap_or_default()
+        self.traces.docs()
     }
 
     /// The contiguous prefix (seq 0, 1, …) of what `doc` uploaded.
     pub fn trace_bytes(&self, doc: &str) -> Vec<u8> {
-        let Ok(t) = self.traces.0.lock() else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        if let Some(batches) = t.get(doc) {
-            for (want, (seq, body)) in batches.iter().enumerate() {
-                if *seq != want as u64 {
-                    break;
-                }
-                out.extend_from_slice(body);
-            }
-        }
-        out
+        self.traces.bytes(doc)
     }
 
     /// Parses `doc`'s trace with shepherd-trace's reader.
@@ -390,7 +357,7 @@ impl TestOrigin {
     }
 }
 
-fn stack_options(secret: &str, traces: &Arc<Traces>) -> StackOptions {
+fn stack_options(secret: &str, traces: &Arc<MemoryTraces>) -> StackOptions {
     StackOptions {
         operator_secret: Some(secret.to_string()),
         trace_sink: Some(traces.clone() as Arc<dyn TraceSink>),
@@ -403,7 +370,7 @@ async fn start_replay(
     recording: &Path,
     record: &Stack,
     secret: &str,
-    traces: &Arc<Traces>,
+    traces: &Arc<MemoryTraces>,
     ca: &Arc<CertificateAuthority>,
 ) -> Result<Stack> {
     record.proxy().flush();

@@ -145,6 +145,14 @@ async fn explore_with(
     Ok((out, doc, dir))
 }
 
+/// The user of the WordPress-shaped page: count, then greet.
+async fn count_then_greet(p: &Page) -> Result<()> {
+    p.click("#a").await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    p.click("#b").await?;
+    Ok(())
+}
+
 fn races(doc: &Value) -> &[Value] {
     doc["races"].as_array().map_or(&[], Vec::as_slice)
 }
@@ -159,6 +167,19 @@ fn harmful<'a>(doc: &'a Value, location: &str) -> Result<&'a Value> {
                 serde_json::to_string_pretty(&doc["races"]).unwrap_or_default()
             )
         })
+}
+
+/// A harmful race on a location whose name ends with one of `suffixes` (object numbers vary).
+fn harmful_on<'a>(doc: &'a Value, suffixes: &[&str]) -> Result<&'a Value> {
+    races(doc)
+        .iter()
+        .find(|r| {
+            r["verdict"] == "harmful"
+                && r["location"]
+                    .as_str()
+                    .is_some_and(|l| suffixes.iter().any(|s| l.ends_with(s)))
+        })
+        .with_context(|| format!("no harmful race on a location ending with {suffixes:?}: {doc:#}"))
 }
 
 fn no_harmful(doc: &Value) -> Result<()> {
@@ -224,15 +245,7 @@ case!(click_before_script, |h| async move {
 case!(ajax_order, |h| async move {
     let (_, doc, _dir) =
         record_and_explore(&h, "/explore/ajax-order/", 1, async |_| Ok(())).await?;
-    let r = races(&doc)
-        .iter()
-        .find(|r| {
-            r["verdict"] == "harmful"
-                && r["location"]
-                    .as_str()
-                    .is_some_and(|l| l.ends_with(".childList") || l.ends_with(".textContent"))
-        })
-        .with_context(|| format!("no harmful race on the paragraph's children: {doc:#}"))?;
+    let r = harmful_on(&doc, &[".childList", ".textContent"])?;
     check_witness(r)?;
     ensure!(r["depth"] == 1);
     let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
@@ -254,15 +267,7 @@ case!(late_init, |h| async move {
         Ok(())
     })
     .await?;
-    let r = races(&doc)
-        .iter()
-        .find(|r| {
-            r["verdict"] == "harmful"
-                && r["location"]
-                    .as_str()
-                    .is_some_and(|l| l.ends_with(".value"))
-        })
-        .with_context(|| format!("no harmful race on the field's value: {doc:#}"))?;
+    let r = harmful_on(&doc, &[".value"])?;
     check_witness(r)?;
     ensure!(r["depth"] == 1);
     let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
@@ -290,19 +295,15 @@ case!(port_fifo, |h| async move {
 });
 
 case!(load_defines, |h| async move {
-    let act = async |p: &Page| {
-        p.click("#a").await?;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        p.click("#b").await?;
-        Ok(())
-    };
-    let (out2, doc2, _d2) = record_and_explore(&h, "/explore/load-defines/", 2, act).await?;
+    let (out2, doc2, _d2) =
+        record_and_explore(&h, "/explore/load-defines/", 2, count_then_greet).await?;
     ensure!(out2.complete, "bound 2 finishes");
     ensure!(
         harmful(&doc2, "Global.greet").is_err(),
         "found before bound 3: {doc2:#}"
     );
-    let (out3, doc3, _d3) = record_and_explore(&h, "/explore/load-defines/", 3, act).await?;
+    let (out3, doc3, _d3) =
+        record_and_explore(&h, "/explore/load-defines/", 3, count_then_greet).await?;
     let r = harmful(&doc3, "Global.greet")?;
     check_witness(r)?;
     ensure!(r["depth"] == 3, "{r}");
@@ -341,13 +342,7 @@ case!(adhoc_timer, |h| async move {
 });
 
 case!(two_workers, |h| async move {
-    let act = async |p: &Page| {
-        p.click("#a").await?;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        p.click("#b").await?;
-        Ok(())
-    };
-    let site = record(&h, "/explore/load-defines/", act).await?;
+    let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
     let dir = tempfile::tempdir()?;
     let mut opts = options(&site, 3, dir.path());
     opts.workers.push(local_worker(&site));
@@ -388,13 +383,7 @@ case!(remote_browser, |h| async move {
 });
 
 case!(resume, |h| async move {
-    let act = async |p: &Page| {
-        p.click("#a").await?;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        p.click("#b").await?;
-        Ok(())
-    };
-    let site = record(&h, "/explore/load-defines/", act).await?;
+    let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
     let dir = tempfile::tempdir()?;
     let mut opts = options(&site, 2, dir.path());
     opts.max_sequences = Some(2);
