@@ -11,6 +11,7 @@
 //! server did); `?status=N` answers with that status.
 
 pub mod query;
+pub mod scenarios;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
