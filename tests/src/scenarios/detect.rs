@@ -14,6 +14,8 @@ pub struct Reported {
     pub kind: String,
     /// Covered (Def. 3.2).
     pub covered: bool,
+    /// `uncovered`, `single`, `multi` or `covered`.
+    pub coverage: String,
     /// Filter tags of the location.
     pub tags: Vec<String>,
     /// `harmful`, `uncovered`, `filtered`, `only-covered`.
@@ -28,7 +30,11 @@ impl Reported {
             "{} {}{} [{}]{}",
             self.location,
             self.kind,
-            if self.covered { " covered" } else { "" },
+            if self.covered {
+                format!(" covered ({})", self.coverage)
+            } else {
+                String::new()
+            },
             self.level,
             if self.tags.is_empty() {
                 String::new()
@@ -67,6 +73,7 @@ pub fn reported(doc: &Value) -> Vec<Reported> {
                         location: s("location"),
                         kind: s("kind"),
                         covered: r.get("covered").and_then(Value::as_bool).unwrap_or(false),
+                        coverage: s("coverage"),
                         tags: strs(r.get("tags")),
                         level: s("level"),
                         sources: [side("first"), side("second")]
@@ -102,6 +109,7 @@ fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
     glob(&want.location, &r.location)
         && r.kind == want.kind
         && r.covered == want.covered
+        && want.coverage.as_ref().is_none_or(|c| *c == r.coverage)
         && want.tags.iter().all(|t| r.tags.contains(t))
         && want
             .positions

@@ -64,15 +64,80 @@ fn secret(name: &str) -> String {
     format!("scenario-{name}-{nanos:x}")
 }
 
-/// Polls `expr` in the page until it is truthy or `limit` passes.
-async fn poll(page: &Page, expr: &str, limit: Duration) -> Result<()> {
+/// Evaluates `expr` in an isolated world of the main frame: it sees the DOM but not the
+/// page's globals, and nothing it does is logged in the trace (the page's wrappers live in
+/// the page's own world).
+async fn isolated_eval(page: &Page, expr: &str) -> Result<serde_json::Value> {
+    let tree = page.call("Page.getFrameTree", json!({})).await?;
+    let frame = tree
+        .pointer("/frameTree/frame/id")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| anyhow!("no main frame"))?
+        .to_string();
+    let world = page
+        .call(
+            "Page.createIsolatedWorld",
+            json!({ "frameId": frame, "worldName": "shepherd-scenarios" }),
+        )
+        .await?;
+    let context = world
+        .get("executionContextId")
+        .cloned()
+        .ok_or_else(|| anyhow!("no isolated world"))?;
+    let answer = page
+        .call(
+            "Runtime.evaluate",
+            json!({ "expression": expr, "contextId": context, "returnByValue": true, "awaitPromise": true }),
+        )
+        .await?;
+    if let Some(e) = answer.get("exceptionDetails") {
+        bail!("`{expr}` threw: {e}");
+    }
+    Ok(answer
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null))
+}
+
+/// Whether `sel` matches an element now (DevTools DOM queries: no page code runs, so the
+/// trace does not see a lookup the page never made).
+async fn element_exists(page: &Page, sel: &str) -> bool {
+    let Ok(doc) = page.call("DOM.getDocument", json!({ "depth": 0 })).await else {
+        return false;
+    };
+    let Some(root) = doc.pointer("/root/nodeId").cloned() else {
+        return false;
+    };
+    page.call(
+        "DOM.querySelector",
+        json!({ "nodeId": root, "selector": sel }),
+    )
+    .await
+    .ok()
+    .and_then(|f| f.get("nodeId").and_then(|n| n.as_i64()))
+    .is_some_and(|n| n != 0)
+}
+
+/// Where a polled condition is evaluated.
+#[derive(Clone, Copy)]
+enum World {
+    /// The page's own world (its globals; DOM lookups there are logged).
+    Page,
+    /// An isolated world (the DOM only).
+    Isolated,
+}
+
+/// Polls `expr` until it is truthy or `limit` passes.
+async fn poll(page: &Page, world: World, expr: &str, limit: Duration) -> Result<()> {
     let start = Instant::now();
     let probe =
         format!("(() => {{ try {{ return !!({expr}); }} catch (e) {{ return false; }} }})()");
     loop {
-        if let Ok(v) = page.evaluate(&probe).await
-            && v.as_bool() == Some(true)
-        {
+        let v = match world {
+            World::Page => page.evaluate(&probe).await.ok(),
+            World::Isolated => isolated_eval(page, &probe).await.ok(),
+        };
+        if v.and_then(|v| v.as_bool()) == Some(true) {
             return Ok(());
         }
         if start.elapsed() > limit {
@@ -89,12 +154,14 @@ async fn wait_for(page: &Page, origin: &ScenarioOrigin, when: &When) -> Result<(
             Ok(())
         }
         When::Element(sel) => {
-            poll(
-                page,
-                &format!("document.querySelector({})", serde_json::to_string(sel)?),
-                STEP_LIMIT,
-            )
-            .await
+            let start = Instant::now();
+            while !element_exists(page, sel).await {
+                if start.elapsed() > STEP_LIMIT {
+                    bail!("no element matches {sel} within {STEP_LIMIT:?}");
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Ok(())
         }
         When::Request(p) => {
             if origin.wait_request(p, STEP_LIMIT).await {
@@ -103,8 +170,16 @@ async fn wait_for(page: &Page, origin: &ScenarioOrigin, when: &When) -> Result<(
                 bail!("no request for {p} within {STEP_LIMIT:?}")
             }
         }
-        When::Js(expr) => poll(page, expr, STEP_LIMIT).await,
-        When::Load => poll(page, "document.readyState === 'complete'", STEP_LIMIT).await,
+        When::Js(expr) => poll(page, World::Page, expr, STEP_LIMIT).await,
+        When::Load => {
+            poll(
+                page,
+                World::Isolated,
+                "document.readyState === 'complete'",
+                STEP_LIMIT,
+            )
+            .await
+        }
     }
 }
 
@@ -149,17 +224,19 @@ async fn oracle(
     Ok(match o {
         Oracle::Exception { message } => Some(exceptions.iter().any(|e| e.contains(message))),
         Oracle::Dom { expr } => {
-            let v = page.evaluate(&format!("!!({expr})")).await?;
+            let v = isolated_eval(page, &format!("!!({expr})")).await?;
             Some(v.as_bool() == Some(true))
         }
         Oracle::LostInput { selector, typed } => {
-            let v = page
-                .evaluate(&format!(
+            let v = isolated_eval(
+                page,
+                &format!(
                     "(() => {{ const e = document.querySelector({}); return !!e && String(e.value).includes({}); }})()",
                     serde_json::to_string(selector)?,
                     serde_json::to_string(typed)?
-                ))
-                .await?;
+                ),
+            )
+            .await?;
             Some(v.as_bool() != Some(true))
         }
         Oracle::Request { path, query, seen } => {
@@ -234,6 +311,7 @@ async fn drive(
     ctx.origin.release_all();
     poll(
         page,
+        World::Isolated,
         "document.readyState === 'complete'",
         Duration::from_secs(10),
     )

@@ -276,6 +276,10 @@ pub struct Race {
     /// Covered by other races (EventRacer Def. 3.2).
     #[serde(default)]
     pub covered: bool,
+    /// For a covered race: `single` (one race covers it, Def. 3.1) or `multi` (only a chain
+    /// of races does, Def. 3.2).
+    #[serde(default)]
+    pub coverage: Option<String>,
     /// Reversing it shows the oracle's error (the paper's judgement, for the explorer).
     pub harmful: bool,
     /// Filter tags the location must carry.
@@ -470,6 +474,14 @@ impl Manifest {
                         "race kind {:?} is not <READ|WRITE|UPDATE>-<READ|WRITE|UPDATE>",
                         r.kind
                     ),
+                ));
+            }
+            if let Some(c) = &r.coverage
+                && (!r.covered || (c != "single" && c != "multi"))
+            {
+                return Err((
+                    quoted(c),
+                    "coverage is \"single\" or \"multi\", for covered races".into(),
                 ));
             }
             if let Some(t) = r.tags.iter().find(|t| !TAGS.contains(&t.as_str())) {
