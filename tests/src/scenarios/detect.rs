@@ -111,6 +111,7 @@ fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
         && r.covered == want.covered
         && want.coverage.as_ref().is_none_or(|c| *c == r.coverage)
         && want.tags.iter().all(|t| r.tags.contains(t))
+        && want.filtered.is_none_or(|f| f == (r.level == "filtered"))
         && want
             .positions
             .iter()
@@ -131,7 +132,12 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
                 "missing race {} {}{}{}{} (reported there: {})",
                 want.location,
                 want.kind,
-                if want.covered { " covered" } else { "" },
+                match (want.covered, want.filtered) {
+                    (true, _) => " covered",
+                    (false, Some(true)) => " filtered",
+                    (false, Some(false)) => " unfiltered",
+                    (false, None) => "",
+                },
                 if want.tags.is_empty() {
                     String::new()
                 } else {

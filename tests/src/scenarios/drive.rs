@@ -328,7 +328,7 @@ async fn drive(
             "(async () => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); if (!C) return false; {body}; return true; }})()"
         )
     };
-    if !ctx.explore.is_zero() {
+    if !ctx.explore.is_zero() && m.auto_explore {
         let marked = page.evaluate(&control("C.explore(true)")).await?;
         if marked.as_bool() != Some(true) {
             return Err(anyhow!(

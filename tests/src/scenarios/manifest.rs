@@ -58,6 +58,10 @@ pub struct Manifest {
     /// (zero false alarms, every listed race filtered).
     #[serde(default)]
     pub harmless_only: bool,
+    /// Auto-explore after the schedule (off: only the schedule's input, so a race can only
+    /// come from the events the manifest names).
+    #[serde(default = "yes")]
+    pub auto_explore: bool,
     /// How the origin serves particular resources (delays, holds).
     #[serde(default)]
     pub resources: Vec<Resource>,
@@ -282,6 +286,10 @@ pub struct Race {
     pub coverage: Option<String>,
     /// Reversing it shows the oracle's error (the paper's judgement, for the explorer).
     pub harmful: bool,
+    /// `false`: the location must not be explained away by a harmless filter (its level is
+    /// `harmful` or `uncovered`); `true`: it must be.
+    #[serde(default)]
+    pub filtered: Option<bool>,
     /// Filter tags the location must carry.
     #[serde(default)]
     pub tags: Vec<String>,
