@@ -281,7 +281,8 @@ pub struct Race {
     #[serde(default)]
     pub covered: bool,
     /// For a covered race: `single` (one race covers it, Def. 3.1) or `multi` (only a chain
-    /// of races does, Def. 3.2).
+    /// of races does, Def. 3.2); `any`: covered or not, whichever the run gives (for races
+    /// whose covering races come from browser tasks the page cannot order).
     #[serde(default)]
     pub coverage: Option<String>,
     /// Reversing it shows the oracle's error (the paper's judgement, for the explorer).
@@ -485,11 +486,12 @@ impl Manifest {
                 ));
             }
             if let Some(c) = &r.coverage
+                && c != "any"
                 && (!r.covered || (c != "single" && c != "multi"))
             {
                 return Err((
                     quoted(c),
-                    "coverage is \"single\" or \"multi\", for covered races".into(),
+                    "coverage is \"any\", or \"single\" or \"multi\" for covered races".into(),
                 ));
             }
             if let Some(t) = r.tags.iter().find(|t| !TAGS.contains(&t.as_str())) {
