@@ -3,10 +3,6 @@
 
 mod commands;
 mod demo_site;
-mod drive;
-mod rewriter;
-mod sources;
-mod trace_source;
 
 use clap::{Parser, Subcommand};
 

@@ -10,7 +10,7 @@ use http::Request;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use shepherd_proxy::{Mode, ReplayOptions};
+use shepherd_proxy::ReplayOptions;
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -33,7 +33,7 @@ async fn read_until_closed(tls: &mut (impl AsyncReadExt + Unpin)) -> (String, bo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_served() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
     let started = Instant::now();
@@ -71,7 +71,7 @@ async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_ser
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn body_that_keeps_trickling_within_the_timeout_completes() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
     let payload = b"0123456789";
@@ -97,7 +97,7 @@ async fn body_that_keeps_trickling_within_the_timeout_completes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_h2_body_gets_408_on_its_stream_and_the_connection_lives_on() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"h2"]).await;
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
@@ -152,7 +152,7 @@ async fn stalled_body_in_replay_gets_408() {
         rec.flush().unwrap();
     }
     let (proxy, ca) = start_proxy(
-        Mode::Replay(path, ReplayOptions::default()),
+        Source::Replay(path, ReplayOptions::default()),
         None,
         short_body_timeout,
     )

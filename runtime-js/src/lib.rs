@@ -7,19 +7,27 @@ use std::fmt;
 
 include!(concat!(env!("OUT_DIR"), "/files.rs"));
 
-/// What the controller does in a page.
+/// What Shepherd does with a page: the one vocabulary of modes. The runtime reads how the
+/// controller behaves, the instrumenter whether JavaScript is rewritten, the front ends which
+/// response source the proxy gets (live and recorded, live, or the recording).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Trace actions, arcs and accesses and upload them.
+    /// Live traffic, recorded: trace actions, arcs and accesses and upload them; JavaScript
+    /// goes through the access-logging pass.
     Record,
-    /// Wrap only: policies may hold or discard callbacks, nothing is traced.
+    /// Live traffic in front of a site (`shepherd serve`): wrap only, so policies may postpone
+    /// or discard events; nothing is traced and no JavaScript is rewritten.
     Repair,
-    /// Record plus deterministic mode (seeded randomness, virtual clock).
+    /// A recording served again: record plus deterministic mode (seeded randomness, virtual
+    /// clock), so an explorer can re-run the page under other orders.
     Replay,
 }
 
 impl Mode {
-    /// The name used in URLs (`m=`) and in the runtime's configuration.
+    /// Every mode, for listings and tests.
+    pub const ALL: [Mode; 3] = [Mode::Record, Mode::Repair, Mode::Replay];
+
+    /// The name used in URLs (`m=`), cache keys and the runtime's configuration.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Record => "record",
@@ -37,11 +45,30 @@ impl Mode {
             _ => None,
         }
     }
+
+    /// Whether JavaScript (inline, handlers, `javascript:` URLs, external, dynamic) is
+    /// rewritten to log its accesses to shared state.
+    pub fn rewrites_js(self) -> bool {
+        !matches!(self, Mode::Repair)
+    }
+
+    /// Whether the runtime records a trace and uploads it.
+    pub fn traces(self) -> bool {
+        !matches!(self, Mode::Repair)
+    }
 }
 
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Mode::parse(&s.trim().to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown mode {s:?} (record, repair, replay)"))
     }
 }
 

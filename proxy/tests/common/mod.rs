@@ -9,7 +9,9 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use shepherd_proxy::{CertificateAuthority, Proxy, ProxyConfig, ProxyHandle, UpstreamTrust};
+use shepherd_proxy::{
+    CertificateAuthority, Proxy, ProxyConfig, ProxyHandle, ResponseSource, UpstreamTrust,
+};
 use shepherd_recording::codec::{Coding, encode_all};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -298,19 +300,44 @@ pub fn compressible_text() -> String {
         .collect()
 }
 
+/// Which response source a test proxy has.
+pub enum Source {
+    /// Live origins.
+    Serve,
+    /// Live origins, recorded into this file.
+    Record(std::path::PathBuf),
+    /// This recording.
+    Replay(std::path::PathBuf, shepherd_proxy::ReplayOptions),
+}
+
 /// Starts a proxy trusting only the origin's CA upstream.
 pub async fn start_proxy(
-    mode: shepherd_proxy::Mode,
+    source: Source,
     origin_ca: Option<&CertificateDer<'static>>,
     tweak: impl FnOnce(&mut ProxyConfig),
 ) -> (ProxyHandle, Arc<CertificateAuthority>) {
     let ca = Arc::new(CertificateAuthority::ephemeral().unwrap());
-    let mut config = ProxyConfig::new(mode);
-    config.upstream_trust = match origin_ca {
+    let trust = match origin_ca {
         Some(c) => UpstreamTrust::OnlyRoots(vec![c.clone()]),
         None => UpstreamTrust::OnlyRoots(vec![]),
     };
-    config.runtime_js = "/* runtime */";
+    let source = match source {
+        Source::Serve => ResponseSource::Live {
+            trust,
+            record: None,
+        },
+        Source::Record(path) => ResponseSource::Live {
+            trust,
+            record: Some(path),
+        },
+        Source::Replay(path, options) => ResponseSource::Recording {
+            path,
+            options,
+            trace_out: None,
+        },
+    };
+    let mut config = ProxyConfig::new(source);
+    config.runtime_js = bytes::Bytes::from_static(b"/* runtime */");
     tweak(&mut config);
     let handle = Proxy::start(config, ca.clone()).await.unwrap();
     (handle, ca)
