@@ -410,7 +410,11 @@ fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+pub(crate) fn respond(
+    status: StatusCode,
+    ctype: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     if let Ok(v) = ctype.parse() {
@@ -422,7 +426,7 @@ fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<
     r
 }
 
-fn content_type(path: &Path) -> &'static str {
+pub(crate) fn content_type(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "html" | "htm" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",
@@ -461,7 +465,7 @@ async fn serve_file(files: &Files, req: Request<Incoming>) -> Response<Full<Byte
     respond(status, &ctype, body)
 }
 
-async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
+pub(crate) async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
     let rel = Path::new(path.trim_start_matches('/'));
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;

@@ -1,5 +1,6 @@
 //! The race scenario corpus (`tests/scenarios/`), every scenario in every lane, in headless
-//! Chromium through the real `shepherd` proxy, instrumenter and analyser.
+//! Chromium through the real Shepherd proxy, instrumenter, runtime and analyser
+//! (`shepherd-session`).
 //!
 //! First every manifest is checked (errors name file, line and column); then one Chromium
 //! runs the scenarios one after another; the matrix is printed and compared with the copy in
@@ -12,7 +13,7 @@ use shepherd_browser::{Browser, LaunchOptions};
 use shepherd_e2e::scenarios::drive::{Context, Scenario, corpus_dir};
 use shepherd_e2e::scenarios::manifest::{Manifest, scenario_dirs};
 use shepherd_e2e::scenarios::matrix::{self, Outcome, Row};
-use shepherd_e2e::scenarios::origin::{ScenarioOrigin, write_ca_pem};
+use shepherd_e2e::scenarios::origin::ScenarioOrigin;
 use shepherd_e2e::scenarios::{lanes, product::Shepherd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -184,11 +185,8 @@ fn check_readme(table: &str) -> Result<()> {
 
 async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
     let scratch = tempfile::tempdir()?;
-    let home = scratch.path().join("home");
-    std::fs::create_dir_all(&home)?;
-    let shepherd = Shepherd::new(&home)?;
+    let shepherd = Shepherd::new()?;
     let origin = ScenarioOrigin::start(corpus_dir()).await?;
-    let origin_ca = write_ca_pem(&origin, scratch.path())?;
     let browser = Browser::launch(LaunchOptions {
         spki_allow: vec![shepherd.spki.clone()],
         ..LaunchOptions::default()
@@ -199,7 +197,6 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
         browser,
         origin,
         shepherd,
-        origin_ca,
         scratch: scratch.path().to_path_buf(),
         explore: Duration::from_millis(1200),
     };

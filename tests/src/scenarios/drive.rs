@@ -1,5 +1,5 @@
-//! One recorded run of a scenario: a fresh browser context whose proxy is a new
-//! `shepherd record`, the page loaded while the manifest's schedule sends input and releases
+//! One recorded run of a scenario: a fresh browser context whose proxy is a new recording
+//! stack, the page loaded while the manifest's schedule sends input and releases
 //! held answers, the oracle read once the page is quiet, then a short auto-exploration, the
 //! trace flushed and `shepherd races` run on the recording.
 
@@ -21,10 +21,8 @@ pub struct Context {
     pub browser: Browser,
     /// The scenario origin.
     pub origin: ScenarioOrigin,
-    /// The `shepherd` binary.
+    /// Shepherd's CA and stacks.
     pub shepherd: Shepherd,
-    /// The origin CA as PEM, for `--upstream-ca`.
-    pub origin_ca: PathBuf,
     /// Recordings go here.
     pub scratch: PathBuf,
     /// Auto-exploration after the schedule.
@@ -262,10 +260,14 @@ pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
     let rec: PathBuf = ctx.scratch.join(format!("{}.rec", sc.name));
     let _ = std::fs::remove_file(&rec);
     let secret = secret(&sc.name);
-    let mut proxy = ctx.shepherd.record(&rec, &ctx.origin_ca, &secret)?;
-    let result = drive_page(ctx, sc, &proxy.addr, &secret).await;
+    let stack = ctx
+        .shepherd
+        .record(&rec, ctx.origin.ca_der(), &secret)
+        .await?;
+    let addr = stack.proxy().addr().to_string();
+    let result = drive_page(ctx, sc, &addr, &secret).await;
     ctx.origin.release_all();
-    proxy.stop();
+    stack.shutdown().await;
     let (exceptions, oracle_fired) = result?;
     let races = ctx.shepherd.races(&rec)?;
     Ok(Run {

@@ -5,7 +5,8 @@
 //! site.
 
 use super::manifest::Resource;
-use anyhow::{Context, Result};
+use crate::{content_type, read_page, respond};
+use anyhow::Result;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -16,7 +17,7 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::HashSet;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -59,7 +60,6 @@ struct Shared {
 pub struct ScenarioOrigin {
     addr: SocketAddr,
     ca_der: CertificateDer<'static>,
-    ca_pem: String,
     shared: Arc<Shared>,
     task: JoinHandle<()>,
 }
@@ -130,7 +130,6 @@ impl ScenarioOrigin {
         Ok(ScenarioOrigin {
             addr,
             ca_der: ca_cert.der().clone(),
-            ca_pem: ca_cert.pem(),
             shared,
             task,
         })
@@ -144,11 +143,6 @@ impl ScenarioOrigin {
     /// The origin's CA certificate (DER), for the proxy's upstream trust.
     pub fn ca_der(&self) -> &CertificateDer<'static> {
         &self.ca_der
-    }
-
-    /// The origin's CA certificate (PEM).
-    pub fn ca_pem(&self) -> &str {
-        &self.ca_pem
     }
 
     /// Serves scenario `name` with `resources` from now on: holds are armed again and the
@@ -205,44 +199,6 @@ impl ScenarioOrigin {
     }
 }
 
-fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
-    *r.status_mut() = status;
-    let h = r.headers_mut();
-    if let Ok(v) = ctype.parse() {
-        h.insert(hyper::header::CONTENT_TYPE, v);
-    }
-    if let Ok(v) = "no-store".parse() {
-        h.insert(hyper::header::CACHE_CONTROL, v);
-    }
-    r
-}
-
-fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "json" => "application/json",
-        "css" => "text/css",
-        "svg" => "image/svg+xml",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
-}
-
-/// The file `path` names under `root` (`..` and other non-normal components refused).
-async fn file_of(root: &Path, path: &str) -> Option<PathBuf> {
-    let rel = Path::new(path.trim_start_matches('/'));
-    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-        return None;
-    }
-    let mut file = root.join(rel);
-    if path.ends_with('/') || tokio::fs::metadata(&file).await.ok()?.is_dir() {
-        file = file.join("index.html");
-    }
-    Some(file)
-}
-
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
@@ -288,26 +244,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
             tokio::time::sleep(Duration::from_millis(r.delay_ms)).await;
         }
     }
-    let Some(file) = file_of(&shared.root, &path).await else {
-        return respond(StatusCode::NOT_FOUND, "text/plain", "not found");
-    };
-    match tokio::fs::read(&file).await {
-        Ok(bytes) => {
-            let mut resp = respond(StatusCode::OK, content_type(&file), bytes);
-            // Service workers may control their scenario's directory.
-            if let Ok(v) = "/".parse() {
-                resp.headers_mut().insert("service-worker-allowed", v);
-            }
-            resp
-        }
-        Err(_) => respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
+    match read_page(&shared.root, &path).await {
+        Some((file, bytes)) => respond(StatusCode::OK, content_type(&file), bytes),
+        None => respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
     }
-}
-
-/// Writes the origin CA as a PEM file in `dir` (for `--upstream-ca`) and returns its path.
-pub fn write_ca_pem(origin: &ScenarioOrigin, dir: &Path) -> Result<PathBuf> {
-    let file = dir.join("scenario-origin-ca.pem");
-    std::fs::write(&file, origin.ca_pem())
-        .with_context(|| format!("writing {}", file.display()))?;
-    Ok(file)
 }
