@@ -285,7 +285,8 @@ pub struct Race {
     /// whose covering races come from browser tasks the page cannot order).
     #[serde(default)]
     pub coverage: Option<String>,
-    /// Reversing it shows the oracle's error (the paper's judgement, for the explorer).
+    /// Some order of it throws or changes what the user sees (the paper's judgement; the
+    /// explorer must call it harmful).
     pub harmful: bool,
     /// `false`: the location must not be explained away by a harmless filter (its level is
     /// `harmful` or `uncovered`); `true`: it must be.
