@@ -169,6 +169,7 @@ async fn wait_for(page: &Page, origin: &ScenarioOrigin, when: &When) -> Result<(
             }
         }
         When::Js(expr) => poll(page, World::Page, expr, STEP_LIMIT).await,
+        When::Dom(expr) => poll(page, World::Isolated, expr, STEP_LIMIT).await,
         When::Load => {
             poll(
                 page,

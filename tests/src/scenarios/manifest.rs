@@ -164,8 +164,10 @@ pub enum When {
     Element(String),
     /// As soon as the origin has received a request for this path (scenario-relative).
     Request(String),
-    /// Once this JavaScript expression is truthy in the page.
+    /// Once this JavaScript expression is truthy in the page's world (globals).
     Js(String),
+    /// Once this JavaScript expression is truthy in an isolated world (the DOM, unlogged).
+    Dom(String),
     /// After the window `load` event.
     Load,
 }
