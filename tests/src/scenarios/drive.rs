@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Longest wait for one schedule step's condition.
-const STEP_LIMIT: Duration = Duration::from_secs(10);
+const STEP_LIMIT: Duration = Duration::from_secs(20);
 
 /// What the lanes share: one Chromium, the origin, the binary, a scratch directory.
 pub struct Context {
