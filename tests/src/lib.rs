@@ -11,6 +11,7 @@
 //! are kept in memory (first batch per sequence number wins).
 
 pub mod query;
+pub mod scenarios;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -420,7 +421,11 @@ fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+pub(crate) fn respond(
+    status: StatusCode,
+    ctype: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     if let Ok(v) = ctype.parse() {
@@ -432,7 +437,7 @@ fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<
     r
 }
 
-fn content_type(path: &Path) -> &'static str {
+pub(crate) fn content_type(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "html" | "htm" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",
@@ -471,7 +476,7 @@ async fn serve_file(files: &Files, req: Request<Incoming>) -> Response<Full<Byte
     respond(status, &ctype, body)
 }
 
-async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
+pub(crate) async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
     let rel = Path::new(path.trim_start_matches('/'));
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
