@@ -41,7 +41,7 @@ impl Shepherd {
                 trust: UpstreamTrust::OnlyRoots(vec![origin_ca.clone()]),
             },
             StackOptions {
-                secret: Some(secret.to_string()),
+                operator_secret: Some(secret.to_string()),
                 ..StackOptions::default()
             },
             self.ca.clone(),
