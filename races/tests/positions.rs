@@ -96,10 +96,12 @@ fn html_report_marks_the_hit_lines() {
     let an = analyze(&trace, &Options::default()).unwrap();
     let rep = RaceReport::new(&trace, &an, true);
     let html = report::html::render(&rep, &an, &trace, &sources);
+    // The hit lines, the accessed name marked at the access's column.
     for hit in [
-        "<span class=hit>   11 &lt;button id=&quot;b&quot; onclick=&quot;if (init) show(count);&quot;&gt;go&lt;/button&gt;</span>",
-        "<span class=hit>    6   function ready() { init = true; }</span>",
-        "<span class=hit>    4   count = count + 1;</span>",
+        "<span class=hit>   11 &lt;button id=&quot;b&quot; onclick=&quot;if (init) show(<mark class=at>count</mark>);&quot;&gt;go&lt;/button&gt;</span>",
+        "<span class=hit>   11 &lt;button id=&quot;b&quot; onclick=&quot;if (<mark class=at>init</mark>) show(count);&quot;&gt;go&lt;/button&gt;</span>",
+        "<span class=hit>    6   function ready() { <mark class=at>init</mark> = true; }</span>",
+        "<span class=hit>    4   <mark class=at>count</mark> = count + 1;</span>",
     ] {
         assert!(html.contains(hit), "{hit}\n{html}");
     }
