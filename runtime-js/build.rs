@@ -11,6 +11,7 @@ const FILES: &[&str] = &[
     "prelude.js",
     "trace.js",
     "controller.js",
+    "names.js",
     "determinism.js",
     "timers.js",
     "events.js",

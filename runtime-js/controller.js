@@ -85,7 +85,9 @@ function className(o) {
 
 /** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
 function targetLabel(t) {
-  return targetClass(t) + '[' + oid(t) + ']';
+  const n = oid(t);
+  if (described[n] !== 1 && t !== W && isNode(t)) nameNode(t, n);
+  return targetClass(t) + '[' + n + ']';
 }
 
 /** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
@@ -96,7 +98,10 @@ function objLoc(obj, key) {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
   }
-  if (isNode(obj)) return 'DOMNode[' + n + '].' + NativeString(key);
+  if (isNode(obj)) {
+    if (described[n] !== 1) nameNode(obj, n);
+    return 'DOMNode[' + n + '].' + NativeString(key);
+  }
   return className(obj) + '[' + n + '].' + NativeString(key);
 }
 
@@ -238,6 +243,7 @@ function begin(d) {
 function end() {
   if (cur < 0) return;
   if (REC) {
+    if (pendingNodes.length > 0) describePending();
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }

@@ -47,7 +47,7 @@ const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?s=' +
   encodeURIComponent(CONFIG.secret || '') + '&doc=' + encodeURIComponent(DOC) + '&seq=';
 
 if (REC) {
-  out = jsonStr({ format: 'shepherd-trace', version: 2, page: pageHref(), doc: DOC }) + '\n';
+  out = jsonStr({ format: 'shepherd-trace', version: 3, page: pageHref(), doc: DOC }) + '\n';
 }
 
 /** Number of interned string `text`, defining it in the trace on first use. */
@@ -145,6 +145,7 @@ function retryLater(b) {
 /** Sends everything still buffered with sendBeacon (keepalive fetch when the quota is full). */
 function flushAtExit() {
   if (!REC) return;
+  describePending();
   cutBatch();
   for (let i = bHead; i < batches.length; i++) {
     const b = batches[i];
