@@ -248,19 +248,27 @@ fn reads_node_descriptions() {
     assert_eq!(t.header.version, 3);
     assert_eq!(t.ops_of(0).len(), 1, "a description is not an operation");
     let s = |x: &str| t.strings.lookup(x);
-    let d = |node, tag, path: Option<&str>, id: Option<&str>, classes: Option<&str>| shepherd_trace::NodeDesc {
-        node,
-        tag: s(tag).unwrap(),
-        path: path.and_then(s),
-        id: id.and_then(s),
-        classes: classes.and_then(s),
+    let d = |node, tag, path: Option<&str>, id: Option<&str>, classes: Option<&str>| {
+        shepherd_trace::NodeDesc {
+            node,
+            tag: s(tag).unwrap(),
+            path: path.and_then(s),
+            id: id.and_then(s),
+            classes: classes.and_then(s),
+        }
     };
     // The second description of node 19 (a batch sent again) is ignored.
     assert_eq!(
         t.nodes,
         vec![
             d(19, "input", Some("input#coupon"), Some("coupon"), None),
-            d(20, "li", Some("#todo-list > li:nth-child(1)"), None, Some("done editing")),
+            d(
+                20,
+                "li",
+                Some("#todo-list > li:nth-child(1)"),
+                None,
+                Some("done editing")
+            ),
             d(21, "#text", None, None, None),
             d(22, "li", None, None, None),
         ]
@@ -272,7 +280,13 @@ fn reads_node_descriptions() {
     b.write("DOMNode[19].value", None);
     b.end();
     b.node(19, "input", Some("input#coupon"), Some("coupon"), None);
-    b.node(20, "li", Some("#todo-list > li:nth-child(1)"), None, Some("done editing"));
+    b.node(
+        20,
+        "li",
+        Some("#todo-list > li:nth-child(1)"),
+        None,
+        Some("done editing"),
+    );
     b.node(21, "#text", None, None, None);
     b.node(22, "li", None, None, None);
     let built = b.finish();
