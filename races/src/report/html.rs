@@ -104,11 +104,14 @@ fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
         o.push_str("<pre class=src>");
         for l in &code.lines {
             if l.line == code.line {
-                let _ = writeln!(
+                // A block of its own: a newline after it would show as an empty line.
+                let _ = write!(
                     o,
                     "<span class=hit>{:>5} {}</span>",
                     l.line,
-                    marked(&l.text, code.caret)
+                    // The enclosing scope's position says where its code starts, not what
+                    // raced: nothing to mark.
+                    marked(&l.text, code.caret.filter(|_| a.access_source.is_some()))
                 );
             } else {
                 let _ = writeln!(o, "<span>{:>5} {}</span>", l.line, esc(&l.text));
@@ -120,7 +123,7 @@ fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
 }
 
 /// Characters per line in a happens-before box (longer names wrap).
-const BOX_CHARS: usize = 40;
+const BOX_CHARS: usize = 34;
 /// Most lines of an action's label in a box (the tooltip has all of it).
 const BOX_LABEL_LINES: usize = 3;
 /// Advance of one character of the boxes' 12px monospace font, rounded up.
@@ -279,7 +282,7 @@ fn neighbourhood_svg(
     let mut o = String::new();
     let _ = write!(
         o,
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' class=hb>\
+        "<div class=hb><svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}'>\
          <defs><marker id=ah viewBox='0 0 10 10' refX=10 refY=5 markerWidth=7 markerHeight=7 orient=auto>\
          <path d='M0,0 L10,5 L0,10 z' fill='#555'/></marker></defs>"
     );
@@ -341,7 +344,7 @@ fn neighbourhood_svg(
         }
         o.push_str("</text></g>");
     }
-    o.push_str("</svg>");
+    o.push_str("</svg></div>");
     o
 }
 
@@ -403,7 +406,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text
 pre.src{background:#f6f8fa;padding:6px;overflow:auto}\
 pre.src .hit{background:#fff3b0;display:block;white-space:pre-wrap;word-break:break-all}\
 mark.at{background:#f7b2b2;outline:1px solid #c00}\
-.muted{color:#777}.pos{font-family:monospace;font-size:12px}svg.hb{margin-top:.5em}\
+.muted{color:#777}.pos{font-family:monospace;font-size:12px}div.hb{margin-top:.5em;overflow-x:auto}\
 .raw{font-family:monospace;font-size:12px;font-weight:normal}";
 
 /// Renders the whole page. The report should include covered races (`all`) so they can be

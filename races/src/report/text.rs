@@ -18,7 +18,10 @@ fn side(a: &AccessView) -> String {
         && let Some(text) = code.hit()
     {
         let _ = write!(s, "\n            {:>5} | {}", code.line, text.trim_end());
-        if let Some(pad) = code.caret_pad() {
+        // Only under the access itself (an enclosing scope's position is where its code starts).
+        if a.access_source.is_some()
+            && let Some(pad) = code.caret_pad()
+        {
             let _ = write!(s, "\n                  | {pad}^");
         }
     }
