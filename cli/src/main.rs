@@ -3,10 +3,6 @@
 
 mod commands;
 mod demo_site;
-mod drive;
-mod rewriter;
-mod sources;
-mod trace_source;
 
 use clap::{Parser, Subcommand};
 
@@ -63,6 +59,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    // Before any proxy computes its connection cap from it.
+    shepherd_proxy::limits::raise_descriptor_limit();
     match commands::run(cli.command, cli.home) {
         Ok(code) => code,
         Err(e) => {

@@ -24,6 +24,7 @@ mod jspass;
 mod mode;
 mod prolog;
 mod report;
+mod response_kind;
 mod script_type;
 
 pub use cache::{CacheStats, ScriptCache, ScriptOutput};
@@ -34,6 +35,7 @@ pub use inline::{InlineCode, inline_code};
 pub use jspass::{Flags, PassFn, real_pass};
 pub use mode::{Mode, ScriptKind};
 pub use report::{Change, Counters, Report};
+pub use response_kind::{FetchContext, ResponseKind, classify, is_javascript_mime, mime_essence};
 pub use shepherd_instrument_js::{MARKER, PASS_VERSION};
 
 /// Why the instrumenter could not produce output.

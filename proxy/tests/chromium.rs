@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use shepherd_proxy::Mode;
 use std::time::Duration;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -19,7 +18,7 @@ async fn chromium_loads_an_https_page_through_the_proxy() {
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("chromium.rec");
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
     let url = format!("https://localhost:{}/page.html", origin.addr.port());
     let profile = dir.path().join("profile");
     let out = tokio::time::timeout(
@@ -124,7 +123,7 @@ async fn chromium_websocket_is_recorded_and_replayed() {
     let rec = dir.path().join("ws.rec");
     let mut origin = Origin::start(true, true).await;
     let authority = format!("localhost:{}", origin.addr.port());
-    let (proxy, ca) = start_proxy(Mode::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
     let live = chromium_conversation(&proxy, ca.spki_sha256_base64(), &authority).await;
     assert_eq!(live, expected);
     proxy.shutdown().await;
@@ -152,7 +151,7 @@ async fn chromium_websocket_is_recorded_and_replayed() {
     drop(stored);
 
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec, shepherd_proxy::ReplayOptions::default()),
+        Source::Replay(rec, shepherd_proxy::ReplayOptions::default()),
         None,
         |_| {},
     )

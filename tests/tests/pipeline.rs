@@ -32,7 +32,6 @@ fn main() -> ExitCode {
 }
 
 case!(fig1_read_of_undefined_global_is_logged, |h| async move {
-    h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/fig1/").await?;
         tokio::time::sleep(Duration::from_millis(600)).await;
@@ -41,7 +40,6 @@ case!(fig1_read_of_undefined_global_is_logged, |h| async move {
         anyhow::Ok(t)
     }
     .await;
-    h.origin.set_instrument_js(false);
     let t = r?;
     let load = t.one_with_scope("fire:load @ IMG[")?;
     // EventRacer's logger missed this read: the handler fails on it, but it happened.
@@ -70,7 +68,6 @@ case!(fig1_read_of_undefined_global_is_logged, |h| async move {
 });
 
 case!(instrumented_todo_app_behaves, |h| async move {
-    h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/todo/").await?;
         let v = page.evaluate("todoWorkload(20)").await?;
@@ -79,7 +76,6 @@ case!(instrumented_todo_app_behaves, |h| async move {
         anyhow::Ok((v, t))
     }
     .await;
-    h.origin.set_instrument_js(false);
     let (v, t) = r?;
     ensure!(v["left"] == json!(0), "app works instrumented: {v}");
     ensure!(
@@ -91,7 +87,6 @@ case!(instrumented_todo_app_behaves, |h| async move {
 });
 
 case!(user_input_races_with_script_value_write, |h| async move {
-    h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/fields/").await?;
         page.focus("#name").await?;
@@ -110,7 +105,6 @@ case!(user_input_races_with_script_value_write, |h| async move {
         anyhow::Ok(t)
     }
     .await;
-    h.origin.set_instrument_js(false);
     let t = r?;
     // The script's `field.value = 'WELCOME'` (logged by the JS pass) and the user's typing
     // (logged by the input dispatch) write the same location, in unordered actions.
@@ -164,7 +158,6 @@ case!(user_input_races_with_script_value_write, |h| async move {
 });
 
 case!(module_and_quiet_scripts_have_actions, |h| async move {
-    h.origin.set_instrument_js(true);
     let r = async {
         let page = h.open("/modules/").await?;
         for _ in 0..80 {
@@ -179,7 +172,6 @@ case!(module_and_quiet_scripts_have_actions, |h| async move {
         anyhow::Ok((order, t))
     }
     .await;
-    h.origin.set_instrument_js(false);
     let (order, t) = r?;
     ensure!(
         order == json!("main:1,inline-module:1,dcl,late:1"),

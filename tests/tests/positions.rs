@@ -75,7 +75,6 @@ fn at_line(
 case!(
     accesses_carry_positions_and_reports_show_lines,
     |h| async move {
-        h.origin.set_instrument_js(true);
         let r = async {
             let page = h.open("/positions/").await?;
             page.click("#b").await?;
@@ -85,7 +84,6 @@ case!(
             anyhow::Ok(t)
         }
         .await;
-        h.origin.set_instrument_js(false);
         let t = r?;
         let doc = h.origin.url("/positions/");
         let app = h.origin.url("/positions/app.js");

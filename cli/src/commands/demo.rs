@@ -3,10 +3,10 @@
 //! in headless Chromium with auto-exploration, analysed, and the reports are written.
 
 use crate::demo_site::DemoSite;
-use crate::drive::{DriveOptions, record_url};
 use anyhow::Context;
 use shepherd_races::report::{self, RaceReport};
 use shepherd_races::{Options, analyze};
+use shepherd_session::drive::{DriveOptions, record_url};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -52,22 +52,19 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
             site.url()
         );
         let opts = DriveOptions {
-            url: site.url(),
-            out: rec.clone(),
             explore: args.explore,
-            max_events: 250,
             seed: args.seed,
             headful: args.headful,
-            cache_dir: None,
+            ..DriveOptions::new(site.url(), rec.clone())
         };
         record_url(&opts, ca).await
     })?;
-    let source = crate::trace_source::load(&rec, None)?;
+    let source = shepherd_session::trace_source::load(&rec, None)?;
     let trace = &source.loaded.trace;
     let analysis = analyze(trace, &Options::default()).context("analysing the demo trace")?;
     let uncovered = RaceReport::new(trace, &analysis, false);
     let full = RaceReport::new(trace, &analysis, true);
-    let sources = crate::sources::from_recording(&rec).unwrap_or_default();
+    let sources = shepherd_session::page_sources::from_recording(&rec).unwrap_or_default();
     let html = args.out.join("report.html");
     std::fs::write(
         &html,

@@ -24,10 +24,10 @@ pub(crate) struct Args {
     html: Option<PathBuf>,
 }
 
-/// Where traces come from: `crate::trace_source` reads JSONL and `ER_actionlog` files (format
+/// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
 fn load_trace(path: &Path) -> anyhow::Result<Trace> {
-    let src = crate::trace_source::load(path, None)?;
+    let src = shepherd_session::trace_source::load(path, None)?;
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
@@ -48,7 +48,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let analysis = analyze(&trace, &opts)
         .with_context(|| format!("cannot analyse {}", args.file.display()))?;
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
-    let sources = crate::sources::for_trace_file(&args.file);
+    let sources = shepherd_session::page_sources::for_trace_file(&args.file);
     let mut rep = RaceReport::new(&trace, &analysis, args.all);
     rep.attach_sources(&sources);
     if args.json {

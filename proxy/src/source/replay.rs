@@ -1,29 +1,23 @@
-//! Replay mode: every request is answered from the recording through the tiered matcher, with
-//! no outbound connection. Misses get a configurable status on their own stream (never a
-//! connection reset). Responses can be held, and HTML documents delivered in held chunks split
-//! before each `<script>`. Dates are shifted by the recording's age.
+//! The replay source: every request is answered from the recording through the tiered
+//! matcher, with no outbound connection. Misses get a configurable status on their own stream
+//! (never a connection reset). Dates are shifted by the recording's age.
 
-use crate::body::{BoxError, ProxyBody};
+use super::recorder::to_headers;
+use crate::body::{BoxError, ChannelBody, ProxyBody};
 use crate::client_body::ClientBody;
-use crate::forward::error_response;
-use crate::holds::HoldGuard;
-use crate::record::to_headers;
-use crate::server::Shared;
+use crate::respond::{self, Answer};
+use crate::stats::Stats;
 use bytes::Bytes;
-use http::header::{self, HeaderName, HeaderValue};
-use http::{Request, Response, StatusCode, Version};
-use http_body::{Body, Frame};
+use http::header::{HeaderName, HeaderValue};
+use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use shepherd_recording::codec::{decode_all, parse_codings};
 use shepherd_recording::{
     DateShift, ExchangeId, LiveRequest, MatchConfig, Matcher, OriginProtocol, Recording, SessionId,
     normalize_authority,
 };
 use std::collections::HashMap;
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 const X_SHEPHERD_REPLAY: HeaderName = HeaderName::from_static("x-shepherd-replay");
 /// Recorded bodies up to this size are read in one go; larger ones stream from the file.
@@ -64,7 +58,7 @@ pub(crate) struct Replayer {
     /// recorded over HTTP/1.x); the CA's cached ones offer `h2` first.
     h1_configs: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
     /// Recorded WebSocket connections.
-    pub(crate) ws: crate::ws_replay::WsIndex,
+    pub(crate) ws: super::replay_websocket::WsIndex,
 }
 
 impl Replayer {
@@ -83,7 +77,7 @@ impl Replayer {
             .map(|s| (s.id, DateShift::since_recorded_us(s.started_unix_us)))
             .collect();
         let protocols = rec.origin_protocols().map_err(|e| e.to_string())?;
-        let ws = crate::ws_replay::WsIndex::build(&rec).map_err(|e| e.to_string())?;
+        let ws = super::replay_websocket::WsIndex::build(&rec).map_err(|e| e.to_string())?;
         tracing::info!(
             requests = requests.len(),
             websockets = ws.len(),
@@ -169,26 +163,33 @@ impl Replayer {
     }
 }
 
-/// Answers one request from the recording.
-pub(crate) async fn serve(
-    shared: Arc<Shared>,
-    replayer: Arc<Replayer>,
+/// Answers one request from the recording: the recorded response with its headers (dates
+/// shifted by the recording's age), or a miss.
+pub(crate) async fn exchange(
+    replayer: &Replayer,
+    stats: &Stats,
     url: http::Uri,
     req: Request<ClientBody>,
-) -> Response<ProxyBody> {
+) -> Answer {
     let (parts, body) = req.into_parts();
     let url_s = url.to_string();
     let timed_out = body.timeout_flag();
     let body = match Limited::new(body, MAX_MATCH_BODY).collect().await {
         Ok(c) => c.to_bytes(),
         Err(_) if timed_out.fired() => {
-            return crate::forward::body_timeout_response(parts.version, &url_s);
+            return Err(respond::body_timeout(parts.version, &url_s));
         }
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return error_response(StatusCode::PAYLOAD_TOO_LARGE, "request body too large");
+            return Err(respond::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request body too large",
+            ));
         }
         Err(e) => {
-            return error_response(StatusCode::BAD_REQUEST, &format!("request body: {e}"));
+            return Err(respond::error(
+                StatusCode::BAD_REQUEST,
+                &format!("request body: {e}"),
+            ));
         }
     };
     let headers = to_headers(&parts.headers);
@@ -205,14 +206,13 @@ pub(crate) async fn serve(
     let hit = match found {
         Ok(hit) => hit,
         Err(miss) => {
-            shared
-                .stats
+            stats
                 .replay_misses
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             tracing::warn!(method = %parts.method, url = %url_s, reason = %miss, "replay miss");
             let status =
                 StatusCode::from_u16(replayer.opts.miss_status).unwrap_or(StatusCode::NOT_FOUND);
-            return error_response(status, &format!("replay miss: {miss}"));
+            return Err(respond::error(status, &format!("replay miss: {miss}")));
         }
     };
     tracing::info!(
@@ -225,31 +225,37 @@ pub(crate) async fn serve(
     );
     let rec = replayer.rec.clone();
     let id = hit.exchange;
-    let loaded = tokio::task::spawn_blocking(move || load(&rec, id)).await;
+    let head_only = parts.method == http::Method::HEAD;
+    let loaded = tokio::task::spawn_blocking(move || load(&rec, id, head_only)).await;
     let (exchange, body) = match loaded {
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
             tracing::error!(url = %url_s, "replay read: {e}");
-            return error_response(
+            return Err(respond::error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 &format!("recording: {e}"),
-            );
+            ));
         }
         Err(_) => {
-            return error_response(StatusCode::INTERNAL_SERVER_ERROR, "recording read failed");
+            return Err(respond::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "recording read failed",
+            ));
         }
     };
     let Some(mut head) = exchange.response else {
-        return error_response(StatusCode::BAD_GATEWAY, "recorded exchange has no response");
+        return Err(respond::error(
+            StatusCode::BAD_GATEWAY,
+            "recorded exchange has no response",
+        ));
     };
     if replayer.opts.shift_dates
         && let Some(shift) = replayer.shifts.get(&exchange.session)
     {
         shift.apply(&mut head.headers);
     }
-    let mut resp = Response::new(ProxyBody::Empty);
+    let mut resp = Response::new(body);
     *resp.status_mut() = StatusCode::from_u16(head.status).unwrap_or(StatusCode::OK);
-    *resp.version_mut() = Version::HTTP_11;
     let h = resp.headers_mut();
     for hd in &head.headers {
         if let (Ok(n), Ok(v)) = (
@@ -259,51 +265,22 @@ pub(crate) async fn serve(
             h.append(n, v);
         }
     }
-    crate::headers::response_to_browser(h);
     h.insert(
         X_SHEPHERD_REPLAY,
         HeaderValue::from_static(hit.tier.as_str()),
     );
-    let (mut rparts, _) = resp.into_parts();
-    let mut body = body;
-
-    if let Some(split) = shared.holds.should_hold(&url_s) {
-        let is_html = rparts
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.to_ascii_lowercase().contains("text/html"));
-        if split && is_html {
-            match split_document(&mut rparts, body).await {
-                Ok(chunks) => {
-                    body = held_chunks(shared.clone(), url_s.clone(), chunks);
-                }
-                Err(e) => {
-                    return error_response(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
-                }
-            }
-        } else {
-            let (hid, rx) = shared.holds.hold(&url_s, None);
-            let guard = HoldGuard {
-                holds: &shared.holds,
-                id: hid,
-            };
-            let _ = rx.await;
-            drop(guard);
-        }
-    }
-    if parts.method == http::Method::HEAD {
-        return Response::from_parts(rparts, ProxyBody::Empty);
-    }
-    crate::forward::apply_rewrite(&shared, &parts.method, &url_s, &parts.headers, rparts, body)
-        .await
+    Ok(resp)
 }
 
 fn load(
     rec: &Recording,
     id: ExchangeId,
+    head_only: bool,
 ) -> Result<(shepherd_recording::Exchange, ProxyBody), shepherd_recording::Error> {
     let exchange = rec.exchange(id)?;
+    if head_only {
+        return Ok((exchange, ProxyBody::Empty));
+    }
     let mut reader = rec.response_body(id)?;
     if reader.len() <= READ_WHOLE {
         let data = reader.read_to_vec(READ_WHOLE)?;
@@ -329,133 +306,5 @@ fn load(
             }
         }
     });
-    Ok((
-        exchange,
-        ProxyBody::boxed(ChannelBody { rx, len: Some(len) }),
-    ))
-}
-
-/// A body fed by a channel (recorded bodies read on a thread, held chunks).
-pub(crate) struct ChannelBody {
-    rx: tokio::sync::mpsc::Receiver<Result<Bytes, BoxError>>,
-    len: Option<u64>,
-}
-
-impl Body for ChannelBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        self.rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        match self.len {
-            Some(n) => http_body::SizeHint::with_exact(n),
-            None => http_body::SizeHint::default(),
-        }
-    }
-}
-
-/// Decodes the whole document and splits it before each `<script`; the coding header goes and
-/// the length is set to the decoded size.
-async fn split_document(
-    parts: &mut http::response::Parts,
-    body: ProxyBody,
-) -> Result<Vec<Bytes>, BoxError> {
-    let raw = body.collect().await?.to_bytes();
-    let codings = parts
-        .headers
-        .get(header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_codings)
-        .unwrap_or_default();
-    let decoded = if codings.is_empty() {
-        raw
-    } else {
-        Bytes::from(decode_all(&codings, &raw)?)
-    };
-    parts.headers.remove(header::CONTENT_ENCODING);
-    if let Ok(v) = HeaderValue::from_str(&decoded.len().to_string()) {
-        parts.headers.insert(header::CONTENT_LENGTH, v);
-    }
-    Ok(split_before_scripts(&decoded))
-}
-
-/// Splits `doc` before every `<script` start tag (ASCII case-insensitive). Empty parts are
-/// dropped; the concatenation of the parts is always `doc`.
-pub fn split_before_scripts(doc: &Bytes) -> Vec<Bytes> {
-    let b = doc.as_ref();
-    let mut cuts = vec![0];
-    let mut i = 0;
-    while i + 7 < b.len() {
-        if b[i] == b'<'
-            && b[i + 1..i + 7].eq_ignore_ascii_case(b"script")
-            && matches!(
-                b[i + 7],
-                b' ' | b'>' | b'/' | b'\t' | b'\n' | b'\r' | b'\x0c'
-            )
-        {
-            cuts.push(i);
-            i += 7;
-        } else {
-            i += 1;
-        }
-    }
-    cuts.push(b.len());
-    cuts.dedup();
-    cuts.windows(2)
-        .map(|w| doc.slice(w[0]..w[1]))
-        .filter(|c| !c.is_empty())
-        .collect()
-}
-
-/// A body that sends chunk k only after its hold is released (and chunks before it).
-fn held_chunks(shared: Arc<Shared>, url: String, chunks: Vec<Bytes>) -> ProxyBody {
-    let total = chunks.len();
-    let ids: Vec<_> = (0..total)
-        .map(|i| shared.holds.hold(&url, Some((i, total))))
-        .collect();
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, BoxError>>(1);
-    tokio::spawn(async move {
-        let mut pending: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
-        for ((id, release), chunk) in ids.into_iter().zip(chunks) {
-            tokio::select! {
-                _ = release => {}
-                _ = tx.closed() => break,
-            }
-            pending.retain(|p| *p != id);
-            if tx.send(Ok(chunk)).await.is_err() {
-                break;
-            }
-        }
-        // The browser went away: its remaining chunks are no longer waiting.
-        for id in pending {
-            shared.holds.forget(id);
-        }
-    });
-    ProxyBody::boxed(ChannelBody { rx, len: None })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_before_each_script() {
-        let doc = Bytes::from_static(
-            b"<html><p>a</p><script>x()</script><p>b</p><SCRIPT src=y></SCRIPT><scripts>",
-        );
-        let parts = split_before_scripts(&doc);
-        assert_eq!(parts.len(), 3);
-        assert_eq!(&parts[0][..], b"<html><p>a</p>");
-        assert!(parts[1].starts_with(b"<script>"));
-        assert!(parts[2].starts_with(b"<SCRIPT src"));
-        assert_eq!(parts.concat(), doc.to_vec());
-        let starts = Bytes::from_static(b"<script></script>");
-        assert_eq!(split_before_scripts(&starts).len(), 1);
-    }
+    Ok((exchange, ProxyBody::boxed(ChannelBody::new(rx, Some(len)))))
 }

@@ -8,16 +8,14 @@
 
 use crate::body::ProxyBody;
 use crate::client_body::ClientBody;
-use crate::forward::error_response;
-use crate::replay::Replayer;
-use crate::server::Shared;
+use crate::respond::error as error_response;
+use crate::stats::Stats;
 use futures_util::{SinkExt, StreamExt};
 use http::header::{self, HeaderValue};
 use http::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use shepherd_recording::{ExchangeId, Recording, WsKind, WsMessage, header_value};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::Mutex;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -83,8 +81,9 @@ impl WsIndex {
 
 /// Answers a WebSocket upgrade from the recording.
 pub(crate) async fn serve(
-    shared: Arc<Shared>,
-    replayer: Arc<Replayer>,
+    index: &WsIndex,
+    recording: &Recording,
+    stats: &Stats,
     url: http::Uri,
     mut req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
@@ -95,9 +94,8 @@ pub(crate) async fn serve(
             "WebSocket upgrade without Sec-WebSocket-Key",
         );
     };
-    let Some((id, tier)) = replayer.ws.next(&url_s) else {
-        shared
-            .stats
+    let Some((id, tier)) = index.next(&url_s) else {
+        stats
             .replay_misses
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::warn!(url = %url_s, "replay miss: no recorded WebSocket connection");
@@ -106,7 +104,7 @@ pub(crate) async fn serve(
             "replay miss: no recorded WebSocket connection for this URL",
         );
     };
-    let rec = replayer.recording().clone();
+    let rec = recording.clone();
     let loaded = tokio::task::spawn_blocking(move || {
         let ex = rec.exchange(id)?;
         let messages = rec.ws_messages(id)?;

@@ -1,27 +1,18 @@
-//! WebSocket upgrades. Live: the handshake is forwarded over a dedicated HTTP/1.1 connection,
-//! then bytes are piped both ways unchanged; in record mode a passive frame reader
-//! (`ws_frames`) follows each direction and stores every message. Replay: `ws_replay`.
+//! Live WebSocket upgrades: the handshake is forwarded over a dedicated HTTP/1.1 connection,
+//! then bytes are piped both ways unchanged; when recording, a passive frame reader
+//! (`ws_frames`) follows each direction and stores every message.
 
+use super::live::Live;
+use super::recorder::WsTap;
 use crate::body::ProxyBody;
 use crate::client_body::ClientBody;
-use crate::forward::error_response;
-use crate::record::WsTap;
-use crate::server::{ModeState, Shared};
+use crate::respond::error as error_response;
+use crate::stats::Stats;
 use crate::ws_frames::FrameParser;
 use http::header::{self, HeaderValue};
-use http::{Request, Response, StatusCode, Version};
+use http::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-/// Whether `req` asks for a WebSocket upgrade (HTTP/1.1 style).
-pub(crate) fn is_upgrade<B>(req: &Request<B>) -> bool {
-    req.version() <= Version::HTTP_11
-        && req
-            .headers()
-            .get(header::UPGRADE)
-            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"))
-}
 
 /// Copies one direction; with a tap, a copy of the bytes goes through a frame reader and
 /// every complete message is stored. The bytes themselves are never altered.
@@ -61,22 +52,17 @@ where
     }
 }
 
+/// Tunnels a WebSocket upgrade to the origin (and records its messages when recording).
 pub(crate) async fn handle(
-    shared: Arc<Shared>,
+    live: &Live,
+    stats: &Stats,
     url: http::Uri,
     mut req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
-    if let ModeState::Replay(r) = &shared.mode {
-        let r = r.clone();
-        return crate::ws_replay::serve(shared, r, url, req).await;
-    }
-    let (Some(tls), Some(_)) = (shared.client_tls.as_ref(), shared.client.as_ref()) else {
-        return error_response(StatusCode::BAD_GATEWAY, "no upstream in this mode");
-    };
-    let recording = match &shared.mode {
-        ModeState::Record(r) => r.begin("GET", &url.to_string(), req.version(), req.headers()),
-        _ => None,
-    };
+    let recording = live
+        .recorder
+        .as_ref()
+        .and_then(|r| r.begin("GET", &url.to_string(), req.version(), req.headers()));
     let client_upgrade = hyper::upgrade::on(&mut req);
     let mut headers = req.headers().clone();
     headers.remove(header::PROXY_AUTHORIZATION);
@@ -97,7 +83,7 @@ pub(crate) async fn handle(
         Err(_) => return error_response(StatusCode::BAD_REQUEST, "bad WebSocket path"),
     };
     *up_req.headers_mut() = headers;
-    let io = match crate::upstream::connect_raw(&url, tls, &shared.stats.upstream_connects).await {
+    let io = match crate::upstream::connect_raw(&url, &live.tls, &stats.upstream_connects).await {
         Ok(io) => io,
         Err(e) => {
             if let Some(w) = &recording {
@@ -138,10 +124,7 @@ pub(crate) async fn handle(
     let tap = recording
         .as_ref()
         .and_then(|w| w.finish_websocket())
-        .and_then(|id| match &shared.mode {
-            ModeState::Record(r) => Some(r.ws_tap(id)),
-            _ => None,
-        });
+        .and_then(|id| live.recorder.as_ref().map(|r| r.ws_tap(id)));
     let upstream_upgrade = hyper::upgrade::on(&mut resp);
     let url_s = url.to_string();
     tokio::spawn(async move {

@@ -2,10 +2,10 @@
 //! it, the page loaded and (optionally) explored with user events, the trace flushed, and
 //! everything stored in one recording. `shepherd record URL` and `shepherd demo` use it.
 
-use crate::rewriter::InstrumentRewriter;
+use crate::stack::{Run, Stack, StackOptions};
 use anyhow::Context;
 use shepherd_browser::{Browser, ExploreOptions, LaunchOptions};
-use shepherd_proxy::{CertificateAuthority, Mode, Proxy, ProxyConfig, RunMode};
+use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
 use shepherd_recording::Recording;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,6 +28,24 @@ pub struct DriveOptions {
     pub headful: bool,
     /// Where instrumented scripts are cached on disk.
     pub cache_dir: Option<PathBuf>,
+    /// How origin certificates are verified (a private CA for staging or test origins).
+    pub trust: UpstreamTrust,
+}
+
+impl DriveOptions {
+    /// Loads `url` into a new session of `out`, without exploration, trusting the web's roots.
+    pub fn new(url: impl Into<String>, out: impl Into<PathBuf>) -> Self {
+        DriveOptions {
+            url: url.into(),
+            out: out.into(),
+            explore: Duration::ZERO,
+            max_events: 250,
+            seed: 1,
+            headful: false,
+            cache_dir: None,
+            trust: UpstreamTrust::default(),
+        }
+    }
 }
 
 /// What one recording run produced.
@@ -51,23 +69,18 @@ pub async fn record_url(
     ca: Arc<CertificateAuthority>,
 ) -> anyhow::Result<DriveSummary> {
     let started = Instant::now();
-    let secret = shepherd_proxy::random_secret();
-    let mut config = ProxyConfig::new(Mode::Record(opts.out.clone()));
-    let script = shepherd_runtime::render(&shepherd_runtime::Config::new(
-        shepherd_runtime::Mode::Record,
-        secret.clone(),
-    ));
-    // One script per recording run; a run is a process-long event for the CLI.
-    config.runtime_js = Box::leak(script.into_boxed_str());
-    config.secret = Some(secret.clone());
-    config.rewriter = Some(Arc::new(InstrumentRewriter::new(
-        RunMode::Record,
-        opts.cache_dir.clone(),
-    )?));
     let spki = ca.spki_sha256_base64();
-    let proxy = Proxy::start(config, ca)
-        .await
-        .context("starting the recording proxy")?;
+    let run = Run::Record {
+        out: opts.out.clone(),
+        trust: opts.trust.clone(),
+    };
+    let stack_opts = StackOptions {
+        cache_dir: opts.cache_dir.clone(),
+        ..StackOptions::default()
+    };
+    let stack = Stack::start(run, stack_opts, ca).await?;
+    let proxy = stack.proxy();
+    let secret = proxy.operator_secret().to_string();
 
     let launch = LaunchOptions {
         headless: !opts.headful,
@@ -77,7 +90,7 @@ pub async fn record_url(
         ..LaunchOptions::default()
     };
     let result = drive_browser(opts, launch, &secret).await;
-    proxy.shutdown().await;
+    stack.shutdown().await;
     let (events_fired, page_errors) = result?;
 
     let rec = Recording::open_readonly(&opts.out)

@@ -1,6 +1,7 @@
-//! Record mode: each exchange goes to the recording as it streams. Request and response bodies
-//! are teed chunk by chunk (the response before any decoding or rewriting), so memory stays
-//! bounded and a crash loses only the exchanges in flight.
+//! The recorder of a live source: each exchange goes to the recording as it streams. Request
+//! and response bodies are teed chunk by chunk (the response before any decoding or
+//! rewriting), so memory stays bounded and a crash loses only the exchanges in flight. Traces
+//! uploaded by pages go into the same session.
 
 use crate::body::{BoxError, ProxyBody};
 use bytes::Bytes;
@@ -25,9 +26,11 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub fn create(path: &Path) -> Result<Self, String> {
+    /// Opens (or creates) the recording at `path` and begins a session of `kind` (`record`,
+    /// `replay`).
+    pub fn create(path: &Path, kind: &str) -> Result<Self, String> {
         let rec = Recording::open(path).map_err(|e| e.to_string())?;
-        let session = rec.begin_session("record").map_err(|e| e.to_string())?;
+        let session = rec.begin_session(kind).map_err(|e| e.to_string())?;
         Ok(Self {
             rec,
             session,
@@ -100,14 +103,15 @@ impl Recorder {
         }
     }
 
-    pub fn append_trace(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
+    /// Stores batch `seq` of document `doc`'s trace in this session.
+    pub fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
         self.rec
             .append_trace_batch(self.session, doc, seq, data)
             .map_err(|e| e.to_string())
     }
 
-    /// Commits everything queued (shutdown).
-    pub fn close(&self) {
+    /// Commits everything queued.
+    pub fn flush(&self) {
         if let Err(e) = self.rec.flush() {
             tracing::error!("recording flush: {e}");
         }
@@ -352,5 +356,15 @@ impl Body for TeeBody {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+impl crate::trace_sink::TraceSink for Recorder {
+    fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
+        Recorder::append(self, doc, seq, data)
+    }
+
+    fn flush(&self) {
+        Recorder::flush(self);
     }
 }

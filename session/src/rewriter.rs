@@ -1,14 +1,18 @@
 //! Plugs the instrumenter (`shepherd-instrument`) into the proxy's rewrite hook. The proxy
-//! decides when bodies pass through a hook and streams them; this adapter decides what a
-//! response is (HTML document, classic script, module) and which instrumentation it gets.
+//! decides when bodies pass through a hook and streams them; this adapter asks the
+//! instrumenter what a response is to the browser ([`shepherd_instrument::classify`]: document,
+//! classic script, module, worker, or code the browser refuses) and gives it the
+//! instrumentation of the run's mode. Every script the browser runs is instrumented, or a log
+//! line says why not.
 
 use bytes::Bytes;
 use http::HeaderMap;
 use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
-use shepherd_instrument::{CspHeader, HtmlConfig, HtmlInstrumenter, Mode, ScriptCache, ScriptKind};
-use shepherd_proxy::{
-    HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, RunMode, ScriptJob,
+use shepherd_instrument::{
+    CspHeader, FetchContext, HtmlConfig, HtmlInstrumenter, Mode, ResponseKind, ScriptCache,
+    ScriptKind,
 };
+use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -22,14 +26,9 @@ pub struct InstrumentRewriter {
 }
 
 impl InstrumentRewriter {
-    /// A rewriter for the proxy's run mode (record and replay rewrite JavaScript, repair only
-    /// injects the runtime), caching instrumented scripts in memory and under `cache_dir`.
-    pub fn new(mode: RunMode, cache_dir: Option<PathBuf>) -> anyhow::Result<Self> {
-        let mode = match mode {
-            RunMode::Record => Mode::Record,
-            RunMode::Replay => Mode::Replay,
-            RunMode::Serve => Mode::Repair,
-        };
+    /// A rewriter for `mode` (record and replay rewrite JavaScript, repair only injects the
+    /// runtime), caching instrumented scripts in memory and under `cache_dir`.
+    pub fn new(mode: Mode, cache_dir: Option<PathBuf>) -> anyhow::Result<Self> {
         let cache = Arc::new(ScriptCache::new(mode, CACHE_MEMORY, cache_dir)?);
         Ok(InstrumentRewriter { mode, cache })
     }
@@ -59,29 +58,6 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> &'a str {
         .unwrap_or("")
 }
 
-/// The essence (`type/subtype`) of a Content-Type, lower-cased.
-fn essence(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
-fn is_javascript(essence: &str) -> bool {
-    matches!(
-        essence,
-        "text/javascript"
-            | "application/javascript"
-            | "application/x-javascript"
-            | "application/ecmascript"
-            | "text/ecmascript"
-            | "text/jscript"
-            | "module"
-    )
-}
-
 fn origin_of(url: &str) -> Option<String> {
     let rest_start = url.find("://")? + 3;
     let end = url[rest_start..]
@@ -96,39 +72,59 @@ impl Rewriter for InstrumentRewriter {
         if meta.method == http::Method::HEAD || !meta.status.is_success() {
             return RewriteKind::None;
         }
-        let ctype = essence(header_str(headers, &CONTENT_TYPE));
-        let dest = header_str(
-            meta.request_headers,
-            &HeaderName::from_static("sec-fetch-dest"),
-        );
-        if ctype == "text/html" || ctype == "application/xhtml+xml" {
-            // Only documents get the runtime: an HTML fragment fetched by XHR must stay as is.
-            if dest.is_empty() || matches!(dest, "document" | "iframe" | "frame") {
-                return RewriteKind::Html;
-            }
-            return RewriteKind::None;
-        }
-        let scriptish = matches!(dest, "script" | "worker" | "sharedworker" | "serviceworker");
-        if self.mode.rewrites_js() && (is_javascript(&ctype) || (scriptish && ctype.is_empty())) {
-            if !dest.is_empty() && dest != "script" {
-                // Workers run without our runtime; leave their code alone.
-                return RewriteKind::None;
-            }
-            // Chromium fetches module scripts in CORS mode and classic scripts in no-cors
-            // mode, except classic scripts with `crossorigin`; `script()` sorts those out.
-            let mode = header_str(
+        let fetch = FetchContext {
+            dest: header_str(
+                meta.request_headers,
+                &HeaderName::from_static("sec-fetch-dest"),
+            ),
+            mode: header_str(
                 meta.request_headers,
                 &HeaderName::from_static("sec-fetch-mode"),
-            );
-            return RewriteKind::Script {
-                module: dest == "script" && mode == "cors",
-            };
+            ),
+        };
+        let nosniff = header_str(headers, &HeaderName::from_static("x-content-type-options"))
+            .trim()
+            .eq_ignore_ascii_case("nosniff");
+        let content_type = header_str(headers, &CONTENT_TYPE);
+        match shepherd_instrument::classify(content_type, nosniff, fetch) {
+            ResponseKind::Document => RewriteKind::Html,
+            ResponseKind::Script { maybe_module } if self.mode.rewrites_js() => {
+                if !shepherd_instrument::is_javascript_mime(content_type) {
+                    tracing::info!(
+                        url = meta.url,
+                        content_type,
+                        "script served with a non-JavaScript type: the browser runs it, so it is instrumented"
+                    );
+                }
+                // Chromium fetches module scripts in CORS mode and classic scripts in no-cors
+                // mode, except classic scripts with `crossorigin`; `rewrite_script` sorts
+                // those out.
+                RewriteKind::Script {
+                    module: maybe_module,
+                }
+            }
+            ResponseKind::WorkerScript if self.mode.rewrites_js() => {
+                tracing::info!(
+                    url = meta.url,
+                    "worker script not instrumented: workers run without Shepherd's runtime"
+                );
+                RewriteKind::None
+            }
+            ResponseKind::Refused(why) => {
+                tracing::debug!(
+                    url = meta.url,
+                    content_type,
+                    why,
+                    "script the browser will not run"
+                );
+                RewriteKind::None
+            }
+            _ => RewriteKind::None,
         }
-        RewriteKind::None
     }
 
     fn html(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> Box<dyn HtmlStream> {
-        let mut cfg = HtmlConfig::new(self.mode, meta.secret);
+        let mut cfg = HtmlConfig::new(self.mode, meta.page_token);
         cfg.origin = origin_of(meta.url);
         cfg.content_type = headers
             .get(CONTENT_TYPE)
@@ -187,7 +183,7 @@ impl Rewriter for InstrumentRewriter {
             },
             None => {
                 if let Some(reason) = &out.kept_reason {
-                    tracing::debug!(url = %job.url, %reason, "script served unchanged");
+                    tracing::info!(url = %job.url, %reason, "script served uninstrumented");
                 }
                 RewrittenScript {
                     body: job.source,
@@ -356,11 +352,12 @@ mod tests {
         let origin = js_origin().await;
         let dir = tempfile::tempdir().unwrap();
         let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
-        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::Mode::Record(
-            dir.path().join("r.rec"),
-        ));
+        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
+            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
+            record: Some(dir.path().join("r.rec")),
+        });
         config.rewriter = Some(Arc::new(
-            InstrumentRewriter::new(RunMode::Record, None).unwrap(),
+            InstrumentRewriter::new(Mode::Record, None).unwrap(),
         ));
         let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
         let script_url = format!("http://{origin}/app.js");
@@ -435,17 +432,19 @@ mod tests {
     async fn instrument_endpoint_html_kind_instruments_fragments() {
         let dir = tempfile::tempdir().unwrap();
         let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
-        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::Mode::Record(
-            dir.path().join("r.rec"),
-        ));
+        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
+            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
+            record: Some(dir.path().join("r.rec")),
+        });
         config.rewriter = Some(Arc::new(
-            InstrumentRewriter::new(RunMode::Record, None).unwrap(),
+            InstrumentRewriter::new(Mode::Record, None).unwrap(),
         ));
         let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
-        // The endpoint answers on any origin; nothing listens on this one.
+        // The endpoint answers on any origin, to that origin's page credential; nothing
+        // listens on this one.
         let url = format!(
-            "http://127.0.0.1:9/__shepherd/instrument?s={}&kind=html",
-            proxy.secret()
+            "http://127.0.0.1:9/__shepherd/instrument?t={}&kind=html",
+            proxy.page_token("http://127.0.0.1:9").unwrap()
         );
         let fragment = "<p>hi</p><script>seen = 1;</script><b onclick=\"go(&quot;a&quot;)\">b</b>";
         let (head, body) = post(proxy.addr(), &url, fragment).await;
@@ -474,7 +473,6 @@ mod tests {
 
     #[test]
     fn content_type_helpers() {
-        assert_eq!(essence("Text/HTML; charset=utf-8"), "text/html");
         assert_eq!(
             charset_param("text/javascript; Charset=\"Shift_JIS\""),
             Some("Shift_JIS")
