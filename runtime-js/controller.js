@@ -243,7 +243,7 @@ function begin(d) {
 function end() {
   if (cur < 0) return;
   if (REC) {
-    if (pendingNodes.length > 0) describePending();
+    if (pendingNodes.length > 0) describePending(false);
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
@@ -542,6 +542,7 @@ const control = freeze({
   },
   /** Ends the open action and uploads everything; resolves when delivered. */
   flush() {
+    if (REC) describePending(true);
     end();
     return flushAndWait();
   },

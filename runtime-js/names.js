@@ -5,10 +5,13 @@
 // When. A node is described the first time objLoc() or targetLabel() name it, not when it gets
 // its number: the parser numbers every element it inserts (node existence), and only the few
 // that accesses, listeners and events touch need a name. A node in the document is described at
-// once (a click handler that removes its own list item still gets the item's place in the list);
-// a node not (yet) in the document at the end of that action (script-made elements are usually
-// inserted by then; PENDING_CAP bounds the wait list). A node that moves later keeps the name
-// of where it was first touched; its number keeps it apart from the node now in that place.
+// once (a click handler that removes its own list item still gets the item's place in the list).
+// A node not yet in the document waits: at the end of each action the waiting nodes that have
+// been inserted are described (script-made elements usually are by the end of the action that
+// made them; a template filled now may be inserted when a response arrives); after WAIT_ACTIONS
+// action ends, or when more than PENDING_CAP wait, or at page exit, a node is described as it
+// is (no selector when still detached). A node that moves later keeps the name of where it was
+// first described; its number keeps it apart from the node now in that place.
 //
 // Cost. A walk up at most PATH_STEPS ancestors, counting at most SIBLING_SCAN element siblings
 // each way per step, through the native getters saved in prelude.js: no page code runs (no
@@ -21,9 +24,10 @@ const NAME_CHARS = 48;
 /** Most classes kept. */
 const MAX_CLASSES = 3;
 const PENDING_CAP = 256;
+const WAIT_ACTIONS = 32;
 
 const described = objCreate(null); // object number -> 1 once described or waiting
-const pendingNodes = []; // [node, number, node, number, ...] waiting for the end of the action
+const pendingNodes = []; // [node, number, action ends waited, node, number, ...]
 
 /** Describes node `node` (object number `n`) once: now or at the end of the action. */
 function nameNode(node, n) {
@@ -35,18 +39,40 @@ function nameNode(node, n) {
   } catch (_) {
     inDoc = false;
   }
-  if (inDoc || pendingNodes.length >= PENDING_CAP * 2) {
+  if (inDoc || pendingNodes.length >= PENDING_CAP * 3) {
     describeNode(node, n);
   } else {
     pendingNodes[pendingNodes.length] = node;
     pendingNodes[pendingNodes.length] = n;
+    pendingNodes[pendingNodes.length] = 0;
   }
 }
 
-/** Describes the nodes waiting since their action began (end of action, page exit). */
-function describePending() {
-  for (let i = 0; i + 1 < pendingNodes.length; i += 2) describeNode(pendingNodes[i], pendingNodes[i + 1]);
-  pendingNodes.length = 0;
+/**
+ * At the end of an action: describes the waiting nodes now in the document, and those that
+ * waited WAIT_ACTIONS action ends; `all` (page exit) describes every one.
+ */
+function describePending(all) {
+  const p = pendingNodes;
+  let j = 0;
+  for (let i = 0; i + 2 < p.length; i += 3) {
+    const node = p[i];
+    let inDoc = false;
+    try {
+      inDoc = nodeConnected(node);
+    } catch (_) {
+      inDoc = false;
+    }
+    if (all || inDoc || p[i + 2] >= WAIT_ACTIONS) {
+      describeNode(node, p[i + 1]);
+    } else {
+      p[j] = node;
+      p[j + 1] = p[i + 1];
+      p[j + 2] = p[i + 2] + 1;
+      j += 3;
+    }
+  }
+  p.length = j;
 }
 
 /** Writes the `d` record of `node`; a DOM that throws (a node from a torn-down frame) gets a bare one. */

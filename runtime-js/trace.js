@@ -147,7 +147,7 @@ function retryLater(b) {
 /** Sends everything still buffered with sendBeacon (keepalive fetch when the quota is full). */
 function flushAtExit() {
   if (!REC) return;
-  describePending();
+  describePending(true);
   cutBatch();
   for (let i = bHead; i < batches.length; i++) {
     const b = batches[i];

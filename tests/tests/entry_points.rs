@@ -580,7 +580,8 @@ case!(dom_nodes_described_once, |h| async move {
         ),
         // Named before it was inserted: described at the end of the action, in place.
         ("onGhost", node("div", None, Some("ghost"), Some("spooky"))),
-        // Named while the page's spies were installed.
+        // Named (its id written) before it was inserted, inserted by a later action: described
+        // then, while the page's spies were installed.
         ("onLate", node("em", Some("em#late"), Some("late"), None)),
     ] {
         let (loc, got) = t.listener_node(listener)?;
