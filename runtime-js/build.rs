@@ -12,6 +12,7 @@ const FILES: &[&str] = &[
     "credentials.js",
     "trace.js",
     "controller.js",
+    "names.js",
     "determinism.js",
     "timers.js",
     "events.js",

@@ -104,7 +104,9 @@ function classOf(o, n) {
 
 /** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
 function targetLabel(t) {
-  return targetClass(t) + '[' + oid(t) + ']';
+  const n = oid(t);
+  if (described[n] !== 1 && t !== W && isNode(t)) nameNode(t, n);
+  return targetClass(t) + '[' + n + ']';
 }
 
 // `on<type>` properties of event targets that the runtime wraps (events.js fills this): a
@@ -135,8 +137,9 @@ function objLoc(obj, key) {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
   }
-  if (c === 'DOMNode' && typeof key === 'string' && CHILD_PROPS[key] === 1) {
-    return 'DOMNode[' + n + '].childList';
+  if (c === 'DOMNode') {
+    if (described[n] !== 1) nameNode(obj, n);
+    if (typeof key === 'string' && CHILD_PROPS[key] === 1) return 'DOMNode[' + n + '].childList';
   }
   return c + '[' + n + '].' + NativeString(key);
 }
@@ -284,6 +287,7 @@ function end() {
   if (cur < 0) return;
   if (pendLoc !== null) flushPend();
   if (REC) {
+    if (pendingNodes.length > 0) describePending(false);
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
@@ -671,6 +675,7 @@ const control = freeze({
   },
   /** Ends the open action and uploads everything; resolves when delivered. */
   flush() {
+    if (REC) describePending(true);
     end();
     return flushAndWait();
   },

@@ -449,7 +449,7 @@ function onMutations(records) {
         const id = elId(el);
         if (id && nodeConnected(el)) write(idLoc(id), el);
       } else if (name === 'class') {
-        write('DOMNode[' + oid(el) + '].className', elGetAttr(el, 'class'));
+        write(objLoc(el, 'className'), elGetAttr(el, 'class'));
       }
     }
   }
@@ -730,7 +730,7 @@ function installDom() {
     });
   }
   // className / classList reads; writes come from the MutationObserver (any API changes class).
-  const classRead = (el) => read('DOMNode[' + oid(el) + '].className');
+  const classRead = (el) => read(objLoc(el, 'className'));
   wrapGetter(ElP, 'className', classRead);
   wrapGetter(ElP, 'classList', classRead);
 }

@@ -182,6 +182,8 @@ function pageHref() {
 const encodeURIComponent = G.encodeURIComponent;
 const nodeParent = NodeP ? getterOf(NodeP, 'parentNode') : null;
 const elPrevSibling = ElP ? getterOf(ElP, 'previousElementSibling') : null;
+const elNextSibling = ElP ? getterOf(ElP, 'nextElementSibling') : null;
+const docGetById = DocP ? uncurry(DocP.getElementById) : null;
 const MEP = G.MessageEvent ? MessageEvent.prototype : null;
 const meSource = MEP ? getterOf(MEP, 'source') : null;
 const NEvent = G.Event;

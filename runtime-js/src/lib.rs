@@ -227,6 +227,7 @@ mod tests {
             "prelude.js",
             "trace.js",
             "controller.js",
+            "names.js",
             "determinism.js",
             "timers.js",
             "events.js",
