@@ -403,6 +403,7 @@ function flagDom(proto, name, fix) {
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
     const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
+    if (repairOn) repairInsert(args);
     domByScript = true;
     if (info === null || depth === 0) ensure();
     depth++;
@@ -510,6 +511,7 @@ function installDom() {
         if (passive()) return rApply(nSet, this, [v]);
         ensure();
         metaOf(this).by = info;
+        if (repairOn && C !== G.HTMLScriptElement) repairForkLoad(this, v);
         return rApply(nSet, this, [v]);
       },
     });
@@ -521,6 +523,10 @@ function installDom() {
     if (n === 'src') {
       ensure();
       metaOf(this).by = info;
+      if (repairOn && !(G.HTMLScriptElement && this instanceof HTMLScriptElement) && (
+        (G.HTMLImageElement && this instanceof HTMLImageElement) || (G.HTMLIFrameElement && this instanceof HTMLIFrameElement))) {
+        repairForkLoad(this, value);
+      }
     } else if (REC && n.length > 2 && strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110) {
       write(targetLabel(this) + '.' + strSlice(n, 2), value);
       if (typeof api.i === 'function' && typeof value === 'string') {

@@ -286,7 +286,7 @@ impl<'a> Ctx<'a> {
                 )),
                 (Subject::Type(ty), Op::Fork) if !kinds::forkable_type(ty) => self.diags.push(Diagnostic::error(
                     r.pred.span,
-                    format!("`{ty}` events are not created by page code the controller sees: `on fork` never matches them (forks are timers, intervals, animation-frame, idle-callback, xhr, fetch, script, and load/error/message)"),
+                    format!("`{ty}` events are not created by page code the controller sees: `on fork` never matches them (forks are timers, intervals, animation-frame, idle-callback, xhr, fetch, script, and load/error of images and iframes)"),
                 )),
                 _ => {}
             }

@@ -59,6 +59,7 @@ pub fn compile(policies: &[Policy]) -> Compiled {
             "version": COMPILED_VERSION,
             "userTypes": USER_TYPES,
             "indirectTypes": INDIRECT_TYPES,
+            "postponesScripts": policies.iter().any(Policy::may_postpone_scripts),
             "policies": out,
         }),
         js,

@@ -494,3 +494,23 @@ fn describe(trace: &Trace) -> Vec<Ev> {
     }
     evs
 }
+
+/// For each pair `(first, second)` of actions (a race's two sides), the shipped policies that
+/// order `first` before `second` (`repairs[i]` for `pairs[i]`).
+pub fn shipped_orderings(
+    trace: &Trace,
+    hb: &[(u32, u32)],
+    pairs: &[(ActionId, ActionId)],
+) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new(); pairs.len()];
+    for (name, _) in crate::SHIPPED {
+        let Ok(set) = crate::load(name) else { continue };
+        let aug = Augmented::new(trace, hb, &set.policies);
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            if aug.orders(a, b).is_some_and(|rules| !rules.is_empty()) {
+                out[i].push(name.to_string());
+            }
+        }
+    }
+    out
+}

@@ -169,10 +169,10 @@ pub fn input_type(t: &str) -> bool {
     USER_TYPES.contains(&t) || INDIRECT_TYPES.contains(&t)
 }
 
-/// DOM event types the page creates (`load`/`error` of elements whose `src` a script sets,
-/// `message` of `postMessage`).
+/// DOM event types the page creates: `load`/`error` of images and iframes whose `src` a
+/// script sets.
 pub fn forkable_type(t: &str) -> bool {
-    matches!(t, "load" | "error" | "message")
+    matches!(t, "load" | "error")
 }
 
 /// Every name a term may start with, for "did you mean" hints.

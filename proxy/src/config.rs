@@ -28,6 +28,9 @@ pub struct ProxyConfig {
     pub limits: Limits,
     /// The per-run secret; a random one when `None`.
     pub secret: Option<String>,
+    /// Longest a page may hold one of its own responses (`page_holds`): the liveness limit
+    /// of its repair policy, plus slack; the proxy's own bound when a page never releases.
+    pub page_hold_limit: std::time::Duration,
 }
 
 impl ProxyConfig {
@@ -43,6 +46,7 @@ impl ProxyConfig {
             trace_sink: None,
             limits: Limits::default(),
             secret: None,
+            page_hold_limit: std::time::Duration::from_secs(15),
         }
     }
 }

@@ -19,6 +19,9 @@ pub(crate) fn handle(
     if what == "holds" && method == Method::GET {
         return json(serde_json::json!({ "held": holds.pending() }));
     }
+    if what == "repair" && method == Method::GET {
+        return json(serde_json::json!({ "pages": shared.repair.summary() }));
+    }
     if method != Method::POST {
         return simple(
             StatusCode::METHOD_NOT_ALLOWED,

@@ -51,6 +51,16 @@ pub(crate) async fn handle(
             ProxyBody::full(shared.runtime_js.clone()),
         ),
         (Method::POST, "/trace") => trace(shared, req, &query).await,
+        (Method::POST, "/hold/release") => {
+            let token = query::param(&query, "g").unwrap_or_default();
+            match query::param(&query, "n").and_then(|n| n.parse::<u64>().ok()) {
+                Some(n) if shared.page_holds.release(&token, n) => {
+                    with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty)
+                }
+                _ => simple(StatusCode::BAD_REQUEST, "release needs g=TOKEN and n=N\n"),
+            }
+        }
+        (Method::POST, "/repair") => repair(shared, target, req, &query).await,
         (Method::POST, "/instrument") => instrument(shared, req, &query).await,
         (m, t) if t.starts_with("/control/") => {
             crate::control::handle(shared, &m, &t["/control/".len()..], &query)
@@ -82,6 +92,33 @@ async fn trace(shared: &Shared, req: Request<ClientBody>, query: &str) -> Respon
         Ok(Ok(())) => with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty),
         Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, &e),
         Err(_) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "trace store failed"),
+    }
+}
+
+/// `POST /__shepherd/repair?doc=DOC`: a document's repair figures (`repair_stats`).
+async fn repair(
+    shared: &Shared,
+    target: &Target,
+    req: Request<ClientBody>,
+    query: &str,
+) -> Response<ProxyBody> {
+    let doc = query::param(query, "doc").unwrap_or_default().into_owned();
+    if doc.is_empty() || doc.len() > 200 {
+        return simple(StatusCode::BAD_REQUEST, "repair needs doc=\n");
+    }
+    let body = match read_body(shared, req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match shared
+        .repair
+        .accept(&doc, &body, |page| target.same_origin(page))
+    {
+        Ok(()) => with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty),
+        Err(e) => {
+            tracing::info!(origin = %target.authority, "repair report refused: {e}");
+            simple(StatusCode::BAD_REQUEST, "repair report refused\n")
+        }
     }
 }
 

@@ -89,6 +89,20 @@ pub struct Config {
     pub upload: Option<String>,
     /// Trace document id; by default each document draws a random one.
     pub doc: Option<String>,
+    /// A compiled repair policy to enforce (`docs/policies.md`); none by default.
+    pub policy: Option<RuntimePolicy>,
+}
+
+/// A repair policy as the runtime loads it: the compiled JSON (`shepherd-policies`) and the
+/// JavaScript expressions of its `js` expirations, which [`render`] turns into functions of
+/// the runtime script itself (no `eval`: pages with a strict CSP keep working).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimePolicy {
+    /// The compiled policy object.
+    pub json: serde_json::Value,
+    /// Expression sources, indexed by the `js` entries of `json`; checked by the policy
+    /// compiler (one expression, balanced, no `</script`).
+    pub js: Vec<String>,
 }
 
 impl Config {
@@ -102,6 +116,7 @@ impl Config {
             deterministic: false,
             upload: None,
             doc: None,
+            policy: None,
         }
     }
 }
@@ -121,6 +136,9 @@ fn config_literal(cfg: &Config) -> String {
     if let Some(d) = &cfg.doc {
         map.insert("doc".into(), d.clone().into());
     }
+    if let Some(p) = &cfg.policy {
+        map.insert("policy".into(), p.json.clone());
+    }
     serde_json::Value::Object(map)
         .to_string()
         .replace('<', "\\u003c")
@@ -132,7 +150,13 @@ pub fn render(cfg: &Config) -> String {
     let mut s = String::with_capacity(body_len + 256);
     s.push_str("(function () {\n'use strict';\nif (globalThis.__shepherd !== undefined) return;\nconst CONFIG = ");
     s.push_str(&config_literal(cfg));
-    s.push_str(";\n");
+    s.push_str(";\nconst POLICY_JS = [");
+    for js in cfg.policy.iter().flat_map(|p| p.js.iter()) {
+        s.push_str("function () {\nreturn (\n");
+        push_inline_safe(&mut s, js);
+        s.push_str("\n);\n},\n");
+    }
+    s.push_str("];\n");
     for (name, src) in FILES {
         s.push_str("// ---- ");
         s.push_str(name);
@@ -209,11 +233,31 @@ mod tests {
             "network.js",
             "dynamic.js",
             "dom.js",
+            "policy.js",
+            "repair.js",
             "boot.js",
         ] {
             assert!(names.contains(&f), "{f} missing from {names:?}");
         }
         assert_eq!(names.last(), Some(&"boot.js"));
+    }
+
+    #[test]
+    fn a_policy_and_its_expressions_are_rendered() {
+        let mut cfg = Config::new(Mode::Repair, "s");
+        let js = render(&cfg);
+        assert!(js.contains("const POLICY_JS = [];"));
+        cfg.policy = Some(RuntimePolicy {
+            json: serde_json::json!({"version": 1, "policies": []}),
+            js: vec!["typeof f === 'function'".into(), "'</script>' === x".into()],
+        });
+        let js = render(&cfg);
+        assert!(
+            js.contains("\"policy\":{\"policies\":[],\"version\":1}")
+                || js.contains("\"policy\":{\"version\":1,\"policies\":[]}")
+        );
+        assert!(js.contains("function () {\nreturn (\ntypeof f === 'function'\n);\n},"));
+        assert!(!js.contains("</script>"), "expressions are inlined safely");
     }
 
     #[test]

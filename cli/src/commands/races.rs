@@ -26,7 +26,7 @@ pub(crate) struct Args {
 
 /// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
-fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     let src = shepherd_session::trace_source::load(path, None)?;
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
@@ -51,6 +51,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let sources = shepherd_session::page_sources::for_trace_file(&args.file);
     let mut rep = RaceReport::new(&trace, &analysis, args.all);
     rep.attach_sources(&sources);
+    super::policy::annotate(&mut rep, &trace, &analysis);
     if args.json {
         println!("{}", report::json::render(&rep));
     } else {
@@ -61,7 +62,9 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         let full = if args.all {
             rep
         } else {
-            RaceReport::new(&trace, &analysis, true)
+            let mut full = RaceReport::new(&trace, &analysis, true);
+            super::policy::annotate(&mut full, &trace, &analysis);
+            full
         };
         let page = report::html::render(&full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
