@@ -169,8 +169,8 @@ function soloDecision(d) {
   return RUN;
 }
 
-function newGroup(by) {
-  return { items: [], fate: HOLD, by, released: 0, at: dateNow() };
+function newGroup(by, user) {
+  return { items: [], fate: HOLD, by, released: 0, at: dateNow(), user };
 }
 
 function groupBusy(g) {
@@ -200,14 +200,14 @@ function userDecision(d) {
   if (startsGesture(type, now)) {
     const res = policyOp('begin', d.pev);
     const kind = type === 'pointerdown' || type === 'mousedown' || type === 'touchstart' ? 'pointer' : 'key';
-    gesture = { g: null, fate: RUN, at: now, kind, mouse: type === 'mousedown' };
+    gesture = { g: null, fate: RUN, at: now, kind, mouse: type === 'mousedown', lead: d.pev };
     if (res.action === A_DISCARD) {
       gesture.fate = DISCARD;
       noteDiscard(res.by, d.pev);
       return DISCARD;
     }
     if (res.action === A_POSTPONE || userQueue.length > 0) {
-      const g = newGroup(res.action === A_POSTPONE ? res.by : userQueue[userQueue.length - 1].by);
+      const g = newGroup(res.action === A_POSTPONE ? res.by : userQueue[userQueue.length - 1].by, true);
       g.lead = d;
       userQueue[userQueue.length] = g;
       gesture.g = g;
@@ -231,7 +231,23 @@ function userDecision(d) {
     d.repBy = g.by;
     return HOLD;
   }
-  return RUN;
+  // The gesture's first event ran. A rule about this later event alone (`postpone click`,
+  // not `user`, which the first event matched too) still holds it, and the rest behind it.
+  const res = policyOp('begin', d.pev);
+  if (res.action === A_DISPATCH || res.by === null || (gesture.lead && predMatches(res.by.r.pred, gesture.lead, res.by.env))) return RUN;
+  if (res.action === A_DISCARD) {
+    gesture.fate = DISCARD;
+    noteDiscard(res.by, d.pev);
+    return DISCARD;
+  }
+  const ng = newGroup(res.by, true);
+  ng.lead = d;
+  userQueue[userQueue.length] = ng;
+  gesture.g = ng;
+  d.rep = true;
+  d.group = ng;
+  d.repBy = res.by;
+  return HOLD;
 }
 
 /** An XHR's events: the response (readyState 4) decides for the events that follow it. */
@@ -247,7 +263,7 @@ function xhrDecision(d) {
   if (g !== undefined && d.pev.arrived) return RUN; // later events of a response that ran
   const res = policyOp('begin', d.pev);
   if (res.action >= A_POSTPONE) {
-    g = newGroup(res.by);
+    g = newGroup(res.by, false);
     g.lead = d;
     wmSet(xhrGroups, x, g);
     d.rep = true;
@@ -280,7 +296,8 @@ function repairHeld(d) {
   if (g !== undefined) {
     g.items[g.items.length] = d;
     if (g.fate === RUN) releaseItem(g, d); // appended to a group being released: after the others
-    if (g.lead !== undefined && g.lead.pev.kind === 'event' && policySpinner(g.by)) spinnerShow();
+    if (g.user && policySpinner(g.by)) spinnerShow();
+    if (!g.user && g.lead === d) waiting[waiting.length] = d; // an XHR response: re-decided alone
   } else {
     waiting[waiting.length] = d;
   }

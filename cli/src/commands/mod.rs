@@ -2,6 +2,7 @@
 
 pub(crate) mod ca;
 pub(crate) mod demo;
+pub(crate) mod demo_repair;
 pub(crate) mod har;
 pub(crate) mod instrument;
 pub(crate) mod policy;
