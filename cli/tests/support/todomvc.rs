@@ -176,6 +176,8 @@ pub enum ProxyMode {
     Record,
     /// `shepherd serve --listen` (repair): only the runtime injected.
     Repair,
+    /// `shepherd serve --listen --policy P`: the runtime injected with repair policies.
+    Policy(&'static str),
 }
 
 /// The `shepherd` binary running as a proxy; killed when dropped.
@@ -204,6 +206,9 @@ impl ShepherdProxy {
             }
             ProxyMode::Repair => {
                 cmd.arg("serve");
+            }
+            ProxyMode::Policy(p) => {
+                cmd.args(["serve", "--policy", p]);
             }
         }
         cmd.args(["--listen", "127.0.0.1:0", "--secret", &secret])

@@ -1,0 +1,136 @@
+//! Repair-mode overhead of a policy: the TodoMVC vanillajs app of `todomvc@0.1.1` in headless
+//! Chromium, loaded and driven (100 todos added, completed, deleted) plain, through `shepherd
+//! serve` (the runtime, no policy) and through `shepherd serve --policy init-user-plus`, the
+//! three interleaved in one run. Prints load time and workload time per mode, each policy
+//! figure as the median of per-round ratios against `serve` without a policy and against
+//! plain (target <= 1.03x), and the runtime's size with and without the policy.
+//!
+//! `cargo bench -p shepherd --bench repair_policy` (ROUNDS=n to change the number of rounds).
+
+#[path = "../tests/support/todomvc.rs"]
+mod support;
+
+use shepherd_browser::{Browser, LaunchOptions};
+use std::time::{Duration, Instant};
+use support::{ProxyMode, ShepherdProxy, StaticServer};
+
+const ITEMS: usize = 100;
+const POLICY: &str = "init-user-plus";
+const TARGET: f64 = 1.03;
+
+/// The same workload as the todomvc bench: in-page time of add, complete, delete.
+fn workload() -> String {
+    format!(
+        r#"(() => {{
+    const input = document.querySelector('#new-todo');
+    const t0 = performance.now();
+    let waited = 0;
+    for (let i = 0; i < {ITEMS}; i++) {{
+        input.value = 'todo ' + i;
+        input.dispatchEvent(new Event('change', {{ bubbles: true }}));
+        const w0 = performance.now();
+        const now = Date.now();
+        while (Date.now() === now && performance.now() - w0 < 5) {{}}
+        waited += performance.now() - w0;
+    }}
+    const added = document.querySelectorAll('#todo-list > li').length;
+    for (let i = 0; i < {ITEMS}; i++) document.querySelectorAll('#todo-list > li .toggle')[i].click();
+    const completed = document.querySelectorAll('#todo-list > li.completed').length;
+    for (let i = 0; i < {ITEMS}; i++) document.querySelector('#todo-list > li .destroy').click();
+    const left = document.querySelectorAll('#todo-list > li').length;
+    void document.body.offsetHeight;
+    return {{ ms: performance.now() - t0 - waited, added, completed, left }};
+}})()"#
+    )
+}
+
+/// Load time (navigation to the load event, wall clock) and workload time (in page), ms.
+async fn one_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>, label: &str) -> (f64, f64) {
+    let page = browser
+        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
+        .await
+        .unwrap();
+    let t0 = Instant::now();
+    page.navigate(url).await.unwrap();
+    let load = t0.elapsed().as_secs_f64() * 1000.0;
+    let _ = page.wait_quiet(Duration::from_millis(200), Duration::from_secs(10)).await;
+    let r = page.evaluate(&workload()).await.unwrap();
+    let n = ITEMS as u64;
+    assert!(
+        r["added"].as_u64() == Some(n) && r["completed"].as_u64() == Some(n) && r["left"].as_u64() == Some(0),
+        "workload did not run as intended ({label}): {r}"
+    );
+    let ms = r["ms"].as_f64().unwrap();
+    let _ = page.close().await;
+    (load, ms)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn ratio(a: &[f64], b: &[f64]) -> f64 {
+    let mut r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    median(&mut r)
+}
+
+fn verdict(r: f64) -> &'static str {
+    if r <= TARGET { "ok" } else { "MISSED" }
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let set = shepherd_policies::load(POLICY).unwrap();
+    let compiled = set.compile();
+    let mut cfg = shepherd_runtime::Config::new(shepherd_runtime::Mode::Repair, "0123456789abcdef");
+    let without = shepherd_runtime::render(&cfg).len();
+    cfg.policy = Some(shepherd_runtime::RuntimePolicy { json: compiled.json, js: compiled.js });
+    let with = shepherd_runtime::render(&cfg).len();
+    println!("runtime: {without} bytes without a policy, {with} bytes with {POLICY} (+{} bytes)", with - without);
+    let root = match support::package_root() {
+        Ok(r) => r,
+        Err(why) => panic!("{} unavailable ({why}): npm and the registry are required", support::PACKAGE),
+    };
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(15);
+    let server = StaticServer::start(root);
+    let bin = env!("CARGO_BIN_EXE_shepherd");
+    let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
+    let policy = ShepherdProxy::start(bin, ProxyMode::Policy(POLICY));
+    let url = format!("{}/examples/vanillajs/index.html", server.origin());
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let runs: [Vec<(f64, f64)>; 3] = rt.block_on(async {
+        let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
+        one_round(&browser, &url, None, "plain").await;
+        one_round(&browser, &url, Some(&repair), "serve").await;
+        one_round(&browser, &url, Some(&policy), POLICY).await;
+        let mut out: [Vec<(f64, f64)>; 3] = Default::default();
+        for round in 0..rounds {
+            for slot in 0..3 {
+                let mode = (round + slot) % 3;
+                let proxy = [None, Some(&repair), Some(&policy)][mode];
+                out[mode].push(one_round(&browser, &url, proxy, ["plain", "serve", POLICY][mode]).await);
+            }
+        }
+        let _ = browser.close().await;
+        out
+    });
+    let load = |m: usize| runs[m].iter().map(|r| r.0).collect::<Vec<f64>>();
+    let work = |m: usize| runs[m].iter().map(|r| r.1).collect::<Vec<f64>>();
+    println!("todomvc vanillajs, {rounds} rounds, medians; ratios are medians of per-round ratios:");
+    for (what, f) in [("load (navigation to load event)", &load as &dyn Fn(usize) -> Vec<f64>), ("workload (add+complete+delete 100)", &work)] {
+        let (p, s, q) = (f(0), f(1), f(2));
+        let (vs_serve, vs_plain) = (ratio(&q, &s), ratio(&q, &p));
+        println!(
+            "  {what}: plain {:.1} ms, serve {:.1} ms, serve --policy {POLICY} {:.1} ms: {vs_serve:.3}x serve {}, {vs_plain:.3}x plain {}",
+            median(&mut p.clone()),
+            median(&mut s.clone()),
+            median(&mut q.clone()),
+            verdict(vs_serve),
+            verdict(vs_plain)
+        );
+    }
+}
