@@ -45,7 +45,12 @@ fn workload() -> String {
 }
 
 /// Load time (navigation to the load event, wall clock) and workload time (in page), ms.
-async fn one_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>, label: &str) -> (f64, f64) {
+async fn one_round(
+    browser: &Browser,
+    url: &str,
+    proxy: Option<&ShepherdProxy>,
+    label: &str,
+) -> (f64, f64) {
     let page = browser
         .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
         .await
@@ -53,11 +58,15 @@ async fn one_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>, 
     let t0 = Instant::now();
     page.navigate(url).await.unwrap();
     let load = t0.elapsed().as_secs_f64() * 1000.0;
-    let _ = page.wait_quiet(Duration::from_millis(200), Duration::from_secs(10)).await;
+    let _ = page
+        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
+        .await;
     let r = page.evaluate(&workload()).await.unwrap();
     let n = ITEMS as u64;
     assert!(
-        r["added"].as_u64() == Some(n) && r["completed"].as_u64() == Some(n) && r["left"].as_u64() == Some(0),
+        r["added"].as_u64() == Some(n)
+            && r["completed"].as_u64() == Some(n)
+            && r["left"].as_u64() == Some(0),
         "workload did not run as intended ({label}): {r}"
     );
     let ms = r["ms"].as_f64().unwrap();
@@ -68,7 +77,11 @@ async fn one_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>, 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 fn ratio(a: &[f64], b: &[f64]) -> f64 {
@@ -88,20 +101,35 @@ fn main() {
     let compiled = set.compile();
     let mut cfg = shepherd_runtime::Config::new(shepherd_runtime::Mode::Repair, "0123456789abcdef");
     let without = shepherd_runtime::render(&cfg).len();
-    cfg.policy = Some(shepherd_runtime::RuntimePolicy { json: compiled.json, js: compiled.js });
+    cfg.policy = Some(shepherd_runtime::RuntimePolicy {
+        json: compiled.json,
+        js: compiled.js,
+    });
     let with = shepherd_runtime::render(&cfg).len();
-    println!("runtime: {without} bytes without a policy, {with} bytes with {POLICY} (+{} bytes)", with - without);
+    println!(
+        "runtime: {without} bytes without a policy, {with} bytes with {POLICY} (+{} bytes)",
+        with - without
+    );
     let root = match support::package_root() {
         Ok(r) => r,
-        Err(why) => panic!("{} unavailable ({why}): npm and the registry are required", support::PACKAGE),
+        Err(why) => panic!(
+            "{} unavailable ({why}): npm and the registry are required",
+            support::PACKAGE
+        ),
     };
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(15);
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(15);
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
     let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
     let policy = ShepherdProxy::start(bin, ProxyMode::Policy(POLICY));
     let url = format!("{}/examples/vanillajs/index.html", server.origin());
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let runs: [Vec<(f64, f64)>; 3] = rt.block_on(async {
         let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
         one_round(&browser, &url, None, "plain").await;
@@ -112,7 +140,8 @@ fn main() {
             for slot in 0..3 {
                 let mode = (round + slot) % 3;
                 let proxy = [None, Some(&repair), Some(&policy)][mode];
-                out[mode].push(one_round(&browser, &url, proxy, ["plain", "serve", POLICY][mode]).await);
+                out[mode]
+                    .push(one_round(&browser, &url, proxy, ["plain", "serve", POLICY][mode]).await);
             }
         }
         let _ = browser.close().await;
@@ -120,8 +149,16 @@ fn main() {
     });
     let load = |m: usize| runs[m].iter().map(|r| r.0).collect::<Vec<f64>>();
     let work = |m: usize| runs[m].iter().map(|r| r.1).collect::<Vec<f64>>();
-    println!("todomvc vanillajs, {rounds} rounds, medians; ratios are medians of per-round ratios:");
-    for (what, f) in [("load (navigation to load event)", &load as &dyn Fn(usize) -> Vec<f64>), ("workload (add+complete+delete 100)", &work)] {
+    println!(
+        "todomvc vanillajs, {rounds} rounds, medians; ratios are medians of per-round ratios:"
+    );
+    for (what, f) in [
+        (
+            "load (navigation to load event)",
+            &load as &dyn Fn(usize) -> Vec<f64>,
+        ),
+        ("workload (add+complete+delete 100)", &work),
+    ] {
         let (p, s, q) = (f(0), f(1), f(2));
         let (vs_serve, vs_plain) = (ratio(&q, &s), ratio(&q, &p));
         println!(

@@ -314,7 +314,7 @@ impl<'a> Ctx<'a> {
             ));
         }
         let bind = r.bind.as_ref().map(|b| {
-            if params.iter().any(|p| *p == b.name) || self.find_let(&b.name).is_some() {
+            if params.contains(&b.name) || self.find_let(&b.name).is_some() {
                 self.diags.push(Diagnostic::error(
                     b.span,
                     format!("`{}` is already a name here; choose another", b.name),

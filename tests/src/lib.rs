@@ -278,7 +278,11 @@ impl TestOrigin {
     /// returns its address and the certificate of the CA that signed it.
     pub async fn start_https(
         &self,
-    ) -> Result<(SocketAddr, rustls_pki_types::CertificateDer<'static>, JoinHandle<()>)> {
+    ) -> Result<(
+        SocketAddr,
+        rustls_pki_types::CertificateDer<'static>,
+        JoinHandle<()>,
+    )> {
         let ca = CertificateAuthority::ephemeral()?;
         let mut tls = (*ca.server_config("127.0.0.1").await?).clone();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()]; // the file server speaks HTTP/1.1

@@ -26,7 +26,10 @@ fn main() -> ExitCode {
         ("iframe_load_repaired_by_init_system", iframe_repaired),
         ("ajax_cookie_out_of_order_without_policy", fifo_plain),
         ("ajax_cookie_repaired_by_async_fifo", fifo_repaired),
-        ("async_init_overwrites_input_without_policy", asyncinit_plain),
+        (
+            "async_init_overwrites_input_without_policy",
+            asyncinit_plain,
+        ),
         ("async_init_repaired_by_init_user_plus", asyncinit_repaired),
         ("unordered_scripts_fail_without_policy", scripts_plain),
         ("unordered_scripts_repaired_by_async_fifo", scripts_repaired),
@@ -56,10 +59,19 @@ fn exceptions(page: &shepherd_browser::Page) -> String {
 async fn gallery_a(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, Value)> {
     with_policy(h, policy).await?;
     let page = h.open_early("/repair/gallery/a.html").await?;
-    h.wait_for(&page, "!!document.getElementById('g1') && document.readyState === 'loading'", Duration::from_secs(3))
-        .await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('g1') && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
     page.click("#g1").await?;
-    h.wait_for(&page, "document.readyState === 'complete'", Duration::from_secs(5)).await?;
+    h.wait_for(
+        &page,
+        "document.readyState === 'complete'",
+        Duration::from_secs(5),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let status = page.evaluate(STATUS).await?;
     let stats = h.control(&page, "C.stats()").await?;
@@ -75,7 +87,10 @@ case!(gallery_a_plain, |h| async move {
 
 case!(gallery_a_repaired, |h| async move {
     let (status, stats) = gallery_a(&h, Some("init-user")).await?;
-    ensure!(status == json!("showing g1"), "the click waited for the listener: {status}");
+    ensure!(
+        status == json!("showing g1"),
+        "the click waited for the listener: {status}"
+    );
     ensure!(stats["postponed"].as_u64() >= Some(1), "{stats}");
     Ok(())
 });
@@ -84,10 +99,19 @@ case!(gallery_a_repaired, |h| async move {
 async fn gallery_b(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, String)> {
     with_policy(h, policy).await?;
     let page = h.open_early("/repair/gallery/b.html").await?;
-    h.wait_for(&page, "window.initDone === true && document.readyState === 'loading'", Duration::from_secs(3))
-        .await?;
+    h.wait_for(
+        &page,
+        "window.initDone === true && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
     page.click("#g1").await?;
-    h.wait_for(&page, "document.readyState === 'complete'", Duration::from_secs(5)).await?;
+    h.wait_for(
+        &page,
+        "document.readyState === 'complete'",
+        Duration::from_secs(5),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let status = page.evaluate(STATUS).await?;
     let errors = exceptions(&page);
@@ -97,7 +121,10 @@ async fn gallery_b(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
 
 case!(gallery_b_plain, |h| async move {
     let (status, errors) = gallery_b(&h, None).await?;
-    ensure!(errors.contains("loadThumbs is not defined"), "ReferenceError expected: {errors}");
+    ensure!(
+        errors.contains("loadThumbs is not defined"),
+        "ReferenceError expected: {errors}"
+    );
     ensure!(status == json!("none"), "{status}");
     Ok(())
 });
@@ -114,12 +141,22 @@ async fn gallery_c(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
     with_policy(h, policy).await?;
     let page = h.open("/repair/gallery/c.html").await?;
     page.click("#g1").await?;
-    h.wait_for(&page, &format!("{STATUS} === 'showing g1'"), Duration::from_secs(2)).await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'showing g1'"),
+        Duration::from_secs(2),
+    )
+    .await?;
     page.click("#g2").await?;
     page.click(".del").await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let errors = exceptions(&page);
-    h.wait_for(&page, &format!("{STATUS} === 'showing g2'"), Duration::from_secs(3)).await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'showing g2'"),
+        Duration::from_secs(3),
+    )
+    .await?;
     let status = page.evaluate(STATUS).await?;
     let stats = h.control(&page, "C.stats()").await?;
     let _ = page.close().await;
@@ -128,13 +165,19 @@ async fn gallery_c(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
 
 case!(gallery_c_plain, |h| async move {
     let (_, errors, _) = gallery_c(&h, None).await?;
-    ensure!(errors.contains("TypeError"), "thumbs[pos] is undefined: {errors}");
+    ensure!(
+        errors.contains("TypeError"),
+        "thumbs[pos] is undefined: {errors}"
+    );
     Ok(())
 });
 
 case!(gallery_c_repaired, |h| async move {
     let (status, errors, stats) = gallery_c(&h, Some("async-user")).await?;
-    ensure!(errors.is_empty(), "the Delete click is discarded while g2 is pending: {errors}");
+    ensure!(
+        errors.is_empty(),
+        "the Delete click is discarded while g2 is pending: {errors}"
+    );
     ensure!(status == json!("showing g2"), "{status}");
     ensure!(stats["policyDiscarded"].as_u64() >= Some(1), "{stats}");
     Ok(())
@@ -151,20 +194,31 @@ async fn iframe(h: &Harness, policy: Option<&str>) -> anyhow::Result<Value> {
 
 case!(iframe_plain, |h| async move {
     let s = iframe(&h, None).await?;
-    ensure!(s == json!("not adjusted"), "the iframe loaded before its listener: {s}");
+    ensure!(
+        s == json!("not adjusted"),
+        "the iframe loaded before its listener: {s}"
+    );
     Ok(())
 });
 
 case!(iframe_repaired, |h| async move {
     let s = iframe(&h, Some("init-system")).await?;
-    ensure!(s == json!("adjusted"), "the load event waited for the page to be parsed: {s}");
+    ensure!(
+        s == json!("adjusted"),
+        "the load event waited for the page to be parsed: {s}"
+    );
     Ok(())
 });
 
 async fn fifo(h: &Harness, policy: Option<&str>) -> anyhow::Result<Value> {
     with_policy(h, policy).await?;
     let page = h.open("/repair/fifo/").await?;
-    h.wait_for(&page, &format!("{STATUS} !== 'pending'"), Duration::from_secs(3)).await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        Duration::from_secs(3),
+    )
+    .await?;
     let s = page.evaluate(STATUS).await?;
     let _ = page.close().await;
     Ok(s)
@@ -172,45 +226,66 @@ async fn fifo(h: &Harness, policy: Option<&str>) -> anyhow::Result<Value> {
 
 case!(fifo_plain, |h| async move {
     let s = fifo(&h, None).await?;
-    ensure!(s == json!("cookie one"), "the first response arrived last and won: {s}");
+    ensure!(
+        s == json!("cookie one"),
+        "the first response arrived last and won: {s}"
+    );
     Ok(())
 });
 
 case!(fifo_repaired, |h| async move {
     let s = fifo(&h, Some("async-fifo")).await?;
-    ensure!(s == json!("cookie two"), "responses handled in request order: {s}");
+    ensure!(
+        s == json!("cookie two"),
+        "responses handled in request order: {s}"
+    );
     Ok(())
 });
 
 /// The user types into "from" while its initialization is pending, then again after it.
 /// Returns what the page accepted before the initialization, at the end, the final value.
-async fn asyncinit(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, Value, Value, Value)> {
+async fn asyncinit(
+    h: &Harness,
+    policy: Option<&str>,
+) -> anyhow::Result<(Value, Value, Value, Value)> {
     with_policy(h, policy).await?;
     let page = h.open("/repair/asyncinit/").await?;
     page.focus("#from").await?;
     page.press_key("x").await?;
-    h.wait_for(&page, "window.initialized === true", Duration::from_secs(3)).await?;
+    h.wait_for(&page, "window.initialized === true", Duration::from_secs(3))
+        .await?;
     let early = page.evaluate("window.typed.slice()").await?;
     let stats = h.control(&page, "C.stats()").await?;
     page.press_key("y").await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let typed = page.evaluate("window.typed").await?;
-    let value = page.evaluate("document.getElementById('from').value").await?;
+    let value = page
+        .evaluate("document.getElementById('from').value")
+        .await?;
     let _ = page.close().await;
     Ok((early, typed, value, stats))
 }
 
 case!(asyncinit_plain, |h| async move {
     let (early, typed, value, _) = asyncinit(&h, None).await?;
-    ensure!(early == json!(["x"]), "the early keystroke was accepted: {early}");
+    ensure!(
+        early == json!(["x"]),
+        "the early keystroke was accepted: {early}"
+    );
     ensure!(typed == json!(["x", "y"]), "{typed}");
-    ensure!(value == json!("Copenhageny"), "and then overwritten by the initialization: {value}");
+    ensure!(
+        value == json!("Copenhageny"),
+        "and then overwritten by the initialization: {value}"
+    );
     Ok(())
 });
 
 case!(asyncinit_repaired, |h| async move {
     let (early, typed, value, stats) = asyncinit(&h, Some("init-user-plus")).await?;
-    ensure!(early == json!([]), "the early keystroke was discarded: {early}");
+    ensure!(
+        early == json!([]),
+        "the early keystroke was discarded: {early}"
+    );
     ensure!(typed == json!(["y"]), "the later one landed: {typed}");
     ensure!(value == json!("Copenhageny"), "{value}");
     ensure!(stats["policyDiscarded"].as_u64() >= Some(1), "{stats}");
@@ -229,7 +304,10 @@ async fn scripts(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, St
 
 case!(scripts_plain, |h| async move {
     let (s, errors) = scripts(&h, None).await?;
-    ensure!(errors.contains("s_att is not defined"), "b.js ran first: {errors}");
+    ensure!(
+        errors.contains("s_att is not defined"),
+        "b.js ran first: {errors}"
+    );
     ensure!(s == json!("pending"), "{s}");
     Ok(())
 });
@@ -246,8 +324,12 @@ case!(scripts_repaired, |h| async move {
 async fn early_input(h: &Harness, policy: &str) -> anyhow::Result<shepherd_browser::Page> {
     with_policy(h, Some(policy)).await?;
     let page = h.open_early("/repair/input/").await?;
-    h.wait_for(&page, "!!document.getElementById('go') && document.readyState === 'loading'", Duration::from_secs(3))
-        .await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('go') && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
     Ok(page)
 }
 
@@ -255,11 +337,29 @@ case!(keystroke, |h| async move {
     let page = early_input(&h, "init-user").await?;
     page.focus("#field").await?;
     page.press_key("a").await?;
-    ensure!(page.evaluate("document.getElementById('field').value").await? == json!(""), "held while loading");
-    h.wait_for(&page, "window.lateDone === true && document.readyState === 'complete'", Duration::from_secs(4)).await?;
-    h.wait_for(&page, "document.getElementById('field').value === 'a'", Duration::from_secs(1)).await?;
+    ensure!(
+        page.evaluate("document.getElementById('field').value")
+            .await?
+            == json!(""),
+        "held while loading"
+    );
+    h.wait_for(
+        &page,
+        "window.lateDone === true && document.readyState === 'complete'",
+        Duration::from_secs(4),
+    )
+    .await?;
+    h.wait_for(
+        &page,
+        "document.getElementById('field').value === 'a'",
+        Duration::from_secs(1),
+    )
+    .await?;
     let seen = page.evaluate("window.seen").await?;
-    ensure!(seen == json!(["keydown:a", "insertText:a", "keyup:a"]), "events in order, typed at the caret: {seen}");
+    ensure!(
+        seen == json!(["keydown:a", "insertText:a", "keyup:a"]),
+        "events in order, typed at the caret: {seen}"
+    );
     let _ = page.close().await;
     Ok(())
 });
@@ -267,10 +367,23 @@ case!(keystroke, |h| async move {
 case!(checkbox, |h| async move {
     let page = early_input(&h, "init-user").await?;
     page.click("#box").await?;
-    ensure!(page.evaluate("document.getElementById('box').checked").await? == json!(false), "held");
-    h.wait_for(&page, "document.getElementById('box').checked === true", Duration::from_secs(4)).await?;
+    ensure!(
+        page.evaluate("document.getElementById('box').checked")
+            .await?
+            == json!(false),
+        "held"
+    );
+    h.wait_for(
+        &page,
+        "document.getElementById('box').checked === true",
+        Duration::from_secs(4),
+    )
+    .await?;
     let seen = page.evaluate("window.seen").await?;
-    ensure!(seen == json!(["change:true"]), "the page's listener saw the toggle: {seen}");
+    ensure!(
+        seen == json!(["change:true"]),
+        "the page's listener saw the toggle: {seen}"
+    );
     let _ = page.close().await;
     Ok(())
 });
@@ -278,7 +391,12 @@ case!(checkbox, |h| async move {
 case!(link, |h| async move {
     let page = early_input(&h, "init-user").await?;
     page.click("#go").await?;
-    h.wait_for(&page, "location.pathname.endsWith('/target.html')", Duration::from_secs(5)).await?;
+    h.wait_for(
+        &page,
+        "location.pathname.endsWith('/target.html')",
+        Duration::from_secs(5),
+    )
+    .await?;
     let _ = page.close().await;
     Ok(())
 });
@@ -287,15 +405,30 @@ const SPINNER: &str = "(() => { const s = document.querySelector('shepherd-busy'
 
 case!(spinner, |h| async move {
     let page = early_input(&h, "init-user").await?;
-    let before = page.evaluate("document.getElementById('go').getBoundingClientRect().top").await?;
+    let before = page
+        .evaluate("document.getElementById('go').getBoundingClientRect().top")
+        .await?;
     page.click("#box").await?;
-    h.wait_for(&page, SPINNER, Duration::from_secs(1)).await.context("spinner shown while the click waits")?;
-    let during = page.evaluate("document.getElementById('go').getBoundingClientRect().top").await?;
-    ensure!(before == during, "no layout shift: {before} vs {during}");
-    h.wait_for(&page, "document.getElementById('box').checked === true", Duration::from_secs(4)).await?;
-    h.wait_for(&page, "!document.querySelector('shepherd-busy') && !document.body.hasAttribute('aria-busy')", Duration::from_secs(1))
+    h.wait_for(&page, SPINNER, Duration::from_secs(1))
         .await
-        .context("spinner gone once released")?;
+        .context("spinner shown while the click waits")?;
+    let during = page
+        .evaluate("document.getElementById('go').getBoundingClientRect().top")
+        .await?;
+    ensure!(before == during, "no layout shift: {before} vs {during}");
+    h.wait_for(
+        &page,
+        "document.getElementById('box').checked === true",
+        Duration::from_secs(4),
+    )
+    .await?;
+    h.wait_for(
+        &page,
+        "!document.querySelector('shepherd-busy') && !document.body.hasAttribute('aria-busy')",
+        Duration::from_secs(1),
+    )
+    .await
+    .context("spinner gone once released")?;
     let _ = page.close().await;
     // The same policy with the spinner off.
     let dir = tempfile::tempdir()?;
@@ -304,7 +437,12 @@ case!(spinner, |h| async move {
     let page = early_input(&h, file.to_str().context("path")?).await?;
     page.click("#box").await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    ensure!(page.evaluate("!!document.querySelector('shepherd-busy')").await? == json!(false), "spinner off");
+    ensure!(
+        page.evaluate("!!document.querySelector('shepherd-busy')")
+            .await?
+            == json!(false),
+        "spinner off"
+    );
     let _ = page.close().await;
     Ok(())
 });
@@ -312,14 +450,25 @@ case!(spinner, |h| async move {
 case!(liveness, |h| async move {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("stuck.policy");
-    std::fs::write(&file, "option max-delay 600ms\npostpone click until js \"window.never === true\"\n")?;
+    std::fs::write(
+        &file,
+        "option max-delay 600ms\npostpone click until js \"window.never === true\"\n",
+    )?;
     with_policy(&h, Some(file.to_str().context("path")?)).await?;
     let page = h.open("/repair/input/").await?;
     let t0 = std::time::Instant::now();
     page.click("#box").await?;
-    h.wait_for(&page, "document.getElementById('box').checked === true", Duration::from_secs(3)).await?;
+    h.wait_for(
+        &page,
+        "document.getElementById('box').checked === true",
+        Duration::from_secs(3),
+    )
+    .await?;
     let waited = t0.elapsed();
-    ensure!(waited >= Duration::from_millis(550), "held until the limit: {waited:?}");
+    ensure!(
+        waited >= Duration::from_millis(550),
+        "held until the limit: {waited:?}"
+    );
     let start = std::time::Instant::now();
     loop {
         let stats = h.origin.repair_stats().await;
@@ -331,7 +480,10 @@ case!(liveness, |h| async move {
             ensure!(i.delay_ms >= 550.0, "{i:?}");
             break;
         }
-        ensure!(start.elapsed() < Duration::from_secs(3), "no incident reported: {stats:?}");
+        ensure!(
+            start.elapsed() < Duration::from_secs(3),
+            "no incident reported: {stats:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let _ = page.close().await;
@@ -361,10 +513,19 @@ case!(reverse_https, |h| async move {
         json!({ "url": format!("http://{}/repair/gallery/a.html", stack.proxy().addr()) }),
     )
     .await?;
-    h.wait_for(&page, "!!document.getElementById('g1') && document.readyState === 'loading'", Duration::from_secs(3))
-        .await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('g1') && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
     page.click("#g1").await?;
-    h.wait_for(&page, &format!("{STATUS} === 'showing g1'"), Duration::from_secs(5)).await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'showing g1'"),
+        Duration::from_secs(5),
+    )
+    .await?;
     let _ = page.close().await;
     stack.shutdown().await;
     task.abort();

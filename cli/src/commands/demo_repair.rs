@@ -45,12 +45,28 @@ pub(crate) async fn run_once(
             .map_err(|e| anyhow::anyhow!("{e}"))?,
         ..StackOptions::default()
     };
-    let stack = Stack::start(Run::Serve { trust: UpstreamTrust::WebPki }, opts, ca).await?;
+    let stack = Stack::start(
+        Run::Serve {
+            trust: UpstreamTrust::WebPki,
+        },
+        opts,
+        ca,
+    )
+    .await?;
     let secret = stack.proxy().secret().to_string();
     let proxy = stack.proxy().addr().to_string();
-    let page = browser.new_isolated_page(Some(&proxy), Some("<-loopback>")).await?;
-    page.call("Page.navigate", serde_json::json!({ "url": url })).await?;
-    if !poll(&page, "!!document.getElementById('b1') && document.readyState === 'loading'", Duration::from_secs(5)).await? {
+    let page = browser
+        .new_isolated_page(Some(&proxy), Some("<-loopback>"))
+        .await?;
+    page.call("Page.navigate", serde_json::json!({ "url": url }))
+        .await?;
+    if !poll(
+        &page,
+        "!!document.getElementById('b1') && document.readyState === 'loading'",
+        Duration::from_secs(5),
+    )
+    .await?
+    {
         bail!("the page finished loading before the click could be made");
     }
     page.click("#b1").await.context("clicking Show price")?;
@@ -59,7 +75,12 @@ pub(crate) async fn run_once(
         .await?
         .as_bool()
         .unwrap_or(false);
-    poll(&page, "document.readyState === 'complete'", Duration::from_secs(10)).await?;
+    poll(
+        &page,
+        "document.readyState === 'complete'",
+        Duration::from_secs(10),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let price = page
         .evaluate("document.getElementById('price').textContent")
@@ -71,30 +92,56 @@ pub(crate) async fn run_once(
         .evaluate(&format!("__shepherd.control({secret:?}).repair()"))
         .await
         .unwrap_or_default();
-    let waited_ms = figures["delays"].as_array().and_then(|d| d.first()).and_then(|v| v.as_f64());
+    let waited_ms = figures["delays"]
+        .as_array()
+        .and_then(|d| d.first())
+        .and_then(|v| v.as_f64());
     let _ = page.close().await;
     stack.shutdown().await;
-    Ok(Outcome { price, waited_ms, spinner })
+    Ok(Outcome {
+        price,
+        waited_ms,
+        spinner,
+    })
 }
 
 /// Both runs, printed.
-pub(crate) async fn show(url: &str, headful: bool, ca: Arc<CertificateAuthority>) -> anyhow::Result<()> {
-    let browser = Browser::launch(LaunchOptions { headless: !headful, ..LaunchOptions::default() })
-        .await
-        .context("launching Chromium")?;
+pub(crate) async fn show(
+    url: &str,
+    headful: bool,
+    ca: Arc<CertificateAuthority>,
+) -> anyhow::Result<()> {
+    let browser = Browser::launch(LaunchOptions {
+        headless: !headful,
+        ..LaunchOptions::default()
+    })
+    .await
+    .context("launching Chromium")?;
     let plain = run_once(&browser, url, None, ca.clone()).await;
     let repaired = run_once(&browser, url, Some("init-user"), ca).await;
     let _ = browser.close().await;
     let (plain, repaired) = (plain?, repaired?);
-    println!("\nrepair: \"Show price\" clicked while slow.js is still loading (the race on init and y):");
-    println!("  shepherd serve                     the price shows {:?}", plain.price);
+    println!(
+        "\nrepair: \"Show price\" clicked while slow.js is still loading (the race on init and y):"
+    );
+    println!(
+        "  shepherd serve                     the price shows {:?}",
+        plain.price
+    );
     let how = match repaired.waited_ms {
         Some(ms) => format!(
             "the click waited {ms:.0} ms for the page to be parsed{}",
-            if repaired.spinner { " (spinner shown)" } else { "" }
+            if repaired.spinner {
+                " (spinner shown)"
+            } else {
+                ""
+            }
         ),
         None => "the click was not held".to_string(),
     };
-    println!("  shepherd serve --policy init-user  {how}; the price shows {:?}", repaired.price);
+    println!(
+        "  shepherd serve --policy init-user  {how}; the price shows {:?}",
+        repaired.price
+    );
     Ok(())
 }
