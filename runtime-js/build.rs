@@ -9,6 +9,7 @@ use std::path::Path;
 /// Concatenation order: natives first, the boot code last.
 const FILES: &[&str] = &[
     "prelude.js",
+    "credentials.js",
     "trace.js",
     "controller.js",
     "policy.js",

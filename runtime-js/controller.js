@@ -583,7 +583,7 @@ const control = freeze({
 const api = objCreate(null);
 defProp(api, 'control', {
   value: function control_(secret) {
-    return secret === CONFIG.secret ? control : null;
+    return isOperator(secret) ? control : null;
   },
 });
 defProp(api, 'doc', { value: DOC, enumerable: true });
@@ -598,7 +598,7 @@ function instrumentSync(src, kind) {
   try {
     const x = new NXMLHttpRequest();
     const base = CONFIG.instrument || '/__shepherd/instrument';
-    nXhrOpen(x, 'POST', base + '?s=' + encodeURIComponent(CONFIG.secret || '') + '&kind=' +
+    nXhrOpen(x, 'POST', base + '?t=' + encodeURIComponent(PAGE_TOKEN) + '&kind=' +
       encodeURIComponent(NativeString(kind)), false);
     nXhrSend(x, NativeString(src));
     return nXhrStatus(x) === 200 ? nXhrText(x) : null;

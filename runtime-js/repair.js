@@ -669,7 +669,7 @@ function scriptArrived(pev) {
 /** Tells the proxy to let this document's held script through. */
 function gateRelease(gt) {
   if (!nFetch) return;
-  const q = '/__shepherd/hold/release?s=' + encodeURIComponent(CONFIG.secret || '') + '&g=' + gateToken + '&n=' + gt.n;
+  const q = '/__shepherd/hold/release?t=' + encodeURIComponent(PAGE_TOKEN) + '&g=' + gateToken + '&n=' + gt.n;
   try {
     promiseThen(rApply(nFetch, G, [q, { method: 'POST', keepalive: true, credentials: 'omit' }]), undefined, () => undefined);
   } catch (_) {
@@ -785,7 +785,7 @@ function reportNow(final) {
   const version = rep.postponed + rep.discarded * 7919 + rep.incidents.length * 104729 + rep.delays.length;
   if (version === rep.reported || polList.length === 0 || version === 0) return;
   rep.reported = version;
-  const url = '/__shepherd/repair?s=' + encodeURIComponent(CONFIG.secret || '') + '&doc=' + encodeURIComponent(DOC);
+  const url = '/__shepherd/repair?t=' + encodeURIComponent(PAGE_TOKEN) + '&doc=' + encodeURIComponent(DOC);
   const body = jsonStr(repairFigures());
   try {
     if (final && nSendBeacon !== null) nSendBeacon(navigatorObj, url, body);

@@ -41,10 +41,12 @@ function randomDocId() {
   }
 }
 
-/** Identity of this document's trace on the proxy (`doc=` of every upload). */
-const DOC = typeof CONFIG.doc === 'string' && CONFIG.doc !== '' ? CONFIG.doc : randomDocId();
-const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?s=' +
-  encodeURIComponent(CONFIG.secret || '') + '&doc=' + encodeURIComponent(DOC) + '&seq=';
+/** Identity of this document's trace on the proxy (`doc=` of every upload): the origin's
+ * prefix (credentials.js), then the configured id or a random one. */
+const DOC = DOC_PREFIX + '.' +
+  (typeof CONFIG.doc === 'string' && CONFIG.doc !== '' ? CONFIG.doc : randomDocId());
+const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?t=' +
+  encodeURIComponent(PAGE_TOKEN) + '&doc=' + encodeURIComponent(DOC) + '&seq=';
 
 if (REC) {
   out = jsonStr({ format: 'shepherd-trace', version: 2, page: pageHref(), doc: DOC }) + '\n';

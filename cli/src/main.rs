@@ -61,6 +61,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    // Before any proxy computes its connection cap from it.
+    shepherd_proxy::limits::raise_descriptor_limit();
     match commands::run(cli.command, cli.home) {
         Ok(code) => code,
         Err(e) => {

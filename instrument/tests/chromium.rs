@@ -138,7 +138,7 @@ fn browser_sees_the_same_document() {
             problems.push(format!("{name}: characterSet {} -> {}", o["cs"], i["cs"]));
         }
         let first = i["r"]["first"].as_str().unwrap_or_default();
-        if !first.contains("/__shepherd/runtime.js?s=S&m=repair") {
+        if !first.contains("/__shepherd/runtime.js?t=S&m=repair") {
             problems.push(format!(
                 "{name}: first script is {first:?}, not the runtime"
             ));

@@ -26,8 +26,12 @@ pub struct ProxyConfig {
     pub trace_sink: Option<Arc<dyn TraceSink>>,
     /// Safety limits.
     pub limits: Limits,
-    /// The per-run secret; a random one when `None`.
-    pub secret: Option<String>,
+    /// The operator secret (control listener, `__shepherd.control`); random when `None`.
+    /// Pages never see it.
+    pub operator_secret: Option<String>,
+    /// Where the control listener (holds, releases, replay reset, stats; `Authorization:
+    /// Bearer <operator secret>`) listens; `None`: control only in process.
+    pub control_listen: Option<SocketAddr>,
     /// Longest a page may hold one of its own responses (`page_holds`): the liveness limit
     /// of its repair policy, plus slack; the proxy's own bound when a page never releases.
     pub page_hold_limit: std::time::Duration,
@@ -45,7 +49,8 @@ impl ProxyConfig {
             rewriter: None,
             trace_sink: None,
             limits: Limits::default(),
-            secret: None,
+            operator_secret: None,
+            control_listen: None,
             page_hold_limit: std::time::Duration::from_secs(15),
         }
     }

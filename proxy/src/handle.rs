@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 /// A running proxy. Dropping it stops accepting connections.
 pub struct ProxyHandle {
     addr: SocketAddr,
+    control_addr: Option<SocketAddr>,
     shared: Arc<crate::state::Shared>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -29,6 +30,7 @@ impl Proxy {
         let running = crate::server::start(config, ca).await?;
         Ok(ProxyHandle {
             addr: running.addr,
+            control_addr: running.control_addr,
             shared: running.shared,
             shutdown: Some(running.shutdown),
             task: Some(running.task),
@@ -42,9 +44,23 @@ impl ProxyHandle {
         self.addr
     }
 
-    /// The per-run secret (query parameter `s` on `/__shepherd/*`).
-    pub fn secret(&self) -> &str {
-        &self.shared.secret
+    /// The operator secret: the control listener's bearer token and what
+    /// `__shepherd.control(secret)` answers to. Never written into a page.
+    pub fn operator_secret(&self) -> &str {
+        self.shared.secrets.operator()
+    }
+
+    /// The page credential pages of `origin` present (`https://host[:port]`), as the HTML
+    /// rewriter writes it into the runtime's URL; for tools and tests that act as a page.
+    pub fn page_token(&self, origin: &str) -> Option<String> {
+        let uri: http::Uri = origin.parse().ok()?;
+        let key = crate::state::origin_of(uri.scheme_str()?, uri.host()?, uri.port_u16());
+        Some(self.shared.secrets.page_token(&key))
+    }
+
+    /// Where the control listener listens, when one was configured.
+    pub fn control_addr(&self) -> Option<SocketAddr> {
+        self.control_addr
     }
 
     /// The hold controller (replay and live modes share it).

@@ -1,11 +1,12 @@
 //! The reserved namespace `/__shepherd/*`, answered by the proxy on every intercepted origin and
-//! never forwarded: the runtime script, trace uploads, dynamic-code instrumentation, source maps
-//! and the control endpoints (`control`). Everything but the CA downloads and source maps needs
-//! the per-run secret (`?s=`); bodies are bounded.
+//! never forwarded: what pages need, and nothing that steers the proxy. The runtime script, the
+//! CA downloads and source maps are public (they hold no secret); trace uploads and
+//! dynamic-code instrumentation need the origin's page credential (`t=`, see `secret`). The
+//! control surface is not here: it lives on the operator's side (`control`), because every
+//! script of every page can read whatever a page is given. Bodies are bounded.
 
 use crate::body::ProxyBody;
 use crate::client_body::ClientBody;
-use crate::limits::constant_time_eq;
 use crate::query;
 use crate::respond::{self, simple, with_type};
 use crate::source_map::MAP_PREFIX;
@@ -30,19 +31,6 @@ pub(crate) async fn handle(
         // Devtools fetch maps without our secret; see `source_map`.
         return source_map(shared, target, req.method(), name, &query).await;
     }
-    let secret_ok = query::param(&query, "s")
-        .is_some_and(|s| constant_time_eq(s.as_bytes(), shared.secret.as_bytes()));
-    if !secret_ok {
-        shared
-            .stats
-            .rejected
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        tracing::info!(origin = %target.authority, path, "reserved endpoint without the secret, refused");
-        return simple(
-            StatusCode::FORBIDDEN,
-            "forbidden: missing or wrong secret\n",
-        );
-    }
     let method = req.method().clone();
     match (method, tail) {
         (Method::GET, "/runtime.js") => with_type(
@@ -50,32 +38,63 @@ pub(crate) async fn handle(
             "application/javascript; charset=utf-8",
             ProxyBody::full(shared.runtime_js.clone()),
         ),
-        (Method::POST, "/trace") => trace(shared, req, &query).await,
-        (Method::POST, "/hold/release") => {
-            let token = query::param(&query, "g").unwrap_or_default();
-            match query::param(&query, "n").and_then(|n| n.parse::<u64>().ok()) {
-                Some(n) if shared.page_holds.release(&token, n) => {
-                    with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty)
-                }
-                _ => simple(StatusCode::BAD_REQUEST, "release needs g=TOKEN and n=N\n"),
+        (Method::POST, "/trace" | "/instrument" | "/hold/release" | "/repair") => {
+            let origin = target.origin();
+            let token = query::param(&query, "t").unwrap_or_default();
+            if !shared.secrets.is_page_token(&origin, &token) {
+                shared
+                    .stats
+                    .rejected
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(
+                    origin,
+                    path,
+                    "page endpoint without this origin's credential, refused"
+                );
+                return simple(
+                    StatusCode::FORBIDDEN,
+                    "forbidden: missing or wrong page credential for this origin\n",
+                );
             }
-        }
-        (Method::POST, "/repair") => repair(shared, target, req, &query).await,
-        (Method::POST, "/instrument") => instrument(shared, req, &query).await,
-        (m, t) if t.starts_with("/control/") => {
-            crate::control::handle(shared, &m, &t["/control/".len()..], &query)
+            match tail {
+                "/trace" => trace(shared, &origin, req, &query).await,
+                "/hold/release" => hold_release(shared, &query),
+                "/repair" => repair(shared, target, req, &query).await,
+                _ => instrument(shared, req, &query).await,
+            }
         }
         _ => simple(StatusCode::NOT_FOUND, "no such shepherd endpoint\n"),
     }
 }
 
-/// `POST /__shepherd/trace?doc=DOC&seq=N`: one batch of a document's trace.
-async fn trace(shared: &Shared, req: Request<ClientBody>, query: &str) -> Response<ProxyBody> {
+/// `POST /__shepherd/trace?t=T&doc=DOC&seq=N`: one batch of a document's trace. The document
+/// must belong to the origin the batch arrives on (its id carries the origin's prefix).
+async fn trace(
+    shared: &Shared,
+    origin: &str,
+    req: Request<ClientBody>,
+    query: &str,
+) -> Response<ProxyBody> {
     let doc = query::param(query, "doc").unwrap_or_default().into_owned();
     let seq = query::param(query, "seq").and_then(|s| s.parse::<u64>().ok());
     let (Some(seq), false) = (seq, doc.is_empty() || doc.len() > 200) else {
         return simple(StatusCode::BAD_REQUEST, "trace needs doc= and seq=\n");
     };
+    if !shared.secrets.owns_doc(origin, &doc) {
+        shared
+            .stats
+            .rejected
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(
+            origin,
+            doc,
+            "trace batch for a document of another origin, refused"
+        );
+        return simple(
+            StatusCode::FORBIDDEN,
+            "forbidden: this document's trace belongs to another origin\n",
+        );
+    }
     let Some(sink) = shared.traces.clone() else {
         return simple(
             StatusCode::NOT_FOUND,
@@ -90,8 +109,23 @@ async fn trace(shared: &Shared, req: Request<ClientBody>, query: &str) -> Respon
     let stored = tokio::task::spawn_blocking(move || sink.append(&doc, seq, &body)).await;
     match stored {
         Ok(Ok(())) => with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty),
-        Ok(Err(e)) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Ok(Err(e)) => {
+            tracing::warn!(origin, "trace batch not stored: {e}");
+            respond::error(StatusCode::INTERNAL_SERVER_ERROR, &e)
+        }
         Err(_) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "trace store failed"),
+    }
+}
+
+/// `POST /__shepherd/hold/release?g=TOKEN&n=N`: the page lets a response it asked the proxy
+/// to hold through (`page_holds`).
+fn hold_release(shared: &Shared, query: &str) -> Response<ProxyBody> {
+    let token = query::param(query, "g").unwrap_or_default();
+    match query::param(query, "n").and_then(|n| n.parse::<u64>().ok()) {
+        Some(n) if shared.page_holds.release(&token, n) => {
+            with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty)
+        }
+        _ => simple(StatusCode::BAD_REQUEST, "release needs g=TOKEN and n=N\n"),
     }
 }
 

@@ -18,8 +18,9 @@ pub struct ResponseMeta<'a> {
     pub request_headers: &'a HeaderMap,
     /// Response status.
     pub status: StatusCode,
-    /// The per-run secret the injected runtime must present on `/__shepherd/*`.
-    pub secret: &'a str,
+    /// The page credential of this response's origin: what the injected runtime presents on
+    /// `/__shepherd/trace` and `/__shepherd/instrument` (written into the runtime's URL).
+    pub page_token: &'a str,
 }
 
 /// What to do with a response body.

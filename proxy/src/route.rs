@@ -38,7 +38,7 @@ pub(crate) async fn handle(
     if is_websocket_upgrade(&req) {
         return shared.source.websocket(&shared.stats, url, req).await;
     }
-    crate::pipeline::http(&shared, url, req).await
+    crate::pipeline::http(&shared, &target, url, req).await
 }
 
 /// Whether `req` asks for a WebSocket upgrade (HTTP/1.1 style).

@@ -12,6 +12,7 @@ use crate::repair_stats::RepairStats;
 use crate::respond;
 use crate::rewind::Rewind;
 use crate::route::CA_HOST;
+use crate::secret::Secrets;
 use crate::source::Source;
 use crate::state::{Shared, Target};
 use crate::stats::Stats;
@@ -33,6 +34,7 @@ use tokio::sync::Semaphore;
 /// A proxy that is accepting connections.
 pub(crate) struct Running {
     pub addr: SocketAddr,
+    pub control_addr: Option<SocketAddr>,
     pub shared: Arc<Shared>,
     pub shutdown: tokio::sync::oneshot::Sender<()>,
     pub task: tokio::task::JoinHandle<()>,
@@ -60,7 +62,7 @@ pub(crate) async fn start(
             Some(Target { scheme, authority })
         }
     };
-    let secret = config.secret.unwrap_or_else(crate::secret::random_secret);
+    let secrets = Secrets::new(config.operator_secret);
     let limits = config.limits;
     let mut http = auto::Builder::new(TokioExecutor::new());
     http.http1()
@@ -73,9 +75,8 @@ pub(crate) async fn start(
         .max_concurrent_streams(limits.max_h2_streams)
         .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
         .adaptive_window(true);
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .map_err(|source| ProxyError::Listen {
+    let listener =
+        bind(config.listen, limits.listen_backlog).map_err(|source| ProxyError::Listen {
             addr: config.listen,
             source,
         })?;
@@ -85,7 +86,7 @@ pub(crate) async fn start(
     })?;
     let described = source.describe();
     let shared = Arc::new(Shared {
-        secret,
+        secrets,
         ca,
         source,
         reverse,
@@ -100,15 +101,37 @@ pub(crate) async fn start(
         limits,
         http,
     });
+    let control_addr = match config.control_listen {
+        None => None,
+        Some(at) => Some(
+            crate::control::listen(at, shared.clone())
+                .await
+                .map_err(|source| ProxyError::Listen { addr: at, source })?,
+        ),
+    };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(accept_loop(listener, shared.clone(), rx));
     tracing::info!(%addr, source = described, "proxy listening");
     Ok(Running {
         addr,
+        control_addr,
         shared,
         shutdown: tx,
         task,
     })
+}
+
+/// A listening socket with `backlog` (tokio's `bind` listens with 1024, which a burst of
+/// thousands of connections overflows: the lost SYNs come back only after a second).
+fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
 }
 
 async fn accept_loop(
@@ -117,6 +140,7 @@ async fn accept_loop(
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let slots = Arc::new(Semaphore::new(shared.limits.max_connections));
+    let waiting = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     loop {
         let accepted = tokio::select! {
             _ = &mut stop => break,
@@ -131,13 +155,39 @@ async fn accept_loop(
                 continue;
             }
         };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "connection limit reached, closing");
-            shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-            continue;
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            // Over the cap: wait for a slot, a bounded number of connections for a bounded
+            // time; beyond that, close at once so the client learns it now.
+            Err(_) if waiting.fetch_add(1, Ordering::Relaxed) < shared.limits.max_waiting => None,
+            Err(_) => {
+                waiting.fetch_sub(1, Ordering::Relaxed);
+                tracing::warn!(%peer, "connection limit and wait queue full, closing");
+                shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
         };
         let shared = shared.clone();
+        let slots = slots.clone();
+        let waiting = waiting.clone();
         tokio::spawn(async move {
+            let permit = match permit {
+                Some(p) => p,
+                None => {
+                    let got =
+                        tokio::time::timeout(shared.limits.wait_timeout, slots.acquire_owned())
+                            .await;
+                    waiting.fetch_sub(1, Ordering::Relaxed);
+                    match got {
+                        Ok(Ok(p)) => p,
+                        _ => {
+                            tracing::warn!(%peer, "no connection slot within the wait, closing");
+                            shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                            return;
+                        }
+                    }
+                }
+            };
             let _permit = permit;
             let _ = tcp.set_nodelay(true);
             serve_client(shared, tcp, peer).await;

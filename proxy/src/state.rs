@@ -7,6 +7,7 @@ use crate::limits::{Limits, ProxyAuth};
 use crate::page_holds::PageHolds;
 use crate::repair_stats::RepairStats;
 use crate::rewrite::Rewriter;
+use crate::secret::Secrets;
 use crate::source::Source;
 use crate::stats::Stats;
 use crate::trace_sink::TraceSink;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 /// State shared by every connection of one proxy.
 pub(crate) struct Shared {
-    pub secret: String,
+    pub secrets: Secrets,
     pub ca: Arc<CertificateAuthority>,
     /// Where responses come from (live origins, optionally recorded, or a recording).
     pub source: Source,
@@ -62,6 +63,16 @@ impl Target {
         self.authority.host()
     }
 
+    /// The origin as page credentials are derived from it: `scheme://host:port`, lower-case,
+    /// port explicit.
+    pub fn origin(&self) -> String {
+        origin_of(
+            self.scheme.as_str(),
+            self.authority.host(),
+            self.authority.port_u16(),
+        )
+    }
+
     /// Whether `url` is on this target's scheme and authority (default ports made explicit).
     pub fn same_origin(&self, url: &str) -> bool {
         let Ok(u) = url.parse::<http::Uri>() else {
@@ -79,4 +90,11 @@ impl Target {
                     .port_u16()
                     .unwrap_or(default(self.scheme.as_str()))
     }
+}
+
+/// `scheme://host:port` with the scheme's default port made explicit, lower-case.
+pub(crate) fn origin_of(scheme: &str, host: &str, port: Option<u16>) -> String {
+    let scheme = scheme.to_ascii_lowercase();
+    let port = port.unwrap_or(if scheme == "http" { 80 } else { 443 });
+    format!("{scheme}://{}:{port}", host.to_ascii_lowercase())
 }

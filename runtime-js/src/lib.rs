@@ -77,7 +77,8 @@ impl std::str::FromStr for Mode {
 pub struct Config {
     /// Record, repair or replay.
     pub mode: Mode,
-    /// Per-run secret: sent with every upload, required by `__shepherd.control(secret)`.
+    /// The operator secret: `__shepherd.control(secret)` answers only to it. Only its SHA-256
+    /// is rendered into the script, which every page script can read.
     pub secret: String,
     /// Seed of the deterministic random generator.
     pub seed: u32,
@@ -87,8 +88,12 @@ pub struct Config {
     pub deterministic: bool,
     /// Where traces are posted (default `/__shepherd/trace`, relative to each document).
     pub upload: Option<String>,
-    /// Trace document id; by default each document draws a random one.
+    /// Trace document id (after the origin's prefix); by default each document draws a
+    /// random one.
     pub doc: Option<String>,
+    /// The page credential, for embedders that serve the runtime themselves; by default the
+    /// runtime reads `t=` from its own script URL (the proxy writes it there per origin).
+    pub token: Option<String>,
     /// A compiled repair policy to enforce (`docs/policies.md`); none by default.
     pub policy: Option<RuntimePolicy>,
 }
@@ -116,9 +121,20 @@ impl Config {
             deterministic: false,
             upload: None,
             doc: None,
+            token: None,
             policy: None,
         }
     }
+}
+
+/// What the runtime compares `__shepherd.control(secret)` against: the lower-case hex SHA-256
+/// of the operator secret (empty secret: no control at all).
+pub fn control_hash(secret: &str) -> String {
+    use sha2::Digest;
+    if secret.is_empty() {
+        return String::new();
+    }
+    hex::encode(sha2::Sha256::digest(secret.as_bytes()))
 }
 
 /// The configuration as a JavaScript object literal (JSON; `<` escaped so the text can be
@@ -126,7 +142,7 @@ impl Config {
 fn config_literal(cfg: &Config) -> String {
     let mut map = serde_json::Map::new();
     map.insert("mode".into(), cfg.mode.as_str().into());
-    map.insert("secret".into(), cfg.secret.clone().into());
+    map.insert("controlHash".into(), control_hash(&cfg.secret).into());
     map.insert("seed".into(), cfg.seed.into());
     map.insert("clock".into(), cfg.clock_ms.into());
     map.insert("deterministic".into(), cfg.deterministic.into());
@@ -135,6 +151,9 @@ fn config_literal(cfg: &Config) -> String {
     }
     if let Some(d) = &cfg.doc {
         map.insert("doc".into(), d.clone().into());
+    }
+    if let Some(t) = &cfg.token {
+        map.insert("token".into(), t.clone().into());
     }
     if let Some(p) = &cfg.policy {
         map.insert("policy".into(), p.json.clone());
@@ -197,7 +216,7 @@ mod tests {
 
     #[test]
     fn renders_one_iife_with_config_first() {
-        let mut cfg = Config::new(Mode::Replay, "se</script>cret");
+        let mut cfg = Config::new(Mode::Replay, "op-7f3a9</script>zq");
         cfg.seed = 42;
         let js = render(&cfg);
         assert!(js.starts_with("(function () {\n'use strict';"));
@@ -208,6 +227,11 @@ mod tests {
             !js.contains("</script>"),
             "config must not close an inline script"
         );
+        assert!(
+            !js.contains("7f3a9"),
+            "the operator secret itself is never rendered"
+        );
+        assert!(js.contains(&control_hash("op-7f3a9</script>zq")));
         let prelude = js.find("// ---- prelude.js").unwrap();
         let boot = js.find("// ---- boot.js").unwrap();
         assert!(prelude < boot);

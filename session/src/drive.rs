@@ -80,7 +80,7 @@ pub async fn record_url(
     };
     let stack = Stack::start(run, stack_opts, ca).await?;
     let proxy = stack.proxy();
-    let secret = proxy.secret().to_string();
+    let secret = proxy.operator_secret().to_string();
 
     let launch = LaunchOptions {
         headless: !opts.headful,

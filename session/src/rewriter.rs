@@ -124,7 +124,7 @@ impl Rewriter for InstrumentRewriter {
     }
 
     fn html(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> Box<dyn HtmlStream> {
-        let mut cfg = HtmlConfig::new(self.mode, meta.secret);
+        let mut cfg = HtmlConfig::new(self.mode, meta.page_token);
         cfg.origin = origin_of(meta.url);
         cfg.content_type = headers
             .get(CONTENT_TYPE)
@@ -440,10 +440,11 @@ mod tests {
             InstrumentRewriter::new(Mode::Record, None).unwrap(),
         ));
         let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
-        // The endpoint answers on any origin; nothing listens on this one.
+        // The endpoint answers on any origin, to that origin's page credential; nothing
+        // listens on this one.
         let url = format!(
-            "http://127.0.0.1:9/__shepherd/instrument?s={}&kind=html",
-            proxy.secret()
+            "http://127.0.0.1:9/__shepherd/instrument?t={}&kind=html",
+            proxy.page_token("http://127.0.0.1:9").unwrap()
         );
         let fragment = "<p>hi</p><script>seen = 1;</script><b onclick=\"go(&quot;a&quot;)\">b</b>";
         let (head, body) = post(proxy.addr(), &url, fragment).await;

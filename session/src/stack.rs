@@ -87,8 +87,11 @@ pub struct StackOptions {
     pub auth: Option<ProxyAuth>,
     /// Reverse-proxy every origin-form request to this origin.
     pub reverse: Option<http::Uri>,
-    /// The per-run secret (random when `None`).
-    pub secret: Option<String>,
+    /// The operator secret (random when `None`): the control listener's bearer token and what
+    /// `__shepherd.control(secret)` answers to; pages only ever see its hash.
+    pub operator_secret: Option<String>,
+    /// Where the control listener listens (`None`: control in process only).
+    pub control_listen: Option<SocketAddr>,
     /// Safety limits.
     pub limits: Limits,
     /// Where instrumented scripts are cached on disk (memory only when `None`).
@@ -109,7 +112,8 @@ impl Default for StackOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             auth: None,
             reverse: None,
-            secret: None,
+            operator_secret: None,
+            control_listen: None,
             limits: Limits::default(),
             cache_dir: None,
             deterministic: false,
@@ -134,7 +138,7 @@ impl Stack {
     ) -> anyhow::Result<Stack> {
         let mode = run.mode();
         let secret = opts
-            .secret
+            .operator_secret
             .clone()
             .unwrap_or_else(shepherd_proxy::random_secret);
         let mut runtime = shepherd_runtime::Config::new(mode, secret.clone());
@@ -156,7 +160,8 @@ impl Stack {
         config.auth = opts.auth;
         config.reverse = opts.reverse;
         config.limits = opts.limits;
-        config.secret = Some(secret);
+        config.operator_secret = Some(secret);
+        config.control_listen = opts.control_listen;
         config.trace_sink = opts.trace_sink;
         config.runtime_js = Bytes::from(shepherd_runtime::render(&runtime));
         config.rewriter = Some(Arc::new(

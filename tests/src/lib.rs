@@ -332,6 +332,17 @@ impl TestOrigin {
         Some(stack.proxy().addr().to_string())
     }
 
+    /// `http://localhost:PORT{path}`: the same file server as another origin.
+    pub fn other_origin_url(&self, path: &str) -> String {
+        format!("http://localhost:{}{}", self.addr.port(), path)
+    }
+
+    /// The record stack's proxy (holds, counters, credentials), for tests that look behind a
+    /// page's back.
+    pub async fn record_proxy<R>(&self, f: impl FnOnce(&shepherd_proxy::ProxyHandle) -> R) -> R {
+        f(self.proxies.lock().await.record.proxy())
+    }
+
     /// Pieces of dynamic code and markup pages sent to the instrument endpoint so far.
     pub async fn instrument_requests(&self) -> u64 {
         let p = self.proxies.lock().await;
@@ -441,7 +452,7 @@ impl TestOrigin {
 
 fn stack_options(secret: &str, traces: &Arc<Traces>) -> StackOptions {
     StackOptions {
-        secret: Some(secret.to_string()),
+        operator_secret: Some(secret.to_string()),
         trace_sink: Some(traces.clone() as Arc<dyn TraceSink>),
         ..StackOptions::default()
     }
@@ -557,6 +568,12 @@ impl Harness {
     /// Opens `path` in a fresh tab (an isolated browser context whose proxy is the current
     /// mode's stack), waits for `load`, and returns the tab.
     pub async fn open(&self, path: &str) -> Result<shepherd_browser::Page> {
+        self.open_url(&self.origin.url(path)).await
+    }
+
+    /// Like [`open`](Self::open) for a whole URL (another origin of the file server).
+    pub async fn open_url(&self, url: &str) -> Result<shepherd_browser::Page> {
+        let path = url;
         let proxy = self.origin.proxy_for_pages().await;
         let page = match &proxy {
             Some(p) => {
@@ -566,9 +583,7 @@ impl Harness {
             }
             None => self.browser.new_page().await?,
         };
-        let nav = page
-            .navigate_with(&self.origin.url(path), Duration::from_secs(8))
-            .await?;
+        let nav = page.navigate_with(url, Duration::from_secs(8)).await?;
         if !nav.loaded {
             bail!("{path} did not load");
         }

@@ -53,7 +53,7 @@ pub(crate) async fn run_once(
         ca,
     )
     .await?;
-    let secret = stack.proxy().secret().to_string();
+    let secret = stack.proxy().operator_secret().to_string();
     let proxy = stack.proxy().addr().to_string();
     let page = browser
         .new_isolated_page(Some(&proxy), Some("<-loopback>"))

@@ -24,9 +24,19 @@ pub(crate) struct Common {
     /// Do not verify upstream certificates at all.
     #[arg(long, conflicts_with = "upstream_ca")]
     insecure_upstream: bool,
-    /// Use this per-run secret instead of a random one (tests, external controllers).
+    /// The operator secret (random by default): the control listener's bearer token and what
+    /// the in-page controller answers to over DevTools; never written into a page.
     #[arg(long, env = "SHEPHERD_SECRET", hide_env_values = true)]
     secret: Option<String>,
+    /// Serve the control surface (holds, releases, replay reset, stats) on this address, for
+    /// external controllers; requests need `Authorization: Bearer <operator secret>`.
+    #[arg(long, value_name = "ADDR")]
+    control: Option<SocketAddr>,
+    /// Serve at most this many client connections at once (default: half the open-file limit,
+    /// which Shepherd raises to the hard limit at start); more wait briefly for a slot or are
+    /// closed at once.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// Cut off a client that stops sending a request body for this long (408), e.g. 30s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
     body_timeout: std::time::Duration,
@@ -149,10 +159,17 @@ impl Common {
     fn stack_options(&self) -> anyhow::Result<StackOptions> {
         let mut opts = StackOptions {
             listen: self.listen,
-            secret: self.secret.clone(),
+            operator_secret: self.secret.clone(),
+            control_listen: self.control,
             ..StackOptions::default()
         };
         opts.limits.body_timeout = self.body_timeout;
+        if let Some(n) = self.max_connections {
+            if n == 0 {
+                bail!("--max-connections must be at least 1");
+            }
+            opts.limits.max_connections = n;
+        }
         if let Some(a) = &self.auth {
             opts.auth = Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?);
         }
@@ -168,8 +185,18 @@ fn run_proxy(run: Run, opts: StackOptions, home: Option<PathBuf>) -> anyhow::Res
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
+        let random_secret = opts.operator_secret.is_none();
         let stack = Stack::start(run, opts, ca).await?;
         let addr = stack.proxy().addr();
+        if let Some(control) = stack.proxy().control_addr() {
+            eprintln!("shepherd: control listener on http://{control} (Authorization: Bearer <operator secret>)");
+            if random_secret {
+                eprintln!(
+                    "shepherd: operator secret {} (pass --secret to choose one)",
+                    stack.proxy().operator_secret()
+                );
+            }
+        }
         eprintln!("shepherd: {} mode", stack.mode());
         eprintln!("shepherd: listening on {addr}");
         eprintln!(

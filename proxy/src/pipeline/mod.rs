@@ -18,6 +18,7 @@ use http::{Method, Request, Response, StatusCode, Version};
 /// Answers one HTTP request for `url`.
 pub(crate) async fn http(
     shared: &Shared,
+    target: &Target,
     url: http::Uri,
     req: Request<ClientBody>,
 ) -> Response<ProxyBody> {
@@ -64,11 +65,12 @@ pub(crate) async fn http(
     let Some((rewriter, method, headers)) = for_rewrite else {
         return Response::from_parts(parts, body);
     };
+    let page_token = shared.secrets.page_token(&target.origin());
     let info = rewrite::RequestInfo {
         method: &method,
         url: &url_s,
         headers: &headers,
-        secret: &shared.secret,
+        page_token: &page_token,
     };
     rewrite::apply(
         &rewriter,

@@ -17,8 +17,8 @@ pub(crate) struct RequestInfo<'a> {
     pub method: &'a Method,
     pub url: &'a str,
     pub headers: &'a HeaderMap,
-    /// The per-run secret the injected runtime presents on `/__shepherd/*`.
-    pub secret: &'a str,
+    /// The page credential of the response's origin.
+    pub page_token: &'a str,
 }
 
 /// Runs `rewriter` on a response whose headers are ready for the browser. Script bodies over
@@ -36,7 +36,7 @@ pub(crate) async fn apply(
         url,
         request_headers: req.headers,
         status: parts.status,
-        secret: req.secret,
+        page_token: req.page_token,
     };
     let kind = rewriter.plan(&meta, &mut parts.headers);
     if kind == RewriteKind::None || matches!(parts.status.as_u16(), 204 | 304) {

@@ -25,7 +25,7 @@ use crate::tls::UpstreamTrust;
 use crate::trace_sink::TraceSink;
 use http::{Request, Response};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Where responses come from, chosen once at start. Everything that differs between record,
 /// serve and replay follows from this choice.
@@ -212,11 +212,12 @@ impl Source {
 }
 
 /// A trace sink that opens its recording (and begins a session) on the first batch, so a
-/// replay that nobody traces leaves its file untouched.
+/// replay that nobody traces leaves its file untouched. A failed open is not remembered: the
+/// file may have been busy (another recorder finishing), the next batch tries again.
 struct SessionSink {
     path: PathBuf,
     kind: &'static str,
-    recorder: OnceLock<Result<Recorder, String>>,
+    recorder: Mutex<Option<Arc<Recorder>>>,
 }
 
 impl SessionSink {
@@ -224,24 +225,32 @@ impl SessionSink {
         SessionSink {
             path,
             kind,
-            recorder: OnceLock::new(),
+            recorder: Mutex::new(None),
         }
+    }
+
+    fn recorder(&self) -> Result<Arc<Recorder>, String> {
+        let mut slot = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = slot.as_ref() {
+            return Ok(r.clone());
+        }
+        let r = Arc::new(
+            Recorder::create(&self.path, self.kind)
+                .map_err(|e| format!("{}: {e}", self.path.display()))?,
+        );
+        *slot = Some(r.clone());
+        Ok(r)
     }
 }
 
 impl TraceSink for SessionSink {
     fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
-        let recorder = self
-            .recorder
-            .get_or_init(|| Recorder::create(&self.path, self.kind));
-        match recorder {
-            Ok(r) => r.append(doc, seq, data),
-            Err(e) => Err(format!("{}: {e}", self.path.display())),
-        }
+        self.recorder()?.append(doc, seq, data)
     }
 
     fn flush(&self) {
-        if let Some(Ok(r)) = self.recorder.get() {
+        let slot = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = slot.as_ref() {
             r.flush();
         }
     }

@@ -482,6 +482,43 @@ pub async fn raw_http(proxy: SocketAddr, request: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One request on the proxy's control listener with `bearer` as the operator secret (`None`:
+/// no Authorization header): (status, body).
+pub async fn control_request(
+    proxy: &ProxyHandle,
+    method: &str,
+    path_and_query: &str,
+    bearer: Option<&str>,
+) -> (u16, String) {
+    let addr = proxy
+        .control_addr()
+        .expect("the proxy has a control listener");
+    let auth = bearer.map_or(String::new(), |b| format!("Authorization: Bearer {b}\r\n"));
+    let raw = raw_http(
+        addr,
+        format!(
+            "{method} {path_and_query} HTTP/1.1\r\nHost: control\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// The same on the control listener with the operator secret.
+pub async fn operator(proxy: &ProxyHandle, method: &str, path_and_query: &str) -> (u16, String) {
+    control_request(proxy, method, path_and_query, Some(proxy.operator_secret())).await
+}
+
 /// Resident memory of this process in bytes (Linux).
 pub fn rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
