@@ -12,37 +12,10 @@ mod support;
 
 use shepherd_browser::{Browser, LaunchOptions};
 use std::time::{Duration, Instant};
-use support::{ProxyMode, ShepherdProxy, StaticServer};
+use support::{ITEMS, ProxyMode, ShepherdProxy, StaticServer, median, workload};
 
-const ITEMS: usize = 100;
 const POLICY: &str = "init-user-plus";
 const TARGET: f64 = 1.03;
-
-/// The same workload as the todomvc bench: in-page time of add, complete, delete.
-fn workload() -> String {
-    format!(
-        r#"(() => {{
-    const input = document.querySelector('#new-todo');
-    const t0 = performance.now();
-    let waited = 0;
-    for (let i = 0; i < {ITEMS}; i++) {{
-        input.value = 'todo ' + i;
-        input.dispatchEvent(new Event('change', {{ bubbles: true }}));
-        const w0 = performance.now();
-        const now = Date.now();
-        while (Date.now() === now && performance.now() - w0 < 5) {{}}
-        waited += performance.now() - w0;
-    }}
-    const added = document.querySelectorAll('#todo-list > li').length;
-    for (let i = 0; i < {ITEMS}; i++) document.querySelectorAll('#todo-list > li .toggle')[i].click();
-    const completed = document.querySelectorAll('#todo-list > li.completed').length;
-    for (let i = 0; i < {ITEMS}; i++) document.querySelector('#todo-list > li .destroy').click();
-    const left = document.querySelectorAll('#todo-list > li').length;
-    void document.body.offsetHeight;
-    return {{ ms: performance.now() - t0 - waited, added, completed, left }};
-}})()"#
-    )
-}
 
 /// Load time (navigation to the load event, wall clock) and workload time (in page), ms.
 async fn one_round(
@@ -72,16 +45,6 @@ async fn one_round(
     let ms = r["ms"].as_f64().unwrap();
     let _ = page.close().await;
     (load, ms)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn ratio(a: &[f64], b: &[f64]) -> f64 {

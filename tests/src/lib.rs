@@ -574,15 +574,7 @@ impl Harness {
     /// Like [`open`](Self::open) for a whole URL (another origin of the file server).
     pub async fn open_url(&self, url: &str) -> Result<shepherd_browser::Page> {
         let path = url;
-        let proxy = self.origin.proxy_for_pages().await;
-        let page = match &proxy {
-            Some(p) => {
-                self.browser
-                    .new_isolated_page(Some(p), Some("<-loopback>"))
-                    .await?
-            }
-            None => self.browser.new_page().await?,
-        };
+        let page = self.new_tab().await?;
         let nav = page.navigate_with(url, Duration::from_secs(8)).await?;
         if !nav.loaded {
             bail!("{path} did not load");
@@ -590,18 +582,22 @@ impl Harness {
         Ok(page)
     }
 
-    /// Opens `path` in a fresh tab of the current mode's proxy and returns as soon as the
-    /// navigation is under way (the page is still loading: user input can come early).
-    pub async fn open_early(&self, path: &str) -> Result<shepherd_browser::Page> {
-        let proxy = self.origin.proxy_for_pages().await;
-        let page = match &proxy {
+    /// A fresh tab: an isolated browser context whose proxy is the current mode's stack.
+    async fn new_tab(&self) -> Result<shepherd_browser::Page> {
+        Ok(match self.origin.proxy_for_pages().await {
             Some(p) => {
                 self.browser
-                    .new_isolated_page(Some(p), Some("<-loopback>"))
+                    .new_isolated_page(Some(&p), Some("<-loopback>"))
                     .await?
             }
             None => self.browser.new_page().await?,
-        };
+        })
+    }
+
+    /// Opens `path` in a fresh tab of the current mode's proxy and returns as soon as the
+    /// navigation is under way (the page is still loading: user input can come early).
+    pub async fn open_early(&self, path: &str) -> Result<shepherd_browser::Page> {
+        let page = self.new_tab().await?;
         page.call("Page.enable", serde_json::json!({})).await?;
         page.call(
             "Page.navigate",
