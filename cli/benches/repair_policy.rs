@@ -11,41 +11,10 @@
 mod support;
 
 use shepherd_browser::{Browser, LaunchOptions};
-use std::time::{Duration, Instant};
-use support::{ITEMS, ProxyMode, ShepherdProxy, StaticServer, median, workload};
+use support::{ProxyMode, ShepherdProxy, StaticServer, median, timed_round};
 
 const POLICY: &str = "init-user-plus";
 const TARGET: f64 = 1.03;
-
-/// Load time (navigation to the load event, wall clock) and workload time (in page), ms.
-async fn one_round(
-    browser: &Browser,
-    url: &str,
-    proxy: Option<&ShepherdProxy>,
-    label: &str,
-) -> (f64, f64) {
-    let page = browser
-        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
-        .await
-        .unwrap();
-    let t0 = Instant::now();
-    page.navigate(url).await.unwrap();
-    let load = t0.elapsed().as_secs_f64() * 1000.0;
-    let _ = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
-        .await;
-    let r = page.evaluate(&workload()).await.unwrap();
-    let n = ITEMS as u64;
-    assert!(
-        r["added"].as_u64() == Some(n)
-            && r["completed"].as_u64() == Some(n)
-            && r["left"].as_u64() == Some(0),
-        "workload did not run as intended ({label}): {r}"
-    );
-    let ms = r["ms"].as_f64().unwrap();
-    let _ = page.close().await;
-    (load, ms)
-}
 
 fn ratio(a: &[f64], b: &[f64]) -> f64 {
     let mut r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
@@ -95,16 +64,17 @@ fn main() {
         .unwrap();
     let runs: [Vec<(f64, f64)>; 3] = rt.block_on(async {
         let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
-        one_round(&browser, &url, None, "plain").await;
-        one_round(&browser, &url, Some(&repair), "serve").await;
-        one_round(&browser, &url, Some(&policy), POLICY).await;
+        timed_round(&browser, &url, None, "plain").await;
+        timed_round(&browser, &url, Some(&repair), "serve").await;
+        timed_round(&browser, &url, Some(&policy), POLICY).await;
         let mut out: [Vec<(f64, f64)>; 3] = Default::default();
         for round in 0..rounds {
             for slot in 0..3 {
                 let mode = (round + slot) % 3;
                 let proxy = [None, Some(&repair), Some(&policy)][mode];
-                out[mode]
-                    .push(one_round(&browser, &url, proxy, ["plain", "serve", POLICY][mode]).await);
+                out[mode].push(
+                    timed_round(&browser, &url, proxy, ["plain", "serve", POLICY][mode]).await,
+                );
             }
         }
         let _ = browser.close().await;

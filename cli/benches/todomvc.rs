@@ -10,8 +10,7 @@
 mod support;
 
 use shepherd_browser::{Browser, LaunchOptions};
-use std::time::Duration;
-use support::{ITEMS, ProxyMode, ShepherdProxy, StaticServer, median, workload};
+use support::{ITEMS, ProxyMode, ShepherdProxy, StaticServer, median};
 
 async fn one_round(
     browser: &Browser,
@@ -19,25 +18,7 @@ async fn one_round(
     proxy: Option<&ShepherdProxy>,
     label: &str,
 ) -> f64 {
-    let page = browser
-        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
-        .await
-        .unwrap();
-    page.navigate(url).await.unwrap();
-    let _ = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
-        .await;
-    let r = page.evaluate(&workload()).await.unwrap();
-    let n = ITEMS as u64;
-    assert!(
-        r["added"].as_u64() == Some(n)
-            && r["completed"].as_u64() == Some(n)
-            && r["left"].as_u64() == Some(0),
-        "workload did not run as intended ({label}): {r}"
-    );
-    let ms = r["ms"].as_f64().unwrap();
-    let _ = page.close().await;
-    ms
+    support::timed_round(browser, url, proxy, label).await.1
 }
 
 /// Slowdown targets against plain (the controller issue).

@@ -311,3 +311,33 @@ pub fn median(v: &mut [f64]) -> f64 {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
+
+/// Load time (navigation to the load event, wall clock) and workload time (in page), ms.
+pub async fn timed_round(
+    browser: &shepherd_browser::Browser,
+    url: &str,
+    proxy: Option<&ShepherdProxy>,
+    label: &str,
+) -> (f64, f64) {
+    let page = browser
+        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
+        .await
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    page.navigate(url).await.unwrap();
+    let load = t0.elapsed().as_secs_f64() * 1000.0;
+    let _ = page
+        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
+        .await;
+    let r = page.evaluate(&workload()).await.unwrap();
+    let n = ITEMS as u64;
+    assert!(
+        r["added"].as_u64() == Some(n)
+            && r["completed"].as_u64() == Some(n)
+            && r["left"].as_u64() == Some(0),
+        "workload did not run as intended ({label}): {r}"
+    );
+    let ms = r["ms"].as_f64().unwrap();
+    let _ = page.close().await;
+    (load, ms)
+}
