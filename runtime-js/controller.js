@@ -562,6 +562,7 @@ const control = freeze({
       postponed: rep.postponed,
       policyDiscarded: rep.discarded,
       incidents: rep.incidents.length,
+      repairActive: repairOn,
     };
   },
   /** The repair policy's figures for this document (postponed, discarded, delays, incidents). */

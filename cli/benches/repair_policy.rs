@@ -64,6 +64,28 @@ fn main() {
         .unwrap();
     let runs: [Vec<(f64, f64)>; 3] = rt.block_on(async {
         let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
+        // After loading, nothing is left for init-user-plus to decide: the controller must be
+        // idle (its wrappers back to the natives), or the workload would pay for it.
+        let page = browser
+            .new_isolated_page(Some(policy.addr.as_str()), Some("<-loopback>"))
+            .await
+            .unwrap();
+        page.navigate(&url).await.unwrap();
+        let _ = page
+            .wait_quiet(
+                std::time::Duration::from_millis(200),
+                std::time::Duration::from_secs(10),
+            )
+            .await;
+        let stats = page
+            .evaluate(&format!("__shepherd.control({:?}).stats()", policy.secret))
+            .await
+            .unwrap();
+        println!(
+            "after load with {POLICY}: repairActive {}, postponed {}, discarded {}",
+            stats["repairActive"], stats["postponed"], stats["policyDiscarded"]
+        );
+        let _ = page.close().await;
         timed_round(&browser, &url, None, "plain").await;
         timed_round(&browser, &url, Some(&repair), "serve").await;
         timed_round(&browser, &url, Some(&policy), POLICY).await;
