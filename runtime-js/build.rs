@@ -13,6 +13,7 @@ const FILES: &[&str] = &[
     "trace.js",
     "controller.js",
     "names.js",
+    "policy.js",
     "determinism.js",
     "timers.js",
     "events.js",
@@ -22,6 +23,7 @@ const FILES: &[&str] = &[
     "workers.js",
     "dynamic.js",
     "dom.js",
+    "repair.js",
     "access.js",
     "boot.js",
 ];

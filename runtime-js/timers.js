@@ -130,6 +130,7 @@ function installTimers() {
           seq: n === 1 ? reg.seq : nTaskSeq++, parent: reg.parent,
         };
         if (n > 1 && reg.last >= 0) d.joins = [reg.last];
+        if (n === 1 && reg.pev !== undefined) d.pev = reg.pev;
         return runTask(d, function () {
           reg.last = d.action;
           if (REC) read('Timer:' + id);

@@ -27,7 +27,7 @@ pub(crate) struct Args {
 
 /// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
-fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     let progress = Progress::bytes(0, "reading the trace");
     let src =
         shepherd_session::trace_source::load_with_progress(path, None, &mut |done, total| {
@@ -63,6 +63,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let mut rep = RaceReport::new(&trace, &analysis, args.all);
     rep.attach_sources(&sources);
     progress.finish();
+    super::policy::annotate(&mut rep, &trace, &analysis);
     if args.json {
         println!("{}", report::json::render(&rep));
     } else {
@@ -73,7 +74,9 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         let full = if args.all {
             rep
         } else {
-            RaceReport::new(&trace, &analysis, true)
+            let mut full = RaceReport::new(&trace, &analysis, true);
+            super::policy::annotate(&mut full, &trace, &analysis);
+            full
         };
         let progress = Progress::spinner("writing the HTML report");
         let page = report::html::render(&full, &analysis, &trace, &sources);

@@ -384,6 +384,13 @@ fn race_block(r: &RaceView, cx: &Ctx<'_>) -> String {
         );
     }
     o.push_str("</div>");
+    if !r.repaired_by.is_empty() {
+        let _ = write!(
+            o,
+            "<div class=muted>ordered by policy: <b>{}</b></div>",
+            esc(&r.repaired_by.join(", "))
+        );
+    }
     o.push_str(&neighbourhood_svg(
         cx.an,
         &cx.succ,

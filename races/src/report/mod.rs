@@ -115,6 +115,10 @@ pub struct RaceView {
     pub first: AccessView,
     /// Later access.
     pub second: AccessView,
+    /// Repair policies that order the two accesses' actions (`shepherd-policies`' augmented
+    /// happens-before); filled in by the caller, empty when not asked. Not serialized empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repaired_by: Vec<String>,
 }
 
 /// Groups the races of one location so that a race repeating an earlier one (same kind,
@@ -397,6 +401,7 @@ impl RaceReport {
                     level: t.level().name(),
                     first: access_view(trace, &nodes, acc.get(r.first)),
                     second: access_view(trace, &nodes, acc.get(r.second)),
+                    repaired_by: Vec::new(),
                 }
             })
             .collect();

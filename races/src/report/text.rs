@@ -94,6 +94,13 @@ pub fn render(r: &RaceReport) -> String {
             let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
             let _ = writeln!(out, "    first:  {}", side(&race.first));
             let _ = writeln!(out, "    second: {}", side(&race.second));
+            if !race.repaired_by.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "    ordered by policy: {}",
+                    race.repaired_by.join(", ")
+                );
+            }
             if !repeats.is_empty() {
                 let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
                 let _ = writeln!(
