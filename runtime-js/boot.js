@@ -33,6 +33,7 @@ function safeInstall(f) {
 
 const bootErrors = [];
 safeInstall(installToString);
+safeInstall(installRepair);
 safeInstall(installDeterminism);
 safeInstall(installTimers);
 safeInstall(installListeners);

@@ -12,6 +12,8 @@ const FILES: &[&str] = &[
     "credentials.js",
     "trace.js",
     "controller.js",
+    "names.js",
+    "policy.js",
     "determinism.js",
     "timers.js",
     "events.js",
@@ -21,6 +23,7 @@ const FILES: &[&str] = &[
     "workers.js",
     "dynamic.js",
     "dom.js",
+    "repair.js",
     "access.js",
     "boot.js",
 ];

@@ -104,7 +104,9 @@ function classOf(o, n) {
 
 /** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
 function targetLabel(t) {
-  return targetClass(t) + '[' + oid(t) + ']';
+  const n = oid(t);
+  if (described[n] !== 1 && t !== W && isNode(t)) nameNode(t, n);
+  return targetClass(t) + '[' + n + ']';
 }
 
 // `on<type>` properties of event targets that the runtime wraps (events.js fills this): a
@@ -135,8 +137,9 @@ function objLoc(obj, key) {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
   }
-  if (c === 'DOMNode' && typeof key === 'string' && CHILD_PROPS[key] === 1) {
-    return 'DOMNode[' + n + '].childList';
+  if (c === 'DOMNode') {
+    if (described[n] !== 1) nameNode(obj, n);
+    if (typeof key === 'string' && CHILD_PROPS[key] === 1) return 'DOMNode[' + n + '].childList';
   }
   return c + '[' + n + '].' + NativeString(key);
 }
@@ -203,7 +206,7 @@ function parentInfo() {
 function forkDesc(type, kind, path, delay) {
   ensure();
   const p = parentInfo();
-  return {
+  const d = {
     hid: 0,
     type,
     kind,
@@ -216,6 +219,8 @@ function forkDesc(type, kind, path, delay) {
     seq: nTaskSeq++,
     parent: p,
   };
+  if (repairOn) repairFork(d);
+  return d;
 }
 
 /**
@@ -224,7 +229,12 @@ function forkDesc(type, kind, path, delay) {
  * script the proxy injects right after the runtime, before any page script.
  */
 function passive() {
-  return !REC && decider === null;
+  return !REC && decider === null && !repairOn;
+}
+
+/** Whether callbacks are decided on (a decider installed, or a repair policy enforced). */
+function deciding() {
+  return decider !== null || repairOn;
 }
 
 /** Begins action `d` (ending the open one): writes `b`, its arcs and its scope. */
@@ -236,9 +246,10 @@ function begin(d) {
   cur = id;
   info = {
     id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: 0, kind: d.kind,
-    label: d.label, pos: !!d.pos,
+    label: d.label, pos: !!d.pos, pev: d.pev,
   };
   d.action = id;
+  if (repairOn || d.heldAt !== undefined) repairBegan(d);
   if (REC) {
     seenR = objCreate(null);
     seenW = objCreate(null);
@@ -291,6 +302,7 @@ function end() {
   if (cur < 0) return;
   if (pendLoc !== null) flushPend();
   if (REC) {
+    if (pendingNodes.length > 0) describePending(false);
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
@@ -490,6 +502,8 @@ const RUN = 'run';
 const HOLD = 'hold';
 const DISCARD = 'discard';
 let decider = null; // (desc) => 'run' | 'hold' | 'discard'
+// A compiled repair policy is enforced (repair.js); false again once nothing is left to do.
+let repairOn = false;
 // Set while a driver fires random user events: those actions get an `auto:explore` scope so the
 // analysis does not treat the driver's arbitrary order as an ordering the page relies on.
 let autoExplore = false;
@@ -502,16 +516,32 @@ let heldCount = 0;
 let schedule = null; // stable ids to release in this order (follow mode)
 let schedPos = 0;
 
-/** Asks the installed decider about `d`; errors in a policy never break the page. */
+/**
+ * Asks the repair policy and the installed decider about `d` (the stronger answer wins);
+ * errors in either never break the page.
+ */
 function decide(d) {
-  if (decider === null) return RUN;
   let r = RUN;
-  try {
-    r = decider(publicDesc(d));
-  } catch (e) {
-    r = RUN;
+  if (repairOn && d.released !== true) {
+    try {
+      r = repairDecide(d);
+    } catch (e) {
+      r = RUN;
+    }
   }
-  return r === HOLD || r === DISCARD ? r : RUN;
+  if (decider === null || r === DISCARD) return r;
+  let x = RUN;
+  try {
+    x = decider(publicDesc(d));
+  } catch (e) {
+    x = RUN;
+  }
+  if (x === DISCARD) return DISCARD;
+  if (x === HOLD) {
+    d.rep = false; // held for the decider: the policy does not release it
+    return HOLD;
+  }
+  return r;
 }
 
 function publicDesc(d) {
@@ -534,6 +564,7 @@ function hold(d, go) {
   held[d.hid] = { desc: d, go };
   heldCount++;
   counters.held++;
+  if (d.rep === true) repairHeld(d);
   if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
   return d.hid;
 }
@@ -580,7 +611,7 @@ function advanceSchedule() {
  * Returns the callback's result when it ran synchronously.
  */
 function runTask(d, fn, self, args) {
-  if (decider !== null && d.released !== true) {
+  if (deciding() && d.released !== true) {
     const r = decide(d);
     if (r === HOLD) {
       hold(d, () => {
@@ -686,10 +717,19 @@ const control = freeze({
       droppedBatches,
       doc: DOC,
       mode: CONFIG.mode,
+      postponed: rep.postponed,
+      policyDiscarded: rep.discarded,
+      incidents: rep.incidents.length,
+      repairActive: repairOn,
     };
+  },
+  /** The repair policy's figures for this document (postponed, discarded, delays, incidents). */
+  repair() {
+    return repairFigures();
   },
   /** Ends the open action and uploads everything; resolves when delivered. */
   flush() {
+    if (REC) describePending(true);
     end();
     return flushAndWait();
   },

@@ -449,7 +449,7 @@ function onMutations(records) {
         const id = elId(el);
         if (id && nodeConnected(el)) write(idLoc(id), el);
       } else if (name === 'class') {
-        write('DOMNode[' + oid(el) + '].className', elGetAttr(el, 'class'));
+        write(objLoc(el, 'className'), elGetAttr(el, 'class'));
       }
     }
   }
@@ -506,6 +506,7 @@ function flagDom(proto, name, fix, target) {
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
     const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
+    if (repairOn) repairInsert(args);
     domByScript = true;
     if (info === null || depth === 0) ensure();
     if (REC && target !== undefined) {
@@ -662,6 +663,7 @@ function installDom() {
       if (passive()) return rApply(nSet, this, [v]);
       ensure();
       metaOf(this).by = info;
+      if (repairOn && C !== G.HTMLScriptElement) repairForkLoad(this, v);
       return rApply(nSet, this, [v]);
     });
   }
@@ -672,6 +674,10 @@ function installDom() {
     if (n === 'src') {
       ensure();
       metaOf(this).by = info;
+      if (repairOn && !(G.HTMLScriptElement && this instanceof HTMLScriptElement) && (
+        (G.HTMLImageElement && this instanceof HTMLImageElement) || (G.HTMLIFrameElement && this instanceof HTMLIFrameElement))) {
+        repairForkLoad(this, value);
+      }
     } else if (REC && n.length > 2 && strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110) {
       write(targetLabel(this) + '.' + strSlice(n, 2), value);
       if (typeof api.i === 'function' && typeof value === 'string') {
@@ -730,7 +736,7 @@ function installDom() {
     });
   }
   // className / classList reads; writes come from the MutationObserver (any API changes class).
-  const classRead = (el) => read('DOMNode[' + oid(el) + '].className');
+  const classRead = (el) => read(objLoc(el, 'className'));
   wrapGetter(ElP, 'className', classRead);
   wrapGetter(ElP, 'classList', classRead);
 }

@@ -271,12 +271,23 @@ function enterEvent(ev, target, fromRoot) {
     return true;
   }
   const d = eventDesc(ev, type, target, trusted);
-  if (decider !== null) {
+  if (deciding()) {
+    d.evType = type;
+    d.evTarget = target;
+    d.trusted = trusted;
     const r = decide(d);
     if (r === HOLD) {
       if (fromRoot) {
         evStopImmediate(ev);
-        evPreventDefault(ev);
+        if (d.rep === true) {
+          // Held by the policy: cancel only the defaults replayed at release (repair.js);
+          // cancelling pointerdown or touchstart would suppress the mouse events and click
+          // that follow, which the policy holds in turn.
+          if (PREVENT[type] === 1) evPreventDefault(ev);
+          d.emulate = d.type === 2;
+        } else {
+          evPreventDefault(ev);
+        }
         hold(d, () => redispatch(ev, type, target, d));
       } else {
         const calls = [];
@@ -317,7 +328,8 @@ function redispatch(ev, type, target, d) {
   }
   wsAdd(released, copy);
   wmSet(releasedDesc, copy, d);
-  nDispatch(target, copy);
+  const ok = nDispatch(target, copy);
+  if (d.emulate === true) emulateDefault(ev, type, target, ok);
 }
 
 function runHeldCalls(d, ev, type, target, calls) {

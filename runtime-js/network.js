@@ -55,7 +55,7 @@ function installXhr() {
 function settleAsAction(p, d) {
   const go = (v, ok) => {
     const d2 = d;
-    if (decider !== null && d2.released !== true) {
+    if (deciding() && d2.released !== true) {
       const r = decide(d2);
       if (r === HOLD) {
         return new NativePromise((resolve, reject) => {

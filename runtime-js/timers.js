@@ -187,6 +187,7 @@ function installTimers() {
           seq: n === 1 ? reg.seq : nTaskSeq++, parent: reg.parent,
         };
         if (n > 1 && reg.last >= 0) d.joins = [reg.last];
+        if (n === 1 && reg.pev !== undefined) d.pev = reg.pev;
         return d;
       };
       const run = function (d) {

@@ -51,6 +51,8 @@ enum Command {
     Trace(commands::trace::Args),
     /// Explore a recording under other event orders (R4) and report the harmful races.
     Explore(commands::explore::Args),
+    /// Check and list repair policies; which races a policy orders (`covers`).
+    Policy(commands::policy::Args),
 }
 
 fn main() -> ExitCode {

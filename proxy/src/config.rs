@@ -32,6 +32,9 @@ pub struct ProxyConfig {
     /// Where the control listener (holds, releases, replay reset, stats; `Authorization:
     /// Bearer <operator secret>`) listens; `None`: control only in process.
     pub control_listen: Option<SocketAddr>,
+    /// Longest a page may hold one of its own responses (`page_holds`): the liveness limit
+    /// of its repair policy, plus slack; the proxy's own bound when a page never releases.
+    pub page_hold_limit: std::time::Duration,
 }
 
 impl ProxyConfig {
@@ -48,6 +51,7 @@ impl ProxyConfig {
             limits: Limits::default(),
             operator_secret: None,
             control_listen: None,
+            page_hold_limit: std::time::Duration::from_secs(15),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! | `POST /control/unhold` | stop holding new responses |
 //! | `POST /control/release?id=N` or `?all=1` | `{"released":n}` |
 //! | `POST /control/reset` | rewind the replay queues (409 when not replaying) |
+//! | `GET /control/repair` | repair policies' figures per page (`repair_stats`) |
 //! | `GET /stats` | the proxy's counters |
 
 use crate::body::ProxyBody;
@@ -105,6 +106,9 @@ fn control(shared: &Shared, method: &Method, what: &str, query: &str) -> Respons
     let holds = &shared.holds;
     if what == "holds" && method == Method::GET {
         return json(serde_json::json!({ "held": holds.pending() }));
+    }
+    if what == "repair" && method == Method::GET {
+        return json(serde_json::json!({ "pages": shared.repair.summary() }));
     }
     if method != Method::POST {
         return simple(

@@ -68,6 +68,16 @@ impl ProxyHandle {
         &self.shared.holds
     }
 
+    /// What repair policies cost, per page (from the pages' reports).
+    pub fn repair_stats(&self) -> Vec<crate::repair_stats::PageSummary> {
+        self.shared.repair.summary()
+    }
+
+    /// Responses pages hold for themselves right now (repair policies postponing scripts).
+    pub fn page_holds_waiting(&self) -> usize {
+        self.shared.page_holds.waiting()
+    }
+
     /// Counters.
     pub fn stats(&self) -> &Stats {
         &self.shared.stats

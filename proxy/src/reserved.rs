@@ -38,7 +38,7 @@ pub(crate) async fn handle(
             "application/javascript; charset=utf-8",
             ProxyBody::full(shared.runtime_js.clone()),
         ),
-        (Method::POST, "/trace") | (Method::POST, "/instrument") => {
+        (Method::POST, "/trace" | "/instrument" | "/hold/release" | "/repair") => {
             let origin = target.origin();
             let token = query::param(&query, "t").unwrap_or_default();
             if !shared.secrets.is_page_token(&origin, &token) {
@@ -56,10 +56,11 @@ pub(crate) async fn handle(
                     "forbidden: missing or wrong page credential for this origin\n",
                 );
             }
-            if tail == "/trace" {
-                trace(shared, &origin, req, &query).await
-            } else {
-                instrument(shared, req, &query).await
+            match tail {
+                "/trace" => trace(shared, &origin, req, &query).await,
+                "/hold/release" => hold_release(shared, &query),
+                "/repair" => repair(shared, target, req, &query).await,
+                _ => instrument(shared, req, &query).await,
             }
         }
         _ => simple(StatusCode::NOT_FOUND, "no such shepherd endpoint\n"),
@@ -113,6 +114,45 @@ async fn trace(
             respond::error(StatusCode::INTERNAL_SERVER_ERROR, &e)
         }
         Err(_) => respond::error(StatusCode::INTERNAL_SERVER_ERROR, "trace store failed"),
+    }
+}
+
+/// `POST /__shepherd/hold/release?g=TOKEN&n=N`: the page lets a response it asked the proxy
+/// to hold through (`page_holds`).
+fn hold_release(shared: &Shared, query: &str) -> Response<ProxyBody> {
+    let token = query::param(query, "g").unwrap_or_default();
+    match query::param(query, "n").and_then(|n| n.parse::<u64>().ok()) {
+        Some(n) if shared.page_holds.release(&token, n) => {
+            with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty)
+        }
+        _ => simple(StatusCode::BAD_REQUEST, "release needs g=TOKEN and n=N\n"),
+    }
+}
+
+/// `POST /__shepherd/repair?doc=DOC`: a document's repair figures (`repair_stats`).
+async fn repair(
+    shared: &Shared,
+    target: &Target,
+    req: Request<ClientBody>,
+    query: &str,
+) -> Response<ProxyBody> {
+    let doc = query::param(query, "doc").unwrap_or_default().into_owned();
+    if doc.is_empty() || doc.len() > 200 {
+        return simple(StatusCode::BAD_REQUEST, "repair needs doc=\n");
+    }
+    let body = match read_body(shared, req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match shared
+        .repair
+        .accept(&doc, &body, |page| target.same_origin(page))
+    {
+        Ok(()) => with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty),
+        Err(e) => {
+            tracing::info!(origin = %target.authority, "repair report refused: {e}");
+            simple(StatusCode::BAD_REQUEST, "repair report refused\n")
+        }
     }
 }
 

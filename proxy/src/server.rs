@@ -7,6 +7,8 @@ use crate::ca::CertificateAuthority;
 use crate::config::ProxyConfig;
 use crate::error::ProxyError;
 use crate::holds::Holds;
+use crate::page_holds::PageHolds;
+use crate::repair_stats::RepairStats;
 use crate::respond;
 use crate::rewind::Rewind;
 use crate::route::CA_HOST;
@@ -93,6 +95,8 @@ pub(crate) async fn start(
         rewriter: config.rewriter,
         traces,
         holds: Arc::new(Holds::default()),
+        page_holds: PageHolds::new(config.page_hold_limit),
+        repair: RepairStats::default(),
         stats,
         limits,
         http,

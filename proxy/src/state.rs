@@ -4,6 +4,8 @@
 use crate::ca::CertificateAuthority;
 use crate::holds::Holds;
 use crate::limits::{Limits, ProxyAuth};
+use crate::page_holds::PageHolds;
+use crate::repair_stats::RepairStats;
 use crate::rewrite::Rewriter;
 use crate::secret::Secrets;
 use crate::source::Source;
@@ -28,6 +30,10 @@ pub(crate) struct Shared {
     pub traces: Option<Arc<dyn TraceSink>>,
     pub limits: Limits,
     pub holds: Arc<Holds>,
+    /// Holds pages asked for themselves (repair policies postponing inserted scripts).
+    pub page_holds: PageHolds,
+    /// Repair policies' figures reported by pages.
+    pub repair: RepairStats,
     pub stats: Stats,
     pub http: auto::Builder<TokioExecutor>,
 }

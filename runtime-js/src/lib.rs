@@ -94,6 +94,20 @@ pub struct Config {
     /// The page credential, for embedders that serve the runtime themselves; by default the
     /// runtime reads `t=` from its own script URL (the proxy writes it there per origin).
     pub token: Option<String>,
+    /// A compiled repair policy to enforce (`docs/policies.md`); none by default.
+    pub policy: Option<RuntimePolicy>,
+}
+
+/// A repair policy as the runtime loads it: the compiled JSON (`shepherd-policies`) and the
+/// JavaScript expressions of its `js` expirations, which [`render`] turns into functions of
+/// the runtime script itself (no `eval`: pages with a strict CSP keep working).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimePolicy {
+    /// The compiled policy object.
+    pub json: serde_json::Value,
+    /// Expression sources, indexed by the `js` entries of `json`; checked by the policy
+    /// compiler (one expression, balanced, no `</script`).
+    pub js: Vec<String>,
 }
 
 impl Config {
@@ -108,6 +122,7 @@ impl Config {
             upload: None,
             doc: None,
             token: None,
+            policy: None,
         }
     }
 }
@@ -140,6 +155,9 @@ fn config_literal(cfg: &Config) -> String {
     if let Some(t) = &cfg.token {
         map.insert("token".into(), t.clone().into());
     }
+    if let Some(p) = &cfg.policy {
+        map.insert("policy".into(), p.json.clone());
+    }
     serde_json::Value::Object(map)
         .to_string()
         .replace('<', "\\u003c")
@@ -151,7 +169,13 @@ pub fn render(cfg: &Config) -> String {
     let mut s = String::with_capacity(body_len + 256);
     s.push_str("(function () {\n'use strict';\nif (globalThis.__shepherd !== undefined) return;\nconst CONFIG = ");
     s.push_str(&config_literal(cfg));
-    s.push_str(";\n");
+    s.push_str(";\nconst POLICY_JS = [");
+    for js in cfg.policy.iter().flat_map(|p| p.js.iter()) {
+        s.push_str("function () {\nreturn (\n");
+        push_inline_safe(&mut s, js);
+        s.push_str("\n);\n},\n");
+    }
+    s.push_str("];\n");
     for (name, src) in FILES {
         s.push_str("// ---- ");
         s.push_str(name);
@@ -227,6 +251,7 @@ mod tests {
             "prelude.js",
             "trace.js",
             "controller.js",
+            "names.js",
             "determinism.js",
             "timers.js",
             "events.js",
@@ -236,11 +261,31 @@ mod tests {
             "workers.js",
             "dynamic.js",
             "dom.js",
+            "policy.js",
+            "repair.js",
             "boot.js",
         ] {
             assert!(names.contains(&f), "{f} missing from {names:?}");
         }
         assert_eq!(names.last(), Some(&"boot.js"));
+    }
+
+    #[test]
+    fn a_policy_and_its_expressions_are_rendered() {
+        let mut cfg = Config::new(Mode::Repair, "s");
+        let js = render(&cfg);
+        assert!(js.contains("const POLICY_JS = [];"));
+        cfg.policy = Some(RuntimePolicy {
+            json: serde_json::json!({"version": 1, "policies": []}),
+            js: vec!["typeof f === 'function'".into(), "'</script>' === x".into()],
+        });
+        let js = render(&cfg);
+        assert!(
+            js.contains("\"policy\":{\"policies\":[],\"version\":1}")
+                || js.contains("\"policy\":{\"version\":1,\"policies\":[]}")
+        );
+        assert!(js.contains("function () {\nreturn (\ntypeof f === 'function'\n);\n},"));
+        assert!(!js.contains("</script>"), "expressions are inlined safely");
     }
 
     #[test]

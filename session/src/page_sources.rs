@@ -142,7 +142,9 @@ mod tests {
             assert!(text.contains(line), "{line}\n{text}");
         }
         let html = report::html::render(&RaceReport::new(&trace, &an, true), &an, &trace, &sources);
-        assert!(html.contains("<span class=hit>    6   function ready() { init = true; }</span>"));
+        assert!(html.contains(
+            "<span class=hit>    6   function ready() { <mark class=at>init</mark> = true; }</span>"
+        ));
 
         // A bare trace file has no sources: positions only.
         let bare = dir.path().join("t.jsonl");

@@ -101,6 +101,9 @@ pub struct StackOptions {
     /// Where pages' traces go instead of the run's recording (tests and the explorer read
     /// them in process).
     pub trace_sink: Option<Arc<dyn TraceSink>>,
+    /// Repair policies the controller enforces (`--policy`): compiled into the runtime's
+    /// configuration, so they are in force before any page script runs.
+    pub policy: Option<shepherd_policies::PolicySet>,
 }
 
 impl Default for StackOptions {
@@ -115,6 +118,7 @@ impl Default for StackOptions {
             cache_dir: None,
             deterministic: false,
             trace_sink: None,
+            policy: None,
         }
     }
 }
@@ -140,6 +144,18 @@ impl Stack {
         let mut runtime = shepherd_runtime::Config::new(mode, secret.clone());
         runtime.deterministic = opts.deterministic;
         let mut config = ProxyConfig::new(run.into_source());
+        if let Some(set) = &opts.policy {
+            let compiled = set.compile();
+            // A held script never outlasts the policy's liveness limit by much, even when the
+            // page that asked for the hold is gone.
+            config.page_hold_limit =
+                std::time::Duration::from_millis(compiled.max_delay_ms.saturating_add(5_000));
+            runtime.policy = Some(shepherd_runtime::RuntimePolicy {
+                json: compiled.json,
+                js: compiled.js,
+            });
+            tracing::info!(policies = %set.names(), "repair policies in force");
+        }
         config.listen = opts.listen;
         config.auth = opts.auth;
         config.reverse = opts.reverse;

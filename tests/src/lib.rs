@@ -11,6 +11,7 @@
 //! are kept in memory (first batch per sequence number wins).
 
 pub mod query;
+pub mod scenarios;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -238,6 +239,72 @@ impl TestOrigin {
         Ok(())
     }
 
+    /// Pages opened in repair mode from now on run under `policy` (shipped names or policy
+    /// files, comma-separated; `None`: no policy): the serve stack is started again with it.
+    pub async fn set_policy(&self, policy: Option<&str>) -> Result<()> {
+        let set = match policy {
+            Some(p) => Some(shepherd_policies::load(p).map_err(|e| anyhow!("{e}"))?),
+            None => None,
+        };
+        let mut opts = stack_options(&self.secret, &self.traces);
+        opts.policy = set;
+        let serve = Stack::start(
+            Run::Serve {
+                trust: UpstreamTrust::default(),
+            },
+            opts,
+            self.ca.clone(),
+        )
+        .await?;
+        let old = std::mem::replace(&mut self.proxies.lock().await.serve, serve);
+        old.shutdown().await;
+        Ok(())
+    }
+
+    /// What repair policies cost per page, as the serve stack's operator side reports it.
+    pub async fn repair_stats(&self) -> Vec<shepherd_proxy::PageSummary> {
+        self.proxies.lock().await.serve.proxy().repair_stats()
+    }
+
+    /// Serves the same files over HTTPS on another port (a staging origin for reverse mode);
+    /// returns its address and the certificate of the CA that signed it.
+    pub async fn start_https(
+        &self,
+    ) -> Result<(
+        SocketAddr,
+        rustls_pki_types::CertificateDer<'static>,
+        JoinHandle<()>,
+    )> {
+        let ca = CertificateAuthority::ephemeral()?;
+        let mut tls = (*ca.server_config("127.0.0.1").await?).clone();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()]; // the file server speaks HTTP/1.1
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let files = self.files.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (acceptor, files) = (acceptor.clone(), files.clone());
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let svc = service_fn(move |req| {
+                        let f = files.clone();
+                        async move { Ok::<_, Infallible>(serve_file(&f, req).await) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        Ok((addr, ca.cert_der().clone(), task))
+    }
+
     /// Whether pages go through Shepherd at all (false: the plain baseline).
     pub async fn set_inject(&self, on: bool) {
         self.proxies.lock().await.inject = on;
@@ -393,7 +460,11 @@ fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+pub(crate) fn respond(
+    status: StatusCode,
+    ctype: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     if let Ok(v) = ctype.parse() {
@@ -405,7 +476,7 @@ fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<
     r
 }
 
-fn content_type(path: &Path) -> &'static str {
+pub(crate) fn content_type(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "html" | "htm" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",
@@ -444,7 +515,7 @@ async fn serve_file(files: &Files, req: Request<Incoming>) -> Response<Full<Byte
     respond(status, &ctype, body)
 }
 
-async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
+pub(crate) async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
     let rel = Path::new(path.trim_start_matches('/'));
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
@@ -481,20 +552,58 @@ impl Harness {
     /// Like [`open`](Self::open) for a whole URL (another origin of the file server).
     pub async fn open_url(&self, url: &str) -> Result<shepherd_browser::Page> {
         let path = url;
-        let proxy = self.origin.proxy_for_pages().await;
-        let page = match &proxy {
-            Some(p) => {
-                self.browser
-                    .new_isolated_page(Some(p), Some("<-loopback>"))
-                    .await?
-            }
-            None => self.browser.new_page().await?,
-        };
+        let page = self.new_tab().await?;
         let nav = page.navigate_with(url, Duration::from_secs(8)).await?;
         if !nav.loaded {
             bail!("{path} did not load");
         }
         Ok(page)
+    }
+
+    /// A fresh tab: an isolated browser context whose proxy is the current mode's stack.
+    async fn new_tab(&self) -> Result<shepherd_browser::Page> {
+        Ok(match self.origin.proxy_for_pages().await {
+            Some(p) => {
+                self.browser
+                    .new_isolated_page(Some(&p), Some("<-loopback>"))
+                    .await?
+            }
+            None => self.browser.new_page().await?,
+        })
+    }
+
+    /// Opens `path` in a fresh tab of the current mode's proxy and returns as soon as the
+    /// navigation is under way (the page is still loading: user input can come early).
+    pub async fn open_early(&self, path: &str) -> Result<shepherd_browser::Page> {
+        let page = self.new_tab().await?;
+        page.call("Page.enable", serde_json::json!({})).await?;
+        page.call(
+            "Page.navigate",
+            serde_json::json!({ "url": self.origin.url(path) }),
+        )
+        .await?;
+        Ok(page)
+    }
+
+    /// Polls `expr` in `page` until it is `true` (or `limit` passes: an error naming it).
+    pub async fn wait_for(
+        &self,
+        page: &shepherd_browser::Page,
+        expr: &str,
+        limit: Duration,
+    ) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            if let Ok(v) = page.evaluate(expr).await
+                && v == serde_json::Value::Bool(true)
+            {
+                return Ok(());
+            }
+            if start.elapsed() > limit {
+                bail!("`{expr}` did not become true within {limit:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
     }
 
     /// Evaluates `expr` with `C` bound to the control surface (promises are awaited).

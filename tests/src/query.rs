@@ -10,6 +10,19 @@ pub struct TraceQuery {
     pub trace: Trace,
 }
 
+/// A DOM node as the trace describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Tag name (`input`, `#text`).
+    pub tag: String,
+    /// CSS selector, when it was in the document.
+    pub path: Option<String>,
+    /// `id` attribute.
+    pub id: Option<String>,
+    /// First classes, space-separated.
+    pub classes: Option<String>,
+}
+
 /// One access of an action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
@@ -175,6 +188,39 @@ impl TraceQuery {
             }
         }
         out
+    }
+
+    /// The description of DOM node `n` (`["d",…]` records), its strings resolved.
+    pub fn node(&self, n: u32) -> Option<Node> {
+        let d = self.trace.nodes.iter().find(|d| d.node == n)?;
+        let o = |id: Option<u32>| id.map(|i| self.s(i).to_string());
+        Some(Node {
+            tag: self.s(d.tag).to_string(),
+            path: o(d.path),
+            id: o(d.id),
+            classes: o(d.classes),
+        })
+    }
+
+    /// The node whose listener list was written with a function named `name` (the value
+    /// summary `Function[k]:name` of `addEventListener`), and that location.
+    pub fn listener_node(&self, name: &str) -> Result<(String, Node)> {
+        let suffix = format!(":{name}");
+        let (_, x) = self
+            .accessing(|x| x.write && x.value.as_deref().is_some_and(|v| v.ends_with(&suffix)))
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("no listener {name} registered\n{}", self.dump()))?;
+        let n = x
+            .loc
+            .split_once('[')
+            .and_then(|(_, r)| r.split_once(']'))
+            .and_then(|(n, _)| n.parse().ok())
+            .ok_or_else(|| anyhow!("{} names no node", x.loc))?;
+        let node = self
+            .node(n)
+            .ok_or_else(|| anyhow!("node {n} ({}) not described\n{}", x.loc, self.dump()))?;
+        Ok((x.loc, node))
     }
 
     /// Exception messages of `a`.

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         ("messages_and_observers", messages_and_observers),
         ("resources_load_and_error", resources_load_and_error),
         ("dom_locations", dom_locations),
+        ("dom_nodes_described_once", dom_nodes_described_once),
         ("uncaught_errors", uncaught_errors),
         (
             "fig1_onload_before_definition",
@@ -507,6 +508,125 @@ case!(dom_locations, |h| async move {
             .len()
             > 5,
         "node existence writes"
+    );
+    Ok(())
+});
+
+case!(dom_nodes_described_once, |h| async move {
+    let page = h.open("/names/").await?;
+    tokio::time::sleep(SETTLE).await;
+    let v = page
+        .evaluate("[window.spiesInstalled, window.before, window.pageCodeRan]")
+        .await?;
+    // Naming nodes (and everything else the runtime did after the page replaced the DOM
+    // getters and methods with counting ones) called none of the page's functions.
+    ensure!(v == serde_json::json!([true, 0, 0]), "page code ran: {v}");
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let node = |tag: &str, path: Option<&str>, id: Option<&str>, classes: Option<&str>| {
+        shepherd_e2e::query::Node {
+            tag: tag.into(),
+            path: path.map(Into::into),
+            id: id.map(Into::into),
+            classes: classes.map(Into::into),
+        }
+    };
+    for (listener, want) in [
+        (
+            "onToggle",
+            node(
+                "input",
+                Some("#todo-list > li:nth-child(2) > input"),
+                None,
+                Some("toggle"),
+            ),
+        ),
+        (
+            "onDestroy",
+            node(
+                "button",
+                Some("#todo-list > li:nth-child(2) > button"),
+                None,
+                Some("destroy"),
+            ),
+        ),
+        (
+            "onItem",
+            node(
+                "li",
+                Some("#todo-list > li:nth-child(2)"),
+                None,
+                Some("done editing x"),
+            ),
+        ),
+        // Ids that are not unique or not identifiers do not anchor a selector.
+        (
+            "onDup",
+            node("i", Some("body > i:nth-child(4)"), Some("dup"), None),
+        ),
+        ("onFirst", node("p", Some("body > p"), Some("1st"), None)),
+        // Six steps at most: then the selector is relative.
+        (
+            "onDeep",
+            node(
+                "span",
+                Some("div > div > div > div > div > span"),
+                None,
+                Some("deep"),
+            ),
+        ),
+        // Named before it was inserted: described at the end of the action, in place.
+        ("onGhost", node("div", None, Some("ghost"), Some("spooky"))),
+        // Named (its id written) before it was inserted, inserted by a later action: described
+        // then, while the page's spies were installed.
+        ("onLate", node("em", Some("em#late"), Some("late"), None)),
+    ] {
+        let (loc, got) = t.listener_node(listener)?;
+        ensure!(got == want, "{listener} on {loc}: {got:?}, want {want:?}");
+    }
+    let (_, made) = t.listener_node("onMade")?;
+    ensure!(
+        made.path
+            .as_deref()
+            .is_some_and(|p| p.starts_with("body > p:nth-child("))
+            && made.classes.as_deref() == Some("made"),
+        "script-made element: {made:?}"
+    );
+    // The className write the MutationObserver saw names the field by its id.
+    let (_, cls) = t
+        .accessing(|x| x.write && x.loc.ends_with(".className"))
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("no className write\n{}", t.dump()))?;
+    let n: u32 = cls.loc["DOMNode[".len()..cls.loc.len() - "].className".len()].parse()?;
+    ensure!(
+        t.node(n)
+            == Some(node(
+                "input",
+                Some("input#coupon"),
+                Some("coupon"),
+                Some("wide")
+            )),
+        "coupon: {:?}",
+        t.node(n)
+    );
+    // Once per node, and only nodes a location or label names (not every parsed element).
+    let mut numbers: Vec<u32> = t.trace.nodes.iter().map(|d| d.node).collect();
+    let all = numbers.len();
+    numbers.sort_unstable();
+    numbers.dedup();
+    ensure!(numbers.len() == all, "a node described twice");
+    let existence = t
+        .accessing(|x| x.write && x.loc.starts_with("NodeTree:"))
+        .len();
+    ensure!(
+        all < existence,
+        "{all} descriptions for {existence} numbered elements"
+    );
+    ensure!(
+        t.trace.header.version == 3,
+        "trace version {}",
+        t.trace.header.version
     );
     Ok(())
 });

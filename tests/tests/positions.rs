@@ -164,12 +164,18 @@ case!(
         );
         let full = RaceReport::new(&t.trace, &an, true);
         let html = report::html::render(&full, &an, &t.trace, &sources);
+        // The hit lines, with the accessed name marked at the access's column.
+        let plain = html.replace("<mark class=at>", "").replace("</mark>", "");
         for hit in [
             "<span class=hit>    7     counter = counter + 1;</span>",
             "<span class=hit>   15   setTimeout(function () { counter = 10; }, 0);</span>",
         ] {
-            ensure!(html.contains(hit), "HTML report lacks {hit}");
+            ensure!(plain.contains(hit), "HTML report lacks {hit}");
         }
+        ensure!(
+            html.contains("<mark class=at>counter</mark>"),
+            "HTML report marks no access"
+        );
         Ok(())
     }
 );

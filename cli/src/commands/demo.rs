@@ -45,8 +45,10 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let site = rt
+        .block_on(DemoSite::start())
+        .context("starting the demo site")?;
     let summary = rt.block_on(async {
-        let site = DemoSite::start().await.context("starting the demo site")?;
         eprintln!(
             "shepherd demo: recording {} in headless Chromium…",
             site.url()
@@ -57,13 +59,15 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
             headful: args.headful,
             ..DriveOptions::new(site.url(), rec.clone())
         };
-        record_url(&opts, ca).await
+        record_url(&opts, ca.clone()).await
     })?;
     let source = shepherd_session::trace_source::load(&rec, None)?;
     let trace = &source.loaded.trace;
     let analysis = analyze(trace, &Options::default()).context("analysing the demo trace")?;
-    let uncovered = RaceReport::new(trace, &analysis, false);
-    let full = RaceReport::new(trace, &analysis, true);
+    let mut uncovered = RaceReport::new(trace, &analysis, false);
+    let mut full = RaceReport::new(trace, &analysis, true);
+    super::policy::annotate(&mut uncovered, trace, &analysis);
+    super::policy::annotate(&mut full, trace, &analysis);
     let sources = shepherd_session::page_sources::from_recording(&rec).unwrap_or_default();
     let html = args.out.join("report.html");
     std::fs::write(
@@ -86,5 +90,9 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
     println!("recording: {}", rec.display());
     println!("race report (open in a browser): {}", html.display());
     println!("races as JSON: {}", json.display());
+    // One harmful race forced and repaired: the same bad order without and with a policy.
+    if let Err(e) = rt.block_on(super::demo_repair::show(&site.url(), args.headful, ca)) {
+        println!("\nrepair: not shown ({e:#})");
+    }
     Ok(ExitCode::SUCCESS)
 }

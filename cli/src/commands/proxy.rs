@@ -129,6 +129,10 @@ pub(crate) struct ServeArgs {
     /// Reverse-proxy every request to this origin (e.g. https://staging.example).
     #[arg(long, value_name = "URL")]
     reverse: Option<String>,
+    /// Enforce repair policies: shipped names (`shepherd policy list`) or policy files,
+    /// comma-separated (e.g. init-user,async-fifo).
+    #[arg(long, value_name = "P")]
+    policy: Option<String>,
 }
 
 impl Common {
@@ -276,6 +280,12 @@ pub(crate) fn run_replay(args: ReplayArgs, home: Option<PathBuf>) -> anyhow::Res
 
 pub(crate) fn run_serve(args: ServeArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let mut opts = args.common.stack_options()?;
+    // Checked before anything starts: a policy with errors starts nothing.
+    if let Some(p) = &args.policy {
+        let set = super::policy::load_or_report(p)?;
+        eprintln!("shepherd: enforcing {}", set.names());
+        opts.policy = Some(set);
+    }
     if let Some(r) = &args.reverse {
         let uri: shepherd_proxy::http::Uri = r.parse().with_context(|| format!("--reverse {r}"))?;
         if uri.authority().is_none() {

@@ -83,7 +83,7 @@ fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String)
 
 /// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
-fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     let progress = Progress::bytes(0, "reading the trace");
     let src =
         shepherd_session::trace_source::load_with_progress(path, None, &mut |done, total| {
@@ -130,6 +130,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         })
     };
     rep.attach_explored(lookup);
+    super::policy::annotate(&mut rep, &trace, &analysis);
     if args.json {
         println!("{}", report::json::render(&rep));
     } else {
@@ -142,6 +143,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         } else {
             let mut full = RaceReport::new(&trace, &analysis, true);
             full.attach_explored(lookup);
+            super::policy::annotate(&mut full, &trace, &analysis);
             full
         };
         let progress = Progress::spinner("writing the HTML report");

@@ -328,7 +328,8 @@ mod tests {
         let (j, _) = load(&jsonl, None).unwrap();
         assert_eq!(j.format, Format::Jsonl);
         let s = text(&args(&jsonl, false, vec![]), &j);
-        assert!(s.contains("Shepherd JSONL v2"), "{s}");
+        let v = format!("Shepherd JSONL v{}", shepherd_trace::FORMAT_VERSION);
+        assert!(s.contains(&v), "{s}");
         assert!(s.contains("actions    2 (0 without operations)"), "{s}");
         assert!(
             s.contains("arcs       1 (fork 1, of which timed 1; join 0)"),

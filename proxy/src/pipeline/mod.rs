@@ -28,11 +28,19 @@ pub(crate) async fn http(
         .as_ref()
         .filter(|_| req.method() != Method::HEAD)
         .map(|r| (r.clone(), req.method().clone(), req.headers().clone()));
+    // A page's own hold marker never leaves the proxy (page_holds.rs).
+    let (url, page_hold) = match crate::page_holds::take_marker(&url) {
+        Some((clean, key)) => (clean, Some(key)),
+        None => (url, None),
+    };
     let url_s = url.to_string();
     let resp = match shared.source.exchange(&shared.stats, url, req).await {
         Ok(r) => r,
         Err(answer) => return answer,
     };
+    if let Some(key) = page_hold {
+        shared.page_holds.wait(key).await;
+    }
     let (mut parts, body) = resp.into_parts();
     crate::headers::response_to_browser(&mut parts.headers);
     if let Some(rev) = &shared.reverse {

@@ -3,6 +3,7 @@
 
 pub mod html;
 pub mod json;
+pub mod names;
 pub mod sources;
 pub mod text;
 
@@ -10,6 +11,7 @@ use crate::Analysis;
 use crate::accesses::Access;
 use crate::clocks::{ClockBuilder, Clocks};
 use crate::filters::{self, Level, Tag};
+pub use names::{NodeNames, NodeView};
 use serde::Serialize;
 use shepherd_trace::{ActionType, Op, Trace};
 pub use sources::{InlineCode, InlineFinder, PageSources, Snippet, SourceLine};
@@ -72,6 +74,9 @@ pub struct AccessView {
     pub scope_source: Option<String>,
     /// Innermost scope label (`fire:click @ BUTTON[7]`, `script:inline #0`, …).
     pub scope: Option<String>,
+    /// The scope label with its event target named (`fire:click @ input#coupon`); the label
+    /// itself when it names no described node.
+    pub scope_name: Option<String>,
     /// Value summary read or written, when logged.
     pub value: Option<String>,
     /// The source lines at `source`, when sources were attached
@@ -86,6 +91,11 @@ pub struct RaceView {
     pub id: usize,
     /// Location name (verbatim from the trace).
     pub location: String,
+    /// The location as a developer finds it (`input#coupon.value`); `location` itself when
+    /// it names no described node ([`names`]).
+    pub location_name: String,
+    /// The DOM node the location belongs to, when the trace described it.
+    pub node: Option<NodeView>,
     /// `WRITE-READ`, `READ-UPDATE`, …
     pub kind: String,
     /// Covered (Def. 3.2).
@@ -108,6 +118,10 @@ pub struct RaceView {
     /// The explorer's verdict on this race, when merged in ([`RaceReport::attach_explored`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explored: Option<Explored>,
+    /// Repair policies that order the two accesses' actions (`shepherd-policies`' augmented
+    /// happens-before); filled in by the caller, empty when not asked. Not serialized empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repaired_by: Vec<String>,
 }
 
 /// What `shepherd explore` found out about a race (docs/explore-json.md).
@@ -247,9 +261,12 @@ pub fn access_position(trace: &Trace, x: &Access) -> Option<String> {
     op.pos().map(|p| trace.strings.get(p).to_owned())
 }
 
-fn access_view(trace: &Trace, x: &Access) -> AccessView {
+fn access_view(trace: &Trace, names: &NodeNames, x: &Access) -> AccessView {
     let a = trace.actions.get(x.action as usize);
     let (scope_source, scope) = access_context(trace, x);
+    let scope_name = scope
+        .as_deref()
+        .map(|l| names.label(l).unwrap_or_else(|| l.to_owned()));
     let access_source = access_position(trace, x);
     AccessView {
         action: x.action,
@@ -265,6 +282,7 @@ fn access_view(trace: &Trace, x: &Access) -> AccessView {
         access_source,
         scope_source,
         scope,
+        scope_name,
         value: filters::value_of(trace, x).map(str::to_owned),
         code: None,
     }
@@ -358,6 +376,7 @@ impl RaceReport {
                 .then_with(|| names[&rx.loc].cmp(&names[&ry.loc]))
                 .then(x.cmp(&y))
         });
+        let nodes = NodeNames::new(trace);
         let wit = if all {
             witnesses(an, &shown)
         } else {
@@ -377,9 +396,16 @@ impl RaceReport {
                         None => "covered",
                     }
                 };
+                let location = names[&r.loc].clone();
+                let (location_name, node) = match nodes.location(&location) {
+                    Some((name, node)) => (name, node.cloned()),
+                    None => (location.clone(), None),
+                };
                 RaceView {
                     id: i,
-                    location: names[&r.loc].clone(),
+                    location,
+                    location_name,
+                    node,
                     kind: crate::races::kind_name(acc, r),
                     covered: an.covered[i],
                     coverage,
@@ -387,9 +413,10 @@ impl RaceReport {
                     tags: t.iter().map(Tag::name).collect(),
                     harmful: t.harmful(),
                     level: t.level().name(),
-                    first: access_view(trace, acc.get(r.first)),
-                    second: access_view(trace, acc.get(r.second)),
+                    first: access_view(trace, &nodes, acc.get(r.first)),
+                    second: access_view(trace, &nodes, acc.get(r.second)),
                     explored: None,
+                    repaired_by: Vec::new(),
                 }
             })
             .collect();

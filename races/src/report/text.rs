@@ -10,7 +10,7 @@ fn side(a: &AccessView) -> String {
     }
     if let Some(src) = &a.source {
         let _ = write!(s, " at {src}");
-    } else if let Some(scope) = &a.scope {
+    } else if let Some(scope) = &a.scope_name {
         let _ = write!(s, " in {scope}");
     }
     // The source line itself, when sources are attached (inline code: the document's line).
@@ -18,6 +18,12 @@ fn side(a: &AccessView) -> String {
         && let Some(text) = code.hit()
     {
         let _ = write!(s, "\n            {:>5} | {}", code.line, text.trim_end());
+        // Only under the access itself (an enclosing scope's position is where its code starts).
+        if a.access_source.is_some()
+            && let Some(pad) = code.caret_pad()
+        {
+            let _ = write!(s, "\n                  | {pad}^");
+        }
     }
     s
 }
@@ -64,7 +70,11 @@ pub fn render(r: &RaceReport) -> String {
         } else {
             format!(" [{}]", race.tags.join(", "))
         };
-        let _ = writeln!(out, "{marker} {}{tags}", race.location);
+        let _ = writeln!(out, "{marker} {}{tags}", race.location_name);
+        // The trace's own name keeps nodes that share a selector apart.
+        if race.location_name != race.location {
+            let _ = writeln!(out, "  trace location: {}", race.location);
+        }
         let _ = writeln!(
             out,
             "  reason: {}",
@@ -86,6 +96,13 @@ pub fn render(r: &RaceReport) -> String {
             let _ = writeln!(out, "    second: {}", side(&race.second));
             if let Some(x) = &race.explored {
                 let _ = writeln!(out, "    explored: {} ({})", x.verdict, x.reason);
+            }
+            if !race.repaired_by.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "    ordered by policy: {}",
+                    race.repaired_by.join(", ")
+                );
             }
             if !repeats.is_empty() {
                 let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
