@@ -55,6 +55,18 @@ pub struct ExploreOptions {
     pub rescan_every: usize,
     /// Strings typed into text fields (one chosen at random per typing action).
     pub text_inputs: Vec<String>,
+    /// Told the number of events fired so far after every action (progress displays).
+    pub on_events: Option<EventCounter>,
+}
+
+/// A callback given the running count of fired events.
+#[derive(Clone)]
+pub struct EventCounter(pub std::sync::Arc<dyn Fn(usize) + Send + Sync>);
+
+impl std::fmt::Debug for EventCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventCounter")
+    }
 }
 
 impl Default for ExploreOptions {
@@ -67,6 +79,7 @@ impl Default for ExploreOptions {
             settle_limit: Duration::from_millis(400),
             rescan_every: 5,
             text_inputs: vec!["shepherd".into(), "42".into(), "a b".into(), "x".into()],
+            on_events: None,
         }
     }
 }
@@ -384,6 +397,9 @@ impl Page {
                     target: desc.clone(),
                     detail,
                 });
+            }
+            if let Some(counter) = &opts.on_events {
+                (counter.0)(log.len());
             }
             since_scan += 1;
             match outcome {

@@ -117,13 +117,6 @@ impl Progress {
 }
 
 /// Exploration (`record --explore`): events fired against the time left.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "for `record --explore` once exploration reports its events"
-    )
-)]
 impl Progress {
     /// A countdown for work bounded by `limit` (exploration): `what: 37 events, 12s left`.
     /// [`Progress::inc`] counts the `unit`s done; the time left comes from the clock.
@@ -148,9 +141,10 @@ impl Progress {
         Progress { bar }
     }
 
-    /// Adds `n` to what is done.
-    pub fn inc(&self, n: u64) {
-        self.bar.inc(n);
+    /// A setter of what is done, for callbacks that run elsewhere (the explorer's).
+    pub fn position_setter(&self) -> impl Fn(u64) + Send + Sync + 'static {
+        let bar = self.bar.clone();
+        move |n| bar.set_position(n)
     }
 }
 
@@ -201,7 +195,8 @@ mod tests {
     #[test]
     fn countdown_counts_units_and_time_left() {
         let p = Progress::countdown(Duration::from_secs(60), "exploring", "events");
-        p.inc(3);
+        let set = p.position_setter();
+        std::thread::spawn(move || set(3)).join().unwrap();
         assert_eq!(p.bar.position(), 3);
         let s = Duration::from_secs_f64;
         assert_eq!(time_left(s(60.0), s(12.4)), "48s");
@@ -214,7 +209,7 @@ mod tests {
         let p = Progress::items(0, "merge");
         p.update(3, 40);
         assert_eq!((p.bar.position(), p.bar.length()), (3, Some(40)));
-        p.inc(2);
+        p.update(5, 40);
         assert_eq!(p.bar.position(), 5);
     }
 }

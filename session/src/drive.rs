@@ -30,6 +30,8 @@ pub struct DriveOptions {
     pub cache_dir: Option<PathBuf>,
     /// How origin certificates are verified (a private CA for staging or test origins).
     pub trust: UpstreamTrust,
+    /// Told the number of user events fired so far during exploration (progress displays).
+    pub on_events: Option<shepherd_browser::EventCounter>,
 }
 
 impl DriveOptions {
@@ -44,6 +46,7 @@ impl DriveOptions {
             headful: false,
             cache_dir: None,
             trust: UpstreamTrust::default(),
+            on_events: None,
         }
     }
 }
@@ -145,6 +148,7 @@ async fn drive_browser(
                 duration: opts.explore,
                 max_events: opts.max_events,
                 seed: opts.seed,
+                on_events: opts.on_events.clone(),
                 ..ExploreOptions::default()
             })
             .await

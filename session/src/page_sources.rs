@@ -13,12 +13,14 @@ use std::path::Path;
 /// Bodies larger than this are left out of reports.
 const MAX_SOURCE: u64 = 8 * 1024 * 1024;
 
+/// HTML, JavaScript (any of its MIME types) and JSON: what reports may quote.
 fn is_source(content_type: &str) -> bool {
-    let ct = content_type.to_ascii_lowercase();
-    ct.contains("html")
-        || ct.contains("javascript")
-        || ct.contains("ecmascript")
-        || ct.contains("json")
+    let essence = shepherd_instrument::mime_essence(content_type);
+    essence == "text/html"
+        || essence == "application/xhtml+xml"
+        || shepherd_instrument::is_javascript_mime(&essence)
+        || essence == "application/json"
+        || essence.ends_with("+json")
 }
 
 /// The inline code of an HTML document as the instrumenter finds it (same texts, same keys as

@@ -84,7 +84,11 @@ impl InstrumentRewriter {
 
     /// A classic script or module through the JS pass (classic first when it may be either).
     fn script_only(&self, job: ScriptJob) -> RewrittenScript {
-        let charset = job.content_type.as_deref().and_then(charset_param);
+        let charset = job
+            .content_type
+            .as_deref()
+            .and_then(shepherd_instrument::charset_label);
+        let charset = charset.as_deref();
         let mut out = self
             .cache
             .instrument_script(&job.source, ScriptKind::Script, charset);
@@ -139,13 +143,10 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> &'a str {
         .unwrap_or("")
 }
 
+/// `scheme://host[:port]` of `url` (the default port left out, as browsers serialize it).
 fn origin_of(url: &str) -> Option<String> {
-    let rest_start = url.find("://")? + 3;
-    let end = url[rest_start..]
-        .find(['/', '?', '#'])
-        .map(|i| rest_start + i)
-        .unwrap_or(url.len());
-    Some(url[..end].to_string())
+    let origin = url::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
 impl Rewriter for InstrumentRewriter {
@@ -290,15 +291,6 @@ fn name_sources(map: &str, script_url: &str) -> String {
         );
     }
     v.to_string()
-}
-
-fn charset_param(content_type: &str) -> Option<&str> {
-    content_type.split(';').skip(1).find_map(|p| {
-        let (k, v) = p.split_once('=')?;
-        k.trim()
-            .eq_ignore_ascii_case("charset")
-            .then(|| v.trim().trim_matches('"'))
-    })
 }
 
 /// One document's HTML stream. If the instrumenter fails mid-document the rest passes through
@@ -531,12 +523,7 @@ mod tests {
     }
 
     #[test]
-    fn content_type_helpers() {
-        assert_eq!(
-            charset_param("text/javascript; Charset=\"Shift_JIS\""),
-            Some("Shift_JIS")
-        );
-        assert_eq!(charset_param("text/javascript"), None);
+    fn origins() {
         assert_eq!(
             origin_of("https://a.test:8443/x/y?z"),
             Some("https://a.test:8443".into())

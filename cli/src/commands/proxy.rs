@@ -211,8 +211,16 @@ fn run_proxy(run: Run, opts: StackOptions, home: Option<PathBuf>) -> anyhow::Res
 
 pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.url {
+        let explore = args.explore.unwrap_or_default();
+        let progress = (!explore.is_zero())
+            .then(|| crate::progress::Progress::countdown(explore, "exploring", "events"));
+        let on_events = progress.as_ref().map(|p| {
+            let set = p.position_setter();
+            shepherd_browser::EventCounter(Arc::new(move |n: usize| set(n as u64)))
+        });
         let opts = shepherd_session::drive::DriveOptions {
-            explore: args.explore.unwrap_or_default(),
+            explore,
+            on_events,
             max_events: args.max_events,
             seed: args.seed,
             headful: args.headful,
@@ -225,6 +233,7 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
             .build()
             .context("starting the async runtime")?;
         let summary = rt.block_on(shepherd_session::drive::record_url(&opts, ca))?;
+        drop(progress);
         let stats = shepherd_session::trace_source::load(&args.out, None)
             .ok()
             .map(|src| shepherd_trace::TraceStats::of(&src.loaded.trace));
