@@ -517,8 +517,10 @@ let schedule = null; // stable ids to release in this order (follow mode)
 let schedPos = 0;
 
 /**
- * Asks the repair policy and the installed decider about `d` (the stronger answer wins);
- * errors in either never break the page.
+ * Asks the repair policy, then the installed decider, about `d`. What the policy postpones or
+ * discards stays the policy's: the decider (the explorer) sees the event only once the policy
+ * lets it go (`go` in runTask asks it then), so exploring under a policy explores the orders
+ * the policy allows. Errors in either never break the page.
  */
 function decide(d) {
   let r = RUN;
@@ -529,19 +531,21 @@ function decide(d) {
       r = RUN;
     }
   }
-  if (decider === null || r === DISCARD) return r;
+  if (r !== RUN) return r;
+  return askDecider(d);
+}
+
+/** The installed decider's answer for `d` (RUN when none); a HOLD is the decider's own. */
+function askDecider(d) {
+  if (decider === null) return RUN;
   let x = RUN;
   try {
     x = decider(publicDesc(d));
   } catch (e) {
     x = RUN;
   }
-  if (x === DISCARD) return DISCARD;
-  if (x === HOLD) {
-    d.rep = false; // held for the decider: the policy does not release it
-    return HOLD;
-  }
-  return r;
+  if (x === HOLD) d.rep = false; // held for the decider: the policy does not release it
+  return x === HOLD || x === DISCARD ? x : RUN;
 }
 
 function publicDesc(d) {
@@ -561,12 +565,27 @@ function publicDesc(d) {
 /** Keeps `go` (which runs the held callback as a fresh action) until released or discarded. */
 function hold(d, go) {
   d.hid = nextHid++;
-  held[d.hid] = { desc: d, go };
+  held[d.hid] = { desc: d, go: d.rep === true ? () => policyLetGo(d, go) : go };
   heldCount++;
   counters.held++;
   if (d.rep === true) repairHeld(d);
   if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
   return d.hid;
+}
+
+/**
+ * The policy lets `d` go. An installed decider (the explorer under a policy) decides now, and
+ * may hold it again (as its own) or discard it; with none, it runs.
+ */
+function policyLetGo(d, go) {
+  const x = askDecider(d);
+  if (x === HOLD) {
+    hold(d, go);
+  } else if (x === DISCARD) {
+    counters.discarded++;
+  } else {
+    go();
+  }
 }
 
 /** Runs held callback `hid` in a task of its own. False when no such callback is held. */
@@ -679,7 +698,9 @@ const control = freeze({
   /** Descriptors of the held callbacks, oldest first. */
   pending() {
     const list = [];
-    for (const k in held) list[list.length] = publicDesc(held[k].desc);
+    // What the repair policy postpones is not the caller's to release: it is listed once the
+    // policy lets it go (and the decider holds it).
+    for (const k in held) if (held[k].desc.rep !== true) list[list.length] = publicDesc(held[k].desc);
     return list;
   },
   release,

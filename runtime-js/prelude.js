@@ -111,7 +111,6 @@ const evStopImmediate = uncurry(EP.stopImmediatePropagation);
 const evPreventDefault = uncurry(EP.preventDefault);
 const evBubbles = getterOf(EP, 'bubbles');
 const evPhase = getterOf(EP, 'eventPhase');
-const kbKey = G.KeyboardEvent ? getterOf(KeyboardEvent.prototype, 'key') : null;
 
 // DOM.
 const NodeP = G.Node ? Node.prototype : null;

@@ -16,6 +16,7 @@ use crate::steps::{self, RaceNote};
 use crate::verdict::{self, Verdict};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use shepherd_policies::PolicySet;
 use shepherd_proxy::CertificateAuthority;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,8 +41,9 @@ pub struct ExploreOptions {
     pub state_dir: Option<PathBuf>,
     /// Start over even when state exists.
     pub fresh: bool,
-    /// A repair policy to explore under (not available in this build: an error).
-    pub policy: Option<String>,
+    /// Repair policies enforced in every execution: only the orders they allow are explored
+    /// (what stays harmful under a policy is what it does not repair).
+    pub policy: Option<PolicySet>,
 }
 
 /// Where an exploration stands (for progress display).
@@ -199,12 +201,6 @@ pub async fn explore(
     opts: &ExploreOptions,
     mut progress: impl FnMut(&Progress),
 ) -> anyhow::Result<Outcome> {
-    if let Some(p) = &opts.policy {
-        bail!(
-            "--policy {p}: repair policies are not part of this build; exploring under a policy \
-             needs the policies crate"
-        );
-    }
     if opts.workers.is_empty() {
         bail!("no worker");
     }
@@ -216,7 +212,7 @@ pub async fn explore(
     let runs_dir = dir.join("runs");
     std::fs::create_dir_all(&runs_dir)
         .with_context(|| format!("creating {}", runs_dir.display()))?;
-    let fingerprint = fingerprint(&site);
+    let fingerprint = fingerprint(&site, opts.policy.as_ref());
     let mut state = match (opts.fresh, load_state(&dir)) {
         (false, Some(s)) if s.fingerprint == fingerprint && s.version == STATE_VERSION => s,
         _ => State {
@@ -243,7 +239,10 @@ pub async fn explore(
     let site = Arc::new(site);
     let mut idle: Vec<(usize, Worker)> = Vec::new();
     for (k, cfg) in opts.workers.iter().enumerate() {
-        idle.push((k, Worker::start(cfg, ca.clone()).await?));
+        idle.push((
+            k,
+            Worker::start(cfg, opts.policy.as_ref(), ca.clone()).await?,
+        ));
     }
     let mut prog = Progress {
         explored: runs.len() as u64,
@@ -341,7 +340,7 @@ pub async fn explore(
                 }
                 // A failed job is not tried again (the initial execution is, above).
                 worker.stop().await;
-                match Worker::start(&opts.workers[k], ca.clone()).await {
+                match Worker::start(&opts.workers[k], opts.policy.as_ref(), ca.clone()).await {
                     Ok(w) => idle.push((k, w)),
                     Err(e) => tracing::warn!("worker {k} could not restart: {e:#}"),
                 }
@@ -494,8 +493,12 @@ fn fold(
     Ok(rec)
 }
 
-/// Identifies what was explored: the page and the recorded order.
-fn fingerprint(site: &Site) -> String {
+/// Identifies what was explored: the page, the recorded order and the policies in force (a
+/// resumed run under other policies would mix two explorations).
+fn fingerprint(site: &Site, policy: Option<&PolicySet>) -> String {
+    let policy = policy
+        .map(|p| p.compile().json.to_string())
+        .unwrap_or_default();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in site
         .page
@@ -506,6 +509,7 @@ fn fingerprint(site: &Site) -> String {
                 .flat_map(|s| s.bytes().chain([0])),
         )
         .chain((site.trace.actions.len() as u64).to_le_bytes())
+        .chain(policy.bytes())
     {
         h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
     }

@@ -18,6 +18,7 @@ use crate::snapshot::{self, Snapshot};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
+use shepherd_policies::PolicySet;
 use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
 use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
 use shepherd_trace::Trace;
@@ -207,6 +208,7 @@ impl Worker {
     /// Starts the replay proxy and the browser.
     pub async fn start(
         cfg: &WorkerConfig,
+        policy: Option<&PolicySet>,
         ca: Arc<CertificateAuthority>,
     ) -> anyhow::Result<Worker> {
         let sink = Arc::new(MemoryTraces::default());
@@ -219,6 +221,7 @@ impl Worker {
             auth,
             cache_dir: cfg.cache_dir.clone(),
             trace_sink: Some(sink.clone() as Arc<dyn TraceSink>),
+            policy: policy.cloned(),
             ..StackOptions::default()
         };
         let spki = ca.spki_sha256_base64();

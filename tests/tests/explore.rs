@@ -34,6 +34,10 @@ fn main() -> ExitCode {
             remote_browser,
         ),
         ("an_interrupted_exploration_resumes", resume),
+        (
+            "under_init_user_the_early_click_is_no_longer_harmful",
+            policy_repairs_click,
+        ),
     ];
     run_cases_within(Mode::Record, cases, Duration::from_secs(240))
 }
@@ -406,6 +410,44 @@ case!(resume, |h| async move {
             .iter()
             .any(|r| r["sequence"].as_u64() == Some(1)),
         "verdicts of sequences run before the interruption are reported: {doc:#}"
+    );
+    Ok(())
+});
+
+case!(policy_repairs_click, |h| async move {
+    // The page and the recording of click_before_script; explored under P_init,user the click
+    // waits for the parse, so no order the policy allows calls `show` before it exists.
+    let site = record(&h, "/explore/click-before-script/", async |p| {
+        p.click("#go").await?;
+        Ok(())
+    })
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 1, dir.path());
+    opts.policy =
+        Some(shepherd_policies::load("init-user").map_err(|e| anyhow::anyhow!("{}", e.rendered))?);
+    let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
+    ensure!(out.complete, "bound 1 finishes");
+    // The race is still seen (and reversed when the reversal is tried), but under the policy
+    // the early click waits for the script, so every order ends as the recorded one; without
+    // the policy it is harmful (click_before_script).
+    let show = races(&doc)
+        .iter()
+        .find(|r| r["location"] == "Global.show")
+        .with_context(|| format!("the race on show is reported: {doc:#}"))?;
+    ensure!(
+        show["verdict"] != "harmful",
+        "the policy repairs the early click: {doc:#}"
+    );
+    let errors: Vec<&String> = out
+        .runs
+        .iter()
+        .flat_map(|r| &r.snapshot.exceptions)
+        .filter(|e| e.contains("show is not defined"))
+        .collect();
+    ensure!(
+        errors.is_empty(),
+        "an explored order still throws: {errors:?}"
     );
     Ok(())
 });

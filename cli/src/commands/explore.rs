@@ -37,7 +37,9 @@ pub(crate) struct Args {
     /// one more worker; repeatable.
     #[arg(long = "cdp", value_name = "WS_URL")]
     cdp: Vec<String>,
-    /// Explore under a repair policy.
+    /// Explore under repair policies (names from `shepherd policy list`, or files; several
+    /// with commas): only the orders they allow run, so what stays harmful is what they do not
+    /// repair.
     #[arg(long)]
     policy: Option<String>,
     /// Write a self-contained HTML report here.
@@ -80,6 +82,11 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     if args.workers == 0 && args.cdp.is_empty() {
         bail!("--workers 0 needs at least one --cdp endpoint");
     }
+    // Checked before anything starts: a policy with errors starts nothing.
+    let policy = match &args.policy {
+        Some(p) => Some(super::policy::load_or_report(p)?),
+        None => None,
+    };
     let site = Site::load(&args.recording)?;
     let state_dir = args
         .state
@@ -120,7 +127,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         workers,
         state_dir: Some(state_dir),
         fresh: args.fresh,
-        policy: args.policy.clone(),
+        policy,
     };
     let bar = Progress::spinner("initial execution (the recorded order)");
     let rt = tokio::runtime::Builder::new_multi_thread()

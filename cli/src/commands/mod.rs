@@ -2,8 +2,8 @@
 
 pub(crate) mod ca;
 pub(crate) mod demo;
-pub(crate) mod explore;
 pub(crate) mod demo_repair;
+pub(crate) mod explore;
 pub(crate) mod har;
 pub(crate) mod instrument;
 pub(crate) mod policy;
