@@ -177,6 +177,8 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// The state directory.
     pub state_dir: PathBuf,
+    /// The repair policies every execution enforced (comma-separated names), if any.
+    pub policy: Option<String>,
 }
 
 impl Outcome {
@@ -372,6 +374,7 @@ pub async fn explore(
         failures: state.failures,
         elapsed,
         state_dir: dir,
+        policy: opts.policy.as_ref().map(PolicySet::names),
     })
 }
 

@@ -217,6 +217,7 @@ pub fn json(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Value {
         "recording": out.site.recording.display().to_string(),
         "page": out.site.page,
         "bound": bound,
+        "policy": out.policy,
         "complete": out.complete,
         "sequences": out.runs.len(),
         "failures": out.failures,
@@ -258,10 +259,14 @@ pub fn html(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> String {
     let harmful = list.iter().filter(|e| e.verdict == "harmful").count();
     let _ = write!(
         o,
-        "<h1>Exploration of {}</h1><p>{} sequences explored (bound {bound}{}), {} harmful, {} harmless, \
+        "<h1>Exploration of {}</h1><p>{} sequences explored (bound {bound}{}{}), {} harmful, {} harmless, \
          {} not reordered; {:.1} s in all.</p>",
         esc(&out.site.page),
         out.runs.len(),
+        match &out.policy {
+            Some(p) => format!(", under the repair policies {}", esc(p)),
+            None => String::new(),
+        },
         if out.complete {
             ", complete"
         } else {

@@ -428,6 +428,10 @@ case!(policy_repairs_click, |h| async move {
         Some(shepherd_policies::load("init-user").map_err(|e| anyhow::anyhow!("{}", e.rendered))?);
     let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
     ensure!(out.complete, "bound 1 finishes");
+    ensure!(
+        doc["policy"] == "init-user",
+        "the report names the policy: {doc:#}"
+    );
     // The race is still seen (and reversed when the reversal is tried), but under the policy
     // the early click waits for the script, so every order ends as the recorded one; without
     // the policy it is harmful (click_before_script).

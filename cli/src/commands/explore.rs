@@ -160,8 +160,12 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     } else {
         let s = &doc["summary"];
         println!(
-            "{}: {} sequences ({}), {} harmful, {} harmless, {} not reordered; state in {}",
+            "{}{}: {} sequences ({}), {} harmful, {} harmless, {} not reordered; state in {}",
             out.site.page,
+            match &out.policy {
+                Some(p) => format!(" under {p}"),
+                None => String::new(),
+            },
             out.runs.len(),
             if out.complete {
                 "complete"
