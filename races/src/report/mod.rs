@@ -115,10 +115,24 @@ pub struct RaceView {
     pub first: AccessView,
     /// Later access.
     pub second: AccessView,
+    /// The explorer's verdict on this race, when merged in ([`RaceReport::attach_explored`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explored: Option<Explored>,
     /// Repair policies that order the two accesses' actions (`shepherd-policies`' augmented
     /// happens-before); filled in by the caller, empty when not asked. Not serialized empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repaired_by: Vec<String>,
+}
+
+/// What `shepherd explore` found out about a race (docs/explore-json.md).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Explored {
+    /// `harmful`, `harmless` or `not-reordered`.
+    pub verdict: String,
+    /// Why.
+    pub reason: String,
+    /// The explored sequence that reversed it, if one did.
+    pub sequence: Option<u64>,
 }
 
 /// Groups the races of one location so that a race repeating an earlier one (same kind,
@@ -401,6 +415,7 @@ impl RaceReport {
                     level: t.level().name(),
                     first: access_view(trace, &nodes, acc.get(r.first)),
                     second: access_view(trace, &nodes, acc.get(r.second)),
+                    explored: None,
                     repaired_by: Vec::new(),
                 }
             })
@@ -442,6 +457,16 @@ impl RaceReport {
                         .clone();
                 }
             }
+        }
+    }
+}
+
+impl RaceReport {
+    /// Merges the explorer's verdicts: `lookup` answers for a race (matched by location and
+    /// the stable ids of its two actions).
+    pub fn attach_explored(&mut self, lookup: impl Fn(&RaceView) -> Option<Explored>) {
+        for r in &mut self.races {
+            r.explored = lookup(r);
         }
     }
 }
