@@ -390,11 +390,7 @@ async fn drive(
     )
     .await
     .context("waiting for load")?;
-    let _ = page
-        .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
-        .await;
-    let exceptions = exception_messages(page);
-    let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;
+    let (exceptions, fired) = settled_oracle(ctx, page, m).await?;
     let secret_js = serde_json::to_string(secret)?;
     let control = |body: &str| {
         format!(
@@ -417,12 +413,7 @@ async fn drive(
                 .await
                 .context("repeating discarded input")?;
         }
-        let _ = page
-            .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
-            .await;
-        let exceptions = exception_messages(page);
-        let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;
-        return Ok((exceptions, fired));
+        return settled_oracle(ctx, page, m).await;
     }
     if !ctx.explore.is_zero() && m.auto_explore {
         let marked = page.evaluate(&control("C.explore(true)")).await?;
@@ -450,6 +441,20 @@ async fn drive(
         .await
         .context("flushing the trace")?;
     Ok((exception_messages(page), fired))
+}
+
+/// Waits until the page is quiet, then reads its exceptions and the oracle.
+async fn settled_oracle(
+    ctx: &Context,
+    page: &Page,
+    m: &Manifest,
+) -> Result<(Vec<String>, Option<bool>)> {
+    let _ = page
+        .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+        .await;
+    let exceptions = exception_messages(page);
+    let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;
+    Ok((exceptions, fired))
 }
 
 /// The scenario directories' parent (`tests/scenarios`).

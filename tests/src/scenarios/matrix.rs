@@ -129,13 +129,7 @@ pub fn render(rows: &[Row]) -> String {
                 .map(move |(lane, why)| format!("- `{}` ({lane}): {}", r.name, why.trim()))
         })
         .collect();
-    if !limits.is_empty() {
-        out.push_str("\nKnown limits:\n\n");
-        for l in limits {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
+    push_list(&mut out, "Known limits", &limits);
     let unrepaired: Vec<String> = rows
         .iter()
         .filter(|r| r.repair == Outcome::NoPolicy)
@@ -147,14 +141,24 @@ pub fn render(rows: &[Row]) -> String {
             )
         })
         .collect();
-    if !unrepaired.is_empty() {
-        out.push_str("\nHarmful, without a policy that repairs them:\n\n");
-        for l in unrepaired {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
+    push_list(
+        &mut out,
+        "Harmful, without a policy that repairs them",
+        &unrepaired,
+    );
     out
+}
+
+/// Appends `title:` and the lines, when there are any.
+fn push_list(out: &mut String, title: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str(&format!("\n{title}:\n\n"));
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
 }
 
 /// The generated part currently in `readme`, if both markers are there.
