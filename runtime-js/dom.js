@@ -263,6 +263,8 @@ function scriptStart(url, flag, isModule) {
     isModule = true;
   }
   if (!isModule || depth > 0 || DOCUMENT === null) {
+    if (flag === 1 && depth === 0 && cur < 0 && REC && DOCUMENT !== null && docCurrentScript !== null &&
+      docCurrentScript(DOCUMENT) === null && jsUrlBegin()) return;
     ensure();
     if (flag === 1 && depth === 0 && REC && info !== null && info.script !== null && !info.pos) inlinePosition(url);
     return;

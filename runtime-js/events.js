@@ -237,6 +237,61 @@ function dispatchBegan(d, ev, type, target) {
   if (type === 'pagehide' || type === 'unload') exitSoon();
 }
 
+// ---- javascript: URLs ------------------------------------------------------------------------
+// Following a `javascript:` link (a click on `a`/`area`, by the user, by Enter or by `click()`)
+// queues a task that runs the URL's code after the click's dispatch. That code registers like
+// an inline script (`T.scriptStart` with F = 1, no current script) with nothing open: the
+// clicks seen since are matched in order, so its action is forked by the click that ran it
+// instead of being a `task` nothing orders.
+
+const JS_URL_RE = /^[\x00-\x20]*j[\t\n\r]*a[\t\n\r]*v[\t\n\r]*a[\t\n\r]*s[\t\n\r]*c[\t\n\r]*r[\t\n\r]*i[\t\n\r]*p[\t\n\r]*t[\t\n\r]*:/i;
+const JS_URL_MAX = 16;
+const jsUrlClicks = []; // {ev, from, parent}: clicks on javascript: links, oldest first
+const evDefaultPrevented = getterOf(EP, 'defaultPrevented');
+
+/** A click is about to activate `target`: remember it when it follows a javascript: link. */
+function jsUrlClick(ev, type, target) {
+  if (type !== 'click' || cur < 0 || elClosest === null || elGetAttr === null) return;
+  if (!isNode(target) || nodeType(target) !== 1) return;
+  let link;
+  try {
+    link = elClosest(target, 'a[href], area[href]');
+  } catch (_) {
+    return;
+  }
+  if (link === null) return;
+  const href = elGetAttr(link, 'href');
+  if (href === null || reExec(JS_URL_RE, href) === null) return;
+  if (jsUrlClicks.length >= JS_URL_MAX) jsUrlNext();
+  jsUrlClicks[jsUrlClicks.length] = { ev, from: cur, parent: parentInfo() };
+}
+
+/** Removes and returns the oldest waiting click (a short list: shifting is cheap). */
+function jsUrlNext() {
+  const c = jsUrlClicks[0];
+  for (let i = 1; i < jsUrlClicks.length; i++) jsUrlClicks[i - 1] = jsUrlClicks[i];
+  jsUrlClicks.length--;
+  return c;
+}
+
+/**
+ * Code with no URL of its own starts with nothing open and no current script: when a click on
+ * a javascript: link is waiting (and was not cancelled), this is that link's code. Begins its
+ * action, forked by the click; false when no such click waits.
+ */
+function jsUrlBegin() {
+  while (jsUrlClicks.length > 0) {
+    const c = jsUrlNext();
+    if (evDefaultPrevented(c.ev)) continue;
+    begin({
+      type: 0, kind: 'javascript-url', stable: childStable(c.parent, 'javascript-url'),
+      label: REC ? 'javascript: URL' : '', from: c.from, delay: undefined, joins: null,
+    });
+    return true;
+  }
+  return false;
+}
+
 /**
  * Called for every listener invocation we see (root capture or a wrapper). Returns true when
  * the page's listener may run now, false when the dispatch is held or discarded.
@@ -255,6 +310,7 @@ function enterEvent(ev, target, fromRoot) {
       dispatchReads(ev, type, target, fromRoot);
       if (d.type === 2) fieldWrites(ev, type); // the held original was the user's
     }
+    if (REC) jsUrlClick(ev, type, target);
     return true;
   }
   if (type === 'error' && target === G && NErrorEvent && ev instanceof NErrorEvent) {
@@ -267,7 +323,10 @@ function enterEvent(ev, target, fromRoot) {
   if (depth > 0 || !trusted || (info !== null && DOCUMENT !== null && docCurrentScript(DOCUMENT) !== null)) {
     // Page code dispatched it synchronously: part of the current action.
     ensure();
-    if (REC) dispatchReads(ev, type, target, fromRoot);
+    if (REC) {
+      dispatchReads(ev, type, target, fromRoot);
+      jsUrlClick(ev, type, target);
+    }
     return true;
   }
   const d = eventDesc(ev, type, target, trusted);
@@ -312,6 +371,7 @@ function enterEvent(ev, target, fromRoot) {
   if (REC) {
     dispatchReads(ev, type, target, fromRoot);
     if (trusted) fieldWrites(ev, type);
+    jsUrlClick(ev, type, target);
   }
   if (type === 'unhandledrejection' && NPromiseRejectionEvent && ev instanceof NPromiseRejectionEvent) {
     reportRejection(ev);

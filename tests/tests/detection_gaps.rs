@@ -1,7 +1,7 @@
 //! Races that third-party race test pages demonstrate and that the detector used to miss or
 //! misreport (record mode, the full pipeline, then the analysis): a node's children as a
 //! location, radio groups, `selectedIndex`, an initialisation race the run itself hit, and the
-//! position of a late listener registration.
+//! position of a late listener registration, and the click that runs a `javascript:` link.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -32,6 +32,10 @@ fn main() -> ExitCode {
         (
             "late_listener_race_points_at_the_registration",
             late_listener_race_points_at_the_registration,
+        ),
+        (
+            "javascript_url_code_is_forked_by_its_click",
+            javascript_url_code_is_forked_by_its_click,
         ),
     ];
     run_cases(Mode::Record, cases)
@@ -271,3 +275,48 @@ case!(
         Ok(())
     }
 );
+
+case!(javascript_url_code_is_forked_by_its_click, |h| async move {
+    let t = record_with(
+        &h,
+        "/sources/jsurl/",
+        |p| async move {
+            p.click("#cancelled").await?;
+            p.click("#more").await?;
+            Ok(p)
+        },
+        "document.body.getAttribute('data-shown') === 'true'",
+    )
+    .await?;
+    let runs = t.of_kind("javascript-url");
+    ensure!(
+        runs.len() == 1,
+        "one javascript: URL ran (the cancelled click runs none): {runs:?}\n{}",
+        t.dump()
+    );
+    let run = runs[0];
+    ensure!(
+        t.reads(run, "Global.toggleDetails"),
+        "the link's code is that action\n{}",
+        t.dump()
+    );
+    let click = t
+        .of_kind("event:click")
+        .into_iter()
+        .find(|&a| t.stable(a).contains("#more"))
+        .ok_or_else(|| anyhow!("no click on #more\n{}", t.dump()))?;
+    ensure!(
+        t.forked_by(run).map(|(from, _)| from) == Some(click),
+        "the click on #more forks the link's code: {:?}\n{}",
+        t.forked_by(run),
+        t.dump()
+    );
+    ensure!(
+        t.of_kind("task")
+            .into_iter()
+            .all(|a| !t.reads(a, "Global.toggleDetails")),
+        "no unordered task runs the link's code\n{}",
+        t.dump()
+    );
+    Ok(())
+});

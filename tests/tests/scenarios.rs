@@ -3,7 +3,8 @@
 //! (`shepherd-session`).
 //!
 //! First every manifest is checked (errors name file, line and column); then one Chromium
-//! runs the scenarios one after another; the matrix is printed and compared with the copy in
+//! runs the scenarios one after another, each recorded (detect) and then, when its manifest
+//! names a policy, served with that policy (repair); the matrix is printed and compared with the copy in
 //! `tests/scenarios/README.md` (`SHEPHERD_UPDATE_SCENARIOS=1` rewrites the copy). Words on the
 //! command line select scenarios by substring (the README is then not compared).
 //! `SHEPHERD_SCENARIO_LOG=1` prints every run's races.
@@ -205,32 +206,49 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
     for sc in selected {
         let t = Instant::now();
         let m = &sc.manifest;
-        let (detect, false_alarms, log) =
+        let (detect, false_alarms, mut log, control) =
             match tokio::time::timeout(SCENARIO_LIMIT, lanes::detect(&ctx, sc)).await {
-                Ok(d) => (d.outcome, d.false_alarms, d.log),
+                Ok(d) => (d.outcome, d.false_alarms, d.log, d.oracle_fired),
                 Err(_) => (
                     Outcome::Fail(format!("timed out after {SCENARIO_LIMIT:?}")),
                     None,
                     String::new(),
+                    None,
                 ),
             };
         let detect = detect.with_limit(m.limit("detect").map(|k| k.reason.as_str()));
-        let repair = lanes::repair(&ctx, sc)
-            .await
-            .with_limit(m.limit("repair").map(|k| k.reason.as_str()));
+        let repair =
+            match tokio::time::timeout(SCENARIO_LIMIT, lanes::repair(&ctx, sc, control)).await {
+                Ok(r) => {
+                    log.push_str(&r.log);
+                    r.outcome
+                }
+                Err(_) => Outcome::Fail(format!("repair timed out after {SCENARIO_LIMIT:?}")),
+            };
+        let repair_failure = match &repair {
+            Outcome::Fail(why) => Some(why.clone()),
+            _ => None,
+        };
+        let repair = repair.with_limit(m.limit("repair").map(|k| k.reason.as_str()));
         let explore = lanes::explore(&ctx, sc)
             .await
             .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
-        let status = if detect.fails() { "FAILED" } else { "ok" };
+        let failed = detect.fails() || repair.fails();
+        let status = if failed { "FAILED" } else { "ok" };
         println!(
-            "test {} ... {status} (detect: {detect}; {:.1?})",
+            "test {} ... {status} (detect: {detect}; repair: {repair}; {:.1?})",
             sc.name,
             t.elapsed()
         );
         if let Outcome::Fail(why) = &detect {
             println!("{why}");
         }
-        if verbose || detect.fails() {
+        if let Some(why) = &repair_failure
+            && (verbose || repair.fails())
+        {
+            println!("repair: {why}");
+        }
+        if verbose || failed {
             print!("{log}");
         }
         rows.push(Row {
@@ -238,6 +256,8 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
             source: format!("{} {}", m.paper, m.figure),
             detect,
             repair,
+            policy: (m.repair.policy != "none").then(|| m.repair.policy.clone()),
+            no_policy: m.repair.reason.clone(),
             explore,
             false_alarms,
             limits: m

@@ -195,6 +195,16 @@ pub enum Action {
     Wait,
 }
 
+impl Action {
+    /// Whether the step is user input (what a user repeats when the page refused it).
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Action::Click(_) | Action::Hover(_) | Action::Type { .. } | Action::Key(_)
+        )
+    }
+}
+
 /// What shows that the bad order happened.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "kebab-case")]
@@ -471,6 +481,13 @@ impl Manifest {
                 }
             },
         }
+        if self.repair.policy != "none" && matches!(self.oracle, Oracle::None { .. }) {
+            return Err((
+                Some("policy".into()),
+                "a policy repairs an error the oracle sees: with kind = \"none\" the policy is \"none\""
+                    .into(),
+            ));
+        }
         if self.explore.bound == 0 {
             return Err((Some("bound".into()), "explore.bound is at least 1".into()));
         }
@@ -534,6 +551,13 @@ impl Manifest {
             }
             if k.reason.trim().is_empty() {
                 return Err((quoted(&k.lane), "a known limit needs a reason".into()));
+            }
+            if k.lane == "repair" && self.repair.policy == "none" {
+                return Err((
+                    quoted(&k.lane),
+                    "a repair known limit needs a policy that fails (with policy \"none\" the lane does not run)"
+                        .into(),
+                ));
             }
         }
         Ok(())

@@ -22,6 +22,11 @@ pub enum Outcome {
     Stale,
     /// The lane does not exist yet.
     NotBuilt,
+    /// Repair: the page has a harmful race, and the manifest says no policy repairs it (its
+    /// reason).
+    NoPolicy,
+    /// Repair: every race of the page is harmless.
+    NothingToRepair,
 }
 
 impl Outcome {
@@ -48,6 +53,8 @@ impl fmt::Display for Outcome {
             Outcome::KnownLimit(_) => "known limit",
             Outcome::Stale => "STALE (passes: remove the known limit)",
             Outcome::NotBuilt => "not built",
+            Outcome::NoPolicy => "no policy",
+            Outcome::NothingToRepair => "–",
         })
     }
 }
@@ -63,6 +70,10 @@ pub struct Row {
     pub detect: Outcome,
     /// Repair lane.
     pub repair: Outcome,
+    /// The policy the repair lane enforces (`None`: the manifest names none).
+    pub policy: Option<String>,
+    /// Why no policy repairs the page (for [`Outcome::NoPolicy`]).
+    pub no_policy: Option<String>,
     /// Explore lane.
     pub explore: Outcome,
     /// Reported uncovered locations the manifest does not list (`None`: no analysis ran).
@@ -81,12 +92,16 @@ pub fn render(rows: &[Row]) -> String {
     out.push_str("| scenario | paper, figure | detect | repair | explore | false alarms |\n");
     out.push_str("|---|---|---|---|---|---|\n");
     for r in rows {
+        let repair = match &r.policy {
+            Some(p) => format!("{} ({p})", r.repair),
+            None => r.repair.to_string(),
+        };
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {} | {} |\n",
             r.name,
             cell(&r.source),
             r.detect,
-            r.repair,
+            cell(&repair),
             r.explore,
             r.false_alarms.map_or("–".to_string(), |n| n.to_string())
         ));
@@ -95,10 +110,15 @@ pub fn render(rows: &[Row]) -> String {
         rows.iter().filter(|r| want(f(r))).count()
     };
     out.push_str(&format!(
-        "\n{} scenarios; detect: {} pass, {} known limit; false alarms in total: {}.\n",
+        "\n{} scenarios; detect: {} pass, {} known limit; repair: {} pass, {} known limit, \
+         {} without a policy, {} with nothing to repair; false alarms in total: {}.\n",
         rows.len(),
         total(|r| &r.detect, |o| *o == Outcome::Pass),
         total(|r| &r.detect, |o| matches!(o, Outcome::KnownLimit(_))),
+        total(|r| &r.repair, |o| *o == Outcome::Pass),
+        total(|r| &r.repair, |o| matches!(o, Outcome::KnownLimit(_))),
+        total(|r| &r.repair, |o| *o == Outcome::NoPolicy),
+        total(|r| &r.repair, |o| *o == Outcome::NothingToRepair),
         rows.iter().filter_map(|r| r.false_alarms).sum::<usize>()
     ));
     let limits: Vec<String> = rows
@@ -109,14 +129,36 @@ pub fn render(rows: &[Row]) -> String {
                 .map(move |(lane, why)| format!("- `{}` ({lane}): {}", r.name, why.trim()))
         })
         .collect();
-    if !limits.is_empty() {
-        out.push_str("\nKnown limits:\n\n");
-        for l in limits {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    }
+    push_list(&mut out, "Known limits", &limits);
+    let unrepaired: Vec<String> = rows
+        .iter()
+        .filter(|r| r.repair == Outcome::NoPolicy)
+        .map(|r| {
+            format!(
+                "- `{}`: {}",
+                r.name,
+                r.no_policy.as_deref().unwrap_or("").trim()
+            )
+        })
+        .collect();
+    push_list(
+        &mut out,
+        "Harmful, without a policy that repairs them",
+        &unrepaired,
+    );
     out
+}
+
+/// Appends `title:` and the lines, when there are any.
+fn push_list(out: &mut String, title: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str(&format!("\n{title}:\n\n"));
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
 }
 
 /// The generated part currently in `readme`, if both markers are there.
@@ -152,6 +194,7 @@ mod tests {
         assert!(Outcome::Stale.fails());
         assert_eq!(Outcome::Pass.with_limit(None), Outcome::Pass);
         assert!(!Outcome::NotBuilt.fails());
+        assert!(!Outcome::NoPolicy.fails() && !Outcome::NothingToRepair.fails());
     }
 
     #[test]

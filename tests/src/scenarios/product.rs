@@ -1,11 +1,13 @@
 //! Shepherd as a user runs it, assembled by `shepherd-session` (the crate `shepherd record`
 //! and `shepherd races` are built on): a recording stack per scenario — the real proxy,
 //! instrumenter and runtime — trusting only the scenario origin's CA upstream, and the race
-//! report of the recording as `shepherd races FILE --json --all` prints it. The lanes drive
-//! the browser themselves, so the bad schedule's input can be sent while the page loads.
+//! report of the recording as `shepherd races FILE --json --all` prints it; and a repair
+//! stack per scenario as `shepherd serve --policy` starts it. The lanes drive the browser
+//! themselves, so the bad schedule's input can be sent while the page loads.
 
 use anyhow::{Context, Result};
 use rustls_pki_types::CertificateDer;
+use shepherd_policies::PolicySet;
 use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
 use shepherd_races::report::{self, RaceReport};
 use shepherd_session::{Run, Stack, StackOptions};
@@ -35,13 +37,33 @@ impl Shepherd {
         origin_ca: &CertificateDer<'static>,
         secret: &str,
     ) -> Result<Stack> {
+        let run = Run::Record {
+            out: out.to_path_buf(),
+            trust: UpstreamTrust::OnlyRoots(vec![origin_ca.clone()]),
+        };
+        self.start(run, secret, None).await
+    }
+
+    /// Starts a repair stack as `shepherd serve --policy` runs it (nothing rewritten or
+    /// recorded, the runtime enforcing `policy`), trusting only `origin_ca` upstream.
+    pub async fn serve(
+        &self,
+        origin_ca: &CertificateDer<'static>,
+        secret: &str,
+        policy: PolicySet,
+    ) -> Result<Stack> {
+        let run = Run::Serve {
+            trust: UpstreamTrust::OnlyRoots(vec![origin_ca.clone()]),
+        };
+        self.start(run, secret, Some(policy)).await
+    }
+
+    async fn start(&self, run: Run, secret: &str, policy: Option<PolicySet>) -> Result<Stack> {
         Stack::start(
-            Run::Record {
-                out: out.to_path_buf(),
-                trust: UpstreamTrust::OnlyRoots(vec![origin_ca.clone()]),
-            },
+            run,
             StackOptions {
                 operator_secret: Some(secret.to_string()),
+                policy,
                 ..StackOptions::default()
             },
             self.ca.clone(),
