@@ -24,6 +24,13 @@ const MIN_SCENARIOS: usize = 40;
 /// Longest time one scenario may take in one lane.
 const SCENARIO_LIMIT: Duration = Duration::from_secs(40);
 
+/// How long the explore lane explores one scenario (it stops starting executions then).
+const EXPLORE_BUDGET: Duration = Duration::from_secs(30);
+
+/// Longest time one scenario may take in the explore lane (recording, budget, the last
+/// executions).
+const EXPLORE_LIMIT: Duration = Duration::from_secs(75);
+
 fn load_corpus(whole: bool) -> Result<Vec<Scenario>> {
     let root = corpus_dir();
     let mut out = Vec::new();
@@ -218,20 +225,37 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
         let repair = lanes::repair(&ctx, sc)
             .await
             .with_limit(m.limit("repair").map(|k| k.reason.as_str()));
-        let explore = lanes::explore(&ctx, sc)
-            .await
-            .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
-        let status = if detect.fails() { "FAILED" } else { "ok" };
+        let (explore, explore_log) =
+            match tokio::time::timeout(EXPLORE_LIMIT, lanes::explore(&ctx, sc, EXPLORE_BUDGET))
+                .await
+            {
+                Ok(e) => (e.outcome, e.log),
+                Err(_) => (
+                    Outcome::Fail(format!("explore timed out after {EXPLORE_LIMIT:?}")),
+                    String::new(),
+                ),
+            };
+        let explore = explore.with_limit(m.limit("explore").map(|k| k.reason.as_str()));
+        let status = if detect.fails() || explore.fails() {
+            "FAILED"
+        } else {
+            "ok"
+        };
         println!(
-            "test {} ... {status} (detect: {detect}; {:.1?})",
+            "test {} ... {status} (detect: {detect}; explore: {explore}; {:.1?})",
             sc.name,
             t.elapsed()
         );
-        if let Outcome::Fail(why) = &detect {
-            println!("{why}");
+        for o in [&detect, &explore] {
+            if let Outcome::Fail(why) = o {
+                println!("{why}");
+            }
         }
         if verbose || detect.fails() {
             print!("{log}");
+        }
+        if verbose || explore.fails() {
+            print!("{explore_log}");
         }
         rows.push(Row {
             name: sc.name.clone(),

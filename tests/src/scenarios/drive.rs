@@ -1,7 +1,9 @@
 //! One recorded run of a scenario: a fresh browser context whose proxy is a new recording
 //! stack, the page loaded while the manifest's schedule sends input and releases
 //! held answers, the oracle read once the page is quiet, then a short auto-exploration, the
-//! trace flushed and `shepherd races` run on the recording.
+//! trace flushed and `shepherd races` run on the recording. In the good order (what the
+//! explore lane starts from) nothing is held or delayed and no auto-exploration runs: the
+//! schedule's input is sent after the page has loaded and settled.
 
 use super::manifest::{Action, Manifest, Oracle, Step, When};
 use super::origin::{ScenarioOrigin, Seen};
@@ -39,8 +41,21 @@ pub struct Scenario {
     pub manifest: Manifest,
 }
 
+/// Which order a run follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// The manifest's bad schedule (holds, delays, input while the page loads), then
+    /// auto-exploration.
+    Bad,
+    /// No holds or delays; the schedule's input (clicks, hovers, typing, keys) once the page
+    /// is loaded and quiet, each followed by a settle; no auto-exploration.
+    Good,
+}
+
 /// What one run produced.
 pub struct Run {
+    /// The recording file.
+    pub recording: PathBuf,
     /// `shepherd races --json --all` of the recording.
     pub races: serde_json::Value,
     /// Uncaught exceptions (messages) seen over DevTools.
@@ -213,6 +228,23 @@ async fn run_schedule(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> R
     Ok(())
 }
 
+/// The schedule's input on a loaded page, each step once the page is quiet again (the
+/// schedule's conditions and releases are about the bad order and are left out).
+async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Result<()> {
+    for (i, s) in steps.iter().enumerate() {
+        if matches!(s.action, Action::Release(_) | Action::Wait) {
+            continue;
+        }
+        act(page, origin, &s.action)
+            .await
+            .with_context(|| format!("input of schedule step {}", i + 1))?;
+        let _ = page
+            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .await;
+    }
+    Ok(())
+}
+
 /// Whether the oracle sees the error now.
 async fn oracle(
     page: &Page,
@@ -255,10 +287,19 @@ fn exception_messages(page: &Page) -> Vec<String> {
 
 /// Records `sc` with its schedule and auto-exploration, and analyses the recording.
 pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
+    record_in(ctx, sc, Order::Bad).await
+}
+
+/// Records `sc` in `order`, and analyses the recording.
+pub async fn record_in(ctx: &Context, sc: &Scenario, order: Order) -> Result<Run> {
     let started = Instant::now();
     let m = &sc.manifest;
-    ctx.origin.configure(&sc.name, &m.resources);
-    let rec: PathBuf = ctx.scratch.join(format!("{}.rec", sc.name));
+    let (resources, file) = match order {
+        Order::Bad => (&m.resources[..], format!("{}.rec", sc.name)),
+        Order::Good => (&[][..], format!("{}.good.rec", sc.name)),
+    };
+    ctx.origin.configure(&sc.name, resources);
+    let rec: PathBuf = ctx.scratch.join(file);
     let _ = std::fs::remove_file(&rec);
     let secret = secret(&sc.name);
     let stack = ctx
@@ -266,12 +307,13 @@ pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
         .record(&rec, ctx.origin.ca_der(), &secret)
         .await?;
     let addr = stack.proxy().addr().to_string();
-    let result = drive_page(ctx, sc, &addr, &secret).await;
+    let result = drive_page(ctx, sc, order, &addr, &secret).await;
     ctx.origin.release_all();
     stack.shutdown().await;
     let (exceptions, oracle_fired) = result?;
     let races = ctx.shepherd.races(&rec)?;
     Ok(Run {
+        recording: rec,
         races,
         exceptions,
         oracle_fired,
@@ -283,6 +325,7 @@ pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
 async fn drive_page(
     ctx: &Context,
     sc: &Scenario,
+    order: Order,
     proxy: &str,
     secret: &str,
 ) -> Result<(Vec<String>, Option<bool>)> {
@@ -290,7 +333,7 @@ async fn drive_page(
         .browser
         .new_isolated_page(Some(proxy), Some("<-loopback>"))
         .await?;
-    let r = drive(ctx, sc, &page, secret).await;
+    let r = drive(ctx, sc, order, &page, secret).await;
     let _ = page.close().await;
     r
 }
@@ -298,6 +341,7 @@ async fn drive_page(
 async fn drive(
     ctx: &Context,
     sc: &Scenario,
+    order: Order,
     page: &Page,
     secret: &str,
 ) -> Result<(Vec<String>, Option<bool>)> {
@@ -309,7 +353,9 @@ async fn drive(
     {
         bail!("navigating to {url}: {err}");
     }
-    run_schedule(page, &ctx.origin, &m.schedule).await?;
+    if order == Order::Bad {
+        run_schedule(page, &ctx.origin, &m.schedule).await?;
+    }
     // Whatever the schedule left held goes now: the page must finish loading.
     ctx.origin.release_all();
     poll(
@@ -323,6 +369,9 @@ async fn drive(
     let _ = page
         .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
         .await;
+    if order == Order::Good {
+        good_input(page, &ctx.origin, &m.schedule).await?;
+    }
     let exceptions = exception_messages(page);
     let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;
     let secret_js = serde_json::to_string(secret)?;
@@ -331,7 +380,7 @@ async fn drive(
             "(async () => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); if (!C) return false; {body}; return true; }})()"
         )
     };
-    if !ctx.explore.is_zero() && m.auto_explore {
+    if order == Order::Bad && !ctx.explore.is_zero() && m.auto_explore {
         let marked = page.evaluate(&control("C.explore(true)")).await?;
         if marked.as_bool() != Some(true) {
             return Err(anyhow!(
