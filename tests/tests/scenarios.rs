@@ -16,7 +16,9 @@ use shepherd_e2e::scenarios::matrix::{self, Outcome, Row};
 use shepherd_e2e::scenarios::origin::ScenarioOrigin;
 use shepherd_e2e::scenarios::{lanes, product::Shepherd};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 /// The corpus must keep at least this many scenarios.
 const MIN_SCENARIOS: usize = 40;
@@ -25,11 +27,14 @@ const MIN_SCENARIOS: usize = 40;
 const SCENARIO_LIMIT: Duration = Duration::from_secs(40);
 
 /// How long the explore lane explores one scenario (it stops starting executions then).
-const EXPLORE_BUDGET: Duration = Duration::from_secs(30);
+const EXPLORE_BUDGET: Duration = Duration::from_secs(20);
 
-/// Longest time one scenario may take in the explore lane (recording, budget, the last
-/// executions).
-const EXPLORE_LIMIT: Duration = Duration::from_secs(75);
+/// Longest time one scenario's exploration may take (the budget, then the executions
+/// under way).
+const EXPLORE_LIMIT: Duration = Duration::from_secs(60);
+
+/// Explorations running at once, beside the scenario being recorded.
+const EXPLORE_CONCURRENCY: usize = 2;
 
 fn load_corpus(whole: bool) -> Result<Vec<Scenario>> {
     let root = corpus_dir();
@@ -209,6 +214,8 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
     };
     let verbose = std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some();
     let mut rows = Vec::new();
+    let permits = Arc::new(Semaphore::new(EXPLORE_CONCURRENCY));
+    let mut explorations = tokio::task::JoinSet::new();
     for sc in selected {
         let t = Instant::now();
         let m = &sc.manifest;
@@ -225,37 +232,40 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
         let repair = lanes::repair(&ctx, sc)
             .await
             .with_limit(m.limit("repair").map(|k| k.reason.as_str()));
-        let (explore, explore_log) =
-            match tokio::time::timeout(EXPLORE_LIMIT, lanes::explore(&ctx, sc, EXPLORE_BUDGET))
-                .await
-            {
-                Ok(e) => (e.outcome, e.log),
-                Err(_) => (
-                    Outcome::Fail(format!("explore timed out after {EXPLORE_LIMIT:?}")),
-                    String::new(),
-                ),
-            };
-        let explore = explore.with_limit(m.limit("explore").map(|k| k.reason.as_str()));
-        let status = if detect.fails() || explore.fails() {
-            "FAILED"
-        } else {
-            "ok"
+        // The good order is recorded now (the origin serves one scenario at a time); its
+        // exploration replays the recording and runs beside the next scenarios.
+        let explore = match lanes::explore_record(&ctx, sc, EXPLORE_BUDGET).await {
+            Ok(good) => {
+                let permit = permits.clone().acquire_owned().await?;
+                let index = rows.len();
+                explorations.spawn(async move {
+                    let e = tokio::time::timeout(EXPLORE_LIMIT, lanes::explore(good)).await;
+                    drop(permit);
+                    (index, e)
+                });
+                Outcome::NotBuilt
+            }
+            Err(e) => {
+                let o = e
+                    .outcome
+                    .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
+                if let Outcome::Fail(why) = &o {
+                    println!("test {} (explore) ... FAILED\n{why}", sc.name);
+                }
+                o
+            }
         };
+        let status = if detect.fails() { "FAILED" } else { "ok" };
         println!(
-            "test {} ... {status} (detect: {detect}; explore: {explore}; {:.1?})",
+            "test {} ... {status} (detect: {detect}; {:.1?})",
             sc.name,
             t.elapsed()
         );
-        for o in [&detect, &explore] {
-            if let Outcome::Fail(why) = o {
-                println!("{why}");
-            }
+        if let Outcome::Fail(why) = &detect {
+            println!("{why}");
         }
         if verbose || detect.fails() {
             print!("{log}");
-        }
-        if verbose || explore.fails() {
-            print!("{explore_log}");
         }
         rows.push(Row {
             name: sc.name.clone(),
@@ -270,6 +280,29 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
                 .map(|k| (k.lane.clone(), k.reason.clone()))
                 .collect(),
         });
+    }
+    while let Some(done) = explorations.join_next().await {
+        let (index, e) = done?;
+        let Some(row) = rows.get_mut(index) else {
+            continue;
+        };
+        let (outcome, log) = match e {
+            Ok(e) => (e.outcome, e.log),
+            Err(_) => (
+                Outcome::Fail(format!("timed out after {EXPLORE_LIMIT:?}")),
+                String::new(),
+            ),
+        };
+        let limit = row.limits.iter().find(|(lane, _)| lane == "explore");
+        row.explore = outcome.with_limit(limit.map(|(_, why)| why.as_str()));
+        let status = if row.explore.fails() { "FAILED" } else { "ok" };
+        println!("test {} (explore) ... {status} ({})", row.name, row.explore);
+        if let Outcome::Fail(why) = &row.explore {
+            println!("{why}");
+        }
+        if verbose || row.explore.fails() {
+            print!("{log}");
+        }
     }
     let Context { browser, .. } = ctx;
     let _ = browser.close().await;

@@ -6,6 +6,7 @@
 use super::detect;
 use super::drive::{self, Context, Order, Scenario};
 use super::explored;
+use super::manifest::Manifest;
 use super::matrix::Outcome;
 use shepherd_explore::exploration::ExploreOptions;
 use shepherd_explore::report;
@@ -14,8 +15,14 @@ use shepherd_explore::site::Site;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Longest single execution of the explore lane (the explorer's default is for real sites).
-const RUN_LIMIT: Duration = Duration::from_secs(20);
+/// Longest single execution of the explore lane (the explorer's defaults are for real
+/// sites; a scenario page that never settles, a worker's or a service worker's, would spend
+/// them on every execution).
+const RUN_LIMIT: Duration = Duration::from_secs(8);
+
+/// Longest wait for a quiet state in the explore lane (a page with a streaming fetch body
+/// is never quiet by the explorer's measure).
+const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 
 /// What the detect lane found for one scenario.
 pub struct Detected {
@@ -83,32 +90,47 @@ pub struct Explored {
     pub log: String,
 }
 
-/// Explore: record in the good order (nothing held, the schedule's input once the page has
-/// loaded), explore the recording with R4 up to the manifest's bound within `budget` (one
-/// worker on the lane's Chromium), and compare the report with the manifest: every harmful
-/// race reported harmful, no harmless one.
-pub async fn explore(ctx: &Context, sc: &Scenario, budget: Duration) -> Explored {
-    let started = Instant::now();
-    let fail = |why: String| Explored {
-        outcome: Outcome::Fail(why),
-        log: String::new(),
-    };
-    let run = match drive::record_in(ctx, sc, Order::Good).await {
-        Ok(r) => r,
-        Err(e) => return fail(format!("good-order run failed: {e:#}")),
-    };
-    let site = match Site::load(&run.recording) {
-        Ok(s) => s,
-        Err(e) => return fail(format!("reading the good-order recording: {e:#}")),
-    };
-    let bound = sc.manifest.explore.bound;
+impl Explored {
+    fn failed(why: String) -> Explored {
+        Explored {
+            outcome: Outcome::Fail(why),
+            log: String::new(),
+        }
+    }
+}
+
+/// A scenario recorded in the good order, ready to explore. It owns what the exploration
+/// needs (the replay does not use the origin), so it can run while the next scenario is
+/// recorded.
+pub struct GoodRun {
+    manifest: Manifest,
+    site: Site,
+    opts: ExploreOptions,
+    oracle_fired: Option<bool>,
+    exceptions: Vec<String>,
+    recorded: Duration,
+}
+
+/// Explore, first half: record `sc` in the good order (nothing held, the schedule's input
+/// once the page has loaded) and prepare an exploration with the manifest's bound, `budget`
+/// and one worker on the lane's Chromium.
+pub async fn explore_record(
+    ctx: &Context,
+    sc: &Scenario,
+    budget: Duration,
+) -> Result<GoodRun, Explored> {
+    let run = drive::record_in(ctx, sc, Order::Good)
+        .await
+        .map_err(|e| Explored::failed(format!("good-order run failed: {e:#}")))?;
+    let site = Site::load(&run.recording)
+        .map_err(|e| Explored::failed(format!("reading the good-order recording: {e:#}")))?;
     let opts = ExploreOptions {
-        bound,
+        bound: sc.manifest.explore.bound,
         budget: Some(budget),
         max_sequences: None,
         workers: vec![WorkerConfig {
             recording: run.recording.clone(),
-            // The lane's browser: a worker connected to it only opens its own contexts.
+            // The lane's browser: a worker connected to it only opens contexts of its own.
             browser: BrowserSpec::Connect(ctx.browser.ws_url().to_string()),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             advertise: None,
@@ -117,6 +139,7 @@ pub async fn explore(ctx: &Context, sc: &Scenario, budget: Duration) -> Explored
             timing: Timing {
                 screenshots: false,
                 run_limit: RUN_LIMIT,
+                settle_limit: SETTLE_LIMIT,
                 ..Timing::default()
             },
         }],
@@ -124,52 +147,44 @@ pub async fn explore(ctx: &Context, sc: &Scenario, budget: Duration) -> Explored
         fresh: true,
         policy: None,
     };
+    Ok(GoodRun {
+        manifest: sc.manifest.clone(),
+        site,
+        opts,
+        oracle_fired: run.oracle_fired,
+        exceptions: run.exceptions,
+        recorded: run.elapsed,
+    })
+}
+
+/// Explore, second half: explore the good-order recording with R4 and compare the report
+/// with the manifest: every harmful race reported harmful, no harmless one. Whether the good
+/// order showed the oracle's error is only logged: without holds some pages still load in
+/// either order (an async script), and the explorer judges reversals against the recorded
+/// order whichever it was.
+pub async fn explore(good: GoodRun) -> Explored {
+    let started = Instant::now();
+    let GoodRun {
+        manifest,
+        site,
+        opts,
+        oracle_fired,
+        exceptions,
+        recorded,
+    } = good;
     let out = match shepherd_explore::exploration::explore(site, &opts, |_| {}).await {
         Ok(o) => o,
-        Err(e) => return fail(format!("exploration failed: {e:#}")),
+        Err(e) => return Explored::failed(format!("exploration failed: {e:#}")),
     };
-    let doc = report::json(&out, bound, &shepherd_races::report::NoSources);
-    if std::env::var_os("SHEPHERD_EXPLORE_DEBUG").is_some() {
-        for r in &out.runs {
-            eprintln!(
-                "run {} depth {} origin {:?}\n  steps {:?}\n  skipped {:?}\n  pairs {:?}\n  uncovered {:?}\n  verdict {:?}",
-                r.id,
-                r.depth,
-                r.origin
-                    .as_ref()
-                    .map(|o| (o.parent, &o.kind, o.steps, &o.events)),
-                r.steps,
-                r.skipped,
-                r.pairs
-                    .iter()
-                    .map(|p| (
-                        p.first,
-                        p.second,
-                        p.races
-                            .iter()
-                            .map(|x| x.location.clone())
-                            .collect::<Vec<_>>()
-                    ))
-                    .collect::<Vec<_>>(),
-                r.uncovered
-                    .iter()
-                    .map(|u| (u.first, u.second, u.race.location.clone()))
-                    .collect::<Vec<_>>(),
-                r.verdict.as_ref().map(|v| &v.reason)
-            );
-        }
-    }
+    let doc = report::json(&out, opts.bound, &shepherd_races::report::NoSources);
     let found = explored::found(&doc);
-    let mut verdict = explored::check(&sc.manifest, &found, out.complete);
-    if run.oracle_fired == Some(true) {
-        verdict.problems.push(format!(
-            "the good order shows the oracle's error (exceptions: {:?})",
-            run.exceptions
-        ));
-    }
-    let log = format!(
-        "  explore: {:.1?} ({} executions, {} failed, {}; recording {:.1?}); unlisted harmful {:?}\n{}",
+    let verdict = explored::check(&manifest, &found, out.complete);
+    let mut log = format!(
+        "  explore: {:.1?} after a {:.1?} recording (oracle {:?}, exceptions {:?}); {} executions ({} failed, {}); unlisted harmful {:?}\n",
         started.elapsed(),
+        recorded,
+        oracle_fired,
+        exceptions,
         out.runs.len(),
         out.failures,
         if out.complete {
@@ -177,10 +192,29 @@ pub async fn explore(ctx: &Context, sc: &Scenario, budget: Duration) -> Explored
         } else {
             "budget spent"
         },
-        run.elapsed,
         verdict.unlisted,
-        explored::describe(&found)
     );
+    for r in &out.runs {
+        log.push_str(&format!(
+            "    execution {} depth {} ({} ms{}): {}{}\n",
+            r.id,
+            r.depth,
+            r.elapsed_ms,
+            r.stopped
+                .as_deref()
+                .map_or(String::new(), |s| format!(", {s}")),
+            r.origin
+                .as_ref()
+                .map_or("the recorded order".to_string(), |o| format!(
+                    "{} {} / {}",
+                    o.kind, o.events.0, o.events.1
+                )),
+            r.verdict
+                .as_ref()
+                .map_or(String::new(), |v| format!(" -> {}", v.reason))
+        ));
+    }
+    log.push_str(&explored::describe(&found));
     Explored {
         outcome: if verdict.problems.is_empty() {
             Outcome::Pass
