@@ -234,25 +234,29 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
             .with_limit(m.limit("repair").map(|k| k.reason.as_str()));
         // The good order is recorded now (the origin serves one scenario at a time); its
         // exploration replays the recording and runs beside the next scenarios.
-        let explore = match lanes::explore_record(&ctx, sc, EXPLORE_BUDGET).await {
-            Ok(good) => {
-                let permit = permits.clone().acquire_owned().await?;
-                let index = rows.len();
-                explorations.spawn(async move {
-                    let e = tokio::time::timeout(EXPLORE_LIMIT, lanes::explore(good)).await;
-                    drop(permit);
-                    (index, e)
-                });
-                Outcome::NotBuilt
-            }
-            Err(e) => {
-                let o = e
-                    .outcome
-                    .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
-                if let Outcome::Fail(why) = &o {
-                    println!("test {} (explore) ... FAILED\n{why}", sc.name);
+        let explore = if !m.explored() {
+            Outcome::NotRun
+        } else {
+            match lanes::explore_record(&ctx, sc, EXPLORE_BUDGET).await {
+                Ok(good) => {
+                    let permit = permits.clone().acquire_owned().await?;
+                    let index = rows.len();
+                    explorations.spawn(async move {
+                        let e = tokio::time::timeout(EXPLORE_LIMIT, lanes::explore(good)).await;
+                        drop(permit);
+                        (index, e)
+                    });
+                    Outcome::NotBuilt
                 }
-                o
+                Err(e) => {
+                    let o = e
+                        .outcome
+                        .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
+                    if let Outcome::Fail(why) = &o {
+                        println!("test {} (explore) ... FAILED\n{why}", sc.name);
+                    }
+                    o
+                }
             }
         };
         let status = if detect.fails() { "FAILED" } else { "ok" };

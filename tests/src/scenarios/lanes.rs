@@ -15,10 +15,11 @@ use shepherd_explore::site::Site;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Longest single execution of the explore lane (the explorer's defaults are for real
-/// sites; a scenario page that never settles, a worker's or a service worker's, would spend
-/// them on every execution).
-const RUN_LIMIT: Duration = Duration::from_secs(8);
+/// Longest single execution of the explore lane (the explorer's default is for real sites;
+/// a page that never settles, a worker's or a service worker's, spends it on every
+/// execution, and src-worker-message's recorded order needs more than 8 s to reach its
+/// click).
+const RUN_LIMIT: Duration = Duration::from_secs(20);
 
 /// Longest wait for a quiet state in the explore lane (a page with a streaming fetch body
 /// is never quiet by the explorer's measure).
@@ -125,7 +126,7 @@ pub async fn explore_record(
     let site = Site::load(&run.recording)
         .map_err(|e| Explored::failed(format!("reading the good-order recording: {e:#}")))?;
     let opts = ExploreOptions {
-        bound: sc.manifest.explore.bound,
+        bound: sc.manifest.bound(),
         budget: Some(budget),
         max_sequences: None,
         workers: vec![WorkerConfig {

@@ -22,6 +22,8 @@ pub enum Outcome {
     Stale,
     /// The lane does not exist yet.
     NotBuilt,
+    /// The lane does not run this scenario (the manifest does not select it).
+    NotRun,
 }
 
 impl Outcome {
@@ -48,6 +50,7 @@ impl fmt::Display for Outcome {
             Outcome::KnownLimit(_) => "known limit",
             Outcome::Stale => "STALE (passes: remove the known limit)",
             Outcome::NotBuilt => "not built",
+            Outcome::NotRun => "–",
         })
     }
 }
