@@ -17,13 +17,25 @@ use shepherd_e2e::scenarios::matrix::{self, Outcome, Row};
 use shepherd_e2e::scenarios::origin::ScenarioOrigin;
 use shepherd_e2e::scenarios::{lanes, product::Shepherd};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 /// The corpus must keep at least this many scenarios.
 const MIN_SCENARIOS: usize = 40;
 
 /// Longest time one scenario may take in one lane.
 const SCENARIO_LIMIT: Duration = Duration::from_secs(40);
+
+/// How long the explore lane explores one scenario (it stops starting executions then).
+const EXPLORE_BUDGET: Duration = Duration::from_secs(20);
+
+/// Longest time one scenario's exploration may take (the budget, then the executions
+/// under way).
+const EXPLORE_LIMIT: Duration = Duration::from_secs(60);
+
+/// Explorations running at once, beside the scenario being recorded.
+const EXPLORE_CONCURRENCY: usize = 2;
 
 fn load_corpus(whole: bool) -> Result<Vec<Scenario>> {
     let root = corpus_dir();
@@ -203,6 +215,8 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
     };
     let verbose = std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some();
     let mut rows = Vec::new();
+    let permits = Arc::new(Semaphore::new(EXPLORE_CONCURRENCY));
+    let mut explorations = tokio::task::JoinSet::new();
     for sc in selected {
         let t = Instant::now();
         let m = &sc.manifest;
@@ -230,9 +244,33 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
             _ => None,
         };
         let repair = repair.with_limit(m.limit("repair").map(|k| k.reason.as_str()));
-        let explore = lanes::explore(&ctx, sc)
-            .await
-            .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
+        // The good order is recorded now (the origin serves one scenario at a time); its
+        // exploration replays the recording and runs beside the next scenarios.
+        let explore = if !m.explored() {
+            Outcome::NotRun
+        } else {
+            match lanes::explore_record(&ctx, sc, EXPLORE_BUDGET).await {
+                Ok(good) => {
+                    let permit = permits.clone().acquire_owned().await?;
+                    let index = rows.len();
+                    explorations.spawn(async move {
+                        let e = tokio::time::timeout(EXPLORE_LIMIT, lanes::explore(good)).await;
+                        drop(permit);
+                        (index, e)
+                    });
+                    Outcome::NotBuilt
+                }
+                Err(e) => {
+                    let o = e
+                        .outcome
+                        .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
+                    if let Outcome::Fail(why) = &o {
+                        println!("test {} (explore) ... FAILED\n{why}", sc.name);
+                    }
+                    o
+                }
+            }
+        };
         let failed = detect.fails() || repair.fails();
         let status = if failed { "FAILED" } else { "ok" };
         println!(
@@ -266,6 +304,29 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
                 .map(|k| (k.lane.clone(), k.reason.clone()))
                 .collect(),
         });
+    }
+    while let Some(done) = explorations.join_next().await {
+        let (index, e) = done?;
+        let Some(row) = rows.get_mut(index) else {
+            continue;
+        };
+        let (outcome, log) = match e {
+            Ok(e) => (e.outcome, e.log),
+            Err(_) => (
+                Outcome::Fail(format!("timed out after {EXPLORE_LIMIT:?}")),
+                String::new(),
+            ),
+        };
+        let limit = row.limits.iter().find(|(lane, _)| lane == "explore");
+        row.explore = outcome.with_limit(limit.map(|(_, why)| why.as_str()));
+        let status = if row.explore.fails() { "FAILED" } else { "ok" };
+        println!("test {} (explore) ... {status} ({})", row.name, row.explore);
+        if let Outcome::Fail(why) = &row.explore {
+            println!("{why}");
+        }
+        if verbose || row.explore.fails() {
+            print!("{log}");
+        }
     }
     let Context { browser, .. } = ctx;
     let _ = browser.close().await;

@@ -45,6 +45,28 @@ impl Reported {
     }
 }
 
+/// The races of a report (its `races` array), each read by `read`; both the races and the
+/// explore report have one.
+pub fn each_race<T>(doc: &Value, read: impl Fn(&Value) -> T) -> Vec<T> {
+    doc.get("races")
+        .and_then(Value::as_array)
+        .map(|races| races.iter().map(read).collect())
+        .unwrap_or_default()
+}
+
+/// A string field of a reported race (empty when absent).
+pub fn text(r: &Value, k: &str) -> String {
+    r.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+/// Source positions of a reported race's two sides (`first.source`, `second.source`).
+pub fn sides(r: &Value) -> Vec<String> {
+    ["first", "second"]
+        .iter()
+        .filter_map(|k| r.get(k)?.get("source")?.as_str().map(str::to_string))
+        .collect()
+}
+
 /// Reads the races of a `docs/races-json.md` document.
 pub fn reported(doc: &Value) -> Vec<Reported> {
     let strs = |v: Option<&Value>| -> Vec<String> {
@@ -56,35 +78,15 @@ pub fn reported(doc: &Value) -> Vec<Reported> {
             })
             .unwrap_or_default()
     };
-    doc.get("races")
-        .and_then(Value::as_array)
-        .map(|races| {
-            races
-                .iter()
-                .map(|r| {
-                    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-                    let side = |k: &str| {
-                        r.get(k)
-                            .and_then(|a| a.get("source"))
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                    };
-                    Reported {
-                        location: s("location"),
-                        kind: s("kind"),
-                        covered: r.get("covered").and_then(Value::as_bool).unwrap_or(false),
-                        coverage: s("coverage"),
-                        tags: strs(r.get("tags")),
-                        level: s("level"),
-                        sources: [side("first"), side("second")]
-                            .into_iter()
-                            .flatten()
-                            .collect(),
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    each_race(doc, |r| Reported {
+        location: text(r, "location"),
+        kind: text(r, "kind"),
+        covered: r.get("covered").and_then(Value::as_bool).unwrap_or(false),
+        coverage: text(r, "coverage"),
+        tags: strs(r.get("tags")),
+        level: text(r, "level"),
+        sources: sides(r),
+    })
 }
 
 /// What the check found.
@@ -104,9 +106,20 @@ impl Verdict {
     }
 }
 
+/// Whether a race at `location` whose sides are at `sources` is where manifest race `want`
+/// is: the location matches its pattern and every listed position is one side's (the
+/// explore lane matches its races the same way).
+pub fn same_place(want: &super::manifest::Race, location: &str, sources: &[String]) -> bool {
+    glob(&want.location, location)
+        && want
+            .positions
+            .iter()
+            .all(|p| sources.iter().any(|s| s.contains(p.as_str())))
+}
+
 /// Whether `r` is what manifest race `want` describes.
 fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
-    glob(&want.location, &r.location)
+    same_place(want, &r.location, &r.sources)
         && r.kind == want.kind
         && match want.coverage.as_deref() {
             Some("any") => true,
@@ -115,10 +128,6 @@ fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
         }
         && want.tags.iter().all(|t| r.tags.contains(t))
         && want.filtered.is_none_or(|f| f == (r.level == "filtered"))
-        && want
-            .positions
-            .iter()
-            .all(|p| r.sources.iter().any(|s| s.contains(p.as_str())))
 }
 
 /// Checks `reported` against manifest `m`.

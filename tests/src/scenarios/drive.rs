@@ -2,7 +2,9 @@
 //! while the manifest's schedule sends input and releases held answers, the oracle read once
 //! the page is quiet. A recorded run (detect lane) then auto-explores briefly, flushes the
 //! trace and runs `shepherd races` on the recording; a repaired run (repair lane) goes through
-//! `shepherd serve --policy` and ends with the oracle.
+//! `shepherd serve --policy` and ends with the oracle. In the good order (what the explore
+//! lane starts from) nothing is held or delayed and no auto-exploration runs: the schedule's
+//! input is sent after the page has loaded and settled.
 
 use super::manifest::{Action, Manifest, Oracle, Step, When};
 use super::origin::{ScenarioOrigin, Seen};
@@ -47,8 +49,21 @@ pub struct Scenario {
     pub manifest: Manifest,
 }
 
+/// Which order a recorded run follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// The manifest's bad schedule (holds, delays, input while the page loads), then
+    /// auto-exploration.
+    Bad,
+    /// No holds or delays; the schedule's input (clicks, hovers, typing, keys) once the page
+    /// is loaded and quiet, each followed by a settle; no auto-exploration.
+    Good,
+}
+
 /// What one run produced.
 pub struct Run {
+    /// The recording file.
+    pub recording: PathBuf,
     /// `shepherd races --json --all` of the recording.
     pub races: serde_json::Value,
     /// Uncaught exceptions (messages) seen over DevTools.
@@ -222,7 +237,7 @@ async fn run_schedule(
 ) -> Result<()> {
     for (i, s) in steps.iter().enumerate() {
         let waited = match lane {
-            Lane::Record => wait_for(page, origin, &s.when, STEP_LIMIT).await,
+            Lane::Record(_) => wait_for(page, origin, &s.when, STEP_LIMIT).await,
             Lane::Repair => wait_for(page, origin, &s.when, REPAIR_STEP_LIMIT)
                 .await
                 .or_else(|e| {
@@ -236,6 +251,23 @@ async fn run_schedule(
         act(page, origin, &s.action)
             .await
             .with_context(|| format!("schedule step {}", i + 1))?;
+    }
+    Ok(())
+}
+
+/// The schedule's input on a loaded page, each step once the page is quiet again (the
+/// schedule's conditions and releases are about the bad order and are left out).
+async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Result<()> {
+    for (i, s) in steps.iter().enumerate() {
+        if matches!(s.action, Action::Release(_) | Action::Wait) {
+            continue;
+        }
+        act(page, origin, &s.action)
+            .await
+            .with_context(|| format!("input of schedule step {}", i + 1))?;
+        let _ = page
+            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .await;
     }
     Ok(())
 }
@@ -282,18 +314,29 @@ fn exception_messages(page: &Page) -> Vec<String> {
 
 /// Records `sc` with its schedule and auto-exploration, and analyses the recording.
 pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
+    record_in(ctx, sc, Order::Bad).await
+}
+
+/// Records `sc` in `order`, and analyses the recording.
+pub async fn record_in(ctx: &Context, sc: &Scenario, order: Order) -> Result<Run> {
     let started = Instant::now();
-    let rec: PathBuf = ctx.scratch.join(format!("{}.rec", sc.name));
+    let m = &sc.manifest;
+    let (resources, file) = match order {
+        Order::Bad => (&m.resources[..], format!("{}.rec", sc.name)),
+        Order::Good => (&[][..], format!("{}.good.rec", sc.name)),
+    };
+    ctx.origin.configure(&sc.name, resources);
+    let rec: PathBuf = ctx.scratch.join(file);
     let _ = std::fs::remove_file(&rec);
     let secret = secret(&sc.name);
-    ctx.origin.configure(&sc.name, &sc.manifest.resources);
     let stack = ctx
         .shepherd
         .record(&rec, ctx.origin.ca_der(), &secret)
         .await?;
-    let (exceptions, oracle_fired) = through(ctx, sc, stack, &secret, Lane::Record).await?;
+    let (exceptions, oracle_fired) = through(ctx, sc, stack, &secret, Lane::Record(order)).await?;
     let races = ctx.shepherd.races(&rec)?;
     Ok(Run {
+        recording: rec,
         races,
         exceptions,
         oracle_fired,
@@ -333,8 +376,9 @@ pub async fn repaired(ctx: &Context, sc: &Scenario, policy: PolicySet) -> Result
 /// Which lane a run serves: what happens after the oracle was read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lane {
-    /// Auto-explore (when the manifest allows) and flush the trace.
-    Record,
+    /// Recorded in this order: after the bad order, auto-explore (when the manifest allows);
+    /// then flush the trace.
+    Record(Order),
     /// Nothing: the oracle is the result.
     Repair,
 }
@@ -379,7 +423,13 @@ async fn drive(
     {
         bail!("navigating to {url}: {err}");
     }
-    run_schedule(page, &ctx.origin, &m.schedule, lane).await?;
+    let order = match lane {
+        Lane::Record(order) => order,
+        Lane::Repair => Order::Bad,
+    };
+    if order == Order::Bad {
+        run_schedule(page, &ctx.origin, &m.schedule, lane).await?;
+    }
     // Whatever the schedule left held goes now: the page must finish loading.
     ctx.origin.release_all();
     poll(
@@ -390,6 +440,12 @@ async fn drive(
     )
     .await
     .context("waiting for load")?;
+    if order == Order::Good {
+        let _ = page
+            .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+            .await;
+        good_input(page, &ctx.origin, &m.schedule).await?;
+    }
     let (exceptions, fired) = settled_oracle(ctx, page, m).await?;
     let secret_js = serde_json::to_string(secret)?;
     let control = |body: &str| {
@@ -415,7 +471,7 @@ async fn drive(
         }
         return settled_oracle(ctx, page, m).await;
     }
-    if !ctx.explore.is_zero() && m.auto_explore {
+    if order == Order::Bad && !ctx.explore.is_zero() && m.auto_explore {
         let marked = page.evaluate(&control("C.explore(true)")).await?;
         if marked.as_bool() != Some(true) {
             return Err(anyhow!(

@@ -1,11 +1,29 @@
-//! The lanes, one function each: `detect` and `repair` (EventRaceCommander policies) run;
-//! `explore` (R4) reports "not built" until the explorer exists, and then takes the same
-//! [`Context`] and [`Scenario`] (bad schedule, oracle, harmful races, bound).
+//! The lanes, one function each: `detect`, `repair` (EventRaceCommander policies through
+//! `shepherd serve --policy`) and `explore` (R4's explorer from a recording in the good order),
+//! all taking the same [`Context`] and [`Scenario`] (bad schedule, oracle, policy, harmful
+//! races, bound).
 
 use super::detect;
-use super::drive::{self, Context, Scenario};
-use super::manifest::Oracle;
+use super::drive::{self, Context, Order, Scenario};
+use super::explored;
+use super::manifest::{Manifest, Oracle};
 use super::matrix::Outcome;
+use shepherd_explore::exploration::ExploreOptions;
+use shepherd_explore::report;
+use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
+use shepherd_explore::site::Site;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// Longest single execution of the explore lane (the explorer's default is for real sites;
+/// a page that never settles, a worker's or a service worker's, spends it on every
+/// execution, and src-worker-message's recorded order needs more than 8 s to reach its
+/// click).
+const RUN_LIMIT: Duration = Duration::from_secs(20);
+
+/// Longest wait for a quiet state in the explore lane (a page with a streaming fetch body
+/// is never quiet by the explorer's measure).
+const SETTLE_LIMIT: Duration = Duration::from_secs(1);
 
 /// What the detect lane found for one scenario.
 pub struct Detected {
@@ -124,9 +142,145 @@ pub async fn repair(ctx: &Context, sc: &Scenario, control: Option<bool>) -> Repa
     Repair { outcome, log }
 }
 
-/// Explore: from a recording in the good order, the explorer reports every harmful race of
-/// the manifest as harmful (within `explore.bound`) and none of the harmless ones. Not built:
-/// the explorer does not exist yet.
-pub async fn explore(_ctx: &Context, _sc: &Scenario) -> Outcome {
-    Outcome::NotBuilt
+/// What the explore lane found for one scenario.
+pub struct Explored {
+    /// Pass or fail (before known limits are applied).
+    pub outcome: Outcome,
+    /// Details for the log: executions, timing and the report's races.
+    pub log: String,
+}
+
+impl Explored {
+    fn failed(why: String) -> Explored {
+        Explored {
+            outcome: Outcome::Fail(why),
+            log: String::new(),
+        }
+    }
+}
+
+/// A scenario recorded in the good order, ready to explore. It owns what the exploration
+/// needs (the replay does not use the origin), so it can run while the next scenario is
+/// recorded.
+pub struct GoodRun {
+    manifest: Manifest,
+    site: Site,
+    opts: ExploreOptions,
+    oracle_fired: Option<bool>,
+    exceptions: Vec<String>,
+    recorded: Duration,
+}
+
+/// Explore, first half: record `sc` in the good order (nothing held, the schedule's input
+/// once the page has loaded) and prepare an exploration with the manifest's bound, `budget`
+/// and one worker on the lane's Chromium.
+pub async fn explore_record(
+    ctx: &Context,
+    sc: &Scenario,
+    budget: Duration,
+) -> Result<GoodRun, Explored> {
+    let run = drive::record_in(ctx, sc, Order::Good)
+        .await
+        .map_err(|e| Explored::failed(format!("good-order run failed: {e:#}")))?;
+    let site = Site::load(&run.recording)
+        .map_err(|e| Explored::failed(format!("reading the good-order recording: {e:#}")))?;
+    let opts = ExploreOptions {
+        bound: sc.manifest.bound(),
+        budget: Some(budget),
+        max_sequences: None,
+        workers: vec![WorkerConfig {
+            recording: run.recording.clone(),
+            // The lane's browser: a worker connected to it only opens contexts of its own.
+            browser: BrowserSpec::Connect(ctx.browser.ws_url().to_string()),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            advertise: None,
+            auth: None,
+            cache_dir: None,
+            timing: Timing {
+                screenshots: false,
+                run_limit: RUN_LIMIT,
+                settle_limit: SETTLE_LIMIT,
+                ..Timing::default()
+            },
+        }],
+        state_dir: Some(ctx.scratch.join(format!("{}.explore", sc.name))),
+        fresh: true,
+        policy: None,
+    };
+    Ok(GoodRun {
+        manifest: sc.manifest.clone(),
+        site,
+        opts,
+        oracle_fired: run.oracle_fired,
+        exceptions: run.exceptions,
+        recorded: run.elapsed,
+    })
+}
+
+/// Explore, second half: explore the good-order recording with R4 and compare the report
+/// with the manifest: every harmful race reported harmful, no harmless one. Whether the good
+/// order showed the oracle's error is only logged: without holds some pages still load in
+/// either order (an async script), and the explorer judges reversals against the recorded
+/// order whichever it was.
+pub async fn explore(good: GoodRun) -> Explored {
+    let started = Instant::now();
+    let GoodRun {
+        manifest,
+        site,
+        opts,
+        oracle_fired,
+        exceptions,
+        recorded,
+    } = good;
+    let out = match shepherd_explore::exploration::explore(site, &opts, |_| {}).await {
+        Ok(o) => o,
+        Err(e) => return Explored::failed(format!("exploration failed: {e:#}")),
+    };
+    let doc = report::json(&out, opts.bound, &shepherd_races::report::NoSources);
+    let found = explored::found(&doc);
+    let verdict = explored::check(&manifest, &found, out.complete);
+    let mut log = format!(
+        "  explore: {:.1?} after a {:.1?} recording (oracle {:?}, exceptions {:?}); {} executions ({} failed, {}); unlisted harmful {:?}\n",
+        started.elapsed(),
+        recorded,
+        oracle_fired,
+        exceptions,
+        out.runs.len(),
+        out.failures,
+        if out.complete {
+            "complete"
+        } else {
+            "budget spent"
+        },
+        verdict.unlisted,
+    );
+    for r in &out.runs {
+        log.push_str(&format!(
+            "    execution {} depth {} ({} ms{}): {}{}\n",
+            r.id,
+            r.depth,
+            r.elapsed_ms,
+            r.stopped
+                .as_deref()
+                .map_or(String::new(), |s| format!(", {s}")),
+            r.origin
+                .as_ref()
+                .map_or("the recorded order".to_string(), |o| format!(
+                    "{} {} / {}",
+                    o.kind, o.events.0, o.events.1
+                )),
+            r.verdict
+                .as_ref()
+                .map_or(String::new(), |v| format!(" -> {}", v.reason))
+        ));
+    }
+    log.push_str(&explored::describe(&found));
+    Explored {
+        outcome: if verdict.problems.is_empty() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail(verdict.problems.join("\n"))
+        },
+        log,
+    }
 }

@@ -72,9 +72,10 @@ pub struct Manifest {
     pub oracle: Oracle,
     /// The policy that repairs it.
     pub repair: Repair,
-    /// What the explorer should find.
+    /// What the explorer should find; the explore lane runs a scenario that has this
+    /// section or a harmful race ([`Manifest::explored`]).
     #[serde(default)]
-    pub explore: Explore,
+    pub explore: Option<Explore>,
     /// Races that exist in the recorded run.
     #[serde(default)]
     pub races: Vec<Race>,
@@ -268,12 +269,6 @@ pub struct Explore {
     /// Conflict-reversal bound at which the harmful order is found (R4's k).
     #[serde(default = "one")]
     pub bound: u32,
-}
-
-impl Default for Explore {
-    fn default() -> Self {
-        Explore { bound: 1 }
-    }
 }
 
 fn one() -> u32 {
@@ -488,7 +483,7 @@ impl Manifest {
                     .into(),
             ));
         }
-        if self.explore.bound == 0 {
+        if self.explore.as_ref().is_some_and(|e| e.bound == 0) {
             return Err((Some("bound".into()), "explore.bound is at least 1".into()));
         }
         for r in &self.races {
@@ -561,6 +556,17 @@ impl Manifest {
             }
         }
         Ok(())
+    }
+
+    /// Whether the explore lane runs this scenario: it has a harmful race or an `[explore]`
+    /// section (pages whose races are all harmless opt in, to keep the lane's time down).
+    pub fn explored(&self) -> bool {
+        self.explore.is_some() || self.races.iter().any(|r| r.harmful)
+    }
+
+    /// The conflict-reversal bound to explore with (1 unless `[explore]` says otherwise).
+    pub fn bound(&self) -> u32 {
+        self.explore.as_ref().map_or(1, |e| e.bound)
     }
 
     /// The known limit of `lane`, if any.

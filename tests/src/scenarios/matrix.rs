@@ -27,6 +27,8 @@ pub enum Outcome {
     NoPolicy,
     /// Repair: every race of the page is harmless.
     NothingToRepair,
+    /// The lane does not run this scenario (the manifest does not select it).
+    NotRun,
 }
 
 impl Outcome {
@@ -55,6 +57,7 @@ impl fmt::Display for Outcome {
             Outcome::NotBuilt => "not built",
             Outcome::NoPolicy => "no policy",
             Outcome::NothingToRepair => "–",
+            Outcome::NotRun => "–",
         })
     }
 }

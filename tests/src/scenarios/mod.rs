@@ -3,6 +3,7 @@
 
 pub mod detect;
 pub mod drive;
+pub mod explored;
 pub mod lanes;
 pub mod manifest;
 pub mod matrix;

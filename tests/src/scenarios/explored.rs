@@ -1,0 +1,118 @@
+//! The explore lane's judgement: the races of an exploration report (`docs/explore-json.md`)
+//! against the manifest's list. Every race the manifest calls harmful must be reported
+//! harmful, and none it calls harmless; races are matched by place as the detect lane
+//! matches them (location pattern and positions, not kind: the good order may run the two
+//! accesses the other way round).
+
+use super::detect::{each_race, same_place, sides, text};
+use super::manifest::Manifest;
+use serde_json::Value;
+
+/// One race of an exploration report, the fields the check needs.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Location name.
+    pub location: String,
+    /// `WRITE-READ`, … (in the explored order).
+    pub kind: String,
+    /// `harmful`, `harmless` or `not-reordered`.
+    pub verdict: String,
+    /// Why.
+    pub reason: String,
+    /// Source positions of both sides (when known).
+    pub sources: Vec<String>,
+}
+
+impl Found {
+    fn short(&self) -> String {
+        format!(
+            "{} {} [{}: {}]",
+            self.location, self.kind, self.verdict, self.reason
+        )
+    }
+}
+
+/// Reads the races of an exploration report.
+pub fn found(doc: &Value) -> Vec<Found> {
+    each_race(doc, |r| Found {
+        location: text(r, "location"),
+        kind: text(r, "kind"),
+        verdict: text(r, "verdict"),
+        reason: text(r, "reason"),
+        sources: sides(r),
+    })
+}
+
+/// What the check found.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// Problems that fail the lane.
+    pub problems: Vec<String>,
+    /// Harmful verdicts at locations the manifest does not list (logged, not failed: the
+    /// manifest lists the races of the bad order's recording).
+    pub unlisted: Vec<String>,
+}
+
+/// Checks the exploration's races against manifest `m`; `complete` says whether the
+/// exploration finished within the bound (a miss of an incomplete one says so).
+pub fn check(m: &Manifest, found: &[Found], complete: bool) -> Verdict {
+    let mut v = Verdict::default();
+    let harmful = |f: &&Found| f.verdict == "harmful";
+    for want in m.races.iter().filter(|r| r.harmful) {
+        if !found
+            .iter()
+            .filter(harmful)
+            .any(|f| same_place(want, &f.location, &f.sources))
+        {
+            let there: Vec<String> = found
+                .iter()
+                .filter(|f| same_place(want, &f.location, &f.sources))
+                .map(Found::short)
+                .collect();
+            v.problems.push(format!(
+                "harmful race {} not reported harmful{} (reported there: {})",
+                want.location,
+                if complete {
+                    ""
+                } else {
+                    " by an incomplete exploration"
+                },
+                if there.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    there.join("; ")
+                }
+            ));
+        }
+    }
+    for f in found.iter().filter(harmful) {
+        let at = |want: bool| {
+            m.races
+                .iter()
+                .any(|r| r.harmful == want && same_place(r, &f.location, &f.sources))
+        };
+        if at(false) && !at(true) {
+            v.problems
+                .push(format!("a harmless race reported harmful: {}", f.short()));
+        } else if !at(true) {
+            v.unlisted.push(f.location.clone());
+        }
+    }
+    v.unlisted.sort();
+    v.unlisted.dedup();
+    v
+}
+
+/// One line per race of the report (for failure messages and authoring).
+pub fn describe(found: &[Found]) -> String {
+    let mut out = String::new();
+    for f in found {
+        out.push_str("    ");
+        out.push_str(&f.short());
+        if !f.sources.is_empty() {
+            out.push_str(&format!("  @ {}", f.sources.join(" | ")));
+        }
+        out.push('\n');
+    }
+    out
+}
