@@ -101,6 +101,8 @@ function cutBatch() {
   out = '';
 }
 
+const respOk = G.Response ? getterOf(G.Response.prototype, 'ok') : null;
+
 function pump() {
   if (FORWARD) {
     forward();
@@ -124,8 +126,14 @@ function pump() {
     retryLater(b);
     return;
   }
-  promiseThen(p, () => {
+  promiseThen(p, (r) => {
     inFlight = false;
+    // An error status (the proxy could not store it) is a lost batch, not a delivered one:
+    // a hole in the seq order ends the trace there (docs/recording-format.md).
+    if (respOk !== null && respOk(r) !== true) {
+      retryLater(b);
+      return;
+    }
     delivered();
     pump();
   }, () => {

@@ -538,7 +538,11 @@ impl Recording {
             )
             .optional()?
             .ok_or_else(|| Error::NotFound(format!("trace {doc} in session {}", session.0)))?;
+        // Batches come in `seq` order. One that never arrived (an upload lost when the page
+        // closed or the proxy stopped) leaves a hole no reader can bridge: the action open at
+        // the hole has no end and what follows has no begin. The trace ends at the hole.
         let mut next: i64 = i64::MIN;
+        let mut expected: Option<i64> = None;
         loop {
             let batch: Option<(i64, Vec<u8>)> = self
                 .reader()?
@@ -549,6 +553,17 @@ impl Recording {
                 )
                 .optional()?;
             let Some((seq, data)) = batch else { break };
+            if let Some(missing) = expected
+                && seq != missing
+            {
+                tracing::warn!(
+                    doc,
+                    missing,
+                    "trace batch missing: the trace ends before it (later batches left out)"
+                );
+                break;
+            }
+            expected = seq.checked_add(1);
             out.write_all(&data)?;
             if !data.is_empty() && !data.ends_with(b"\n") {
                 out.write_all(b"\n")?;

@@ -184,6 +184,23 @@ fn reopen_appends_with_increasing_ids_and_sessions() {
 }
 
 #[test]
+fn a_trace_ends_at_a_missing_batch() {
+    // Batch 1 never arrived (its upload was lost): batch 2's records belong to an action whose
+    // begin is in batch 1, so no reader could place them.
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recording::open(dir.path().join("t.rec")).unwrap();
+    let s = rec.begin_session("record").unwrap();
+    rec.append_trace_batch(s, "doc", 0, b"[\"s\",0,\"x\"]\n")
+        .unwrap();
+    rec.append_trace_batch(s, "doc", 2, b"[\"w\",0,0]\n")
+        .unwrap();
+    rec.append_trace_batch(s, "doc", 3, b"[\"n\",0]\n").unwrap();
+    rec.flush().unwrap();
+    let text = String::from_utf8(rec.trace_jsonl(s, "doc").unwrap()).unwrap();
+    assert_eq!(text, "[\"s\",0,\"x\"]\n");
+}
+
+#[test]
 fn traces_are_appended_in_seq_order_and_retries_ignored() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.rec");
