@@ -278,6 +278,19 @@ impl Scratch {
         max_into(&mut self.buf[..w], src);
     }
 
+    /// `self[chain] = max(self[chain], pos)` (joining one entry of a sparse clock).
+    #[inline]
+    pub fn raise(&mut self, chain: u32, pos: u16) {
+        let c = chain as usize;
+        if c >= self.width {
+            if self.buf.len() <= c {
+                self.buf.resize(c + 1, 0);
+            }
+            self.width = c + 1;
+        }
+        self.buf[c] = self.buf[c].max(pos);
+    }
+
     /// Whether the node at (`chain`, `pos`) is below this clock.
     #[inline]
     pub fn reaches(&self, chain: u32, pos: u16) -> bool {
