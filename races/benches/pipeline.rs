@@ -2,16 +2,17 @@
 //! `shepherd_races::synth`) of two shapes: the page (≈ 450 chains) and the wide page
 //! (≈ 1 000 chains: many independent timers, requests and callbacks). Each trace is written
 //! as JSONL; then, per shape and configuration, a fresh child process does what the CLI does —
-//! load, analyse, build the text report and render it — printing wall and CPU time per phase
-//! and the peak resident memory (VmHWM) after each phase. The child runs with mimalloc, the
-//! `shepherd` binary's allocator, so resident figures are the CLI's. Baselines run in the
-//! parent: reachability by BFS and by plain bit-vector clocks, on the same queries, with ratios.
+//! load, analyse, write the text report (streamed, one location at a time) — printing wall
+//! and CPU time per phase and the peak resident memory (VmHWM) after each phase. The child
+//! runs with mimalloc, the `shepherd` binary's allocator, so resident figures are the CLI's.
+//! Baselines run in the parent: reachability by BFS and by plain bit-vector clocks, on the
+//! same queries, with ratios.
 //!
 //! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`,
 //! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`).
 
 use shepherd_races::oracle::{Bfs, BitClocks};
-use shepherd_races::report::{RaceReport, text};
+use shepherd_races::report::{NoSources, text};
 use shepherd_races::synth::{SynthConfig, generate};
 use shepherd_races::{Options, analyze};
 use std::io::{BufReader, BufWriter, Write};
@@ -52,6 +53,19 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// Counts what the report writes (the CLI writes it to stdout).
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Child: load + analyse + report one file, as `shepherd races FILE` does; print figures.
 fn child(path: &str, single: bool) {
     let base = mb_hwm();
@@ -68,11 +82,8 @@ fn child(path: &str, single: bool) {
     let an = analyze(&trace, &opts).expect("analyse");
     let analysed = t0.elapsed();
     let (c2, hwm_analysis) = (cpu_ns(), mb_hwm());
-    let rep = RaceReport::new(&trace, &an, false);
-    let out = text::render(&rep);
-    std::io::sink()
-        .write_all(out.as_bytes())
-        .expect("write to sink");
+    let mut out = Counter(0);
+    text::write(&mut out, &trace, &an, false, &NoSources).expect("write to sink");
     let total = t0.elapsed();
     let (c3, hwm_report) = (cpu_ns(), mb_hwm());
     let t = an.timings;
@@ -87,7 +98,7 @@ fn child(path: &str, single: bool) {
         an.peak_clock_entries as f64 * 2.0 / 1e6,
         an.races.len(),
         an.uncovered().count(),
-        out.len() as f64 / 1e6,
+        out.0 as f64 / 1e6,
     );
     println!(
         "  wall: load {:.1} ms | scan {:.1} | graph {:.1} | sweep {:.1} | filters {:.1} | report {:.1} | total {:.1} ms",

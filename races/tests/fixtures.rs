@@ -50,6 +50,12 @@ fn summarise(dir: &Path) -> Value {
     // The renderers run on every fixture too.
     let text = report::text::render(&RaceReport::new(&trace, &an, false));
     assert!(text.contains("races"), "{text}");
+    // The CLI's streaming writer prints the same text, with and without covered races.
+    for (all, want) in [(false, &text), (true, &report::text::render(&rep))] {
+        let mut streamed = Vec::new();
+        report::text::write(&mut streamed, &trace, &an, all, &NoSources).unwrap();
+        assert_eq!(&String::from_utf8(streamed).unwrap(), want);
+    }
     let html = report::html::render(&rep, &an, &trace, &NoSources);
     assert!(
         html.starts_with("<!doctype html>") && html.contains("<svg"),

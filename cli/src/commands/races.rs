@@ -4,6 +4,7 @@ use anyhow::Context;
 use shepherd_races::report::{self, RaceReport};
 use shepherd_races::{Options, analyze};
 use shepherd_trace::Trace;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -49,20 +50,19 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         .with_context(|| format!("cannot analyse {}", args.file.display()))?;
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
     let sources = crate::sources::for_trace_file(&args.file);
-    let mut rep = RaceReport::new(&trace, &analysis, args.all);
-    rep.attach_sources(&sources);
     if args.json {
+        let mut rep = RaceReport::new(&trace, &analysis, args.all);
+        rep.attach_sources(&sources);
         println!("{}", report::json::render(&rep));
     } else {
-        print!("{}", report::text::render(&rep));
+        // Streamed one location at a time: a long session's report is never held whole.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        report::text::write(&mut out, &trace, &analysis, args.all, &sources)?;
+        out.flush()?;
     }
     if let Some(out) = &args.html {
         // The page folds covered races under their cover, so it always has them.
-        let full = if args.all {
-            rep
-        } else {
-            RaceReport::new(&trace, &analysis, true)
-        };
+        let full = RaceReport::new(&trace, &analysis, true);
         let page = report::html::render(&full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
     }

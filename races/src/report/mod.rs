@@ -307,9 +307,25 @@ fn witnesses(an: &Analysis, shown: &[usize]) -> HashMap<usize, usize> {
     out
 }
 
-impl RaceReport {
-    /// Builds the report. `all` includes covered races.
-    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> RaceReport {
+/// A report before its races are rendered: the counts, and which races to show in which
+/// order. [`RaceReport::new`] turns every race into a [`RaceView`] at once; the text report
+/// of the CLI takes them one location at a time ([`ReportPlan::groups`]), so a trace with
+/// tens of thousands of uncovered races never holds all their views.
+#[derive(Debug)]
+pub struct ReportPlan {
+    /// The report without races.
+    pub head: RaceReport,
+    /// Indices of the races to show, in order.
+    shown: Vec<usize>,
+    /// Names of the locations shown.
+    names: HashMap<u32, String>,
+    /// Covering witnesses of covered races shown.
+    witnesses: HashMap<usize, usize>,
+}
+
+impl ReportPlan {
+    /// Plans the report. `all` includes covered races.
+    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> ReportPlan {
         let acc = &an.accesses;
         let mut levels = LevelCounts::default();
         let mut tag_counts: HashMap<Tag, usize> = HashMap::new();
@@ -344,46 +360,17 @@ impl RaceReport {
                 .then_with(|| names[&rx.loc].cmp(&names[&ry.loc]))
                 .then(x.cmp(&y))
         });
-        let wit = if all {
+        let witnesses = if all {
             witnesses(an, &shown)
         } else {
             HashMap::new()
         };
-        let races = shown
-            .iter()
-            .map(|&i| {
-                let r = &an.races[i];
-                let t = &an.tags[r.loc as usize];
-                let coverage = if !an.covered[i] {
-                    "uncovered"
-                } else {
-                    match &an.single {
-                        Some(s) if s[i] => "single",
-                        Some(_) => "multi",
-                        None => "covered",
-                    }
-                };
-                RaceView {
-                    id: i,
-                    location: names[&r.loc].clone(),
-                    kind: crate::races::kind_name(acc, r),
-                    covered: an.covered[i],
-                    coverage,
-                    covered_by: wit.get(&i).copied(),
-                    tags: t.iter().map(Tag::name).collect(),
-                    harmful: t.harmful(),
-                    level: t.level().name(),
-                    first: access_view(trace, acc.get(r.first)),
-                    second: access_view(trace, acc.get(r.second)),
-                }
-            })
-            .collect();
         let mut tags: Vec<(String, usize)> = Tag::ALL
             .iter()
             .filter_map(|t| tag_counts.get(t).map(|&c| (t.name().to_owned(), c)))
             .collect();
         tags.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        RaceReport {
+        let head = RaceReport {
             version: JSON_VERSION,
             trace: TraceSummary {
                 page: trace.header.page.clone(),
@@ -397,19 +384,94 @@ impl RaceReport {
                 locations: levels,
                 tags,
             },
-            races,
+            races: Vec::new(),
+        };
+        ReportPlan {
+            head,
+            shown,
+            names,
+            witnesses,
         }
+    }
+
+    /// The view of race `i`.
+    pub fn view(&self, trace: &Trace, an: &Analysis, i: usize) -> RaceView {
+        let acc = &an.accesses;
+        let r = &an.races[i];
+        let t = &an.tags[r.loc as usize];
+        let coverage = if !an.covered[i] {
+            "uncovered"
+        } else {
+            match &an.single {
+                Some(s) if s[i] => "single",
+                Some(_) => "multi",
+                None => "covered",
+            }
+        };
+        RaceView {
+            id: i,
+            location: self.names[&r.loc].clone(),
+            kind: crate::races::kind_name(acc, r),
+            covered: an.covered[i],
+            coverage,
+            covered_by: self.witnesses.get(&i).copied(),
+            tags: t.iter().map(Tag::name).collect(),
+            harmful: t.harmful(),
+            level: t.level().name(),
+            first: access_view(trace, acc.get(r.first)),
+            second: access_view(trace, acc.get(r.second)),
+        }
+    }
+
+    /// The races shown, one location at a time, in order.
+    pub fn groups<'a>(
+        &'a self,
+        trace: &'a Trace,
+        an: &'a Analysis,
+    ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
+        self.shown
+            .chunk_by(move |&x, &y| an.races[x].loc == an.races[y].loc)
+            .map(move |ids| ids.iter().map(|&i| self.view(trace, an, i)).collect())
+    }
+
+    /// The whole report.
+    pub fn into_report(self, trace: &Trace, an: &Analysis) -> RaceReport {
+        let races = self
+            .shown
+            .iter()
+            .map(|&i| self.view(trace, an, i))
+            .collect();
+        RaceReport { races, ..self.head }
     }
 }
 
 impl RaceReport {
+    /// Builds the report. `all` includes covered races.
+    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> RaceReport {
+        ReportPlan::new(trace, an, all).into_report(trace, an)
+    }
+
     /// Fills each access's `code` with the source lines at its position.
     pub fn attach_sources(&mut self, sources: &dyn SourceProvider) {
-        let mut memo: HashMap<String, Option<Snippet>> = HashMap::new();
-        for r in &mut self.races {
+        SourceMemo::default().attach(&mut self.races, sources);
+    }
+}
+
+/// Source lines already looked up, by position (one lookup per position however many races
+/// show it).
+#[derive(Debug, Default)]
+pub struct SourceMemo {
+    memo: HashMap<String, Option<Snippet>>,
+}
+
+impl SourceMemo {
+    /// Fills each access's `code` with the source lines at its position.
+    pub fn attach(&mut self, races: &mut [RaceView], sources: &dyn SourceProvider) {
+        for r in races {
             for a in [&mut r.first, &mut r.second] {
                 if let Some(pos) = &a.source {
-                    a.code = memo
+                    a.code = self
+                        .memo
                         .entry(pos.clone())
                         .or_insert_with(|| sources.snippet(pos))
                         .clone();
