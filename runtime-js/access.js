@@ -49,7 +49,13 @@ for (const m of ['push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse',
 
 /** Logs a method read on `o` (an object); arrays get whole-array reads/writes instead. */
 function A_method(o, k, p) {
-  if (A_isArray(o) && typeof k === 'string') {
+  let array = false;
+  try {
+    array = A_isArray(o);
+  } catch (_) {
+    array = false; // a revoked Proxy: the native call that follows throws
+  }
+  if (array && typeof k === 'string') {
     const kind = A_ARRAY_METHOD[k];
     if (kind !== undefined) {
       const l = A_objLoc(o, 'length');
@@ -60,6 +66,17 @@ function A_method(o, k, p) {
     }
   }
   A_read(A_objLoc(o, k), undefined, false, p);
+}
+
+/** Remembers the method call about to run (`T.calls`, a ring of 4): wrapped natives such as
+ *  addEventListener log their accesses at its position (controller.js, callPos). */
+const A_calls = T.calls !== undefined ? T.calls : { o: [], k: [], p: [], i: 0 };
+function A_callAt(o, k, p) {
+  const i = (A_calls.i + 1) & 3;
+  A_calls.i = i;
+  A_calls.o[i] = o;
+  A_calls.k[i] = k;
+  A_calls.p[i] = p;
 }
 
 function A_isObj(o) {
@@ -204,6 +221,9 @@ function A_register(k, f, url) {
       }
     }
     if (typeof s === 'string' && s !== '') u = s;
+    // No current script: a worker's script, or in a document a module the proxy instrumented
+    // as a classic script (no import/export to tell): the URL comes from the stack.
+    else if (f !== 1 && (A_WORKER || DOCUMENT !== null)) u = A_callerUrl() || A_DOC_URL + '#inline-' + A_hex(k);
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
   if (f === 1) A_inlineUrls[k] = u;
@@ -215,6 +235,29 @@ function A_register(k, f, url) {
     A_posCache = new A_Map();
   }
   return u;
+}
+
+// `    at f (https://a.test/w.js:3:7)` or `    at https://a.test/w.js:3:7`: the frame's URL.
+const A_FRAME_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):\d+:\d+\)?$/;
+const A_strSplit = uncurry(String.prototype.split);
+const A_reExec = uncurry(RegExp.prototype.exec);
+const A_Error = Error;
+const A_String = String;
+const A_WORKER = typeof A_G.WorkerGlobalScope === 'function' && A_G instanceof A_G.WorkerGlobalScope;
+
+/**
+ * Without `currentScript` (workers; modules instrumented as classic scripts) the URL of a
+ * script that registers is read from the stack, whose frames are [A_callerUrl, A_register,
+ * src, the script]. Empty when the stack is unavailable.
+ */
+function A_callerUrl() {
+  try {
+    const lines = A_strSplit(A_String(new A_Error().stack), '\n');
+    const m = lines.length > 4 ? A_reExec(A_FRAME_RE, lines[4]) : null;
+    return m !== null ? m[1] : '';
+  } catch (_) {
+    return '';
+  }
 }
 
 /** `url:line:col` of position number `p` (T.read/T.write call it for records they write). */
@@ -251,6 +294,49 @@ function A_noteDynamic(out, all) {
     if (j > i + A_SRC_CALL.length) A_dynKeys[k] = 1;
     if (!all) return;
     from = j;
+  }
+}
+
+// ---- the Proxy registry ------------------------------------------------------------------------
+//
+// Naming an object must not run a Proxy's traps (prelude.js, "naming objects without running
+// page code"), and no JavaScript can tell a Proxy from its target without one. So in record
+// mode `Proxy` is replaced, before any page script, by a wrapper that registers every proxy it
+// makes. The wrapper is a bound function, like the native constructible and without
+// `prototype` (`class X extends Proxy` still throws); called without `new` it lets the native
+// throw; `Proxy.revocable` registers too. Proxies of other realms are not registered.
+
+function A_installProxyRegistry() {
+  const N = A_G.Proxy;
+  if (typeof N !== 'function') return;
+  const nRevocable = N.revocable;
+  const make = function (target, handler) {
+    if (new.target === undefined) return A_apply(N, undefined, arguments);
+    const p = rConstruct(N, arguments);
+    wsAdd(proxies, p);
+    proxyCount++;
+    return p;
+  };
+  const P = A_apply(FP.bind, make, [null]);
+  A_def(P, 'length', { value: 2, configurable: true });
+  A_def(P, 'name', { value: 'Proxy', configurable: true });
+  const revocable = {
+    revocable(target, handler) {
+      const r = A_apply(nRevocable, N, arguments);
+      wsAdd(proxies, r.proxy);
+      proxyCount++;
+      return r;
+    },
+  }.revocable;
+  markNative(revocable, 'revocable');
+  A_def(P, 'revocable', { value: revocable, writable: true, enumerable: false, configurable: true });
+  patch(A_G, 'Proxy', P);
+}
+if (A_REC) {
+  try {
+    A_installProxyRegistry();
+  } catch (_) {
+    // Proxy stays native; objects are still named, a Proxy's traps may then run
   }
 }
 
@@ -368,7 +454,10 @@ const A_fns = {
   b(o, k, p) {
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_method(o, k, p);
+    if (A_REC && A_isObj(o)) {
+      A_method(o, k, p);
+      A_callAt(o, k, p);
+    }
     return o;
   },
   /** like `b` for optional links `o?.m`: nothing when `o` is nullish */
@@ -376,7 +465,10 @@ const A_fns = {
     if (o === null || o === undefined) return o;
     if (typeof k !== 'string') k = A_toKey(k);
     A.K = k;
-    if (A_REC && A_isObj(o)) A_method(o, k, p);
+    if (A_REC && A_isObj(o)) {
+      A_method(o, k, p);
+      A_callAt(o, k, p);
+    }
     return o;
   },
   // For W/X/Y/D/V the key is passed raw (the native operation converts it); object keys are
@@ -431,6 +523,12 @@ const A_fns = {
   i(src, kind) {
     return A_code(src, kind);
   },
+  /** the specifier of a dynamic `import(s)` (modules also pass `import.meta.url`): the
+   *  module graph it evaluates is forked by the calling action (dom.js); returns `s` */
+  di(s, base) {
+    if (A_REC && typeof s === 'string' && typeof T.dynImport === 'function') T.dynImport(s, base);
+    return s;
+  },
   /** before an `await`: a token for the suspending action */
   as() {
     return A_REC && typeof T.await0 === 'function' ? T.await0() : undefined;
@@ -444,6 +542,13 @@ const A_fns = {
 
 for (const name of A_ownKeys(A_fns)) {
   A_def(A, name, { value: A_fns[name], enumerable: false, writable: false, configurable: false });
+}
+// `with` bodies reach the runtime as `false.__shepherd` (instrument/js src/pass.rs,
+// alias_runtime): a property read on a literal, which no `with` object can observe, where a
+// scope lookup of `__shepherd` would run a Proxy's `has` trap. Configurable, so a lockdown
+// that removes unknown properties of intrinsics still works.
+if (A_REC) {
+  A_def(Boolean.prototype, '__shepherd', { value: A, enumerable: false, writable: false, configurable: true });
 }
 // Scratch: the last converted key of `b`/`bo`, and top-level temporaries of classic scripts.
 A_def(A, 'K', { value: undefined, enumerable: false, writable: true, configurable: false });

@@ -33,6 +33,7 @@ function safeInstall(f) {
 
 const bootErrors = [];
 safeInstall(installToString);
+safeInstall(installRepair);
 safeInstall(installDeterminism);
 safeInstall(installTimers);
 safeInstall(installListeners);
@@ -44,6 +45,9 @@ safeInstall(installFetch);
 safeInstall(installPorts);
 safeInstall(installWebSocket);
 safeInstall(installObservers);
+safeInstall(installPromises);
+safeInstall(installStorage);
+safeInstall(installWorkers);
 safeInstall(installDynamicFunctions);
 safeInstall(installDom);
 safeInstall(installContextualFragment);
@@ -63,3 +67,5 @@ if (REC && bootErrors.length > 0) {
   end();
 }
 defProp(G, '__shepherd', { value: api, enumerable: false, writable: false, configurable: false });
+// A dedicated worker's script runs right after this: its action begins now (workers.js).
+safeInstall(installWorkerSide);

@@ -9,14 +9,21 @@ use std::path::Path;
 /// Concatenation order: natives first, the boot code last.
 const FILES: &[&str] = &[
     "prelude.js",
+    "credentials.js",
     "trace.js",
     "controller.js",
+    "names.js",
+    "policy.js",
     "determinism.js",
     "timers.js",
     "events.js",
     "network.js",
+    "promises.js",
+    "storage.js",
+    "workers.js",
     "dynamic.js",
     "dom.js",
+    "repair.js",
     "access.js",
     "boot.js",
 ];

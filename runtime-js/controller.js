@@ -58,7 +58,8 @@ const DOC_OID = DOCUMENT ? oid(DOCUMENT) : -1; // Document[1]
 const OWN_SCRIPT = DOCUMENT && docCurrentScript ? docCurrentScript(DOCUMENT) : null;
 
 function isNode(o) {
-  return NodeP !== null && o instanceof NNode;
+  return NodeP !== null && o !== null && (typeof o === 'object' || typeof o === 'function') &&
+    inherits(o, NNode);
 }
 
 /** `Window`, `Document`, `BUTTON`, `XMLHttpRequest`, ...: the class part of a target label. */
@@ -76,28 +77,71 @@ function targetClass(t) {
 }
 
 function className(o) {
-  try {
-    return strSlice(objToString(o), 8, -1);
-  } catch (_) {
-    return 'Object';
+  return objClass(o);
+}
+
+// oid -> class part of the object's location names, computed at first sight (objClass walks
+// the prototype chain): a name stays the same for the life of the object.
+const oclass = objCreate(null);
+
+/** `DOMNode`, `Array` (arrays only) or the class name of object `o`, whose oid is `n`. */
+function classOf(o, n) {
+  let c = oclass[n];
+  if (c === undefined) {
+    let array = false;
+    try {
+      array = isArray(o);
+    } catch (_) {
+      array = false; // a revoked Proxy
+    }
+    c = array ? 'Array' : isNode(o) ? 'DOMNode' : objClass(o);
+    // `Array[n]` names arrays only (their cells are `$[i]`), not an object tagged 'Array'.
+    if (!array && c === 'Array') c = 'Object';
+    oclass[n] = c;
   }
+  return c;
 }
 
 /** `BUTTON[7]`: the label of an event target in scope labels and listener-list locations. */
 function targetLabel(t) {
-  return targetClass(t) + '[' + oid(t) + ']';
+  const n = oid(t);
+  if (described[n] !== 1 && t !== W && isNode(t)) nameNode(t, n);
+  return targetClass(t) + '[' + n + ']';
+}
+
+// `on<type>` properties of event targets that the runtime wraps (events.js fills this): a
+// page's `el.onclick = f` is a write of the listener list `BUTTON[7].click`, the location every
+// dispatch reads, not a property of its own.
+const HANDLER_NAMES = objCreate(null);
+// Properties whose write replaces a node's children: the node's child list (dom.js).
+const CHILD_PROPS = objCreate(null);
+CHILD_PROPS.innerHTML = 1;
+CHILD_PROPS.textContent = 1;
+CHILD_PROPS.innerText = 1;
+
+/** The child list location of node `n` (written by every change of its children). */
+function childLoc(n) {
+  return 'DOMNode[' + oid(n) + '].childList';
 }
 
 /** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
 function objLoc(obj, key) {
   if (obj === G || obj === W) return 'Global.' + NativeString(key);
+  if (typeof key === 'string' && HANDLER_NAMES[key] === 1 && NEventTarget !== null &&
+    obj instanceof NEventTarget) {
+    return targetLabel(obj) + '.' + strSlice(key, 2);
+  }
   const n = oid(obj);
-  if (isArray(obj)) {
+  const c = classOf(obj, n);
+  if (c === 'Array') {
     if (key === 'length') return 'Array[' + n + ']$LEN';
     return 'Array[' + n + ']$[' + NativeString(key) + ']';
   }
-  if (isNode(obj)) return 'DOMNode[' + n + '].' + NativeString(key);
-  return className(obj) + '[' + n + '].' + NativeString(key);
+  if (c === 'DOMNode') {
+    if (described[n] !== 1) nameNode(obj, n);
+    if (typeof key === 'string' && CHILD_PROPS[key] === 1) return 'DOMNode[' + n + '].childList';
+  }
+  return c + '[' + n + '].' + NativeString(key);
 }
 
 /** Short value summary (docs/trace-format.md, "Value summaries"). */
@@ -117,19 +161,14 @@ function summary(v) {
     case 'symbol':
       return 'Symbol';
     case 'function': {
-      let name = '';
-      try {
-        const d = getDesc(v, 'name');
-        if (d && typeof d.value === 'string') name = d.value;
-      } catch (_) {
-        name = '';
-      }
+      const name = fnName(v);
       return 'Function[' + oid(v) + ']' + (name ? ':' + name : '');
     }
-    default:
+    default: {
       if (v === null) return 'null';
-      if (isNode(v)) return 'DOMNode[' + oid(v) + ']';
-      return className(v) + '[' + oid(v) + ']';
+      const n = oid(v);
+      return classOf(v, n) + '[' + n + ']';
+    }
   }
 }
 
@@ -167,7 +206,7 @@ function parentInfo() {
 function forkDesc(type, kind, path, delay) {
   ensure();
   const p = parentInfo();
-  return {
+  const d = {
     hid: 0,
     type,
     kind,
@@ -180,6 +219,8 @@ function forkDesc(type, kind, path, delay) {
     seq: nTaskSeq++,
     parent: p,
   };
+  if (repairOn) repairFork(d);
+  return d;
 }
 
 /**
@@ -188,20 +229,27 @@ function forkDesc(type, kind, path, delay) {
  * script the proxy injects right after the runtime, before any page script.
  */
 function passive() {
-  return !REC && decider === null;
+  return !REC && decider === null && !repairOn;
+}
+
+/** Whether callbacks are decided on (a decider installed, or a repair policy enforced). */
+function deciding() {
+  return decider !== null || repairOn;
 }
 
 /** Begins action `d` (ending the open one): writes `b`, its arcs and its scope. */
 function begin(d) {
+  if (pendLoc !== null) flushPend();
   if (cur >= 0) end();
   const id = nextAction++;
   counters.actions++;
   cur = id;
   info = {
     id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: 0, kind: d.kind,
-    label: d.label, pos: !!d.pos,
+    label: d.label, pos: !!d.pos, pev: d.pev,
   };
   d.action = id;
+  if (repairOn || d.heldAt !== undefined) repairBegan(d);
   if (REC) {
     seenR = objCreate(null);
     seenW = objCreate(null);
@@ -219,6 +267,8 @@ function begin(d) {
         if (j >= 0 && j < id && j !== from) out += '["a",' + j + ',' + id + ',"j"]\n';
       }
     }
+    // A worker's delivery from its creator or parent: resolved by the page (workers.js).
+    if (d.wq !== undefined) out += '["F",' + jsonStr(d.wq) + ']\n';
     if (autoExplore && d.type === 2) {
       const ax = sid('auto:explore'); // sid() may append a definition to `out` first
       out += '["e",' + ax + ']\n["x"]\n';
@@ -229,32 +279,58 @@ function begin(d) {
       out += '["e",' + lb + ps + ']\n';
       info.scoped = 1;
     }
+    if (d.queue !== undefined) {
+      // A delivery from a FIFO queue (EM-DPOR's queue order, docs/trace-format.md).
+      const q = sid(d.queue);
+      out += '["r",' + q + ']\n';
+      seenR[d.queue] = 1;
+    }
   }
-  if (MARKERS) portPost(markerPort, id);
+  if (MARKERS) marker(id);
   return info;
 }
 
 /** Ends the open action. */
 function end() {
   if (cur < 0) return;
+  if (pendLoc !== null) flushPend();
   if (REC) {
+    if (pendingNodes.length > 0) describePending(false);
     for (let i = 0; i < info.scoped; i++) out += '["x"]\n';
     out += '["n",' + cur + ']\n';
   }
   cur = -1;
   info = null;
-  maybeFlush(false);
+  maybeFlush(FORWARD);
 }
 
-// End-of-turn marker: runs after the task that began the action and all its microtasks.
+// End-of-turn marker: runs after the task that began the action and all its microtasks. A
+// `user-blocking` scheduler task runs before the browser's ordinary tasks that were already
+// queued (a host task settling a promise, a posted message), so what they run is not taken
+// for a part of the action that has just finished; a MessageChannel message where the
+// scheduler API is missing.
 let markerPort = null;
-if (MARKERS) {
+const schedulerObj = G.scheduler;
+const nPostTask = schedulerObj && typeof schedulerObj.postTask === 'function' ? uncurry(schedulerObj.postTask) : null;
+const MARKER_TASK = { priority: 'user-blocking' };
+if (MARKERS && nPostTask === null) {
   const mc = new NMessageChannel();
   markerPort = mc.port2;
   const dataGet = getterOf(MessageEvent.prototype, 'data');
   portOnMessageSet(mc.port1, (e) => {
     if (cur === dataGet(e)) end();
   });
+}
+
+/** Arranges for action `id` to end after its turn. */
+function marker(id) {
+  if (nPostTask !== null) {
+    nPostTask(schedulerObj, () => {
+      if (cur === id) end();
+    }, MARKER_TASK);
+  } else {
+    portPost(markerPort, id);
+  }
 }
 
 // A new script can only start on an empty stack, after a microtask checkpoint: checking
@@ -290,6 +366,7 @@ function ensure() {
  */
 function read(loc, value, hasValue, p) {
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   if (seenR[loc] === 1) return;
   seenR[loc] = 1;
@@ -304,7 +381,22 @@ function read(loc, value, hasValue, p) {
 /** Logs the first write of `loc` by the current action with a summary of `value`. */
 function write(loc, value, p) {
   if (!REC) return;
+  if (pendLoc !== null) {
+    if (pendLoc === loc) {
+      // The instrumented code's own log of the setter's write, with its position.
+      pendLoc = null;
+      ensure();
+      emitWrite(loc, value, p);
+      afterPend(p);
+      return;
+    }
+    flushPend();
+  }
   ensure();
+  emitWrite(loc, value, p);
+}
+
+function emitWrite(loc, value, p) {
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
   const l = sid(loc);
@@ -312,6 +404,59 @@ function write(loc, value, p) {
   const ps = p === undefined ? -1 : posSid(p);
   out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
 }
+
+// A write a wrapped setter made (`el.onclick = f`, `el.innerHTML = s`): instrumented code logs
+// the same location right after the native assignment returns, with its source position, so
+// the setter's write waits for the next record and is dropped when that record is this write.
+// `after(p)`, when given, logs what the write implies once the write itself is in the trace
+// (at position `p`, the instrumented caller's, when it logged the write).
+let pendLoc = null;
+let pendVal;
+let pendAfter = null;
+
+/** Logs a write of `loc` by a wrapped setter, unless the instrumented caller logs it next. */
+function deferWrite(loc, value, after) {
+  if (!REC) return;
+  if (pendLoc !== null) flushPend();
+  ensure();
+  pendLoc = loc;
+  pendVal = value;
+  pendAfter = after === undefined ? null : after;
+}
+
+function flushPend() {
+  const l = pendLoc;
+  const v = pendVal;
+  pendLoc = null;
+  pendVal = undefined;
+  if (cur >= 0) emitWrite(l, v, undefined);
+  afterPend(undefined);
+}
+
+/** Runs the pending write's `after(p)`, `p` the position its write was logged with. */
+function afterPend(p) {
+  const f = pendAfter;
+  pendAfter = null;
+  if (f !== null) f(p);
+}
+
+/**
+ * The position of the instrumented call `self.name(…)` running now, or undefined: wrappers of
+ * natives log their accesses at the call's position rather than at the script's. access.js
+ * records the receiver, key and position of the last CALL_RING `__shepherd.b` calls (the
+ * arguments of a call may make calls of their own after its `b`).
+ */
+function callPos(self, name) {
+  const c = T.calls;
+  for (let n = 0, i = c.i; n < CALL_RING; n++, i = (i + CALL_RING - 1) % CALL_RING) {
+    if (c.o[i] === self && c.k[i] === name) {
+      c.o[i] = null;
+      return c.p[i];
+    }
+  }
+  return undefined;
+}
+const CALL_RING = 4;
 
 /** String number of the position text of `p` (`url:line:col`), -1 when unknown. */
 function posSid(p) {
@@ -324,6 +469,7 @@ function posSid(p) {
 /** Like write(), with the value summary already computed (`Timer[3]`, `DOMTimer[…]`). */
 function writeS(loc, text) {
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   if (seenW[loc] === 1) return;
   seenW[loc] = 1;
@@ -336,6 +482,7 @@ function writeS(loc, text) {
 function exception(message, pos) {
   counters.exceptions++;
   if (!REC) return;
+  if (pendLoc !== null) flushPend();
   ensure();
   const m = sid(NativeString(message));
   const p = pos ? ',' + sid(pos) : '';
@@ -348,6 +495,8 @@ const RUN = 'run';
 const HOLD = 'hold';
 const DISCARD = 'discard';
 let decider = null; // (desc) => 'run' | 'hold' | 'discard'
+// A compiled repair policy is enforced (repair.js); false again once nothing is left to do.
+let repairOn = false;
 // Set while a driver fires random user events: those actions get an `auto:explore` scope so the
 // analysis does not treat the driver's arbitrary order as an ordering the page relies on.
 let autoExplore = false;
@@ -357,16 +506,32 @@ let heldCount = 0;
 let schedule = null; // stable ids to release in this order (follow mode)
 let schedPos = 0;
 
-/** Asks the installed decider about `d`; errors in a policy never break the page. */
+/**
+ * Asks the repair policy and the installed decider about `d` (the stronger answer wins);
+ * errors in either never break the page.
+ */
 function decide(d) {
-  if (decider === null) return RUN;
   let r = RUN;
-  try {
-    r = decider(publicDesc(d));
-  } catch (e) {
-    r = RUN;
+  if (repairOn && d.released !== true) {
+    try {
+      r = repairDecide(d);
+    } catch (e) {
+      r = RUN;
+    }
   }
-  return r === HOLD || r === DISCARD ? r : RUN;
+  if (decider === null || r === DISCARD) return r;
+  let x = RUN;
+  try {
+    x = decider(publicDesc(d));
+  } catch (e) {
+    x = RUN;
+  }
+  if (x === DISCARD) return DISCARD;
+  if (x === HOLD) {
+    d.rep = false; // held for the decider: the policy does not release it
+    return HOLD;
+  }
+  return r;
 }
 
 function publicDesc(d) {
@@ -389,6 +554,7 @@ function hold(d, go) {
   held[d.hid] = { desc: d, go };
   heldCount++;
   counters.held++;
+  if (d.rep === true) repairHeld(d);
   if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
   return d.hid;
 }
@@ -435,7 +601,7 @@ function advanceSchedule() {
  * Returns the callback's result when it ran synchronously.
  */
 function runTask(d, fn, self, args) {
-  if (decider !== null && d.released !== true) {
+  if (deciding() && d.released !== true) {
     const r = decide(d);
     if (r === HOLD) {
       hold(d, () => {
@@ -532,10 +698,19 @@ const control = freeze({
       droppedBatches,
       doc: DOC,
       mode: CONFIG.mode,
+      postponed: rep.postponed,
+      policyDiscarded: rep.discarded,
+      incidents: rep.incidents.length,
+      repairActive: repairOn,
     };
+  },
+  /** The repair policy's figures for this document (postponed, discarded, delays, incidents). */
+  repair() {
+    return repairFigures();
   },
   /** Ends the open action and uploads everything; resolves when delivered. */
   flush() {
+    if (REC) describePending(true);
     end();
     return flushAndWait();
   },
@@ -549,7 +724,7 @@ const control = freeze({
 const api = objCreate(null);
 defProp(api, 'control', {
   value: function control_(secret) {
-    return secret === CONFIG.secret ? control : null;
+    return isOperator(secret) ? control : null;
   },
 });
 defProp(api, 'doc', { value: DOC, enumerable: true });
@@ -564,7 +739,7 @@ function instrumentSync(src, kind) {
   try {
     const x = new NXMLHttpRequest();
     const base = CONFIG.instrument || '/__shepherd/instrument';
-    nXhrOpen(x, 'POST', base + '?s=' + encodeURIComponent(CONFIG.secret || '') + '&kind=' +
+    nXhrOpen(x, 'POST', base + '?t=' + encodeURIComponent(PAGE_TOKEN) + '&kind=' +
       encodeURIComponent(NativeString(kind)), false);
     nXhrSend(x, NativeString(src));
     return nXhrStatus(x) === 200 ? nXhrText(x) : null;
@@ -585,9 +760,14 @@ function await0() {
  */
 function await1(token) {
   if (cur >= 0 || typeof token !== 'number') return;
+  beginContinuation(token, ROOT);
+}
+
+/** Begins a `continuation` action forked by action `from` (a child of `parent` for its id). */
+function beginContinuation(from, parent) {
   begin({
-    hid: 0, type: 4, kind: 'continuation', stable: childStable(ROOT, 'continuation', ''), label: '',
-    from: token, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent: ROOT,
+    hid: 0, type: 4, kind: 'continuation', stable: childStable(parent, 'continuation', ''), label: '',
+    from, delay: undefined, joins: null, url: undefined, seq: nTaskSeq++, parent,
   });
 }
 
@@ -604,6 +784,10 @@ const T = {
   instrument: instrumentSync,
   await0,
   await1,
+  dynImport,
   recording: REC,
   api,
+  // The last `__shepherd.b` calls: receivers, keys, positions, newest at `i` (access.js
+  // writes, callPos reads).
+  calls: { o: [null, null, null, null], k: ['', '', '', ''], p: [0, 0, 0, 0], i: 0 },
 };

@@ -167,6 +167,50 @@ function moduleGuess() {
   return deferredFirst !== null ? deferredFirst : asyncFirst;
 }
 
+// Dynamic import(). Instrumented code hands the specifier to `__shepherd.di` before the
+// import starts (access.js), so the run that evaluates the imported graph is forked by the
+// calling action: the run whose registration is the imported URL (or a dependency's, for a
+// run that starts with one). A module evaluated before is not evaluated again: its entry
+// stays until pushed out (DYN_CAP).
+const dynImports = []; // {url, spec, from, parent}, oldest first
+const DYN_CAP = 64;
+const nodeBaseURI = NodeP ? getterOf(NodeP, 'baseURI') : null;
+
+/** `T.dynImport(specifier, base)`: the current action starts `import(specifier)`. */
+function dynImport(spec, base) {
+  ensure();
+  let b = typeof base === 'string' ? base : '';
+  if (b === '') {
+    const cs = DOCUMENT !== null && docCurrentScript !== null ? docCurrentScript(DOCUMENT) : null;
+    if (cs !== null && elHasAttr(cs, 'src')) b = scriptSrc(cs);
+    else if (DOCUMENT !== null && nodeBaseURI !== null) b = nodeBaseURI(DOCUMENT);
+    else b = pageHref();
+  }
+  let url = spec;
+  try {
+    url = NURL !== null ? new NURL(spec, b).href : spec;
+  } catch (_) {
+    url = spec;
+  }
+  if (dynImports.length >= DYN_CAP) {
+    for (let i = 1; i < dynImports.length; i++) dynImports[i - 1] = dynImports[i];
+    dynImports.length--;
+  }
+  dynImports[dynImports.length] = { url, spec, from: cur, parent: parentInfo() };
+}
+
+/** The pending import of URL `u` (removed from the list), or null. */
+function dynNamed(u) {
+  for (let i = 0; i < dynImports.length; i++) {
+    if (dynImports[i].url !== u) continue;
+    const d = dynImports[i];
+    for (let j = i + 1; j < dynImports.length; j++) dynImports[j - 1] = dynImports[j];
+    dynImports.length--;
+    return d;
+  }
+  return null;
+}
+
 /** Makes the current run's action the execution of `el`: writes its arcs now. */
 function ownRun(el) {
   const sm = scriptMetaOf(el);
@@ -212,6 +256,12 @@ function inlinePosition(url) {
  * graphs" above.
  */
 function scriptStart(url, flag, isModule) {
+  // A module without import/export is instrumented as a classic script (the proxy cannot tell):
+  // it registers without currentScript, under the URL of a waiting module script.
+  if (!isModule && flag === 0 && depth === 0 && DOCUMENT !== null && docCurrentScript !== null &&
+    docCurrentScript(DOCUMENT) === null && moduleNamed(NativeString(url), false) !== null) {
+    isModule = true;
+  }
   if (!isModule || depth > 0 || DOCUMENT === null) {
     ensure();
     if (flag === 1 && depth === 0 && REC && info !== null && info.script !== null && !info.pos) inlinePosition(url);
@@ -222,7 +272,15 @@ function scriptStart(url, flag, isModule) {
     if (cur < 0) ensure();
     if (!runOwned && runAction >= 0) {
       const el = moduleNamed(u, flag === 1);
-      if (el !== null) ownRun(el);
+      if (el !== null) {
+        ownRun(el);
+        return;
+      }
+      const di = dynNamed(u);
+      if (di !== null) {
+        if (REC && di.from >= 0 && di.from < runAction) out += '["a",' + di.from + ',' + runAction + ',"f"]\n';
+        runOwned = true;
+      }
     }
     return;
   }
@@ -231,6 +289,17 @@ function scriptStart(url, flag, isModule) {
   const el = moduleNamed(u, flag === 1);
   if (el !== null) {
     beginScript(el);
+    runAction = cur;
+    runOwned = true;
+    return;
+  }
+  const di = dynNamed(u);
+  if (di !== null) {
+    // The imported module itself registers first (it has no dependency left to evaluate).
+    begin({
+      hid: 0, type: 0, kind: 'script', stable: childStable(di.parent, 'import', u), label: 'script:module ' + u,
+      from: di.from, delay: undefined, joins: null, url: u, seq: nTaskSeq++, parent: di.parent, pos: u + ':1:1',
+    });
     runAction = cur;
     runOwned = true;
     return;
@@ -380,12 +449,15 @@ function onMutations(records) {
         const id = elId(el);
         if (id && nodeConnected(el)) write(idLoc(id), el);
       } else if (name === 'class') {
-        write('DOMNode[' + oid(el) + '].className', elGetAttr(el, 'class'));
+        write(objLoc(el, 'className'), elGetAttr(el, 'class'));
       }
     }
   }
   if (byParser) {
     end();
+    // Page observers notified in this same delivery run after the parse chunk (network.js).
+    parseTail = lastChain;
+    rApply(nQueueMicrotask, G, [clearParseTail]);
     if (lastAdded !== null && elLocalName(lastAdded) === 'script' && !elHasAttr(lastAdded, 'src') &&
       isJsType(lastAdded) && strToLower(scriptType(lastAdded)) !== 'module') {
       beginScript(lastAdded);
@@ -393,18 +465,57 @@ function onMutations(records) {
   }
 }
 
+// Child lists. Every script change of a node's children writes `DOMNode[<oid>].childList` of
+// the node whose children change (the parent, for before/after/remove/replaceWith/outerHTML;
+// the old parent too when a node moves), at the call's position when instrumented code made
+// the call: two callbacks appending to one list in arrival order race on it. The parser's own
+// insertions are not logged (parse chunks are chained in document order).
+const kids = (self) => self;
+const parentOf = (self) => nodeParent(self);
+/** insertAdjacent*(where, …): the node itself inside it, its parent beside it. */
+const adjacent = (self, args) => {
+  const w = typeof args[0] === 'string' ? strToLower(args[0]) : '';
+  return w === 'beforebegin' || w === 'afterend' ? nodeParent(self) : self;
+};
+/** document.write/writeln: the parent of the script that writes, else the document. */
+const writeTarget = (self) => {
+  const cs = docCurrentScript !== null && self === DOCUMENT ? docCurrentScript(self) : null;
+  return cs !== null ? nodeParent(cs) : self;
+};
+
+/** Logs the child-list writes of `targets` (nodes or null) and of moved nodes' old parents. */
+function childWrites(self, name, target, args) {
+  const p = callPos(self, name);
+  if (target !== null && isNode(target)) write(childLoc(target), args.length > 0 ? args[0] : undefined, p);
+  for (let i = 0; i < args.length && i < 8; i++) {
+    const a = args[i];
+    if (a === null || typeof a !== 'object' || !isNode(a)) continue;
+    const old = nodeParent(a);
+    if (old !== null && old !== target) write(childLoc(old), a, p);
+  }
+}
+
 /**
  * Wraps DOM-changing method `name`. `fix(self, args)`, when given, returns the arguments the
  * native gets (HTML strings with their code instrumented, dynamic.js); it never throws.
+ * `target(self, args)`, when given, names the node whose child list the call changes.
  */
-function flagDom(proto, name, fix) {
+function flagDom(proto, name, fix, target) {
   const f = proto ? proto[name] : undefined;
   if (typeof f !== 'function') return;
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
     const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
+    if (repairOn) repairInsert(args);
     domByScript = true;
     if (info === null || depth === 0) ensure();
+    if (REC && target !== undefined) {
+      try {
+        childWrites(this, name, target(this, arguments), arguments);
+      } catch (_) {
+        // not a node: the native call throws or does nothing
+      }
+    }
     depth++;
     try {
       return rApply(f, this, args);
@@ -414,28 +525,74 @@ function flagDom(proto, name, fix) {
   });
 }
 
-/** Wraps DOM-changing setter `name`; `fix(self, v)` as in flagDom. */
-function flagSetter(proto, name, fix) {
+/**
+ * Wraps DOM-changing setter `name`; `fix(self, v)` as in flagDom. `target` as in flagDom; the
+ * write of a node's own children waits for the instrumented caller's log of the same location
+ * (controller.js, deferWrite), which carries the position.
+ */
+function flagSetter(proto, name, fix, target) {
+  wrapSetter(proto, name, (nSet) => function (v) {
+    if (passive()) return rApply(nSet, this, [v]);
+    const val = fix !== undefined && REC ? fix(this, v) : v;
+    domByScript = true;
+    if (depth === 0) ensure();
+    if (REC && target !== undefined) {
+      const t = target(this);
+      if (t === this) deferWrite(childLoc(t), v);
+      else if (t !== null && isNode(t)) write(childLoc(t), v);
+    }
+    depth++;
+    try {
+      return rApply(nSet, this, [val]);
+    } finally {
+      depth--;
+    }
+  });
+}
+
+/** Replaces the setter of accessor `name` of `proto` with `make(nativeSetter)` (getter kept). */
+function wrapSetter(proto, name, make) {
   if (!proto) return;
   const d = getDesc(proto, name);
   if (d === undefined || typeof d.set !== 'function') return;
-  const nSet = d.set;
-  defProp(proto, name, {
-    configurable: true,
-    enumerable: d.enumerable,
-    get: d.get,
-    set: function (v) {
-      if (passive()) return rApply(nSet, this, [v]);
-      const val = fix !== undefined && REC ? fix(this, v) : v;
-      domByScript = true;
-      if (depth === 0) ensure();
-      depth++;
-      try {
-        return rApply(nSet, this, [val]);
-      } finally {
-        depth--;
-      }
-    },
+  defProp(proto, name, { configurable: true, enumerable: d.enumerable, get: d.get, set: make(d.set) });
+}
+
+// Radio groups: checking one radio unchecks the others of its group (same name, same form
+// owner, same tree), a write of their `checked` the page never makes itself.
+const RADIO_CAP = 64;
+
+/** Writes `checked` = false of the other radios of `el`'s group (`el` was checked at `p`). */
+function radioGroupWrites(el, p) {
+  if (inputName === null || inputForm === null || nodeRoot === null) return;
+  const name = inputName(el);
+  if (!name) return;
+  const form = inputForm(el);
+  const root = form !== null ? form : nodeRoot(el);
+  let list;
+  if (root === DOCUMENT) list = docQSA(root, 'input');
+  else if (nodeType(root) === 1) list = elQSA(root, 'input');
+  else return;
+  let n = 0;
+  for (let i = 0; i < nlLength(list) && n < RADIO_CAP; i++) {
+    const x = nlItem(list, i);
+    if (x === el || inputType(x) !== 'radio' || inputName(x) !== name || inputForm(x) !== form) continue;
+    n++;
+    write(objLoc(x, 'checked'), false, p);
+  }
+}
+
+/** A script checking a radio unchecks the rest of its group too. */
+function installRadioChecked() {
+  if (!REC || NInput === null) return;
+  wrapSetter(NInput.prototype, 'checked', (nSet) => function (v) {
+    const r = rApply(nSet, this, [v]);
+    const el = this;
+    // After the radio's own write (instrumented code logs it next, with its position).
+    if (v && inputType(el) === 'radio' && inputChecked(el)) {
+      deferWrite(objLoc(el, 'checked'), true, (p) => radioGroupWrites(el, p));
+    }
+    return r;
   });
 }
 
@@ -457,32 +614,35 @@ function wrapGetter(proto, name, onGet) {
 }
 
 function installDom() {
+  if (!DocP || !ElP) return; // a worker: no DOM
   const NP = NodeP;
-  for (const n of ['appendChild', 'insertBefore', 'replaceChild', 'removeChild']) flagDom(NP, n);
-  for (const n of ['append', 'prepend', 'before', 'after', 'replaceWith', 'remove', 'replaceChildren',
-    'insertAdjacentElement', 'insertAdjacentText']) {
-    flagDom(ElP, n);
-  }
+  for (const n of ['appendChild', 'insertBefore', 'replaceChild', 'removeChild']) flagDom(NP, n, undefined, kids);
+  for (const n of ['append', 'prepend', 'replaceChildren']) flagDom(ElP, n, undefined, kids);
+  for (const n of ['before', 'after', 'replaceWith', 'remove']) flagDom(ElP, n, undefined, parentOf);
+  for (const n of ['insertAdjacentElement', 'insertAdjacentText']) flagDom(ElP, n, undefined, adjacent);
   // HTML strings: their inline code is instrumented on the way in (dynamic.js, record mode).
-  flagDom(ElP, 'insertAdjacentHTML', htmlAdjacent);
-  flagDom(ElP, 'setHTMLUnsafe', htmlFirst);
+  flagDom(ElP, 'insertAdjacentHTML', htmlAdjacent, adjacent);
+  flagDom(ElP, 'setHTMLUnsafe', htmlFirst, kids);
   if (G.CharacterData) {
-    for (const n of ['before', 'after', 'replaceWith', 'remove']) flagDom(CharacterData.prototype, n);
+    for (const n of ['before', 'after', 'replaceWith', 'remove']) {
+      flagDom(CharacterData.prototype, n, undefined, parentOf);
+    }
   }
-  flagDom(DocP, 'write', htmlWrite);
-  flagDom(DocP, 'writeln', htmlWrite);
-  flagDom(DocP, 'open');
-  flagSetter(ElP, 'innerHTML', htmlInner);
-  flagSetter(ElP, 'outerHTML', htmlOuter);
-  flagSetter(NP, 'textContent');
+  flagDom(DocP, 'write', htmlWrite, writeTarget);
+  flagDom(DocP, 'writeln', htmlWrite, writeTarget);
+  flagDom(DocP, 'open', undefined, kids);
+  flagSetter(ElP, 'innerHTML', htmlInner, kids);
+  flagSetter(ElP, 'outerHTML', htmlOuter, parentOf);
+  flagSetter(NP, 'textContent', undefined, kids);
   if (G.HTMLElement) {
-    flagSetter(HTMLElement.prototype, 'innerText');
-    flagSetter(HTMLElement.prototype, 'outerText');
+    flagSetter(HTMLElement.prototype, 'innerText', undefined, kids);
+    flagSetter(HTMLElement.prototype, 'outerText', undefined, parentOf);
   }
   if (G.ShadowRoot) {
-    flagSetter(ShadowRoot.prototype, 'innerHTML', htmlInner);
-    flagDom(ShadowRoot.prototype, 'setHTMLUnsafe', htmlFirst);
+    flagSetter(ShadowRoot.prototype, 'innerHTML', htmlInner, kids);
+    flagDom(ShadowRoot.prototype, 'setHTMLUnsafe', htmlFirst, kids);
   }
+  installRadioChecked();
 
   // Element creation: the creator forks events on the element; existence is written now.
   for (const n of ['createElement', 'createElementNS']) {
@@ -499,19 +659,12 @@ function installDom() {
   // Resource URLs: the action that sets src forks the load/error events.
   for (const C of [G.HTMLImageElement, G.HTMLIFrameElement, G.HTMLScriptElement]) {
     if (!C) continue;
-    const d = getDesc(C.prototype, 'src');
-    if (d === undefined || typeof d.set !== 'function') continue;
-    const nSet = d.set;
-    defProp(C.prototype, 'src', {
-      configurable: true,
-      enumerable: d.enumerable,
-      get: d.get,
-      set: function (v) {
-        if (passive()) return rApply(nSet, this, [v]);
-        ensure();
-        metaOf(this).by = info;
-        return rApply(nSet, this, [v]);
-      },
+    wrapSetter(C.prototype, 'src', (nSet) => function (v) {
+      if (passive()) return rApply(nSet, this, [v]);
+      ensure();
+      metaOf(this).by = info;
+      if (repairOn && C !== G.HTMLScriptElement) repairForkLoad(this, v);
+      return rApply(nSet, this, [v]);
     });
   }
   const nSetAttr = ElP.setAttribute;
@@ -521,6 +674,10 @@ function installDom() {
     if (n === 'src') {
       ensure();
       metaOf(this).by = info;
+      if (repairOn && !(G.HTMLScriptElement && this instanceof HTMLScriptElement) && (
+        (G.HTMLImageElement && this instanceof HTMLImageElement) || (G.HTMLIFrameElement && this instanceof HTMLIFrameElement))) {
+        repairForkLoad(this, value);
+      }
     } else if (REC && n.length > 2 && strCharCode(n, 0) === 111 && strCharCode(n, 1) === 110) {
       write(targetLabel(this) + '.' + strSlice(n, 2), value);
       if (typeof api.i === 'function' && typeof value === 'string') {
@@ -579,7 +736,7 @@ function installDom() {
     });
   }
   // className / classList reads; writes come from the MutationObserver (any API changes class).
-  const classRead = (el) => read('DOMNode[' + oid(el) + '].className');
+  const classRead = (el) => read(objLoc(el, 'className'));
   wrapGetter(ElP, 'className', classRead);
   wrapGetter(ElP, 'classList', classRead);
 }

@@ -36,6 +36,7 @@ const loadPreds = []; // actions window `load` waits for
 const selfPosts = []; // window.postMessage(…) to this window, FIFO
 let selfPostHead = 0;
 let lastSelfMessage = -1;
+let lastSelfFrom = -1;
 
 function metaOf(t) {
   let m = wmGet(targetMeta, t);
@@ -91,6 +92,7 @@ function creatorMeta(target) {
 
 function eventDesc(ev, type, target, trusted) {
   const user = UI_TYPES[type] === 1 && trusted;
+  let selfPost = false;
   const m = creatorMeta(target);
   let parent = ROOT;
   let from = -1;
@@ -126,7 +128,10 @@ function eventDesc(ev, type, target, trusted) {
     }
     parent = p.parent;
     from = p.from;
-    if (lastSelfMessage >= 0) joins = [lastSelfMessage];
+    // Posted by the same action: delivered in that order. Posts by different actions are
+    // ordered by the analysis only when the posting actions are (queue FIFO, races/).
+    if (lastSelfMessage >= 0 && lastSelfFrom === from) joins = [lastSelfMessage];
+    selfPost = true;
   }
   if (type === 'load' && !user && isNode(target)) {
     // A script element's load event fires after the script ran.
@@ -138,6 +143,7 @@ function eventDesc(ev, type, target, trusted) {
   }
   const kind = 'event:' + type;
   const d = {
+    queue: selfPost ? 'Queue:' + targetLabel(W) : undefined,
     hid: 0,
     type: typeCode(type, target, user),
     kind,
@@ -151,7 +157,10 @@ function eventDesc(ev, type, target, trusted) {
     parent,
     portQueue: null,
   };
-  if (type === 'message' && G.MessagePort && target instanceof MessagePort) portMessageDesc(target, d);
+  if (type === 'message' || type === 'messageerror') {
+    if (DEDICATED && target === G) parentMessageDesc(d);
+    else if (!isNode(target) && target !== W) portMessageDesc(target, d);
+  }
   return d;
 }
 
@@ -183,6 +192,9 @@ function fieldWrites(ev, type) {
   try {
     if (NInput !== null && el instanceof NInput) {
       const t = inputType(el);
+      // Checking a radio unchecks the rest of its group: those writes first, so a race with a
+      // script that set one of them is the one reported first.
+      if (t === 'radio' && inputChecked(el)) radioGroupWrites(el, undefined);
       if (t === 'checkbox' || t === 'radio') write(objLoc(el, 'checked'), inputChecked(el));
       else write(objLoc(el, 'value'), inputValue(el));
     } else if (NTextArea !== null && el instanceof NTextArea) {
@@ -202,9 +214,15 @@ function dispatchBegan(d, ev, type, target) {
   if (d.type === 2) lastUser = d.action;
   const m = wmGet(targetMeta, target);
   if (m !== undefined && m.reg !== null) m.last = d.action;
-  if (d.portQueue) d.portQueue.last = d.action;
+  if (d.portQueue) {
+    d.portQueue.last = d.action;
+    d.portQueue.lastFrom = d.from;
+  }
   if (type === 'DOMContentLoaded' && target === DOCUMENT) dclAction = d.action;
-  else if (type === 'message' && target === W && d.kind === 'event:message' && d.from >= 0) lastSelfMessage = d.action;
+  else if (type === 'message' && target === W && d.kind === 'event:message' && d.from >= 0) {
+    lastSelfMessage = d.action;
+    lastSelfFrom = d.from;
+  } else if (type === 'storage' && REC) storageEventWrites(ev);
   else if ((type === 'load' || type === 'error') && target !== W && isNode(target)) loadPreds[loadPreds.length] = d.action;
   if (type === 'pagehide' || type === 'unload') exitSoon();
 }
@@ -229,7 +247,7 @@ function enterEvent(ev, target, fromRoot) {
     }
     return true;
   }
-  if (type === 'error' && target === W && NErrorEvent && ev instanceof NErrorEvent) {
+  if (type === 'error' && target === G && NErrorEvent && ev instanceof NErrorEvent) {
     reportError(ev);
     return true;
   }
@@ -243,12 +261,23 @@ function enterEvent(ev, target, fromRoot) {
     return true;
   }
   const d = eventDesc(ev, type, target, trusted);
-  if (decider !== null) {
+  if (deciding()) {
+    d.evType = type;
+    d.evTarget = target;
+    d.trusted = trusted;
     const r = decide(d);
     if (r === HOLD) {
       if (fromRoot) {
         evStopImmediate(ev);
-        evPreventDefault(ev);
+        if (d.rep === true) {
+          // Held by the policy: cancel only the defaults replayed at release (repair.js);
+          // cancelling pointerdown or touchstart would suppress the mouse events and click
+          // that follow, which the policy holds in turn.
+          if (PREVENT[type] === 1) evPreventDefault(ev);
+          d.emulate = d.type === 2;
+        } else {
+          evPreventDefault(ev);
+        }
         hold(d, () => redispatch(ev, type, target, d));
       } else {
         const calls = [];
@@ -289,7 +318,8 @@ function redispatch(ev, type, target, d) {
   }
   wsAdd(released, copy);
   wmSet(releasedDesc, copy, d);
-  nDispatch(target, copy);
+  const ok = nDispatch(target, copy);
+  if (d.emulate === true) emulateDefault(ev, type, target, ok);
 }
 
 function runHeldCalls(d, ev, type, target, calls) {
@@ -400,7 +430,7 @@ function installListeners() {
       return nAddEL(self, type, listener, options);
     }
     const t = NativeString(type);
-    if (REC) write(targetLabel(self) + '.' + t, listener);
+    if (REC) write(targetLabel(self) + '.' + t, listener, callPos(self, 'addEventListener'));
     return nAddEL(self, t, wrapListener(listener, t, capOf(options)), options);
   });
   patch(ETP, 'removeEventListener', function (type, listener, options) {
@@ -411,7 +441,7 @@ function installListeners() {
     const t = NativeString(type);
     const m = wmGet(listenerWrappers, listener);
     const w = m === undefined ? undefined : m[(capOf(options) ? 'c|' : 'b|') + t];
-    if (REC) write(targetLabel(self) + '.' + t, undefined);
+    if (REC) write(targetLabel(self) + '.' + t, undefined, callPos(self, 'removeEventListener'));
     return nRemoveEL(self, t, w === undefined ? listener : w, options);
   });
   patch(ETP, 'dispatchEvent', function (event) {
@@ -452,6 +482,7 @@ function wrapHandlerProps(obj) {
     const type = strSlice(name, 2);
     const nGet = d.get;
     const nSet = d.set;
+    HANDLER_NAMES[name] = 1;
     defProp(obj, name, {
       configurable: true,
       enumerable: d.enumerable,
@@ -481,7 +512,7 @@ function wrapHandlerProps(obj) {
           };
           wmSet(origOf, w, v);
         }
-        if (REC) write(targetLabel(self) + '.' + type, v);
+        if (REC) deferWrite(targetLabel(self) + '.' + type, v);
         return rApply(nSet, self, [w]);
       },
     });
@@ -495,7 +526,7 @@ function installHandlerProps() {
     wsAdd(seen, p);
     wrapHandlerProps(p);
   };
-  if (W) visit(W);
+  visit(G); // the window or worker global: its own `on*` members ([Global] interface)
   const names = ownNames(G);
   for (let i = 0; i < names.length; i++) {
     let v;

@@ -1,5 +1,5 @@
 // network.js — XHR, fetch and body reads, MessageChannel ports, WebSocket, and the
-// Intersection/Resize observers.
+// Intersection/Resize/Performance/Mutation observers.
 //
 // XHR and WebSocket events are DOM events on non-node targets: their actions begin in our own
 // listeners (registered on send/construction so an action exists even when the page has no
@@ -55,7 +55,7 @@ function installXhr() {
 function settleAsAction(p, d) {
   const go = (v, ok) => {
     const d2 = d;
-    if (decider !== null && d2.released !== true) {
+    if (deciding() && d2.released !== true) {
       const r = decide(d2);
       if (r === HOLD) {
         return new NativePromise((resolve, reject) => {
@@ -133,11 +133,7 @@ function installPorts() {
     const peer = wmGet(portPeer, this);
     if (peer !== undefined) {
       ensure();
-      let q = wmGet(portQueue, peer);
-      if (q === undefined) {
-        q = { items: [], head: 0, last: -1 };
-        wmSet(portQueue, peer, q);
-      }
+      const q = msgQueue(peer);
       const p = parentInfo();
       q.items[q.items.length] = { stable: childStable(p, 'message', ''), from: cur };
     }
@@ -154,7 +150,22 @@ function compactQueue(q) {
   q.head = 0;
 }
 
-/** For a message event on a port: the posting action and FIFO predecessor, if known. */
+/** The FIFO of messages posted to `target` (a receiving port, a Worker object), created. */
+function msgQueue(target) {
+  let q = wmGet(portQueue, target);
+  if (q === undefined) {
+    q = { items: [], head: 0, last: -1, lastFrom: -1 };
+    wmSet(portQueue, target, q);
+  }
+  return q;
+}
+
+/**
+ * For a message event on a port (or a Worker object): the posting action, its FIFO queue
+ * (`Queue:<target>`, read by the delivery) and, when the previous message of the queue was
+ * posted by the same action, a join from its delivery. The analysis orders deliveries of posts
+ * by different, ordered actions (queue FIFO, docs/trace-format.md).
+ */
 function portMessageDesc(port, d) {
   const q = wmGet(portQueue, port);
   if (q === undefined || q.head >= q.items.length) return;
@@ -165,8 +176,9 @@ function portMessageDesc(port, d) {
   d.from = it.from;
   d.type = 4;
   d.kind = 'message';
-  if (q.last >= 0) d.joins = [q.last];
+  if (q.last >= 0 && q.lastFrom === it.from && it.from >= 0) d.joins = [q.last];
   d.portQueue = q;
+  if (REC) d.queue = 'Queue:' + targetLabel(port);
 }
 
 function installWebSocket() {
@@ -190,19 +202,31 @@ function installWebSocket() {
   patch(G, 'WebSocket', WS);
 }
 
-function wrapObserver(name, kind) {
+/**
+ * Wraps an observer constructor whose callbacks are tasks of their own (Intersection/Resize/
+ * Performance): each callback is an action forked by the creator and joined to the previous
+ * callback. `observe(target)` called by a later action queues the target's first
+ * notification: the callback that delivers it (an entry whose `target` is that element) also
+ * joins the observing action, so what the observer set up before observing is ordered before.
+ */
+function wrapObserver(name, kind, entryProto) {
   const N = G[name];
   if (typeof N !== 'function') return;
+  const entryTarget = entryProto ? getterOf(entryProto, 'target') : null;
+  const regOf = new NativeWeakMap(); // observer -> its registration descriptor
   const Wrapped = function (callback, options) {
     if (new.target === undefined) return rApply(N, this, arguments);
     const reg = forkDesc(4, kind, undefined, undefined);
     reg.kids = objCreate(null);
+    reg.pending = null; // target -> the action that observed it, until delivered
     let cb = callback;
     if (typeof callback === 'function') {
-      cb = function () {
+      cb = function (entries) {
+        const joins = reg.last >= 0 ? [reg.last] : [];
+        if (reg.pending !== null) observedBy(reg, entries, entryTarget, joins);
         const d = {
           hid: 0, type: 4, kind, stable: childStable(reg, 'callback', ''), label: kind,
-          from: reg.from, delay: undefined, joins: reg.last >= 0 ? [reg.last] : null, url: undefined,
+          from: reg.from, delay: undefined, joins: joins.length > 0 ? joins : null, url: undefined,
           seq: nTaskSeq++, parent: reg,
         };
         return runTask(d, function () {
@@ -212,16 +236,97 @@ function wrapObserver(name, kind) {
       };
     }
     reg.last = -1;
-    return rConstruct(N, [cb, options], new.target === Wrapped ? N : new.target);
+    const obs = rConstruct(N, [cb, options], new.target === Wrapped ? N : new.target);
+    wmSet(regOf, obs, reg);
+    return obs;
   };
   defProp(Wrapped, 'name', { value: name });
   Wrapped.prototype = N.prototype;
   defProp(N.prototype, 'constructor', { value: Wrapped, writable: true, configurable: true });
   patch(G, name, Wrapped);
+  const nObserve = N.prototype.observe;
+  if (entryTarget === null || typeof nObserve !== 'function') return;
+  if (!REC) return; // nothing to order in repair mode: observe stays native
+  patch(N.prototype, 'observe', function (target) {
+    const reg = wmGet(regOf, this);
+    if (reg !== undefined && target !== null && typeof target === 'object') {
+      ensure();
+      if (cur !== reg.from) {
+        if (reg.pending === null) reg.pending = new NativeWeakMap();
+        wmSet(reg.pending, target, cur);
+      }
+    }
+    return rApply(nObserve, this, arguments);
+  });
+}
+
+/** Adds to `joins` the actions that observed the targets `entries` deliver for the first time. */
+function observedBy(reg, entries, entryTarget, joins) {
+  if (!isArray(entries)) return;
+  for (let i = 0; i < entries.length; i++) {
+    let t;
+    try {
+      t = entryTarget(entries[i]);
+    } catch (_) {
+      continue;
+    }
+    const a = wmGet(reg.pending, t);
+    if (a === undefined) continue;
+    wmDelete(reg.pending, t);
+    let dup = false;
+    for (let j = 0; j < joins.length; j++) dup = dup || joins[j] === a;
+    if (!dup) joins[joins.length] = a;
+  }
+}
+
+// Set by the parser's mutation delivery (dom.js) for the rest of that delivery: the parse
+// action that made the mutations the page's observers are about to see.
+let parseTail = -1;
+function clearParseTail() {
+  parseTail = -1;
+}
+
+/**
+ * MutationObserver callbacks are microtasks of the turn that made the mutations: inside an
+ * open action they are part of it. With none open, the mutations were the parser's (our own
+ * observer has just begun and ended that parse action): the callback is an action forked by
+ * the observer's creator and chained after the parse chunk, like the next chunk would be.
+ */
+function wrapMutationObserver() {
+  const N = NMutationObserver;
+  if (typeof N !== 'function') return;
+  const Wrapped = function MutationObserver(callback) {
+    if (new.target === undefined) return rApply(N, this, arguments);
+    const nt = new.target === Wrapped ? N : new.target;
+    if (typeof callback !== 'function' || passive()) return rConstruct(N, arguments, nt);
+    const reg = forkDesc(4, 'observer:mutation', undefined, undefined);
+    reg.kids = objCreate(null);
+    const cb = function () {
+      if (cur >= 0) return nested(callback, this, arguments);
+      const after = parseTail;
+      const d = {
+        hid: 0, type: 4, kind: 'observer:mutation', stable: childStable(reg, 'callback', ''),
+        label: 'observer:mutation', from: reg.from, delay: undefined,
+        joins: after >= 0 ? [after] : null, url: undefined, seq: nTaskSeq++, parent: reg,
+      };
+      return runTask(d, function () {
+        if (after >= 0 && lastChain === after) lastChain = d.action;
+        return rApply(callback, this, arguments);
+      }, this, arguments);
+    };
+    return rConstruct(N, [cb], nt);
+  };
+  defProp(Wrapped, 'length', { value: 1, configurable: true });
+  Wrapped.prototype = N.prototype;
+  defProp(N.prototype, 'constructor', { value: Wrapped, writable: true, configurable: true });
+  patch(G, 'MutationObserver', Wrapped);
 }
 
 function installObservers() {
-  wrapObserver('IntersectionObserver', 'observer:intersection');
-  wrapObserver('ResizeObserver', 'observer:resize');
-  wrapObserver('PerformanceObserver', 'observer:performance');
+  wrapObserver('IntersectionObserver', 'observer:intersection',
+    G.IntersectionObserverEntry ? IntersectionObserverEntry.prototype : null);
+  wrapObserver('ResizeObserver', 'observer:resize',
+    G.ResizeObserverEntry ? ResizeObserverEntry.prototype : null);
+  wrapObserver('PerformanceObserver', 'observer:performance', null);
+  wrapMutationObserver();
 }

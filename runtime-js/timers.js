@@ -130,6 +130,7 @@ function installTimers() {
           seq: n === 1 ? reg.seq : nTaskSeq++, parent: reg.parent,
         };
         if (n > 1 && reg.last >= 0) d.joins = [reg.last];
+        if (n === 1 && reg.pev !== undefined) d.pev = reg.pev;
         return runTask(d, function () {
           reg.last = d.action;
           if (REC) read('Timer:' + id);
@@ -154,6 +155,8 @@ function installTimers() {
       if (typeof callback !== 'function') return rApply(nRaf, G, [callback]);
       const d = forkDesc(1, 'raf', undefined, undefined);
       d.label = 'animation frame';
+      // Frames run their callbacks in registration order (queue FIFO, docs/trace-format.md).
+      if (REC) d.queue = 'Queue:AnimationFrames';
       return rApply(nRaf, G, [function (ts) {
         return runTask(d, callback, G, [ts]);
       }]);

@@ -12,8 +12,17 @@
 // page lives, and everything still pending is sent with sendBeacon at pagehide/unload (the
 // proxy keeps the first body it receives for each seq, so a batch sent twice is harmless).
 
-/** True in record and replay modes: actions, arcs and accesses are written to the trace. */
-const REC = CONFIG.mode !== 'repair';
+/**
+ * True in record and replay modes: actions, arcs and accesses are written to the trace. Shared
+ * and service workers never trace (they serve many documents; see "Runtime: workers").
+ */
+const REC = CONFIG.mode !== 'repair' && (!WORKER_SCOPE || DEDICATED);
+/**
+ * A dedicated worker sends its records to the page that created it (one trace per page):
+ * each batch is a message `{__shepherd: 'trace', t: text}` on the worker's own channel to the
+ * parent, so it arrives before any message the worker posts after it (workers.js).
+ */
+const FORWARD = REC && DEDICATED && nParentPost !== null;
 const FLUSH_CHARS = 16000;
 const FLUSH_DELAY_MS = 300;
 const MAX_PENDING_CHARS = 8 * 1024 * 1024;
@@ -41,13 +50,15 @@ function randomDocId() {
   }
 }
 
-/** Identity of this document's trace on the proxy (`doc=` of every upload). */
-const DOC = typeof CONFIG.doc === 'string' && CONFIG.doc !== '' ? CONFIG.doc : randomDocId();
-const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?s=' +
-  encodeURIComponent(CONFIG.secret || '') + '&doc=' + encodeURIComponent(DOC) + '&seq=';
+/** Identity of this document's trace on the proxy (`doc=` of every upload): the origin's
+ * prefix (credentials.js), then the configured id or a random one. */
+const DOC = DOC_PREFIX + '.' +
+  (typeof CONFIG.doc === 'string' && CONFIG.doc !== '' ? CONFIG.doc : randomDocId());
+const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?t=' +
+  encodeURIComponent(PAGE_TOKEN) + '&doc=' + encodeURIComponent(DOC) + '&seq=';
 
 if (REC) {
-  out = jsonStr({ format: 'shepherd-trace', version: 2, page: pageHref(), doc: DOC }) + '\n';
+  out = jsonStr({ format: 'shepherd-trace', version: 3, page: pageHref(), doc: DOC }) + '\n';
 }
 
 /** Number of interned string `text`, defining it in the trace on first use. */
@@ -91,6 +102,10 @@ function cutBatch() {
 }
 
 function pump() {
+  if (FORWARD) {
+    forward();
+    return;
+  }
   if (inFlight || bHead >= batches.length || !nFetch) return;
   const b = batches[bHead];
   inFlight = true;
@@ -142,9 +157,23 @@ function retryLater(b) {
   if (!pageGone) rApply(nSetTimeout, G, [pump, 200 * b.tries]);
 }
 
+/** Worker: posts every cut batch to the parent, in order (no retries: the channel is reliable). */
+function forward() {
+  while (bHead < batches.length) {
+    const b = batches[bHead];
+    try {
+      nParentPost(G, { __shepherd: 'trace', t: b.body });
+    } catch (_) {
+      droppedBatches++;
+    }
+    delivered();
+  }
+}
+
 /** Sends everything still buffered with sendBeacon (keepalive fetch when the quota is full). */
 function flushAtExit() {
   if (!REC) return;
+  describePending(true);
   cutBatch();
   for (let i = bHead; i < batches.length; i++) {
     const b = batches[i];

@@ -2,8 +2,13 @@
 //! (until a time or event limit), without leaving the page.
 //!
 //! Candidates: every element with a listener reported by `DOMDebugger.getEventListeners` on the
-//! document (whole subtree, piercing frames and shadow roots) or with an `on*` attribute, plus
-//! every text field (forms feed other handlers). Listeners on the document, the window, `<html>`
+//! document (whole subtree, piercing frames and shadow roots) or with an `on*` attribute, every
+//! text field (forms feed other handlers), and every element whose click does something
+//! without a listener: links (`href`, `javascript:` URLs included), buttons and
+//! submit/reset/image/checkbox/radio inputs, labels of a control, and `<summary>`. Their races
+//! (code in a `javascript:` URL, a form's submit handlers, a box a label checks) only show when
+//! they are clicked; plain links and submit buttons are safe to click because navigations away
+//! are blocked (below). Listeners on the document, the window, `<html>`
 //! or `<body>` only add a page-level keyboard action: clicking the page background is not an
 //! action on a handler element, and instrumentation typically listens at the root anyway.
 //!
@@ -50,6 +55,18 @@ pub struct ExploreOptions {
     pub rescan_every: usize,
     /// Strings typed into text fields (one chosen at random per typing action).
     pub text_inputs: Vec<String>,
+    /// Told the number of events fired so far after every action (progress displays).
+    pub on_events: Option<EventCounter>,
+}
+
+/// A callback given the running count of fired events.
+#[derive(Clone)]
+pub struct EventCounter(pub std::sync::Arc<dyn Fn(usize) + Send + Sync>);
+
+impl std::fmt::Debug for EventCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventCounter")
+    }
 }
 
 impl Default for ExploreOptions {
@@ -62,6 +79,7 @@ impl Default for ExploreOptions {
             settle_limit: Duration::from_millis(400),
             rescan_every: 5,
             text_inputs: vec!["shepherd".into(), "42".into(), "a b".into(), "x".into()],
+            on_events: None,
         }
     }
 }
@@ -204,6 +222,8 @@ struct NodeInfo {
     desc: String,
     path: String,
     text_field: bool,
+    /// A click does something even without a listener (link, button, label, …).
+    clickable: bool,
     page_level: bool,
     types: BTreeSet<String>,
 }
@@ -378,6 +398,9 @@ impl Page {
                     detail,
                 });
             }
+            if let Some(counter) = &opts.on_events {
+                (counter.0)(log.len());
+            }
             since_scan += 1;
             match outcome {
                 Ok(()) => failures_in_a_row = 0,
@@ -540,7 +563,7 @@ impl Page {
             if has(t, MOUSE_HOVER_TYPES) || has(t, MOUSE_CLICK_TYPES) {
                 add(Action::Hover);
             }
-            if has(t, MOUSE_CLICK_TYPES) {
+            if has(t, MOUSE_CLICK_TYPES) || info.clickable {
                 add(Action::Click);
             }
             if info.text_field {
@@ -597,6 +620,7 @@ fn collect_nodes(root: &Value, out: &mut BTreeMap<i64, NodeInfo>) {
             .get("type")
             .map(|t| t.to_ascii_lowercase())
             .unwrap_or_default();
+        let disabled = attr.contains_key("disabled");
         let text_field = match name.as_str() {
             "textarea" => true,
             "input" => matches!(
@@ -604,8 +628,19 @@ fn collect_nodes(root: &Value, out: &mut BTreeMap<i64, NodeInfo>) {
                 "" | "text" | "search" | "email" | "url" | "tel" | "password" | "number"
             ),
             _ => attr.get("contenteditable").is_some_and(|v| *v != "false"),
-        } && !attr.contains_key("disabled")
+        } && !disabled
             && !attr.contains_key("readonly");
+        let clickable = !disabled
+            && match name.as_str() {
+                "a" | "area" => attr.contains_key("href"),
+                "button" | "summary" => true,
+                "input" => matches!(
+                    input_type.as_str(),
+                    "submit" | "reset" | "image" | "button" | "checkbox" | "radio"
+                ),
+                "label" => attr.contains_key("for") || has_labelable_descendant(node),
+                _ => false,
+            };
         let mut desc = name.clone();
         if let Some(i) = attr.get("id").filter(|i| !i.is_empty()) {
             desc.push('#');
@@ -623,11 +658,27 @@ fn collect_nodes(root: &Value, out: &mut BTreeMap<i64, NodeInfo>) {
                 desc,
                 path: path.to_string(),
                 text_field,
+                clickable,
                 page_level: matches!(name.as_str(), "html" | "body"),
                 types,
             },
         );
     });
+}
+
+/// Whether a `DOM.getDocument` element has an input, select, textarea or button inside (a
+/// label without `for` labels the first of them).
+fn has_labelable_descendant(node: &Value) -> bool {
+    node.get("children")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            matches!(
+                c.get("localName").and_then(Value::as_str),
+                Some("input" | "select" | "textarea" | "button")
+            ) || has_labelable_descendant(c)
+        })
 }
 
 /// Blocks main-frame navigations and closes popups while exploration runs.
@@ -764,6 +815,35 @@ mod tests {
     }
 
     #[test]
+    fn elements_that_act_when_clicked() {
+        let tree = json!({
+            "nodeType": 9, "backendNodeId": 1, "children": [
+                {"nodeType": 1, "backendNodeId": 2, "localName": "a", "attributes": ["href", "javascript:go()"]},
+                {"nodeType": 1, "backendNodeId": 3, "localName": "a", "attributes": ["name", "anchor"]},
+                {"nodeType": 1, "backendNodeId": 4, "localName": "button", "attributes": ["disabled", ""]},
+                {"nodeType": 1, "backendNodeId": 5, "localName": "input", "attributes": ["type", "SUBMIT"]},
+                {"nodeType": 1, "backendNodeId": 6, "localName": "label", "attributes": ["for", "x"]},
+                {"nodeType": 1, "backendNodeId": 7, "localName": "label", "attributes": [], "children": [
+                    {"nodeType": 1, "backendNodeId": 8, "localName": "span", "attributes": [], "children": [
+                        {"nodeType": 1, "backendNodeId": 9, "localName": "input", "attributes": ["type", "radio"]}
+                    ]}
+                ]},
+                {"nodeType": 1, "backendNodeId": 10, "localName": "label", "attributes": []},
+                {"nodeType": 1, "backendNodeId": 11, "localName": "summary", "attributes": []},
+                {"nodeType": 1, "backendNodeId": 12, "localName": "area", "attributes": ["href", "/x"]}
+            ]
+        });
+        let mut nodes = BTreeMap::new();
+        collect_nodes(&tree, &mut nodes);
+        let clickable: Vec<i64> = nodes
+            .iter()
+            .filter(|(_, n)| n.clickable)
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(clickable, vec![2, 5, 6, 7, 9, 11, 12]);
+    }
+
+    #[test]
     fn collects_on_attributes_fields_and_descriptions() {
         let tree = json!({
             "nodeType": 9, "backendNodeId": 1, "children": [
@@ -787,6 +867,9 @@ mod tests {
         assert_eq!(nodes[&3].path, "/body[1]/div[1]");
         assert_eq!(nodes[&8].path, "/body[1]/iframe[1]/#document/textarea[1]");
         assert!(nodes[&3].types.contains("click"));
+        assert!(!nodes[&3].clickable, "a div does nothing on its own");
+        assert!(nodes[&4].clickable, "a checkbox toggles");
+        assert!(!nodes[&5].clickable, "a text field is typed into");
         assert!(!nodes[&4].text_field);
         assert!(nodes[&5].text_field);
         assert!(nodes.contains_key(&8) && !nodes[&8].text_field);

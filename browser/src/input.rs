@@ -140,24 +140,57 @@ impl Page {
                 }
             }
             Element::Selector(sel) => {
-                let doc = self.call("DOM.getDocument", json!({ "depth": 0 })).await?;
-                let root = doc
-                    .get("root")
-                    .and_then(|r| r.get("nodeId"))
-                    .and_then(Value::as_i64)
-                    .ok_or_else(|| Error::BadResponse {
-                        method: "DOM.getDocument".into(),
-                        detail: "no root nodeId".into(),
-                    })?;
-                let found = self
-                    .call(
-                        "DOM.querySelector",
-                        json!({ "nodeId": root, "selector": sel }),
-                    )
-                    .await?;
-                match found.get("nodeId").and_then(Value::as_i64) {
-                    Some(id) if id != 0 => Ok(json!({ "nodeId": id })),
-                    _ => Err(Error::Element(format!("{el} matches nothing"))),
+                // Every DOM.getDocument renumbers the document's nodes, so a concurrent one
+                // (another waiter, the explorer) can void the root id between the two calls:
+                // ask again with a fresh root.
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    let doc = self.call("DOM.getDocument", json!({ "depth": 0 })).await?;
+                    let root = doc
+                        .get("root")
+                        .and_then(|r| r.get("nodeId"))
+                        .and_then(Value::as_i64)
+                        .ok_or_else(|| Error::BadResponse {
+                            method: "DOM.getDocument".into(),
+                            detail: "no root nodeId".into(),
+                        })?;
+                    let found = match self
+                        .call(
+                            "DOM.querySelector",
+                            json!({ "nodeId": root, "selector": sel }),
+                        )
+                        .await
+                    {
+                        Ok(f) => f,
+                        Err(e) if attempt < 4 && e.to_string().contains("Could not find node") => {
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    let Some(id) = found
+                        .get("nodeId")
+                        .and_then(Value::as_i64)
+                        .filter(|&id| id != 0)
+                    else {
+                        return Err(Error::Element(format!("{el} matches nothing")));
+                    };
+                    // Node ids die with the next getDocument; the backend id lives as long as
+                    // the node.
+                    match self.call("DOM.describeNode", json!({ "nodeId": id })).await {
+                        Ok(d) => {
+                            if let Some(b) =
+                                d.pointer("/node/backendNodeId").and_then(Value::as_i64)
+                            {
+                                return Ok(json!({ "backendNodeId": b }));
+                            }
+                            return Ok(json!({ "nodeId": id }));
+                        }
+                        Err(e) if attempt < 4 && e.to_string().contains("Could not find node") => {
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
             }
         }

@@ -95,6 +95,19 @@ impl LaunchOptions {
         }
     }
 
+    /// [`LaunchOptions::resolved_executable`], or [`Error::ChromiumMissing`] (which says how to
+    /// install it) when no executable file is there.
+    pub fn checked_executable(&self) -> Result<PathBuf> {
+        let exe = self.resolved_executable();
+        if is_executable(&exe) {
+            Ok(exe)
+        } else {
+            Err(Error::ChromiumMissing {
+                path: exe.display().to_string(),
+            })
+        }
+    }
+
     /// The full argument list (without the executable) for a profile directory.
     pub fn args(&self, profile: &Path) -> Vec<String> {
         let mut args: Vec<String> = Vec::new();
@@ -203,12 +216,7 @@ struct Process {
 impl Browser {
     /// Start Chromium and connect to it.
     pub async fn launch(opts: LaunchOptions) -> Result<Browser> {
-        let exe = opts.resolved_executable();
-        if !is_executable(&exe) {
-            return Err(Error::ChromiumMissing {
-                path: exe.display().to_string(),
-            });
-        }
+        let exe = opts.checked_executable()?;
         sweep_stale_profiles();
         let profile = make_profile_dir()?;
         let mut cmd = Command::new(&exe);

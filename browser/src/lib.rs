@@ -69,7 +69,7 @@ mod quiet;
 
 pub use connection::{Connection, Event, EventStream};
 pub use error::{Error, Result};
-pub use explore::{ExploreOptions, ExploreReport, FiredEvent, StopReason};
+pub use explore::{EventCounter, ExploreOptions, ExploreReport, FiredEvent, StopReason};
 pub use input::{Element, MouseButton};
 pub use launch::{BROWSER_SERVICE_HOSTS, Browser, DEFAULT_CHROMIUM, LaunchOptions};
 pub use monitor::{ConsoleMessage, Dialog, PageException};

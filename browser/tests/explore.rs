@@ -103,9 +103,15 @@ fn explores_handler_elements_only_and_stays_on_the_page() {
                 "{path} reached: {lines:?}"
             );
         }
-        if targets.contains("button#pop") {
-            assert!(!report.closed_popups.is_empty(), "{report:?}");
-        }
+        // The seed's choices include a click on the popup button; the popup was closed.
+        assert!(
+            report
+                .events
+                .iter()
+                .any(|e| e.target == "button#pop" && e.event == "click"),
+            "{report:?}"
+        );
+        assert!(!report.closed_popups.is_empty(), "{report:?}");
 
         // Same seed, same page state: the same choices.
         page.navigate(&url).await.unwrap();
@@ -279,5 +285,72 @@ fn a_logged_exploration_replays_identically_on_a_fresh_load() {
         let replayed = page.evaluate("log").await.unwrap();
         assert_eq!(original, replayed);
         assert!(original.as_array().unwrap().len() > 10, "{original}");
+    });
+}
+
+const CLICKABLE: &str = r#"<!doctype html>
+<style> a, button, label, summary, div { display: block; margin: 8px; height: 30px; width: 200px; } </style>
+<body>
+<a id="js" href="javascript:window.jsLinks = (window.jsLinks || 0) + 1; void 0">run code</a>
+<a id="plain" href="/away">leave</a>
+<form action="/submitted"><button id="send">send</button></form>
+<label id="lab"><input type="checkbox" id="cb"> check</label>
+<details><summary id="sum">more</summary>inside</details>
+<div id="inert">nothing happens here</div>
+<script>
+  // Page-level listeners only: they make no element a candidate.
+  window.submits = 0;
+  window.addEventListener('submit', () => { window.submits++; }, true);
+  window.addEventListener('change', e => { window.changed = e.target.id; }, true);
+</script>"#;
+
+#[test]
+fn clicks_links_buttons_and_labels_without_listeners() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(CLICKABLE)),
+            ("/away", html("away")),
+            ("/submitted", html("submitted")),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        let url = server.url("/");
+        page.navigate(&url).await.unwrap();
+        let report = page
+            .explore(&ExploreOptions {
+                max_events: 90,
+                duration: Duration::from_secs(8),
+                seed: 5,
+                ..ExploreOptions::default()
+            })
+            .await
+            .unwrap();
+        let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
+        for t in [
+            "a#js",
+            "a#plain",
+            "button#send",
+            "label#lab",
+            "input#cb",
+            "summary#sum",
+        ] {
+            assert!(targets.contains(t), "{t} never clicked: {targets:?}");
+        }
+        assert!(!targets.contains("div#inert"), "{targets:?}");
+        // The clicks did what a user's would: code ran, a form was submitted, a box toggled.
+        let state = page
+            .evaluate("[window.jsLinks > 0, window.submits > 0, window.changed === 'cb']")
+            .await
+            .unwrap();
+        assert_eq!(state, serde_json::json!([true, true, true]), "{report:?}");
+        // Without leaving the page.
+        assert_eq!(page.url().await.unwrap(), url);
+        let lines = server.request_lines();
+        for path in ["/away ", "/submitted"] {
+            assert!(
+                !lines.iter().any(|l| l.contains(path)),
+                "{path} reached: {lines:?}"
+            );
+        }
     });
 }

@@ -69,9 +69,14 @@ async fn missing_executable_is_a_clear_error() {
 async fn executable_that_never_prints_a_url_times_out_with_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("fake-chromium");
+    let pid_file = dir.path().join("fake.pid");
+    // `exec` keeps the pid, so the file names the process that must be gone afterwards.
     std::fs::write(
         &fake,
-        "#!/bin/sh\necho 'fake starting' >&2\nexec sleep 30\n",
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\necho 'fake starting' >&2\nexec sleep 30\n",
+            pid_file.display()
+        ),
     )
     .unwrap();
     let mut perms = std::fs::metadata(&fake).unwrap().permissions();
@@ -92,14 +97,31 @@ async fn executable_that_never_prints_a_url_times_out_with_an_error() {
         other => panic!("unexpected {other}"),
     }
     // The fake process was killed with its group when launch gave up.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let out = std::process::Command::new("pgrep")
-        .arg("-f")
-        .arg(fake.to_str().unwrap())
-        .output();
-    if let Ok(out) = out {
-        assert!(out.stdout.is_empty(), "fake chromium still running");
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut alive = true;
+    for _ in 0..50 {
+        alive = is_alive(pid);
+        if !alive {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert!(!alive, "fake chromium (pid {pid}) still running");
+}
+
+/// Whether `pid` exists and is not a zombie.
+fn is_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
 }
 
 #[tokio::test]
@@ -161,9 +183,10 @@ async fn renderer_crash_fails_the_page_but_not_the_browser() {
 #[test]
 #[ignore = "helper: run by a_sigkilled_owner_takes_chromium_along"]
 fn helper_launch_and_hang() {
-    if std::env::var_os("SHEPHERD_BROWSER_HELPER").is_none() {
-        return;
-    }
+    assert!(
+        std::env::var_os("SHEPHERD_BROWSER_HELPER").is_some(),
+        "helper: run by a_sigkilled_owner_takes_chromium_along"
+    );
     let rt = tokio::runtime::Runtime::new().unwrap();
     let browser = rt.block_on(launch());
     println!("PROFILE {}", browser.profile_dir().display());

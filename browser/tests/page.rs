@@ -176,6 +176,5 @@ fn scripts_on_new_document_screenshots_dialogs() {
             json!("undefined")
         );
         other.close().await.unwrap();
-        // A closed session fails fast.
     });
 }

@@ -10,48 +10,7 @@
 mod support;
 
 use shepherd_browser::{Browser, LaunchOptions};
-use std::time::Duration;
-use support::{ProxyMode, ShepherdProxy, StaticServer};
-
-const ITEMS: usize = 100;
-
-/// Adds, completes and deletes ITEMS todos through the app's own listeners (`change` on the
-/// input, delegated `click` on toggles and destroy buttons); returns the in-page time in ms and
-/// the item count seen at each checkpoint, so a broken app cannot look fast.
-///
-/// vanillajs names a todo by `new Date().getTime()`: todos added within one millisecond share
-/// an id, and a toggle then flips another item (a plain run saw 50 of 100 completed). After
-/// each add the workload waits for the clock to move (at most 5 ms) and leaves that wait out
-/// of the measured time, so every todo has its own id and the counts are exact in every mode.
-fn workload() -> String {
-    format!(
-        r#"(() => {{
-    const input = document.querySelector('#new-todo');
-    const list = () => document.querySelectorAll('#todo-list > li');
-    const t0 = performance.now();
-    let waited = 0;
-    for (let i = 0; i < {ITEMS}; i++) {{
-        input.value = 'todo ' + i;
-        input.dispatchEvent(new Event('change', {{ bubbles: true }}));
-        const w0 = performance.now();
-        const now = Date.now();
-        while (Date.now() === now && performance.now() - w0 < 5) {{}}
-        waited += performance.now() - w0;
-    }}
-    const added = list().length;
-    for (let i = 0; i < {ITEMS}; i++) {{
-        document.querySelectorAll('#todo-list > li .toggle')[i].click();
-    }}
-    const completed = document.querySelectorAll('#todo-list > li.completed').length;
-    for (let i = 0; i < {ITEMS}; i++) {{
-        document.querySelector('#todo-list > li .destroy').click();
-    }}
-    const left = list().length;
-    void document.body.offsetHeight;
-    return {{ ms: performance.now() - t0 - waited, added, completed, left }};
-}})()"#
-    )
-}
+use support::{ITEMS, ProxyMode, ShepherdProxy, StaticServer, median};
 
 async fn one_round(
     browser: &Browser,
@@ -59,28 +18,10 @@ async fn one_round(
     proxy: Option<&ShepherdProxy>,
     label: &str,
 ) -> f64 {
-    let page = browser
-        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
-        .await
-        .unwrap();
-    page.navigate(url).await.unwrap();
-    let _ = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
-        .await;
-    let r = page.evaluate(&workload()).await.unwrap();
-    let n = ITEMS as u64;
-    assert!(
-        r["added"].as_u64() == Some(n)
-            && r["completed"].as_u64() == Some(n)
-            && r["left"].as_u64() == Some(0),
-        "workload did not run as intended ({label}): {r}"
-    );
-    let ms = r["ms"].as_f64().unwrap();
-    let _ = page.close().await;
-    ms
+    support::timed_round(browser, url, proxy, label).await.1
 }
 
-/// Slowdown targets against plain (the controller issue).
+/// Slowdown targets against plain: repair mode adds at most 3 %, record mode at most 3x.
 const REPAIR_TARGET: f64 = 1.03;
 const RECORD_TARGET: f64 = 3.0;
 
@@ -88,32 +29,13 @@ fn verdict(ratio: f64, target: f64) -> &'static str {
     if ratio <= target { "ok" } else { "MISSED" }
 }
 
-/// Sorts `v` and returns its median.
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn main() {
     // `cargo test --benches` runs bench binaries with `--bench` absent; do nothing then.
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let root = match support::package_root() {
-        Ok(r) => r,
-        Err(why) => {
-            eprintln!(
-                "todomvc bench skipped: {} unavailable ({why})",
-                support::PACKAGE
-            );
-            return;
-        }
-    };
+    shepherd_testkit::chromium();
+    let root = support::package_root();
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -3,15 +3,12 @@
 
 mod commands;
 mod demo_site;
-mod drive;
-mod rewriter;
-mod sources;
-mod trace_source;
+mod progress;
 
 use clap::{Parser, Subcommand};
 
 /// mimalloc instead of glibc malloc: the JS pass allocates and frees whole syntax trees per
-/// script (12-16% fewer instructions measured on jQuery) and the proxy many small buffers.
+/// script and the proxy many small buffers (the JS pass benchmark runs with it too).
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
@@ -52,6 +49,8 @@ enum Command {
     Serve(commands::proxy::ServeArgs),
     /// Print trace statistics (JSONL or ER_actionlog) or look at actions (`--action N`).
     Trace(commands::trace::Args),
+    /// Check and list repair policies; which races a policy orders (`covers`).
+    Policy(commands::policy::Args),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +62,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    // Before any proxy computes its connection cap from it.
+    shepherd_proxy::limits::raise_descriptor_limit();
     match commands::run(cli.command, cli.home) {
         Ok(code) => code,
         Err(e) => {

@@ -1,8 +1,8 @@
 //! `shepherd demo` end to end: the embedded shop is recorded through the proxy in headless
 //! Chromium with auto-exploration and analysed. The report must show the demo's races: the
 //! coupon field that the late `app.js` overwrites while the user types (the explorer types into
-//! text fields; trusted `input` events write the field's value location), and script actions
-//! named by their position.
+//! text fields; trusted `input` events write the field's value location) named by its selector
+//! (`input#coupon.value`), and script actions named by their position.
 
 use std::process::Command;
 
@@ -32,9 +32,7 @@ fn block<'a>(report: &'a str, suffix: &str) -> Option<&'a str> {
 
 #[test]
 fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
-    if !std::path::Path::new("/usr/bin/chromium").exists() {
-        panic!("headless Chromium is required (scripts/install-deps)");
-    }
+    shepherd_testkit::chromium();
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_shepherd"))
@@ -60,6 +58,13 @@ fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
             && coupon.contains("event:input@#coupon"),
         "the coupon race pairs app.js's write (with its source position) with the typing:\n{coupon}"
     );
+    // Named as a developer finds the field, the trace's own name under it.
+    assert!(
+        coupon.starts_with("uncovered input#coupon.value")
+            || coupon.starts_with("HARMFUL input#coupon.value"),
+        "the coupon named by its selector:\n{coupon}"
+    );
+    assert!(coupon.contains("\n  trace location: DOMNode["), "{coupon}");
     assert!(
         stdout.contains("HARMFUL Global.f"),
         "EventRacer Fig. 1's race in the report:\n{stdout}"

@@ -9,7 +9,8 @@
 //! one proxy per mode serve every app.
 //!
 //! The package is fetched with `npm pack` into the target directory on first run; without npm
-//! or network the test prints why and returns.
+//! or access to the npm registry the test fails and says why (`$SHEPHERD_TODOMVC_DIR` points it
+//! at an unpacked copy instead).
 
 #[path = "support/todomvc.rs"]
 mod support;
@@ -197,20 +198,8 @@ fn compare(plain: &Run, proxied: &Run, mode: &str) -> Vec<String> {
 
 #[test]
 fn todomvc_apps_behave_identically_through_the_proxy_in_repair_and_record_mode() {
-    let root = match support::package_root() {
-        Ok(r) => r,
-        Err(why) => {
-            eprintln!(
-                "SKIPPED todomvc test: {} unavailable ({why})",
-                support::PACKAGE
-            );
-            return;
-        }
-    };
-    assert!(
-        support::chromium_available(),
-        "headless Chromium is required (scripts/install-deps)"
-    );
+    shepherd_testkit::chromium();
+    let root = support::package_root();
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
     let repair = ShepherdProxy::start(bin, ProxyMode::Repair);

@@ -1,8 +1,7 @@
 //! Throughput of the HTML path (repair and record) and of the JavaScript cache, on the real
 //! pages and libraries of the npm package `todomvc@0.1.1`, against plain copying in the same
-//! process. The package is fetched with `npm pack` into `target/todomvc-cache/` (or taken from
-//! `$SHEPHERD_TODOMVC`, the unpacked `package/` directory); without it the bench says so and
-//! exits.
+//! process. The package is fetched with `npm pack` into `target/tmp/` (`shepherd_testkit`; or
+//! taken from `$SHEPHERD_TODOMVC_DIR/package`); without it the bench fails and says why.
 //!
 //! Run: `cargo bench -p shepherd-instrument --bench throughput`.
 
@@ -23,31 +22,6 @@ const APPS: &[&str] = &[
     "canjs",
 ];
 const CHUNK: usize = 16 * 1024;
-
-fn package_dir() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SHEPHERD_TODOMVC") {
-        return Some(PathBuf::from(p));
-    }
-    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/todomvc-cache");
-    let pkg = cache.join("package");
-    if pkg.join("examples").is_dir() {
-        return Some(pkg);
-    }
-    std::fs::create_dir_all(&cache).ok()?;
-    let ok = std::process::Command::new("npm")
-        .args(["pack", "todomvc@0.1.1"])
-        .current_dir(&cache)
-        .status()
-        .ok()?
-        .success()
-        && std::process::Command::new("tar")
-            .args(["xzf", "todomvc-0.1.1.tgz"])
-            .current_dir(&cache)
-            .status()
-            .ok()?
-            .success();
-    (ok && pkg.join("examples").is_dir()).then_some(pkg)
-}
 
 fn js_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -101,12 +75,7 @@ fn copy_run(doc: &[u8]) -> usize {
 }
 
 fn main() {
-    let Some(pkg) = package_dir() else {
-        println!(
-            "throughput: todomvc@0.1.1 not available (set SHEPHERD_TODOMVC or allow `npm pack`); skipping"
-        );
-        return;
-    };
+    let pkg = shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let min = Duration::from_millis(
         std::env::var("BENCH_MS")
             .ok()

@@ -17,28 +17,8 @@ pub(crate) fn js_url_body(value: &str) -> Option<String> {
     if !scheme.eq_ignore_ascii_case("javascript:") {
         return None;
     }
-    let body = percent_decode(&cleaned.as_bytes()[11..]);
+    let body: Vec<u8> = percent_encoding::percent_decode(&cleaned.as_bytes()[11..]).collect();
     String::from_utf8(body).ok()
-}
-
-fn percent_decode(b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && b[i + 1].is_ascii_hexdigit()
-            && b[i + 2].is_ascii_hexdigit()
-        {
-            let hex = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
-            out.push(hex(b[i + 1]) * 16 + hex(b[i + 2]));
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
 }
 
 /// A `javascript:` URL whose evaluation runs `code`: `%` and the characters the URL parser

@@ -297,7 +297,7 @@ impl ScriptCache {
         let mut h = Sha256::new();
         h.update(b"shepherd-instrument-cache\0");
         h.update(shepherd_instrument_js::PASS_VERSION.to_le_bytes());
-        h.update(self.mode.cache_name().as_bytes());
+        h.update(crate::mode::cache_name(self.mode).as_bytes());
         h.update(b"\0");
         h.update(kind.as_str().as_bytes());
         h.update(b"\0");

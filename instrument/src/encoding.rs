@@ -70,6 +70,13 @@ pub(crate) fn charset_from_content_type(ct: &str) -> Option<&'static Encoding> {
     charset_param(ct).and_then(|(_, v)| Encoding::for_label(v.as_bytes()))
 }
 
+/// The unquoted value of the `charset` parameter of a `Content-Type` value (`utf-8` for
+/// `text/javascript; charset="utf-8"`), whether or not it names a known encoding. Lenient like
+/// browsers: parameters that do not parse are skipped.
+pub fn charset_label(content_type: &str) -> Option<String> {
+    charset_param(content_type).map(|(_, v)| v)
+}
+
 /// Finds the `charset` parameter: returns its byte range in `ct` and its unquoted value.
 fn charset_param(ct: &str) -> Option<(std::ops::Range<usize>, String)> {
     let mut offset = 0;
@@ -409,6 +416,24 @@ mod tests {
         assert_eq!(
             prescan(b"<!-->x<meta charset=big5>"),
             Some(encoding_rs::BIG5)
+        );
+    }
+
+    #[test]
+    fn charset_labels() {
+        assert_eq!(
+            charset_label("text/javascript; charset=\"UTF-8\"").as_deref(),
+            Some("UTF-8")
+        );
+        assert_eq!(
+            charset_label("text/html;x=1; Charset=windows-1251 ").as_deref(),
+            Some("windows-1251")
+        );
+        assert_eq!(charset_label("text/html; charset"), None);
+        assert_eq!(
+            charset_label("charset=utf-8"),
+            None,
+            "the type is not a parameter"
         );
     }
 

@@ -28,8 +28,10 @@ pub const RUNTIME_PATH: &str = "/__shepherd/runtime.js";
 pub struct HtmlConfig {
     /// Record/replay rewrite JavaScript; repair only injects the runtime.
     pub mode: Mode,
-    /// Per-run secret passed to the runtime URL (`s` parameter).
-    pub secret: String,
+    /// The document origin's page credential, written into the runtime URL (`t` parameter):
+    /// what the runtime presents when it uploads the trace or asks for dynamic code to be
+    /// instrumented.
+    pub page_token: String,
     /// `scheme://host[:port]` of the document, used for CSP host-sources.
     pub origin: Option<String>,
     /// The response's `Content-Type` value (its charset takes part in encoding detection).
@@ -46,18 +48,18 @@ pub struct HtmlConfig {
     /// The runtime is already in the document, so nothing is injected; the input is UTF-8 text
     /// (no encoding detection: a `<meta charset>` in it changes nothing); CSP headers are not
     /// the fragment's business; `srcdoc` documents are left alone (they would need the
-    /// runtime tag and its secret); an inline script is instrumented only when its end tag is
+    /// runtime tag); an inline script is instrumented only when its end tag is
     /// in the fragment (a `write` may split a script over several calls, and instrumenting
     /// half of one could change what the whole means).
     pub fragment: bool,
 }
 
 impl HtmlConfig {
-    /// Defaults for `mode` and `secret`.
-    pub fn new(mode: Mode, secret: impl Into<String>) -> Self {
+    /// Defaults for `mode` and the page credential.
+    pub fn new(mode: Mode, page_token: impl Into<String>) -> Self {
         HtmlConfig {
             mode,
-            secret: secret.into(),
+            page_token: page_token.into(),
             origin: None,
             content_type: None,
             nonce: None,
@@ -237,8 +239,8 @@ impl HtmlInstrumenter {
             String::new()
         };
         format!(
-            "<script src=\"{RUNTIME_PATH}?s={}&amp;m={}\"{nonce}></script>",
-            url_component(&self.cfg.secret),
+            "<script src=\"{RUNTIME_PATH}?t={}&amp;m={}\"{nonce}></script>",
+            url_component(&self.cfg.page_token),
             self.cfg.mode.as_str()
         )
     }
@@ -501,7 +503,7 @@ fn decode_chunk(d: &mut Decoder, chunk: &[u8], last: bool) -> String {
     s
 }
 
-/// Percent-encodes a query component (the secret is ours, but be safe).
+/// Percent-encodes a query component (the credential is ours, but be safe).
 fn url_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {

@@ -24,16 +24,20 @@ mod jspass;
 mod mode;
 mod prolog;
 mod report;
+mod response_kind;
 mod script_type;
 
 pub use cache::{CacheStats, ScriptCache, ScriptOutput};
 pub use csp::{CspChange, CspHeader, adjust_csp_for_runtime};
-pub use encoding::{DetectedEncoding, EncodingSource, adjust_content_type, detect_encoding};
+pub use encoding::{
+    DetectedEncoding, EncodingSource, adjust_content_type, charset_label, detect_encoding,
+};
 pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
 pub use inline::{InlineCode, inline_code};
 pub use jspass::{Flags, PassFn, real_pass};
 pub use mode::{Mode, ScriptKind};
 pub use report::{Change, Counters, Report};
+pub use response_kind::{FetchContext, ResponseKind, classify, is_javascript_mime, mime_essence};
 pub use shepherd_instrument_js::{MARKER, PASS_VERSION};
 
 /// Why the instrumenter could not produce output.

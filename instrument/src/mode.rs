@@ -1,59 +1,17 @@
 //! Instrumentation modes and the kinds of JavaScript source the crate handles.
 
-use std::fmt;
 use std::str::FromStr;
 
-/// What the page is instrumented for (the `m` parameter of the runtime URL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Log shared-memory accesses: JavaScript goes through the pass.
-    Record,
-    /// Re-run a recorded schedule: rewritten like `Record`.
-    Replay,
-    /// Enforce a repair policy: only the runtime is injected, no JavaScript is rewritten.
-    Repair,
-}
+/// What the page is instrumented for: Shepherd's one vocabulary of modes, defined with the
+/// runtime it injects.
+pub use shepherd_runtime::Mode;
 
-impl Mode {
-    /// Whether JavaScript (inline, handlers, `javascript:` URLs, external) is rewritten.
-    pub fn rewrites_js(self) -> bool {
-        !matches!(self, Mode::Repair)
-    }
-
-    /// Name used in the runtime URL.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Record => "record",
-            Mode::Replay => "replay",
-            Mode::Repair => "repair",
-        }
-    }
-
-    /// Name used in cache keys: modes producing identical JavaScript share entries.
-    pub(crate) fn cache_name(self) -> &'static str {
-        if self.rewrites_js() {
-            "record"
-        } else {
-            "repair"
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "record" => Ok(Mode::Record),
-            "replay" => Ok(Mode::Replay),
-            "repair" => Ok(Mode::Repair),
-            other => Err(format!("unknown mode {other:?} (record, replay, repair)")),
-        }
+/// Name used in cache keys: modes producing identical JavaScript share entries.
+pub(crate) fn cache_name(mode: Mode) -> &'static str {
+    if mode.rewrites_js() {
+        "record"
+    } else {
+        "repair"
     }
 }
 

@@ -22,6 +22,11 @@ const JS_MIME: &[&str] = &[
     "text/x-javascript",
 ];
 
+/// Whether the essence (`type/subtype`, lower-case, no parameters) is a JavaScript MIME type.
+pub(crate) fn is_javascript_essence(essence: &str) -> bool {
+    JS_MIME.contains(&essence)
+}
+
 /// The kind of an inline script from its (decoded) `type` and `language` attributes, or None
 /// when the browser does not run it as JavaScript (importmap, JSON, templates, unknown types).
 pub(crate) fn script_kind(type_attr: Option<&str>, language: Option<&str>) -> Option<ScriptKind> {

@@ -4,10 +4,7 @@
 //! iframes of one page, so the whole test costs a single browser launch.
 
 use shepherd_instrument::{HtmlConfig, Mode, instrument_html};
-use std::path::Path;
 use std::process::Command;
-
-const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Each inline probe writes what the page saw into `<pre id=r>` of its own document.
 const PROBE: &str = "<script>document.addEventListener('DOMContentLoaded',function(){var p=document.createElement('pre');p.id='r';p.textContent=JSON.stringify({t:(document.getElementById('t')||{}).textContent||'',s:window.S||'',first:(document.scripts[0]||{}).src||''});document.body.appendChild(p)})</script>";
@@ -55,16 +52,9 @@ fn encode(enc: &'static encoding_rs::Encoding, s: &str) -> Vec<u8> {
     enc.encode(s).0.into_owned()
 }
 
-fn chromium_available() -> bool {
-    Path::new(CHROMIUM).exists()
-}
-
 #[test]
 fn browser_sees_the_same_document() {
-    if !chromium_available() {
-        eprintln!("skipping: {CHROMIUM} not installed");
-        return;
-    }
+    let chromium = shepherd_testkit::chromium();
     let dir = tempfile::tempdir().unwrap();
     let profile = tempfile::tempdir().unwrap();
     let cases = cases();
@@ -82,7 +72,7 @@ fn browser_sees_the_same_document() {
     );
     let top_path = dir.path().join("top.html");
     std::fs::write(&top_path, top).unwrap();
-    let output = Command::new(CHROMIUM)
+    let output = Command::new(&chromium)
         .args([
             "--headless",
             "--no-sandbox",
@@ -138,7 +128,7 @@ fn browser_sees_the_same_document() {
             problems.push(format!("{name}: characterSet {} -> {}", o["cs"], i["cs"]));
         }
         let first = i["r"]["first"].as_str().unwrap_or_default();
-        if !first.contains("/__shepherd/runtime.js?s=S&m=repair") {
+        if !first.contains("/__shepherd/runtime.js?t=S&m=repair") {
             problems.push(format!(
                 "{name}: first script is {first:?}, not the runtime"
             ));

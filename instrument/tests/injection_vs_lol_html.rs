@@ -51,7 +51,7 @@ const TOKENS: &[&str] = &[
     "<meta charset=utf-8>",
 ];
 
-const TAG: &str = "<script src=\"/__shepherd/runtime.js?s=S&amp;m=repair\"></script>";
+const TAG: &str = "<script src=\"/__shepherd/runtime.js?t=S&amp;m=repair\"></script>";
 
 /// Where lol_html says the runtime goes (byte offset), or None when it sees no element.
 fn reference(doc: &str) -> Option<usize> {

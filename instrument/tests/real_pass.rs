@@ -33,7 +33,7 @@ fn repair_mode_rewrites_no_js() {
     let (out, report, _) = instrument_html(input, HtmlConfig::new(Mode::Repair, "S"), &[]).unwrap();
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        "<!doctype html><script src=\"/__shepherd/runtime.js?s=S&amp;m=repair\"></script>\
+        "<!doctype html><script src=\"/__shepherd/runtime.js?t=S&amp;m=repair\"></script>\
 <script>var a = 1;</script><p onclick=\"f()\">"
     );
     assert_eq!(report.counters, Default::default());

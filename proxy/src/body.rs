@@ -164,3 +164,66 @@ impl<T: ChunkTransform + Unpin> Body for TransformBody<T> {
         self.done
     }
 }
+
+/// A body fed by a channel (recorded bodies read on a thread, held chunks of a document).
+pub(crate) struct ChannelBody {
+    rx: tokio::sync::mpsc::Receiver<Result<Bytes, BoxError>>,
+    len: Option<u64>,
+}
+
+impl ChannelBody {
+    /// A body of whatever `rx` yields; `len` is its exact length when known.
+    pub fn new(rx: tokio::sync::mpsc::Receiver<Result<Bytes, BoxError>>, len: Option<u64>) -> Self {
+        ChannelBody { rx, len }
+    }
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        self.rx.poll_recv(cx).map(|o| o.map(|r| r.map(Frame::data)))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.len {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
+    }
+}
+
+/// A body made of bytes already read followed by the rest of a stream.
+pub(crate) struct PrefixBody {
+    prefix: Option<Bytes>,
+    rest: ProxyBody,
+}
+
+impl PrefixBody {
+    /// `prefix`, then everything `rest` yields.
+    pub fn new(prefix: Bytes, rest: ProxyBody) -> Self {
+        PrefixBody {
+            prefix: Some(prefix),
+            rest,
+        }
+    }
+}
+
+impl Body for PrefixBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Some(p) = self.prefix.take() {
+            return Poll::Ready(Some(Ok(Frame::data(p))));
+        }
+        Pin::new(&mut self.rest).poll_frame(cx)
+    }
+}

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::sync::OnceCell;
 
 /// File name of the CA certificate (PEM) inside the home directory.
@@ -83,7 +83,7 @@ fn ca_params(key: &KeyPair) -> CertificateParams {
     dn.push(DnType::OrganizationName, "Shepherd");
     dn.push(
         DnType::CommonName,
-        format!("Shepherd CA {}", hex_prefix(&digest, 4)),
+        format!("Shepherd CA {}", hex::encode(&digest[..4])),
     );
     params.distinguished_name = dn;
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -95,15 +95,8 @@ fn ca_params(key: &KeyPair) -> CertificateParams {
     params
 }
 
-fn hex_prefix(bytes: &[u8], n: usize) -> String {
-    bytes.iter().take(n).map(|b| format!("{b:02x}")).collect()
-}
-
 fn now_offset() -> time::OffsetDateTime {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    rcgen::date_time_ymd(1970, 1, 1) + since
+    time::OffsetDateTime::now_utc()
 }
 
 impl CertificateAuthority {
@@ -247,32 +240,15 @@ impl CertificateAuthority {
 
 /// Extracts the DER bytes of the first PEM certificate block.
 pub fn pem_to_der(pem: &str) -> Option<Vec<u8>> {
-    let begin = "-----BEGIN CERTIFICATE-----";
-    let end = "-----END CERTIFICATE-----";
-    let start = pem.find(begin)? + begin.len();
-    let stop = start + pem[start..].find(end)?;
-    let b64: String = pem[start..stop]
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    base64::engine::general_purpose::STANDARD.decode(b64).ok()
+    pem_certs(pem).into_iter().next().map(|c| c.to_vec())
 }
 
-/// Every PEM certificate block in `pem`, as DER.
+/// Every PEM certificate block in `pem`, as DER (blocks that do not decode are skipped).
 pub fn pem_certs(pem: &str) -> Vec<CertificateDer<'static>> {
-    let mut out = Vec::new();
-    let mut rest = pem;
-    while let Some(i) = rest.find("-----BEGIN CERTIFICATE-----") {
-        let block = &rest[i..];
-        if let Some(der) = pem_to_der(block) {
-            out.push(CertificateDer::from(der));
-        }
-        let Some(j) = block.find("-----END CERTIFICATE-----") else {
-            break;
-        };
-        rest = &block[j + 25..];
-    }
-    out
+    use rustls_pki_types::pem::PemObject;
+    CertificateDer::pem_slice_iter(pem.as_bytes())
+        .filter_map(Result::ok)
+        .collect()
 }
 
 fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {

@@ -74,7 +74,7 @@ impl std::fmt::Debug for ClientBody {
 
 impl Body for ClientBody {
     type Data = Bytes;
-    type Error = crate::body::BoxError;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
 
     fn poll_frame(
         self: Pin<&mut Self>,

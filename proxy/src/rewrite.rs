@@ -1,32 +1,11 @@
 //! The rewrite hook the instrumentation plugs into. The proxy decides *when* a body passes
 //! through it (after decoding, never for bodies it does not touch); the implementation decides
-//! *what* changes. HTML is streamed (chunks in, chunks out) so documents render progressively;
+//! *what* changes, and knows what it instruments for (the proxy has no notion of a mode). HTML
+//! is streamed (chunks in, chunks out) so documents render progressively;
 //! scripts are rewritten whole, which lets the implementation cache by content hash.
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
-
-/// Which proxy mode the response is served in (the runtime behaves differently per mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunMode {
-    /// Live traffic, recorded to a file.
-    Record,
-    /// Live traffic, not recorded (repair / staging).
-    Serve,
-    /// Served from a recording.
-    Replay,
-}
-
-impl RunMode {
-    /// The value of the `m=` parameter of `/__shepherd/runtime.js`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunMode::Record => "record",
-            RunMode::Serve => "repair",
-            RunMode::Replay => "replay",
-        }
-    }
-}
 
 /// What the rewriter sees about a response before its body.
 #[derive(Debug)]
@@ -39,10 +18,9 @@ pub struct ResponseMeta<'a> {
     pub request_headers: &'a HeaderMap,
     /// Response status.
     pub status: StatusCode,
-    /// Proxy mode.
-    pub mode: RunMode,
-    /// The per-run secret the injected runtime must present on `/__shepherd/*`.
-    pub secret: &'a str,
+    /// The page credential of this response's origin: what the injected runtime presents on
+    /// `/__shepherd/trace` and `/__shepherd/instrument` (written into the runtime's URL).
+    pub page_token: &'a str,
 }
 
 /// What to do with a response body.
@@ -65,12 +43,15 @@ pub enum RewriteKind {
 pub struct ScriptJob {
     /// Absolute request URL.
     pub url: String,
-    /// Proxy mode.
-    pub mode: RunMode,
     /// ES module rather than classic script.
     pub module: bool,
     /// The response's `Content-Type` (its charset decides the decoding of classic scripts).
     pub content_type: Option<String>,
+    /// The request's `Sec-Fetch-Dest` (`script`, `worker`, `serviceworker`…; empty when
+    /// absent): a worker's script must carry what a document gets from its HTML.
+    pub fetch_dest: String,
+    /// The page credential of the script's origin (what code running there presents).
+    pub page_token: String,
     /// The decoded body.
     pub source: Bytes,
 }

@@ -4,13 +4,19 @@
 
 use crate::body::ProxyBody;
 use crate::ca::CertificateAuthority;
+use crate::config::ProxyConfig;
+use crate::error::ProxyError;
 use crate::holds::Holds;
-use crate::limits::{Limits, ProxyAuth};
+use crate::page_holds::PageHolds;
+use crate::repair_stats::RepairStats;
+use crate::respond;
 use crate::rewind::Rewind;
-use crate::rewrite::{Rewriter, RunMode};
-use crate::upstream::UpstreamClient;
-use crate::{Mode, ProxyConfig, ProxyError, ProxyHandle, Stats, TraceSink};
-use bytes::{Bytes, BytesMut};
+use crate::route::CA_HOST;
+use crate::secret::Secrets;
+use crate::source::Source;
+use crate::state::{Shared, Target};
+use crate::stats::Stats;
+use bytes::BytesMut;
 use http::uri::{Authority, Scheme};
 use http::{Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
@@ -25,115 +31,26 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-/// The special host that serves the CA page (`http://shepherd.ca/`).
-pub(crate) const CA_HOST: &str = "shepherd.ca";
-
-/// Per-mode state.
-pub(crate) enum ModeState {
-    Serve,
-    Record(Arc<crate::record::Recorder>),
-    Replay(Arc<crate::replay::Replayer>),
+/// A proxy that is accepting connections.
+pub(crate) struct Running {
+    pub addr: SocketAddr,
+    pub control_addr: Option<SocketAddr>,
+    pub shared: Arc<Shared>,
+    pub shutdown: tokio::sync::oneshot::Sender<()>,
+    pub task: tokio::task::JoinHandle<()>,
 }
 
-/// State shared by every connection of one proxy.
-pub(crate) struct Shared {
-    pub secret: String,
-    pub ca: Arc<CertificateAuthority>,
-    pub client: Option<UpstreamClient>,
-    pub client_tls: Option<Arc<rustls::ClientConfig>>,
-    pub mode: ModeState,
-    pub run_mode: RunMode,
-    pub reverse: Option<Target>,
-    pub auth: Option<ProxyAuth>,
-    pub runtime_js: &'static str,
-    pub rewriter: Option<Arc<dyn Rewriter>>,
-    pub trace_sink: Option<Arc<dyn TraceSink>>,
-    pub limits: Limits,
-    pub holds: Arc<Holds>,
-    pub stats: Stats,
-    http: auto::Builder<TokioExecutor>,
-}
-
-impl Shared {
-    pub(crate) fn reset_replay(&self) {
-        if let ModeState::Replay(r) = &self.mode {
-            r.reset();
-        }
-    }
-
-    pub(crate) fn close(&self) {
-        if let ModeState::Record(r) = &self.mode {
-            r.close();
-        }
-    }
-}
-
-/// Where requests of one connection go: scheme and authority of the origin.
-#[derive(Clone, Debug)]
-pub(crate) struct Target {
-    pub scheme: Scheme,
-    pub authority: Authority,
-}
-
-impl Target {
-    /// The absolute URI of `uri` (origin-form or absolute) on this target.
-    pub fn url(&self, uri: &http::Uri) -> Result<http::Uri, http::Error> {
-        let pq = uri
-            .path_and_query()
-            .cloned()
-            .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
-        http::Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(pq)
-            .build()
-    }
-
-    pub fn host(&self) -> &str {
-        self.authority.host()
-    }
-}
-
+/// Binds and starts accepting connections on the current tokio runtime.
 pub(crate) async fn start(
     config: ProxyConfig,
     ca: Arc<CertificateAuthority>,
-) -> Result<ProxyHandle, ProxyError> {
+) -> Result<Running, ProxyError> {
     if !config.listen.ip().is_loopback() && config.auth.is_none() {
         return Err(ProxyError::NeedsAuth(config.listen));
     }
     let stats = Stats::default();
-    let (mode, run_mode, client, client_tls) = match config.mode {
-        Mode::Replay(path, opts) => {
-            let r = crate::replay::Replayer::open(&path, opts)
-                .map_err(|e| ProxyError::Recording(format!("{}: {e}", path.display())))?;
-            (ModeState::Replay(Arc::new(r)), RunMode::Replay, None, None)
-        }
-        live => {
-            if matches!(config.upstream_trust, crate::UpstreamTrust::Insecure) {
-                tracing::warn!(
-                    "upstream certificate verification is DISABLED (--insecure-upstream)"
-                );
-            }
-            let client = crate::upstream::build_client(
-                &config.upstream_trust,
-                stats.upstream_connects.clone(),
-            )?;
-            let tls = Arc::new(crate::tls::client_config(&config.upstream_trust)?);
-            match live {
-                Mode::Record(path) => {
-                    let r = crate::record::Recorder::create(&path)
-                        .map_err(|e| ProxyError::Recording(format!("{}: {e}", path.display())))?;
-                    (
-                        ModeState::Record(Arc::new(r)),
-                        RunMode::Record,
-                        Some(client),
-                        Some(tls),
-                    )
-                }
-                _ => (ModeState::Serve, RunMode::Serve, Some(client), Some(tls)),
-            }
-        }
-    };
+    let (source, source_traces) = Source::open(config.source, &stats)?;
+    let traces = config.trace_sink.or(source_traces);
     let reverse = match &config.reverse {
         None => None,
         Some(uri) => {
@@ -145,7 +62,7 @@ pub(crate) async fn start(
             Some(Target { scheme, authority })
         }
     };
-    let secret = config.secret.unwrap_or_else(crate::random_secret);
+    let secrets = Secrets::new(config.operator_secret);
     let limits = config.limits;
     let mut http = auto::Builder::new(TokioExecutor::new());
     http.http1()
@@ -158,9 +75,8 @@ pub(crate) async fn start(
         .max_concurrent_streams(limits.max_h2_streams)
         .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
         .adaptive_window(true);
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .map_err(|source| ProxyError::Listen {
+    let listener =
+        bind(config.listen, limits.listen_backlog).map_err(|source| ProxyError::Listen {
             addr: config.listen,
             source,
         })?;
@@ -168,32 +84,54 @@ pub(crate) async fn start(
         addr: config.listen,
         source,
     })?;
+    let described = source.describe();
     let shared = Arc::new(Shared {
-        secret,
+        secrets,
         ca,
-        client,
-        client_tls,
-        mode,
-        run_mode,
+        source,
         reverse,
         auth: config.auth,
         runtime_js: config.runtime_js,
         rewriter: config.rewriter,
-        trace_sink: config.trace_sink,
+        traces,
         holds: Arc::new(Holds::default()),
+        page_holds: PageHolds::new(config.page_hold_limit),
+        repair: RepairStats::default(),
         stats,
         limits,
         http,
     });
+    let control_addr = match config.control_listen {
+        None => None,
+        Some(at) => Some(
+            crate::control::listen(at, shared.clone())
+                .await
+                .map_err(|source| ProxyError::Listen { addr: at, source })?,
+        ),
+    };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(accept_loop(listener, shared.clone(), rx));
-    tracing::info!(%addr, mode = run_mode.as_str(), "proxy listening");
-    Ok(ProxyHandle {
+    tracing::info!(%addr, source = described, "proxy listening");
+    Ok(Running {
         addr,
+        control_addr,
         shared,
-        shutdown: Some(tx),
-        task: Some(task),
+        shutdown: tx,
+        task,
     })
+}
+
+/// A listening socket with `backlog` (tokio's `bind` listens with 1024, which a burst of
+/// thousands of connections overflows: the lost SYNs come back only after a second).
+fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
 }
 
 async fn accept_loop(
@@ -202,6 +140,7 @@ async fn accept_loop(
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let slots = Arc::new(Semaphore::new(shared.limits.max_connections));
+    let waiting = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     loop {
         let accepted = tokio::select! {
             _ = &mut stop => break,
@@ -216,13 +155,39 @@ async fn accept_loop(
                 continue;
             }
         };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "connection limit reached, closing");
-            shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-            continue;
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            // Over the cap: wait for a slot, a bounded number of connections for a bounded
+            // time; beyond that, close at once so the client learns it now.
+            Err(_) if waiting.fetch_add(1, Ordering::Relaxed) < shared.limits.max_waiting => None,
+            Err(_) => {
+                waiting.fetch_sub(1, Ordering::Relaxed);
+                tracing::warn!(%peer, "connection limit and wait queue full, closing");
+                shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
         };
         let shared = shared.clone();
+        let slots = slots.clone();
+        let waiting = waiting.clone();
         tokio::spawn(async move {
+            let permit = match permit {
+                Some(p) => p,
+                None => {
+                    let got =
+                        tokio::time::timeout(shared.limits.wait_timeout, slots.acquire_owned())
+                            .await;
+                    waiting.fetch_sub(1, Ordering::Relaxed);
+                    match got {
+                        Ok(Ok(p)) => p,
+                        _ => {
+                            tracing::warn!(%peer, "no connection slot within the wait, closing");
+                            shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                            return;
+                        }
+                    }
+                }
+            };
             let _permit = permit;
             let _ = tcp.set_nodelay(true);
             serve_client(shared, tcp, peer).await;
@@ -278,20 +243,20 @@ async fn outer(
         {
             return Ok(resp);
         }
-        return Ok(crate::forward::handle(shared, target, req).await);
+        return Ok(crate::route::handle(shared, target, req).await);
     }
     if let Some(target) = shared.reverse.clone() {
         if let Some(auth) = &shared.auth
             && !auth.check(req.headers().get(header::AUTHORIZATION))
             && !req.uri().path().starts_with("/__shepherd/")
         {
-            return Ok(crate::forward::simple_with(
+            return Ok(respond::simple_with(
                 StatusCode::UNAUTHORIZED,
                 "authentication required\n",
                 Some((header::WWW_AUTHENTICATE, "Basic realm=\"shepherd\"")),
             ));
         }
-        return Ok(crate::forward::handle(shared, target, req).await);
+        return Ok(crate::route::handle(shared, target, req).await);
     }
     // Not a proxy request. The reserved namespace and the CA page still answer, on the
     // authority the client named.
@@ -308,10 +273,10 @@ async fn outer(
             scheme: Scheme::HTTP,
             authority,
         };
-        return Ok(crate::forward::handle(shared, target, req).await);
+        return Ok(crate::route::handle(shared, target, req).await);
     }
     shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-    Ok(crate::forward::simple(
+    Ok(respond::simple(
         StatusCode::BAD_REQUEST,
         "Shepherd is a proxy: configure it as the browser's HTTP proxy (see http://shepherd.ca/)\n",
     ))
@@ -323,7 +288,7 @@ fn check_proxy_auth(shared: &Shared, req: &Request<Incoming>) -> Option<Response
         return None;
     }
     shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-    Some(crate::forward::simple_with(
+    Some(respond::simple_with(
         StatusCode::PROXY_AUTHENTICATION_REQUIRED,
         "proxy authentication required\n",
         Some((header::PROXY_AUTHENTICATE, "Basic realm=\"shepherd\"")),
@@ -333,7 +298,7 @@ fn check_proxy_auth(shared: &Shared, req: &Request<Incoming>) -> Option<Response
 fn connect(shared: Arc<Shared>, peer: SocketAddr, req: Request<Incoming>) -> Response<ProxyBody> {
     let Some(authority) = req.uri().authority().cloned() else {
         shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-        return crate::forward::simple(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n");
+        return respond::simple(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n");
     };
     let upgrade = hyper::upgrade::on(req);
     tokio::spawn(async move {
@@ -401,16 +366,14 @@ async fn intercept_tls<S>(
             .server_config(&cert_host)
             .await
             .map_err(|e| format!("certificate for {cert_host}: {e}"))?;
-        if let ModeState::Replay(r) = &shared.mode {
-            // Offer the protocol the origin spoke when it was recorded.
-            let origin = connect_authority
-                .as_ref()
-                .map(Authority::as_str)
-                .or(sni.as_deref())
-                .or(target.as_ref().map(|t| t.authority.as_str()));
-            if let Some(origin) = origin {
-                config = r.tls_config(origin, &cert_host, config);
-            }
+        // A replay offers the protocol the origin spoke when it was recorded.
+        let origin = connect_authority
+            .as_ref()
+            .map(Authority::as_str)
+            .or(sni.as_deref())
+            .or(target.as_ref().map(|t| t.authority.as_str()));
+        if let Some(origin) = origin {
+            config = shared.source.tls_config(origin, &cert_host, config);
         }
         let tls = start
             .into_stream(config)
@@ -452,7 +415,7 @@ where
         let target = target.clone();
         async move {
             shared.stats.requests.fetch_add(1, Ordering::Relaxed);
-            Ok::<_, Infallible>(crate::forward::handle(shared, (*target).clone(), req).await)
+            Ok::<_, Infallible>(crate::route::handle(shared, (*target).clone(), req).await)
         }
     });
     let conn = shared
@@ -461,9 +424,4 @@ where
     if let Err(e) = conn.await {
         tracing::debug!(%peer, "intercepted connection: {e}");
     }
-}
-
-/// Bytes for a body that is known to be small and static.
-pub(crate) fn static_body(s: &'static str) -> ProxyBody {
-    ProxyBody::full(Bytes::from_static(s.as_bytes()))
 }

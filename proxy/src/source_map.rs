@@ -3,18 +3,42 @@
 //! or a `sourceMappingURL` comment naming an http(s) URL), the proxy chains the two when devtools
 //! ask for the map, so positions lead to the page's original sources.
 
-use crate::body::ProxyBody;
-use crate::server::{ModeState, Shared};
-use http::header::{self, HeaderName, HeaderValue};
-use http::{HeaderMap, Request};
-use http_body_util::{BodyExt, Limited};
-use std::time::Duration;
+use http::HeaderMap;
+use http::header::{HeaderName, HeaderValue};
 use swc_sourcemap::SourceMap;
 
-/// The largest page map the proxy fetches for chaining.
-const MAX_PAGE_MAP: usize = 32 * 1024 * 1024;
-/// How long fetching the page's map may take before ours is served alone.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Where source maps of rewritten scripts are served (`<prefix><id>.map?url=SCRIPT`).
+pub(crate) const MAP_PREFIX: &str = "/__shepherd/map/";
+
+/// Whether `id` can name a map: 1 to 128 ASCII letters, digits, `-` and `_` (it goes into a
+/// header and a path unescaped).
+pub(crate) fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Points the browser at our map of a rewritten script: the page's own map described the code
+/// before instrumentation (`/__shepherd/map/ID.map?url=SCRIPT[&page=PAGE_MAP]`, resolved
+/// against the script's origin; with `page`, the proxy chains the page's map when serving ours).
+pub(crate) fn point_at(headers: &mut HeaderMap, id: &str, url: &str, page_map: Option<&str>) {
+    headers.remove(HeaderName::from_static("sourcemap"));
+    headers.remove(HeaderName::from_static("x-sourcemap"));
+    if !valid_id(id) {
+        tracing::warn!(url, "rewriter returned an unusable source map id");
+        return;
+    }
+    let mut value = format!("{MAP_PREFIX}{id}.map?url={}", crate::query::encode(url));
+    if let Some(page) = page_map {
+        value.push_str("&page=");
+        value.push_str(&crate::query::encode(page));
+    }
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        headers.insert(HeaderName::from_static("sourcemap"), v);
+    }
+}
 
 /// The absolute http(s) URL of the page's own map for the script at `script_url`: the
 /// `SourceMap` header, else `X-SourceMap`, else the last `sourceMappingURL` comment of the
@@ -53,48 +77,6 @@ fn comment_reference(source: &[u8]) -> Option<String> {
         .take_while(|c| !c.is_whitespace() && *c != '*')
         .collect();
     (!value.is_empty()).then_some(value)
-}
-
-/// Fetches the page's map: from the origin in the live modes, from the recording in replay.
-pub(crate) async fn fetch_page_map(shared: &Shared, url: &str) -> Option<Vec<u8>> {
-    let uri: http::Uri = url.parse().ok()?;
-    if let ModeState::Replay(r) = &shared.mode {
-        let r = r.clone();
-        let url = url.to_string();
-        return tokio::task::spawn_blocking(move || r.recorded_get(&url))
-            .await
-            .ok()
-            .flatten();
-    }
-    let client = shared.client.as_ref()?;
-    let mut req = Request::new(ProxyBody::Empty);
-    *req.uri_mut() = uri;
-    req.headers_mut().insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("gzip, deflate, br, zstd"),
-    );
-    let fetch = async {
-        let resp = client.request(req).await.ok()?;
-        if !resp.status().is_success() {
-            return None;
-        }
-        let coding = resp
-            .headers()
-            .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let body = Limited::new(resp.into_body(), MAX_PAGE_MAP)
-            .collect()
-            .await
-            .ok()?
-            .to_bytes();
-        shepherd_recording::codec::decode(&coding, &body, MAX_PAGE_MAP as u64)
-    };
-    tokio::time::timeout(FETCH_TIMEOUT, fetch)
-        .await
-        .ok()
-        .flatten()
 }
 
 /// `ours` (instrumented code → script as served) on top of `page` (script as served → the

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use shepherd_proxy::{Mode, ReplayOptions};
+use shepherd_proxy::ReplayOptions;
 use shepherd_recording::{Header, Recording, RequestHead, ResponseHead, Timings};
 
 async fn negotiated(
@@ -30,8 +30,11 @@ async fn replay_offers_the_protocol_each_origin_spoke() {
     {
         // The browser offers both (and gets h2 from the proxy) for both origins.
         let trust = UpstreamTrustBoth(h2_origin.ca_der.clone(), h1_origin.ca_der.clone());
-        let (proxy, ca) = start_proxy(Mode::Record(rec.clone()), None, |c| {
-            c.upstream_trust = trust.into_trust();
+        let (proxy, ca) = start_proxy(Source::Record(rec.clone()), None, |c| {
+            c.source = shepherd_proxy::ResponseSource::Live {
+                trust: trust.into_trust(),
+                record: Some(rec.clone()),
+            };
         })
         .await;
         for auth in [&h2_auth, &h1_auth] {
@@ -62,7 +65,7 @@ async fn replay_offers_the_protocol_each_origin_spoke() {
     assert_eq!(alpn_of(&h1_auth).as_deref(), Some("http/1.1"), "{stored:?}");
 
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec.clone(), ReplayOptions::default()),
+        Source::Replay(rec.clone(), ReplayOptions::default()),
         None,
         |_| {},
     )
@@ -138,7 +141,7 @@ async fn without_host_rows_the_exchanges_decide() {
         assert!(r.host_protocols().unwrap().is_empty());
     }
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec.clone(), ReplayOptions::default()),
+        Source::Replay(rec.clone(), ReplayOptions::default()),
         None,
         |_| {},
     )

@@ -5,26 +5,20 @@
 mod common;
 
 use common::*;
-use shepherd_proxy::Mode;
 use std::time::Duration;
-
-const CHROMIUM: &str = "/usr/bin/chromium";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_loads_an_https_page_through_the_proxy() {
-    if !std::path::Path::new(CHROMIUM).exists() {
-        eprintln!("skipping: {CHROMIUM} is not installed (scripts/install-deps installs it)");
-        return;
-    }
+    let chromium = shepherd_testkit::chromium();
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("chromium.rec");
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
     let url = format!("https://localhost:{}/page.html", origin.addr.port());
     let profile = dir.path().join("profile");
     let out = tokio::time::timeout(
         Duration::from_secs(60),
-        tokio::process::Command::new(CHROMIUM)
+        tokio::process::Command::new(&chromium)
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -115,16 +109,13 @@ async fn chromium_conversation(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chromium_websocket_is_recorded_and_replayed() {
-    if !std::path::Path::new(CHROMIUM).exists() {
-        eprintln!("skipping: {CHROMIUM} is not installed (scripts/install-deps installs it)");
-        return;
-    }
+    shepherd_testkit::chromium();
     let expected = "welcome|hello from chromium|bin:9.8.7";
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("ws.rec");
     let mut origin = Origin::start(true, true).await;
     let authority = format!("localhost:{}", origin.addr.port());
-    let (proxy, ca) = start_proxy(Mode::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
     let live = chromium_conversation(&proxy, ca.spki_sha256_base64(), &authority).await;
     assert_eq!(live, expected);
     proxy.shutdown().await;
@@ -152,7 +143,7 @@ async fn chromium_websocket_is_recorded_and_replayed() {
     drop(stored);
 
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec, shepherd_proxy::ReplayOptions::default()),
+        Source::Replay(rec, shepherd_proxy::ReplayOptions::default()),
         None,
         |_| {},
     )

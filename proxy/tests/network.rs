@@ -7,7 +7,7 @@ use bytes::Bytes;
 use common::*;
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use shepherd_proxy::{HtmlStream, Mode, ResponseMeta, RewriteKind, Rewriter};
+use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter};
 use shepherd_recording::codec::{Coding, decode_all};
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ use std::sync::Arc;
 async fn h1_and_h2_clients_to_h2_and_h1_origins() {
     for origin_h2 in [true, false] {
         let origin = Origin::start(true, origin_h2).await;
-        let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+        let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
         let authority = format!("localhost:{}", origin.addr.port());
         for alpn in [
             &[b"h2" as &[u8], b"http/1.1"][..],
@@ -41,7 +41,7 @@ async fn h1_and_h2_clients_to_h2_and_h1_origins() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn encodings_pass_through_untouched_without_rewriter() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
     for (path, coding) in [
@@ -88,7 +88,7 @@ impl Rewriter for Upper {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rewriter_sees_decoded_html_and_lengths_are_fixed() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |c| {
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |c| {
         c.rewriter = Some(Arc::new(Upper));
     })
     .await;
@@ -121,7 +121,7 @@ async fn rewriter_sees_decoded_html_and_lengths_are_fixed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chunked_and_post_bodies() {
     let origin = Origin::start(true, false).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
     let (resp, body) = client.get(&format!("https://{authority}/chunked")).await;
@@ -140,7 +140,7 @@ async fn chunked_and_post_bodies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ip_literal_host_gets_an_ip_san() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("127.0.0.1:{}", origin.addr.port());
     // The client checks the leaf against the IP address: this fails without an IP SAN.
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
@@ -152,7 +152,7 @@ async fn ip_literal_host_gets_an_ip_san() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_http_proxying_and_the_ca_page() {
     let origin = Origin::start(false, false).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, None, |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, None, |_| {}).await;
     let port = origin.addr.port();
     let out = raw_http(
         proxy.addr(),
@@ -181,7 +181,7 @@ async fn plain_http_proxying_and_the_ca_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_requests_get_400_and_the_proxy_keeps_serving() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     for garbage in [
         &b"GARBAGE \x01\x02 nonsense\r\n\r\n"[..],
         &b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"[..],
@@ -195,6 +195,8 @@ async fn malformed_requests_get_400_and_the_proxy_keeps_serving() {
         "a".repeat(200_000)
     );
     let out = raw_http(proxy.addr(), huge.as_bytes()).await;
+    // The proxy answers 431 and closes while the client is still sending; the kernel may then
+    // reset the connection and drop that answer before the client reads it.
     assert!(out.starts_with("HTTP/1.1 431") || out.is_empty(), "{out}");
     let authority = format!("localhost:{}", origin.addr.port());
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
@@ -203,41 +205,26 @@ async fn malformed_requests_get_400_and_the_proxy_keeps_serving() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reserved_namespace_needs_the_secret_and_is_never_forwarded() {
+async fn reserved_namespace_is_never_forwarded() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
     let before = proxy.upstream_connects();
-    let (resp, _) = client
-        .get(&format!("https://{authority}/__shepherd/runtime.js"))
-        .await;
-    assert_eq!(resp.status(), 403);
-    let (resp, _) = client
-        .get(&format!(
-            "https://{authority}/__shepherd/runtime.js?s=wrong"
-        ))
-        .await;
-    assert_eq!(resp.status(), 403);
-    let req = Request::post(format!(
-        "https://{authority}/__shepherd/control/release?all=1"
-    ))
-    .body(Full::new(Bytes::new()))
-    .unwrap();
-    assert_eq!(client.send(req).await.status(), 403);
-    let secret = proxy.secret().to_string();
-    let (resp, body) = client
-        .get(&format!(
-            "https://{authority}/__shepherd/runtime.js?s={secret}&m=record"
-        ))
-        .await;
-    assert_eq!(resp.status(), 200);
-    assert_eq!(&body[..], b"/* runtime */");
-    let (resp, body) = client
-        .get(&format!("https://{authority}/__shepherd/ca"))
-        .await;
-    assert_eq!(resp.status(), 200);
-    assert!(String::from_utf8_lossy(&body).contains("certificate authority"));
+    for path in [
+        "/__shepherd/runtime.js?m=record",
+        "/__shepherd/ca",
+        "/__shepherd/trace",
+        "/__shepherd/control/holds",
+        "/__shepherd/nothing",
+    ] {
+        let (resp, body) = client.get(&format!("https://{authority}{path}")).await;
+        assert_ne!(resp.status(), 502, "{path}");
+        if path.starts_with("/__shepherd/runtime.js") {
+            assert_eq!(resp.status(), 200);
+            assert_eq!(&body[..], b"/* runtime */");
+        }
+    }
     assert_eq!(
         proxy.upstream_connects(),
         before,
@@ -254,7 +241,7 @@ async fn websocket_echo_through_the_proxy() {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
     let mut req = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
@@ -281,7 +268,7 @@ async fn websocket_echo_through_the_proxy() {
 async fn large_body_streams_with_bounded_memory() {
     // Plain HTTP keeps the debug-build test fast; the streaming path is the same for TLS.
     let origin = Origin::start(false, false).await;
-    let (proxy, _ca) = start_proxy(Mode::Serve, None, |_| {}).await;
+    let (proxy, _ca) = start_proxy(Source::Serve, None, |_| {}).await;
     let port = origin.addr.port();
     let tcp = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
     let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
@@ -319,14 +306,14 @@ async fn large_body_streams_with_bounded_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_loopback_needs_auth_and_auth_is_checked() {
     let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
-    let mut config = shepherd_proxy::ProxyConfig::new(Mode::Serve);
+    let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::live());
     config.listen = "0.0.0.0:0".parse().unwrap();
     assert!(matches!(
         shepherd_proxy::Proxy::start(config, ca.clone()).await,
         Err(shepherd_proxy::ProxyError::NeedsAuth(_))
     ));
     let origin = Origin::start(false, false).await;
-    let (proxy, _) = start_proxy(Mode::Serve, None, |c| {
+    let (proxy, _) = start_proxy(Source::Serve, None, |c| {
         c.auth = Some(shepherd_proxy::ProxyAuth::parse("u:p").unwrap());
     })
     .await;
@@ -346,7 +333,7 @@ async fn non_loopback_needs_auth_and_auth_is_checked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_first_connections_mint_one_certificate() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut tasks = Vec::new();
     for _ in 0..16 {
@@ -369,7 +356,7 @@ async fn concurrent_first_connections_mint_one_certificate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_origin_is_a_502_with_a_reason() {
-    let (proxy, ca) = start_proxy(Mode::Serve, None, |_| {}).await;
+    let (proxy, ca) = start_proxy(Source::Serve, None, |_| {}).await;
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
@@ -388,7 +375,7 @@ async fn unreachable_origin_is_a_502_with_a_reason() {
 async fn reverse_proxy_mode() {
     let origin = Origin::start(false, false).await;
     let port = origin.addr.port();
-    let (proxy, _) = start_proxy(Mode::Serve, None, |c| {
+    let (proxy, _) = start_proxy(Source::Serve, None, |c| {
         c.reverse = Some(format!("http://127.0.0.1:{port}").parse().unwrap());
     })
     .await;

@@ -7,7 +7,7 @@ mod common;
 
 use bytes::Bytes;
 use common::*;
-use shepherd_proxy::{Mode, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
+use shepherd_proxy::{ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 use std::sync::Arc;
 
 /// Prefixes scripts with a comment and names one fixed map for them.
@@ -46,13 +46,13 @@ async fn rewritten_scripts_point_at_the_proxys_source_map() {
     let script_url = format!("https://{authority}/app.js");
 
     // Without a rewrite the page's own map headers stay.
-    let (plain, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |_| {}).await;
+    let (plain, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |_| {}).await;
     let mut client = Client::https(plain.addr(), &authority, &ca, &[b"h2"]).await;
     let (resp, _) = client.get(&script_url).await;
     assert_eq!(resp.headers()["sourcemap"], "app.js.map");
     assert_eq!(resp.headers()["x-sourcemap"], "app.js.map");
 
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), |c| {
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |c| {
         c.rewriter = Some(Arc::new(Prefixer));
     })
     .await;

@@ -10,7 +10,7 @@ use http::Request;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use shepherd_proxy::{Mode, ReplayOptions};
+use shepherd_proxy::ReplayOptions;
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -33,7 +33,7 @@ async fn read_until_closed(tls: &mut (impl AsyncReadExt + Unpin)) -> (String, bo
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_served() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
     let started = Instant::now();
@@ -71,7 +71,7 @@ async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_ser
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn body_that_keeps_trickling_within_the_timeout_completes() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
     let payload = b"0123456789";
@@ -97,7 +97,7 @@ async fn body_that_keeps_trickling_within_the_timeout_completes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_h2_body_gets_408_on_its_stream_and_the_connection_lives_on() {
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Mode::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
     let authority = format!("localhost:{}", origin.addr.port());
     let tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"h2"]).await;
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
@@ -152,7 +152,7 @@ async fn stalled_body_in_replay_gets_408() {
         rec.flush().unwrap();
     }
     let (proxy, ca) = start_proxy(
-        Mode::Replay(path, ReplayOptions::default()),
+        Source::Replay(path, ReplayOptions::default()),
         None,
         short_body_timeout,
     )
@@ -171,4 +171,61 @@ async fn stalled_body_in_replay_gets_408() {
     let (answer, closed) = read_until_closed(&mut tls).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "answer: {answer}");
     assert!(closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_cap_wait_in_a_bounded_queue_or_are_closed_at_once() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let origin = Origin::start(false, false).await;
+    let (proxy, _ca) = start_proxy(Source::Serve, None, |c| {
+        c.limits.max_connections = 2;
+        c.limits.max_waiting = 1;
+        c.limits.wait_timeout = Duration::from_secs(5);
+    })
+    .await;
+    let connect = || tokio::net::TcpStream::connect(proxy.addr());
+    // Two idle connections take both slots.
+    let first = connect().await.unwrap();
+    let _second = connect().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The third waits for a slot with its request.
+    let mut third = connect().await.unwrap();
+    let req = format!(
+        "GET http://localhost:{}/hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        origin.addr.port()
+    );
+    third.write_all(req.as_bytes()).await.unwrap();
+    let waiter = tokio::spawn(async move {
+        let mut out = Vec::new();
+        let _ = third.read_to_end(&mut out).await;
+        String::from_utf8_lossy(&out).into_owned()
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The fourth finds the queue full: closed at once, not left to time out.
+    let mut fourth = connect().await.unwrap();
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(Duration::from_secs(2), fourth.read(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "the connection over the queue was not closed at once: {read:?}"
+    );
+    assert!(
+        !waiter.is_finished(),
+        "the waiting connection was served early"
+    );
+    // A slot frees: the waiting one is served.
+    drop(first);
+    let answer = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("the waiting connection got a slot")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("hello from origin"), "{answer}");
+    assert!(
+        proxy
+            .stats()
+            .rejected
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
 }

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use futures_util::{SinkExt, StreamExt};
-use shepherd_proxy::{Mode, ReplayOptions};
+use shepherd_proxy::ReplayOptions;
 use shepherd_recording::{Recording, WsKind};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::{self, Message};
@@ -84,7 +84,7 @@ async fn websocket_session_is_recorded_and_replayed_with_the_origin_stopped() {
     let authority = format!("localhost:{}", origin.addr.port());
     {
         let (proxy, ca) =
-            start_proxy(Mode::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
+            start_proxy(Source::Record(rec.clone()), Some(&origin.ca_der), |_| {}).await;
         let (mut ws, head) = open_with_head(proxy.addr(), &authority, &ca, "/ws?greet=1")
             .await
             .unwrap();
@@ -133,7 +133,7 @@ async fn websocket_session_is_recorded_and_replayed_with_the_origin_stopped() {
     drop(stored);
 
     let (proxy, ca) = start_proxy(
-        Mode::Replay(rec.clone(), ReplayOptions::default()),
+        Source::Replay(rec.clone(), ReplayOptions::default()),
         None,
         |_| {},
     )

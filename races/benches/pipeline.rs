@@ -12,7 +12,7 @@
 //! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`).
 
 use shepherd_races::oracle::{Bfs, BitClocks};
-use shepherd_races::report::{NoSources, text};
+use shepherd_races::report::{NoSources, ReportPlan, text};
 use shepherd_races::synth::{SynthConfig, generate};
 use shepherd_races::{Options, analyze};
 use std::io::{BufReader, BufWriter, Write};
@@ -83,7 +83,8 @@ fn child(path: &str, single: bool) {
     let analysed = t0.elapsed();
     let (c2, hwm_analysis) = (cpu_ns(), mb_hwm());
     let mut out = Counter(0);
-    text::write(&mut out, &trace, &an, false, &NoSources).expect("write to sink");
+    let plan = ReportPlan::new(&trace, &an, false);
+    text::write(&mut out, &trace, &an, &plan, &NoSources).expect("write to sink");
     let total = t0.elapsed();
     let (c3, hwm_report) = (cpu_ns(), mb_hwm());
     let t = an.timings;
@@ -210,8 +211,7 @@ fn main() {
     let fixes = shepherd_races::FixOptions::default();
     let scan = shepherd_races::accesses::scan(&trace, &fixes).expect("scan");
     let t = Instant::now();
-    let (_, clocks) =
-        shepherd_races::chains::build(&trace, &scan.derived, &scan.auto, &fixes).expect("clocks");
+    let (_, clocks) = shepherd_races::chains::build(&trace, &scan, &fixes).expect("clocks");
     println!(
         "retained chain clocks (reference pipeline, 'page'): {:.1} ms, {:.1} MB for all {} actions",
         ms(t.elapsed()),
@@ -264,8 +264,7 @@ fn main() {
     let scan_small = shepherd_races::accesses::scan(&small, &fixes).expect("scan");
     let t = Instant::now();
     let (g_small, c_small) =
-        shepherd_races::chains::build(&small, &scan_small.derived, &scan_small.auto, &fixes)
-            .expect("clocks");
+        shepherd_races::chains::build(&small, &scan_small, &fixes).expect("clocks");
     let cd_time = t.elapsed();
     let t = Instant::now();
     let bits = BitClocks::new(&g_small);

@@ -196,6 +196,9 @@ pub struct Scan {
     pub derived: Vec<HbArc>,
     /// Actions that are auto-explored UI events.
     pub auto: Vec<bool>,
+    /// Per action, the `Queue:` location (string id) it is a delivery of, `u32::MAX` for
+    /// none; empty when no action is.
+    pub queues: Vec<u32>,
 }
 
 /// Scans the trace's operations once.
@@ -221,6 +224,7 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
         .filter(|o| matches!(o, Op::Read { .. } | Op::Write { .. }))
         .count();
     let mut list: Vec<Access> = Vec::with_capacity(rw);
+    let mut queues: Vec<u32> = Vec::new();
     let mut auto = vec![
         false;
         if opts.auto_explore {
@@ -229,9 +233,9 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
             0
         }
     ];
-    // 1: plain, 2: node tree, 3: ordering key, 4: ordered-script scope label, 5: auto scope,
-    // 6: other scope label. Scope and location classes never collide in practice; if a string
-    // is used as both, it is classified by its first use and each use checks its own bit.
+    // Locations (`class`): 1 plain, 2 node tree, 3 ordering key, 4 queue. Scope labels
+    // (`scope_class`): 4 ordered script, 5 auto, 6 other. A string used both ways is classified
+    // in each table separately.
     let mut scope_class: Vec<u8> = vec![0; ns];
 
     let mut new_loc = |name: LocName, last_r: &mut Vec<u32>, last_w: &mut Vec<u32>| -> u32 {
@@ -298,9 +302,19 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
                     Special::Plain => 1,
                     Special::NodeTree => 2,
                     Special::OrderingKey => 3,
+                    Special::Queue => 4,
                 };
             }
             let lid = match *cls {
+                4 => {
+                    if queues.is_empty() {
+                        queues = vec![NONE; trace.actions.len()];
+                    }
+                    if queues[ai] == NONE {
+                        queues[ai] = loc;
+                    }
+                    continue;
+                }
                 3 => {
                     if let Some(arc) = keys.touch(loc, a, ArcOrigin::OrderingKey) {
                         derived.push(arc);
@@ -419,6 +433,7 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
         },
         derived,
         auto,
+        queues,
     })
 }
 

@@ -1,22 +1,23 @@
 //! The happens-before pass: logged + static derived arcs → graph, then one sweep in id order
-//! that derives timer FIFO arcs and assigns chains and clocks (greedy chain decomposition,
+//! that derives timer and queue FIFO arcs and assigns chains and clocks (greedy chain decomposition,
 //! EventRacer §4.1.4 and §4.4: each node goes on the first chain whose last node reaches it).
 
+use crate::accesses::Scan;
 use crate::clocks::{ClockBuilder, Clocks};
 use crate::fixes::{self, FixOptions, TimerFifo};
-use crate::graph::{GraphError, HbArc, HbGraph};
-use shepherd_trace::{ActionType, ArcKind, Trace};
+use crate::graph::{GraphError, HbGraph};
+use shepherd_trace::{ActionType, Trace};
 
-/// Builds the final happens-before graph (including timer FIFO arcs) and its clocks.
-/// `derived` are the static derived arcs from the access scan, `auto` the auto-explored
-/// actions.
+/// Builds the final happens-before graph (including timer and queue FIFO arcs) and its
+/// clocks, from the trace and its access scan (static derived arcs, auto-explored actions,
+/// queue deliveries).
 pub fn build(
     trace: &Trace,
-    derived: &[HbArc],
-    auto: &[bool],
+    scan: &Scan,
     opts: &FixOptions,
 ) -> Result<(HbGraph, Clocks), GraphError> {
     let n = trace.actions.len() as u32;
+    let (derived, auto) = (&scan.derived, &scan.auto);
     let mut arcs = HbGraph::logged_arcs(trace);
     arcs.extend_from_slice(derived);
     if opts.auto_explore {
@@ -29,24 +30,7 @@ pub fn build(
     }
     let graph = HbGraph::new(n, arcs)?;
 
-    // Registrar and delay of each timer-fired action (the first timed fork into it).
-    let mut timer: Vec<Option<(u32, u32)>> = Vec::new();
-    if opts.timers {
-        for a in &trace.arcs {
-            if let (ArcKind::Fork, Some(d)) = (a.kind, a.delay_ms)
-                && a.head < n
-                && a.tail < a.head
-            {
-                if timer.is_empty() {
-                    timer = vec![None; n as usize];
-                }
-                let slot = &mut timer[a.head as usize];
-                if slot.is_none() {
-                    *slot = Some((a.tail, d));
-                }
-            }
-        }
-    }
+    let fifo_of = fixes::fifo_members(trace, &scan.queues, opts);
 
     let mut b = ClockBuilder::new(n as usize);
     let mut fifo = TimerFifo::default();
@@ -55,8 +39,8 @@ pub fn build(
         for p in graph.preds(v) {
             b.join_node(p);
         }
-        if let Some(Some((reg, delay))) = timer.get(v as usize) {
-            fifo.on_fire(&mut b, v, *reg, *delay, &mut extra);
+        if let Some(Some((reg, kind))) = fifo_of.get(v as usize) {
+            fifo.on_fire(&mut b, v, *reg, *kind, &mut extra);
         }
         b.finish_greedy();
     }
@@ -97,7 +81,7 @@ mod tests {
         let t = b.finish();
         let o = FixOptions::default();
         let s = scan(&t, &o).unwrap();
-        let (g, c) = build(&t, &s.derived, &s.auto, &o).unwrap();
+        let (g, c) = build(&t, &s, &o).unwrap();
         assert!(c.ordered(t0, t1));
         assert!(!c.ordered(t0, t2));
         assert!(!c.ordered(t1, t2));
@@ -105,7 +89,7 @@ mod tests {
             && a.head == t1
             && a.origin == crate::graph::ArcOrigin::TimerFifo));
         let off = FixOptions { timers: false, ..o };
-        let (_, c2) = build(&t, &s.derived, &s.auto, &off).unwrap();
+        let (_, c2) = build(&t, &s, &off).unwrap();
         assert!(!c2.ordered(t0, t1));
     }
 }

@@ -38,7 +38,8 @@ pub enum Tag {
     UserEventsOnly,
     /// Every write is a read-modify-write that keeps the value once set (`x = x || {}`, R4).
     NoChangeWrite,
-    /// Harmful: some read may run before every write (an uninitialised read).
+    /// Harmful: some read may run before every write (an uninitialised read), or did in this
+    /// run: the read came before any write and its action then threw.
     InitializationRace,
     /// Harmful: a side runs in a `readystatechange` handler (network response timing).
     ReadyStateChangeRace,
@@ -219,6 +220,18 @@ fn in_scope(trace: &Trace, x: &Access, pred: impl Fn(&str) -> bool) -> bool {
         .any(pred)
 }
 
+/// Whether the action of `x` logged an exception after `x`.
+fn threw_after(trace: &Trace, x: &Access) -> bool {
+    trace.actions.get(x.action as usize).is_some_and(|a| {
+        trace
+            .ops
+            .get(x.op as usize + 1..a.ops.end as usize)
+            .unwrap_or(&[])
+            .iter()
+            .any(|o| matches!(o, Op::Exception { .. }))
+    })
+}
+
 fn is_unload_scope(s: &str) -> bool {
     s.starts_with("fire:unload") || s.starts_with("fire:beforeunload") || s == "delete_document"
 }
@@ -293,6 +306,8 @@ const VISIBLE_PROPS: &[&str] = &[
     "value",
     "checked",
     "selected",
+    "selectedIndex",
+    "childList",
     "disabled",
     "hidden",
     "title",
@@ -495,8 +510,19 @@ pub fn tag(
             continue;
         }
 
-        // Harmful markers.
-        let init = unc[l].iter().any(|&i| uninit[i as usize]);
+        // Harmful markers. An uninitialised read the run itself made: the race's first side is
+        // a read that no write of the location precedes in the trace, and its action threw
+        // after it (the page failed on the missing value).
+        let threw_before_init = |r: &Race| {
+            let k = (r.first - base) as usize;
+            let x = &xs[k];
+            x.kind == AccessKind::Read
+                && xs[..k].iter().all(|p| !p.kind.is_write())
+                && threw_after(trace, x)
+        };
+        let init = unc[l]
+            .iter()
+            .any(|&i| uninit[i as usize] || threw_before_init(&races[i as usize]));
         if init {
             t.set(Tag::InitializationRace);
         }
@@ -534,6 +560,8 @@ mod tests {
     #[test]
     fn visible_props() {
         assert!(is_user_visible("DOMNode[4].innerHTML"));
+        assert!(is_user_visible("DOMNode[4].selectedIndex"));
+        assert!(is_user_visible("DOMNode[4].childList"));
         assert!(!is_user_visible("DOMNode[4].foo"));
         assert!(!is_user_visible("Global.innerHTML"));
     }

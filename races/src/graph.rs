@@ -13,6 +13,8 @@ pub enum ArcOrigin {
     Join,
     /// Timer FIFO: a timer registered earlier with no longer delay fires first.
     TimerFifo,
+    /// Queue FIFO: a delivery posted earlier to the same queue runs first (EM-DPOR).
+    QueueFifo,
     /// Successive users of one browser ordering key (`ScriptRunner-*`, `CachedResource-*`) or
     /// successive deferred/module scripts.
     OrderingKey,
@@ -29,6 +31,7 @@ impl ArcOrigin {
             ArcOrigin::Fork => "fork",
             ArcOrigin::Join => "join",
             ArcOrigin::TimerFifo => "timer-fifo",
+            ArcOrigin::QueueFifo => "queue-fifo",
             ArcOrigin::OrderingKey => "ordering-key",
             ArcOrigin::NodeTree => "node-tree",
             ArcOrigin::AutoExplore => "auto-explore",

@@ -126,17 +126,30 @@ impl Analysis {
 
 /// Runs the whole analysis on `trace`.
 pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, Error> {
+    analyze_with_phases(trace, opts, &mut |_| {})
+}
+
+/// [`analyze`], calling `phase` with the name of each phase as it starts (`accesses`,
+/// `happens-before and races`, `filters`), for progress displays on large traces.
+pub fn analyze_with_phases(
+    trace: &Trace,
+    opts: &Options,
+    phase: &mut dyn FnMut(&'static str),
+) -> Result<Analysis, Error> {
     let mut timings = Timings::default();
+    phase("accesses");
     let t = Instant::now();
     let scan = accesses::scan(trace, &opts.fixes)?;
     timings.scan = t.elapsed();
 
+    phase("happens-before and races");
     let t = Instant::now();
     let out = sweep::sweep(trace, &scan, &opts.fixes, opts.single_coverage)?;
     timings.graph = out.graph_time;
     timings.clocks = t.elapsed().saturating_sub(out.graph_time);
     let acc = scan.accesses;
 
+    phase("filters");
     let t = Instant::now();
     let tags = filters::tag(
         trace,

@@ -200,7 +200,7 @@ pub struct Retained {
 pub fn retained(trace: &Trace, fixes: &FixOptions) -> Result<Retained, crate::Error> {
     let scan = accesses::scan(trace, fixes)?;
     let acc = &scan.accesses;
-    let (g, clocks) = chains::build(trace, &scan.derived, &scan.auto, fixes)?;
+    let (g, clocks) = chains::build(trace, &scan, fixes)?;
     let races = races::candidates(acc, &clocks);
     let cov = coverage::compute(&g, &clocks, acc, &races, true);
     let uninit = races

@@ -20,16 +20,16 @@
 
 use crate::accesses::{AccessKind, Scan};
 use crate::clocks::{ChainTable, Scratch};
-use crate::fixes::{self, FixOptions};
-use crate::graph::{ArcOrigin, GraphError, HbArc, HbGraph};
+use crate::fixes::{self, FifoKind, FixOptions};
+use crate::graph::{GraphError, HbArc, HbGraph};
 use crate::races::Race;
-use crate::store::{ClockRef, ClockStore};
-use shepherd_trace::{ActionType, ArcKind, Trace};
+use crate::store::{ClockRef, ClockStore, RunningJoin};
+use shepherd_trace::{ActionType, Trace};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 
-/// How many recent timer fires the FIFO rule looks back over. EventRacer searches the whole
+/// How many recent timer fires and queue deliveries the FIFO rules look back over. EventRacer searches the whole
 /// graph; a bounded window keeps the pass linear. A missed FIFO arc can only add races (the
 /// order is weaker), never hide one.
 pub const TIMER_WINDOW: usize = 256;
@@ -54,14 +54,6 @@ pub struct SweepOutput {
     pub peak_entries: usize,
     /// Time spent building the static graph (the rest of the sweep is the fused pass).
     pub graph_time: std::time::Duration,
-}
-
-/// `dst ⊔= src`, growing `dst`.
-fn join_into(dst: &mut Vec<u16>, src: &[u16]) {
-    if dst.len() < src.len() {
-        dst.resize(src.len(), 0);
-    }
-    crate::clocks::max_into(&mut dst[..src.len()], src);
 }
 
 /// Which of an action's clocks a store key names.
@@ -126,8 +118,8 @@ struct LocState {
     /// Maximal actions among the pending reads (their G⁺ clocks cover all pending reads').
     pend_frontier: Vec<u32>,
     /// Joins of the G clocks of all accesses / of the writes so far (single coverage).
-    join_all: Vec<u16>,
-    join_writes: Vec<u16>,
+    join_all: RunningJoin,
+    join_writes: RunningJoin,
     /// Minimal writes: writes no earlier write happens before.
     min_writes: Vec<u32>,
 }
@@ -201,22 +193,8 @@ pub fn sweep(
     let graph = HbGraph::new(n, arcs)?;
     let graph_time = started.elapsed();
 
-    let mut timer: Vec<(u32, u32)> = Vec::new();
-    if opts.timers {
-        for a in &trace.arcs {
-            if let (ArcKind::Fork, Some(d)) = (a.kind, a.delay_ms)
-                && a.head < n
-                && a.tail < a.head
-            {
-                if timer.is_empty() {
-                    timer = vec![(NONE, 0); n as usize];
-                }
-                if timer[a.head as usize].0 == NONE {
-                    timer[a.head as usize] = (a.tail, d);
-                }
-            }
-        }
-    }
+    // Registrar/poster and FIFO kind of each timer fire and queue delivery.
+    let fifo = fixes::fifo_members(trace, &scan.queues, opts);
 
     let mut succ_refs = vec![0u32; n as usize];
     for a in graph.arcs() {
@@ -254,7 +232,7 @@ pub fn sweep(
 
     let mut chains = ChainTable::default();
     let (mut gs, mut ps, mut ss) = (Scratch::default(), Scratch::default(), Scratch::default());
-    let mut window: VecDeque<(u32, u32, u32)> = VecDeque::new(); // (fired, registrar, delay)
+    let mut window: VecDeque<(u32, u32, FifoKind)> = VecDeque::new(); // (fired, registrar, kind)
     let mut fifo_arcs: Vec<HbArc> = Vec::new();
     let mut new_fifo: Vec<u32> = Vec::new();
     let mut races: Vec<Race> = Vec::new();
@@ -263,6 +241,7 @@ pub fn sweep(
     let mut uninit: Vec<bool> = Vec::new();
     let mut peak = 0usize;
     let mut loc_entries = 0usize;
+    let mut merge_buf: Vec<u32> = Vec::new();
     let order = acc.trace_order();
     let mut next = 0usize;
 
@@ -273,11 +252,9 @@ pub fn sweep(
             st.get(p, Kind::G).join_into(&mut gs);
         }
         new_fifo.clear();
-        if let Some(&(reg, delay)) = timer.get(v as usize)
-            && reg != NONE
-        {
-            for &(a, ra, da) in window.iter().rev() {
-                if da > delay || gs.reaches(chains.chain_of(a), chains.pos_of(a)) {
+        if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
+            for &(a, ra, ka) in window.iter().rev() {
+                if !ka.precedes(kind) || gs.reaches(chains.chain_of(a), chains.pos_of(a)) {
                     continue;
                 }
                 let ordered = ra == reg
@@ -288,7 +265,7 @@ pub fn sweep(
                     fifo_arcs.push(HbArc {
                         tail: a,
                         head: v,
-                        origin: ArcOrigin::TimerFifo,
+                        origin: kind.origin(),
                     });
                 }
             }
@@ -392,24 +369,25 @@ pub fn sweep(
                 // or is ordered before x; either way its clock may be folded in (an ordered
                 // one adds only what is already below x, which no race can start from).
                 if x.kind.is_write() {
-                    ss.join(&ls.join_all);
+                    ls.join_all.join_into(&mut ss);
                 } else {
-                    ss.join(&ls.join_writes);
+                    ls.join_writes.join_into(&mut ss);
                 }
-                let before = ls.join_all.len() + ls.join_writes.len();
+                let before = ls.join_all.entries() + ls.join_writes.entries();
                 let own = gs.trimmed();
                 // Writes to come fold in all accesses, reads only the writes.
                 if more_writes {
-                    join_into(&mut ls.join_all, own);
+                    ls.join_all.absorb(own, &mut merge_buf);
                 } else {
-                    ls.join_all = Vec::new();
+                    ls.join_all = RunningJoin::default();
                 }
                 if !more {
-                    ls.join_writes = Vec::new();
+                    ls.join_writes = RunningJoin::default();
                 } else if x.kind.is_write() {
-                    join_into(&mut ls.join_writes, own);
+                    ls.join_writes.absorb(own, &mut merge_buf);
                 }
-                loc_entries = loc_entries + ls.join_all.len() + ls.join_writes.len() - before;
+                loc_entries =
+                    loc_entries + ls.join_all.entries() + ls.join_writes.entries() - before;
             }
             // Location state.
             if x.kind == AccessKind::Read {
@@ -457,9 +435,9 @@ pub fn sweep(
 
         // Seal v.
         ps.set(c as usize, pos);
-        if timer.get(v as usize).is_some_and(|t| t.0 != NONE) {
+        if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
             st.succ[v as usize] += 1;
-            window.push_back((v, timer[v as usize].0, timer[v as usize].1));
+            window.push_back((v, reg, kind));
         }
         let vu = v as usize;
         if st.succ[vu] > 0 {

@@ -4,7 +4,7 @@
 //! `expected.txt` is the exact text report (`UPDATE_FIXTURES=1` rewrites it).
 
 use serde_json::Value;
-use shepherd_races::report::{self, InlineCode, PageSources, RaceReport};
+use shepherd_races::report::{self, InlineCode, NoSources, PageSources, RaceReport, ReportPlan};
 use shepherd_races::{Options, analyze};
 use std::collections::HashMap;
 use std::path::Path;
@@ -54,7 +54,14 @@ fn text_report_shows_the_lines_of_both_accesses() {
     assert_eq!(text, std::fs::read_to_string(&path).unwrap());
     // The CLI streams the same text, one location at a time.
     let mut streamed = Vec::new();
-    report::text::write(&mut streamed, &trace, &an, false, &sources).unwrap();
+    report::text::write(
+        &mut streamed,
+        &trace,
+        &an,
+        &ReportPlan::new(&trace, &an, false),
+        &sources,
+    )
+    .unwrap();
     assert_eq!(String::from_utf8(streamed).unwrap(), text);
     // The handler's read of `init` is on line 11 of index.html, the write in ready() on line 6.
     assert!(
@@ -100,10 +107,12 @@ fn html_report_marks_the_hit_lines() {
     let an = analyze(&trace, &Options::default()).unwrap();
     let rep = RaceReport::new(&trace, &an, true);
     let html = report::html::render(&rep, &an, &trace, &sources);
+    // The hit lines, the accessed name marked at the access's column.
     for hit in [
-        "<span class=hit>   11 &lt;button id=&quot;b&quot; onclick=&quot;if (init) show(count);&quot;&gt;go&lt;/button&gt;</span>",
-        "<span class=hit>    6   function ready() { init = true; }</span>",
-        "<span class=hit>    4   count = count + 1;</span>",
+        "<span class=hit>   11 &lt;button id=&quot;b&quot; onclick=&quot;if (init) show(<mark class=at>count</mark>);&quot;&gt;go&lt;/button&gt;</span>",
+        "<span class=hit>   11 &lt;button id=&quot;b&quot; onclick=&quot;if (<mark class=at>init</mark>) show(count);&quot;&gt;go&lt;/button&gt;</span>",
+        "<span class=hit>    6   function ready() { <mark class=at>init</mark> = true; }</span>",
+        "<span class=hit>    4   <mark class=at>count</mark> = count + 1;</span>",
     ] {
         assert!(html.contains(hit), "{hit}\n{html}");
     }
@@ -133,4 +142,29 @@ fn accesses_without_positions_fall_back_to_their_scope() {
         Some("https://a.test/app.js:2:1")
     );
     assert_eq!(r.second.scope_source, None);
+    // With sources, the access's own line gets a caret under its column; the enclosing
+    // scope's line (where its code starts, not what raced) gets none.
+    let mut rep = rep;
+    rep.attach_sources(&HashMap::from([
+        (
+            "https://a.test/".to_owned(),
+            "<html>\n<body>\n<p>x</p>\n<script>x = 1;</script>\n".to_owned(),
+        ),
+        (
+            "https://a.test/app.js".to_owned(),
+            "// app\nwindow.x;\n".to_owned(),
+        ),
+    ]));
+    let text = report::text::render(&rep);
+    assert!(
+        text.contains("    4 | <script>x = 1;</script>\n    second:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    2 | window.x;\n                  | ^\n"),
+        "{text}"
+    );
+    let html = report::html::render(&rep, &an, &trace, &NoSources);
+    assert!(html.contains("<span class=hit>    4 &lt;script&gt;x = 1;&lt;/script&gt;</span>"));
+    assert!(html.contains("<span class=hit>    2 <mark class=at>window.x</mark>;</span>"));
 }

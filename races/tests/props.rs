@@ -59,11 +59,12 @@ fn trace_of(actions: &[Ops], picks: &[(u32, u32)]) -> Trace {
     for (i, ops) in actions.iter().enumerate() {
         b.begin(ActionType::Unknown, "a", &format!("a{i}"));
         for &(l, w) in ops {
-            // Location 3 is node existence: written by one action, read by later ones.
-            let loc = if l == 3 {
-                "NodeTree:1".to_owned()
-            } else {
-                format!("Global.v{l}")
+            // Location 3 is node existence: written by one action, read by later ones; 4
+            // marks a delivery from a FIFO queue (its forks are posts).
+            let loc = match l {
+                3 => "NodeTree:1".to_owned(),
+                4 => "Queue:q".to_owned(),
+                _ => format!("Global.v{l}"),
             };
             if w {
                 b.write(&loc, Some("1"));
@@ -89,7 +90,7 @@ fn trace_of(actions: &[Ops], picks: &[(u32, u32)]) -> Trace {
 }
 
 fn actions_strategy() -> impl Strategy<Value = Vec<Ops>> {
-    prop::collection::vec(prop::collection::vec((0u8..4, any::<bool>()), 0..4), 2..9)
+    prop::collection::vec(prop::collection::vec((0u8..5, any::<bool>()), 0..4), 2..9)
 }
 
 proptest! {

@@ -8,6 +8,7 @@
 //! `Content-Length`) so the stored response stays self-consistent. Binary bodies are base64
 //! (`content.encoding = "base64"`; request bodies use `postData._encoding`, HAR has no field).
 
+use crate::Progress;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::isotime;
@@ -28,17 +29,30 @@ pub fn export(
     session: Option<SessionId>,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
+    export_with_progress(rec, session, out, &mut |_, _| {})
+}
+
+/// [`export`], reporting `(entries written, entries in all)` to `progress`.
+pub fn export_with_progress(
+    rec: &Recording,
+    session: Option<SessionId>,
+    out: &mut dyn std::io::Write,
+    progress: Progress<'_>,
+) -> Result<()> {
+    let exchanges = rec.exchanges(session)?;
+    let total = exchanges.len() as u64;
     out.write_all(b"{\"log\":{\"version\":\"1.2\",\"creator\":")?;
     serde_json::to_writer(
         &mut *out,
         &json!({"name": "shepherd", "version": env!("CARGO_PKG_VERSION")}),
     )?;
     out.write_all(b",\"pages\":[],\"entries\":[\n")?;
-    for (i, ex) in rec.exchanges(session)?.iter().enumerate() {
+    for (i, ex) in exchanges.iter().enumerate() {
         if i > 0 {
             out.write_all(b",\n")?;
         }
         serde_json::to_writer(&mut *out, &entry_json(rec, ex)?)?;
+        progress(i as u64 + 1, total);
     }
     out.write_all(b"\n]}}\n")?;
     out.flush()?;
@@ -318,6 +332,17 @@ pub fn import(
     input: &mut dyn std::io::Read,
     label: &str,
 ) -> Result<(SessionId, usize)> {
+    import_with_progress(rec, input, label, &mut |_, _| {})
+}
+
+/// [`import`], reporting `(entries stored, entries in the document)` to `progress` once the
+/// document is parsed (wrap `input` to follow the parse).
+pub fn import_with_progress(
+    rec: &Recording,
+    input: &mut dyn std::io::Read,
+    label: &str,
+    progress: Progress<'_>,
+) -> Result<(SessionId, usize)> {
     let doc: Value = serde_json::from_reader(input)?;
     let entries = doc
         .pointer("/log/entries")
@@ -337,7 +362,8 @@ pub fn import(
         .unwrap_or_else(now_unix_us);
     let session = rec.begin_session_at(label, started)?;
     let count = parsed.len();
-    for e in parsed {
+    progress(0, count as u64);
+    for (done, e) in parsed.into_iter().enumerate() {
         let mut w = rec.begin_exchange(session, e.request)?;
         w.request_body(&e.request_body)?;
         if let Some(r) = e.response {
@@ -354,6 +380,7 @@ pub fn import(
         for (seq, m) in e.ws_messages.into_iter().enumerate() {
             rec.append_ws_message(id, seq as u64, m)?;
         }
+        progress(done as u64 + 1, count as u64);
     }
     rec.flush()?;
     Ok((session, count))

@@ -41,9 +41,13 @@ pub use body::BodyReader;
 pub use dates::{DateShift, shift_http_date, shift_set_cookie};
 pub use error::{Error, Result};
 pub use matcher::{LiveRequest, Match, MatchConfig, Matcher, Miss, RecordedRequest, Tier};
-pub use merge::{MergeReport, merge};
+pub use merge::{MergeReport, merge, merge_with_progress};
 pub use model::*;
 pub use protocols::{OriginProtocol, normalize_authority};
 pub use schema::SCHEMA_VERSION;
-pub use store::{CHUNK_SIZE, ExchangeWriter, INLINE_MAX, Recording};
+pub use store::{CHUNK_SIZE, ExchangeWriter, GROUP_MAX, INLINE_MAX, Recording};
 pub use websocket::{WsKind, WsMessage};
+
+/// Called by long operations as they go with `(done, total)` in the unit the operation
+/// documents (exchanges, entries), so a front end can show progress; `total` may grow.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);

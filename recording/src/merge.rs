@@ -1,6 +1,7 @@
 //! Merging recordings: every session of every input is appended to the output as a new session,
 //! exchanges renumbered in input order, bodies streamed across (bounded memory).
 
+use crate::Progress;
 use crate::error::Result;
 use crate::model::{Part, SessionId};
 use crate::store::Recording;
@@ -20,18 +21,40 @@ pub struct MergeReport {
 /// Appends all sessions of `inputs` (in order) to the recording at `out`, creating it if
 /// needed. Inputs are opened read-only and never modified.
 pub fn merge(inputs: &[&Path], out: &Path) -> Result<MergeReport> {
+    merge_with_progress(inputs, out, &mut |_, _| {})
+}
+
+/// [`merge`], reporting `(exchanges copied, exchanges in all inputs)` to `progress`.
+pub fn merge_with_progress(
+    inputs: &[&Path],
+    out: &Path,
+    progress: Progress<'_>,
+) -> Result<MergeReport> {
     let dst = Recording::open(out)?;
+    let srcs = inputs
+        .iter()
+        .map(Recording::open_readonly)
+        .collect::<Result<Vec<_>>>()?;
+    let mut total = 0;
+    for src in &srcs {
+        total += src.exchange_count()?;
+    }
     let mut report = MergeReport::default();
-    for input in inputs {
-        let src = Recording::open_readonly(input)?;
-        copy_into(&src, &dst, &mut report)?;
+    for src in &srcs {
+        copy_into(src, &dst, &mut report, &mut |done| progress(done, total))?;
     }
     dst.flush()?;
     Ok(report)
 }
 
-/// Copies every session of `src` into `dst` as new sessions.
-pub(crate) fn copy_into(src: &Recording, dst: &Recording, report: &mut MergeReport) -> Result<()> {
+/// Copies every session of `src` into `dst` as new sessions; `copied` gets the running count
+/// of exchanges in `report`.
+pub(crate) fn copy_into(
+    src: &Recording,
+    dst: &Recording,
+    report: &mut MergeReport,
+    copied: &mut dyn FnMut(u64),
+) -> Result<()> {
     let hosts = src.host_protocols()?;
     let traces = src.traces()?;
     for session in src.sessions()? {
@@ -40,6 +63,7 @@ pub(crate) fn copy_into(src: &Recording, dst: &Recording, report: &mut MergeRepo
         for ex in src.exchanges(Some(session.id))? {
             copy_exchange(src, dst, new, &ex)?;
             report.exchanges += 1;
+            copied(report.exchanges as u64);
         }
         for h in hosts.iter().filter(|h| h.session == session.id) {
             dst.set_host_protocol(new, &h.authority, &h.alpn)?;

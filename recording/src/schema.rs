@@ -259,11 +259,15 @@ mod tests {
         ];
         let blob = encode_headers(&h);
         assert_eq!(decode_headers(&blob).unwrap(), h);
+        // A cut at a header boundary is itself a valid (shorter) list; any other cut is an error.
+        let boundaries: Vec<usize> = (0..h.len())
+            .map(|k| encode_headers(&h[..k]).len())
+            .collect();
         for cut in 1..blob.len() {
             let r = decode_headers(&blob[..cut]);
-            // Some prefixes are themselves valid lists (cut at a header boundary).
-            if let Ok(list) = r {
-                assert!(list.len() < h.len());
+            match boundaries.iter().position(|&b| b == cut) {
+                Some(k) => assert_eq!(r.unwrap(), h[..k], "cut {cut}"),
+                None => assert!(r.is_err(), "cut {cut} accepted"),
             }
         }
     }

@@ -181,7 +181,7 @@ fn use_headers_become_part_of_the_key() {
     assert_eq!((r.exchange.0, r.tier), (2, Tier::Exact));
 }
 
-/// The scenario: a URL with a timestamp and a session id, recorded in two sessions,
+/// The motivating case: a URL with a timestamp and a session id, recorded in two sessions,
 /// matches on replay with values never seen before.
 #[test]
 fn learned_pattern_matches_new_timestamp_and_session_id() {
@@ -480,5 +480,8 @@ proptest! {
         let (a, b) = (&a[..n], &b[..n]);
         prop_assert_eq!(partition_cost(a, b), partition_cost(b, a));
         prop_assert_eq!(partition_cost(a, a), 0);
+        // Zero exactly when both group the same indices together (labels do not matter).
+        let same_partition = (0..n).all(|i| (0..n).all(|j| (a[i] == a[j]) == (b[i] == b[j])));
+        prop_assert_eq!(partition_cost(a, b) == 0, same_partition);
     }
 }

@@ -237,21 +237,26 @@ fn handle_is_shared_across_threads() {
         .map(|t| {
             let rec = rec.clone();
             std::thread::spawn(move || {
-                for i in 0..50 {
-                    ok_exchange(&rec, s, &format!("https://example.com/{t}/{i}"), b"x");
-                }
+                (0..50)
+                    .map(|i| ok_exchange(&rec, s, &format!("https://example.com/{t}/{i}"), b"x"))
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    let mut handed_out: Vec<i64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .map(|id| id.0)
+        .collect();
+    handed_out.sort();
     rec.flush().unwrap();
     let all = rec.exchanges(None).unwrap();
     assert_eq!(all.len(), 200);
-    let mut ids: Vec<i64> = all.iter().map(|e| e.id.0).collect();
-    ids.dedup();
-    assert_eq!(ids.len(), 200, "ids unique");
+    // The ids the writers were given are distinct and are the ids stored.
+    let stored: Vec<i64> = all.iter().map(|e| e.id.0).collect();
+    assert_eq!(handed_out, stored, "ids handed out = ids stored");
+    handed_out.dedup();
+    assert_eq!(handed_out.len(), 200, "ids unique");
     // Readers run in parallel from a pool of connections.
     let readers: Vec<_> = (0..4)
         .map(|t| {

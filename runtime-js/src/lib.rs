@@ -7,19 +7,27 @@ use std::fmt;
 
 include!(concat!(env!("OUT_DIR"), "/files.rs"));
 
-/// What the controller does in a page.
+/// What Shepherd does with a page: the one vocabulary of modes. The runtime reads how the
+/// controller behaves, the instrumenter whether JavaScript is rewritten, the front ends which
+/// response source the proxy gets (live and recorded, live, or the recording).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Trace actions, arcs and accesses and upload them.
+    /// Live traffic, recorded: trace actions, arcs and accesses and upload them; JavaScript
+    /// goes through the access-logging pass.
     Record,
-    /// Wrap only: policies may hold or discard callbacks, nothing is traced.
+    /// Live traffic in front of a site (`shepherd serve`): wrap only, so policies may postpone
+    /// or discard events; nothing is traced and no JavaScript is rewritten.
     Repair,
-    /// Record plus deterministic mode (seeded randomness, virtual clock).
+    /// A recording served again: record plus deterministic mode (seeded randomness, virtual
+    /// clock), so an explorer can re-run the page under other orders.
     Replay,
 }
 
 impl Mode {
-    /// The name used in URLs (`m=`) and in the runtime's configuration.
+    /// Every mode, for listings and tests.
+    pub const ALL: [Mode; 3] = [Mode::Record, Mode::Repair, Mode::Replay];
+
+    /// The name used in URLs (`m=`), cache keys and the runtime's configuration.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Record => "record",
@@ -37,6 +45,17 @@ impl Mode {
             _ => None,
         }
     }
+
+    /// Whether JavaScript (inline, handlers, `javascript:` URLs, external, dynamic) is
+    /// rewritten to log its accesses to shared state.
+    pub fn rewrites_js(self) -> bool {
+        !matches!(self, Mode::Repair)
+    }
+
+    /// Whether the runtime records a trace and uploads it.
+    pub fn traces(self) -> bool {
+        !matches!(self, Mode::Repair)
+    }
 }
 
 impl fmt::Display for Mode {
@@ -45,12 +64,21 @@ impl fmt::Display for Mode {
     }
 }
 
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Mode::parse(&s.trim().to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown mode {s:?} (record, repair, replay)"))
+    }
+}
+
 /// Configuration rendered into the script.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Record, repair or replay.
     pub mode: Mode,
-    /// Per-run secret: sent with every upload, required by `__shepherd.control(secret)`.
+    /// The operator secret: `__shepherd.control(secret)` answers only to it. Only its SHA-256
+    /// is rendered into the script, which every page script can read.
     pub secret: String,
     /// Seed of the deterministic random generator.
     pub seed: u32,
@@ -60,8 +88,26 @@ pub struct Config {
     pub deterministic: bool,
     /// Where traces are posted (default `/__shepherd/trace`, relative to each document).
     pub upload: Option<String>,
-    /// Trace document id; by default each document draws a random one.
+    /// Trace document id (after the origin's prefix); by default each document draws a
+    /// random one.
     pub doc: Option<String>,
+    /// The page credential, for embedders that serve the runtime themselves; by default the
+    /// runtime reads `t=` from its own script URL (the proxy writes it there per origin).
+    pub token: Option<String>,
+    /// A compiled repair policy to enforce (`docs/policies.md`); none by default.
+    pub policy: Option<RuntimePolicy>,
+}
+
+/// A repair policy as the runtime loads it: the compiled JSON (`shepherd-policies`) and the
+/// JavaScript expressions of its `js` expirations, which [`render`] turns into functions of
+/// the runtime script itself (no `eval`: pages with a strict CSP keep working).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimePolicy {
+    /// The compiled policy object.
+    pub json: serde_json::Value,
+    /// Expression sources, indexed by the `js` entries of `json`; checked by the policy
+    /// compiler (one expression, balanced, no `</script`).
+    pub js: Vec<String>,
 }
 
 impl Config {
@@ -75,8 +121,20 @@ impl Config {
             deterministic: false,
             upload: None,
             doc: None,
+            token: None,
+            policy: None,
         }
     }
+}
+
+/// What the runtime compares `__shepherd.control(secret)` against: the lower-case hex SHA-256
+/// of the operator secret (empty secret: no control at all).
+pub fn control_hash(secret: &str) -> String {
+    use sha2::Digest;
+    if secret.is_empty() {
+        return String::new();
+    }
+    hex::encode(sha2::Sha256::digest(secret.as_bytes()))
 }
 
 /// The configuration as a JavaScript object literal (JSON; `<` escaped so the text can be
@@ -84,7 +142,7 @@ impl Config {
 fn config_literal(cfg: &Config) -> String {
     let mut map = serde_json::Map::new();
     map.insert("mode".into(), cfg.mode.as_str().into());
-    map.insert("secret".into(), cfg.secret.clone().into());
+    map.insert("controlHash".into(), control_hash(&cfg.secret).into());
     map.insert("seed".into(), cfg.seed.into());
     map.insert("clock".into(), cfg.clock_ms.into());
     map.insert("deterministic".into(), cfg.deterministic.into());
@@ -93,6 +151,12 @@ fn config_literal(cfg: &Config) -> String {
     }
     if let Some(d) = &cfg.doc {
         map.insert("doc".into(), d.clone().into());
+    }
+    if let Some(t) = &cfg.token {
+        map.insert("token".into(), t.clone().into());
+    }
+    if let Some(p) = &cfg.policy {
+        map.insert("policy".into(), p.json.clone());
     }
     serde_json::Value::Object(map)
         .to_string()
@@ -105,7 +169,13 @@ pub fn render(cfg: &Config) -> String {
     let mut s = String::with_capacity(body_len + 256);
     s.push_str("(function () {\n'use strict';\nif (globalThis.__shepherd !== undefined) return;\nconst CONFIG = ");
     s.push_str(&config_literal(cfg));
-    s.push_str(";\n");
+    s.push_str(";\nconst POLICY_JS = [");
+    for js in cfg.policy.iter().flat_map(|p| p.js.iter()) {
+        s.push_str("function () {\nreturn (\n");
+        push_inline_safe(&mut s, js);
+        s.push_str("\n);\n},\n");
+    }
+    s.push_str("];\n");
     for (name, src) in FILES {
         s.push_str("// ---- ");
         s.push_str(name);
@@ -146,7 +216,7 @@ mod tests {
 
     #[test]
     fn renders_one_iife_with_config_first() {
-        let mut cfg = Config::new(Mode::Replay, "se</script>cret");
+        let mut cfg = Config::new(Mode::Replay, "op-7f3a9</script>zq");
         cfg.seed = 42;
         let js = render(&cfg);
         assert!(js.starts_with("(function () {\n'use strict';"));
@@ -157,6 +227,11 @@ mod tests {
             !js.contains("</script>"),
             "config must not close an inline script"
         );
+        assert!(
+            !js.contains("7f3a9"),
+            "the operator secret itself is never rendered"
+        );
+        assert!(js.contains(&control_hash("op-7f3a9</script>zq")));
         let prelude = js.find("// ---- prelude.js").unwrap();
         let boot = js.find("// ---- boot.js").unwrap();
         assert!(prelude < boot);
@@ -176,17 +251,41 @@ mod tests {
             "prelude.js",
             "trace.js",
             "controller.js",
+            "names.js",
             "determinism.js",
             "timers.js",
             "events.js",
             "network.js",
+            "promises.js",
+            "storage.js",
+            "workers.js",
             "dynamic.js",
             "dom.js",
+            "policy.js",
+            "repair.js",
             "boot.js",
         ] {
             assert!(names.contains(&f), "{f} missing from {names:?}");
         }
         assert_eq!(names.last(), Some(&"boot.js"));
+    }
+
+    #[test]
+    fn a_policy_and_its_expressions_are_rendered() {
+        let mut cfg = Config::new(Mode::Repair, "s");
+        let js = render(&cfg);
+        assert!(js.contains("const POLICY_JS = [];"));
+        cfg.policy = Some(RuntimePolicy {
+            json: serde_json::json!({"version": 1, "policies": []}),
+            js: vec!["typeof f === 'function'".into(), "'</script>' === x".into()],
+        });
+        let js = render(&cfg);
+        assert!(
+            js.contains("\"policy\":{\"policies\":[],\"version\":1}")
+                || js.contains("\"policy\":{\"version\":1,\"policies\":[]}")
+        );
+        assert!(js.contains("function () {\nreturn (\ntypeof f === 'function'\n);\n},"));
+        assert!(!js.contains("</script>"), "expressions are inlined safely");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Overhead of the controller on a TodoMVC-style workload (add, complete and delete N items,
-//! one DOM event per task) in headless Chromium: plain page vs repair mode vs record mode
-//! (runtime plus the JS pass's access logging), measured in the same run.
+//! Overhead of Shepherd on a TodoMVC-style workload (add, complete and delete N items, one DOM
+//! event per task) in headless Chromium: the plain page (no proxy) vs the page through
+//! `serve` (repair mode: runtime only) vs through `record` (runtime plus the JS pass's access
+//! logging), the real proxies, measured in the same run.
 //!
 //! `cargo bench -p shepherd-e2e --bench overhead [-- N ROUNDS]` (defaults 100 items, 7 rounds).
 //! Prints the median per mode and the ratios against plain; targets: repair ≤ 1.03×,
@@ -16,7 +17,6 @@ use shepherd_runtime::Mode;
 enum Variant {
     Plain,
     Repair,
-    RecordRuntimeOnly,
     Record,
 }
 
@@ -25,7 +25,6 @@ impl Variant {
         match self {
             Variant::Plain => "plain",
             Variant::Repair => "repair",
-            Variant::RecordRuntimeOnly => "record (runtime only)",
             Variant::Record => "record (runtime + JS pass)",
         }
     }
@@ -41,12 +40,7 @@ async fn run(n: usize, rounds: usize) -> Result<()> {
         .await
         .context("launching Chromium")?;
     let origin = TestOrigin::start(pages_dir(), Mode::Record).await?;
-    let variants = [
-        Variant::Plain,
-        Variant::Repair,
-        Variant::RecordRuntimeOnly,
-        Variant::Record,
-    ];
+    let variants = [Variant::Plain, Variant::Repair, Variant::Record];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
     // Another page with a `todoWorkload(n)` (for investigating where time goes).
     let page_path = std::env::var("SHEPHERD_BENCH_PAGE").unwrap_or_else(|_| "/todo/".into());
@@ -56,14 +50,22 @@ async fn run(n: usize, rounds: usize) -> Result<()> {
         for k in 0..variants.len() {
             let i = (k + round) % variants.len();
             let v = &variants[i];
-            origin.set_inject(*v != Variant::Plain);
-            origin.set_mode(if *v == Variant::Repair {
-                Mode::Repair
-            } else {
-                Mode::Record
-            });
-            origin.set_instrument_js(*v == Variant::Record);
-            let page = browser.new_page().await?;
+            origin.set_inject(*v != Variant::Plain).await;
+            origin
+                .set_mode(if *v == Variant::Repair {
+                    Mode::Repair
+                } else {
+                    Mode::Record
+                })
+                .await?;
+            let page = match origin.proxy_for_pages().await {
+                Some(p) => {
+                    browser
+                        .new_isolated_page(Some(&p), Some("<-loopback>"))
+                        .await?
+                }
+                None => browser.new_isolated_page(None, None).await?,
+            };
             let nav = page
                 .navigate_with(&origin.url(&page_path), Duration::from_secs(10))
                 .await?;

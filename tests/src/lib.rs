@@ -1,16 +1,17 @@
 //! Shared helpers for the end-to-end tests: a loopback origin that serves fixture pages from
-//! `tests/pages/` with the runtime injected and collects uploaded traces, a small sequential
-//! case runner (one browser per test file), and trace queries for assertions.
+//! `tests/pages/`, Shepherd itself in front of it (the real proxy, rewriter and runtime, one
+//! stack per mode, started through `shepherd-session` like the binary starts them), a small
+//! sequential case runner (one browser per test file), and trace queries for assertions.
 //!
-//! The origin stands in for the proxy until the proxy's own tests cover the same paths: it
-//! serves `GET /__shepherd/runtime.js?s=SECRET&m=MODE` (403 without the secret), accepts
-//! `POST /__shepherd/trace?s=SECRET&doc=DOC&seq=N` (first body per seq wins, 2 MiB limit) and
-//! serves every other path from the pages directory. HTML gets
-//! `<script src="/__shepherd/runtime.js?…">` right after the doctype. `?delay=MS` on any
-//! request delays the answer (how race tests force an order, as EventRaceCommander's test
-//! server did); `?status=N` answers with that status.
+//! The origin is a plain file server: `?delay=MS` on any request delays the answer (how race
+//! tests force an order, as EventRaceCommander's test server did), `?status=N` answers with
+//! that status, and every path it is asked for is logged. Pages reach it through the proxy of
+//! the current mode (each tab is an isolated browser context with that proxy), so what a test
+//! sees is what a user of `shepherd record` / `serve` / `replay` gets. Traces uploaded by pages
+//! are kept in memory (first batch per sequence number wins).
 
 pub mod query;
+pub mod scenarios;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -23,51 +24,70 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use shepherd_runtime::{Config, Mode};
+use shepherd_proxy::{CertificateAuthority, ReplayOptions, TraceSink, UpstreamTrust};
+use shepherd_runtime::Mode;
+use shepherd_session::{Run, Stack, StackOptions};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use query::TraceQuery;
-
-/// Largest trace batch the origin accepts.
-const MAX_BATCH: usize = 2 * 1024 * 1024;
 
 /// The fixture pages shipped with this crate.
 pub fn pages_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
 }
 
+/// Trace batches uploaded by pages: doc -> seq -> body.
 #[derive(Default)]
-struct State {
-    /// doc -> seq -> body
-    traces: BTreeMap<String, BTreeMap<u64, Bytes>>,
-    /// Paths requested, in arrival order (without query).
-    requests: Vec<String>,
+struct Traces(Mutex<BTreeMap<String, BTreeMap<u64, Bytes>>>);
+
+impl TraceSink for Traces {
+    fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
+        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        t.entry(doc.to_string())
+            .or_default()
+            .entry(seq)
+            .or_insert_with(|| Bytes::copy_from_slice(data));
+        Ok(())
+    }
 }
 
-struct Shared {
+/// What the file server shares with its connections.
+struct Files {
     root: PathBuf,
-    secret: String,
-    mode: Mutex<Mode>,
-    /// false: serve pages untouched (the plain baseline of benchmarks)
-    inject: std::sync::atomic::AtomicBool,
-    /// record/replay: instrument `.js` files with the JS pass, as the proxy does
-    instrument_js: std::sync::atomic::AtomicBool,
-    state: Mutex<State>,
+    /// Paths requested, in arrival order (without query).
+    requests: Mutex<Vec<String>>,
     extra: Mutex<HashMap<String, (String, Bytes)>>,
 }
 
-/// A loopback origin serving fixture pages with the runtime injected.
+/// The stacks and what routes pages through them.
+struct Proxies {
+    mode: Mode,
+    /// false: pages go straight to the origin (the plain baseline of benchmarks).
+    inject: bool,
+    record: Stack,
+    serve: Stack,
+    /// Built from the record stack's recording when replay is chosen.
+    replay: Option<Stack>,
+}
+
+/// A loopback origin serving fixture pages, with Shepherd in front of it.
 pub struct TestOrigin {
     addr: SocketAddr,
     ws_addr: SocketAddr,
-    shared: Arc<Shared>,
+    files: Arc<Files>,
+    traces: Arc<Traces>,
+    proxies: tokio::sync::Mutex<Proxies>,
+    ca: Arc<CertificateAuthority>,
+    secret: String,
+    recording: PathBuf,
+    _dir: tempfile::TempDir,
     task: JoinHandle<()>,
     ws_task: JoinHandle<()>,
 }
@@ -110,30 +130,28 @@ async fn serve_ws(listener: TcpListener) {
 }
 
 impl TestOrigin {
-    /// Starts serving `root` on 127.0.0.1 (a free port) with runtime mode `mode`.
+    /// Starts serving `root` on 127.0.0.1 (a free port), with Shepherd's record and serve
+    /// stacks in front of it; pages open in `mode`.
     pub async fn start(root: PathBuf, mode: Mode) -> Result<TestOrigin> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
+        let secret = format!("test-secret-{}", addr.port());
+        let files = Arc::new(Files {
             root,
-            secret: format!("test-secret-{}", addr.port()),
-            mode: Mutex::new(mode),
-            inject: std::sync::atomic::AtomicBool::new(true),
-            instrument_js: std::sync::atomic::AtomicBool::new(false),
-            state: Mutex::new(State::default()),
+            requests: Mutex::new(Vec::new()),
             extra: Mutex::new(HashMap::new()),
         });
-        let s2 = shared.clone();
+        let f2 = files.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
-                let s3 = s2.clone();
+                let f3 = f2.clone();
                 tokio::spawn(async move {
                     let svc = service_fn(move |req| {
-                        let s4 = s3.clone();
-                        async move { Ok::<_, Infallible>(handle(s4, req).await) }
+                        let f4 = f3.clone();
+                        async move { Ok::<_, Infallible>(serve_file(&f4, req).await) }
                     });
                     let _ = http1::Builder::new()
                         .keep_alive(true)
@@ -145,10 +163,50 @@ impl TestOrigin {
         let ws_listener = TcpListener::bind("127.0.0.1:0").await?;
         let ws_addr = ws_listener.local_addr()?;
         let ws_task = tokio::spawn(serve_ws(ws_listener));
+        let dir = tempfile::tempdir()?;
+        let recording = dir.path().join("e2e.rec");
+        let ca = Arc::new(CertificateAuthority::ephemeral()?);
+        let traces = Arc::new(Traces::default());
+        let opts = stack_options(&secret, &traces);
+        let record = Stack::start(
+            Run::Record {
+                out: recording.clone(),
+                trust: UpstreamTrust::default(),
+            },
+            opts.clone(),
+            ca.clone(),
+        )
+        .await?;
+        let serve = Stack::start(
+            Run::Serve {
+                trust: UpstreamTrust::default(),
+            },
+            opts,
+            ca.clone(),
+        )
+        .await?;
+        let mut proxies = Proxies {
+            mode: Mode::Record,
+            inject: true,
+            record,
+            serve,
+            replay: None,
+        };
+        if mode == Mode::Replay {
+            proxies.replay =
+                Some(start_replay(&recording, &proxies.record, &secret, &traces, &ca).await?);
+        }
+        proxies.mode = mode;
         Ok(TestOrigin {
             addr,
             ws_addr,
-            shared,
+            files,
+            traces,
+            proxies: tokio::sync::Mutex::new(proxies),
+            ca,
+            secret,
+            recording,
+            _dir: dir,
             task,
             ws_task,
         })
@@ -164,72 +222,182 @@ impl TestOrigin {
         self.ws_addr.port()
     }
 
-    /// The per-run secret the runtime is rendered with.
+    /// The per-run secret every stack's runtime is rendered with.
     pub fn secret(&self) -> &str {
-        &self.shared.secret
+        &self.secret
     }
 
-    /// Changes the runtime mode for documents loaded from now on.
-    pub fn set_mode(&self, mode: Mode) {
-        if let Ok(mut m) = self.shared.mode.lock() {
-            *m = mode;
+    /// Pages opened from now on go through the stack of `mode`. Replay serves what the record
+    /// stack has recorded so far (a new replay stack each time, its queues fresh).
+    pub async fn set_mode(&self, mode: Mode) -> Result<()> {
+        let mut p = self.proxies.lock().await;
+        if mode == Mode::Replay {
+            let replay = start_replay(
+                &self.recording,
+                &p.record,
+                &self.secret,
+                &self.traces,
+                &self.ca,
+            )
+            .await?;
+            if let Some(old) = p.replay.replace(replay) {
+                old.shutdown().await;
+            }
         }
+        p.mode = mode;
+        Ok(())
     }
 
-    /// Whether HTML gets the runtime script tag (false: the plain baseline).
-    pub fn set_inject(&self, on: bool) {
-        self.shared
-            .inject
-            .store(on, std::sync::atomic::Ordering::SeqCst);
+    /// Pages opened in repair mode from now on run under `policy` (shipped names or policy
+    /// files, comma-separated; `None`: no policy): the serve stack is started again with it.
+    pub async fn set_policy(&self, policy: Option<&str>) -> Result<()> {
+        let set = match policy {
+            Some(p) => Some(shepherd_policies::load(p).map_err(|e| anyhow!("{e}"))?),
+            None => None,
+        };
+        let mut opts = stack_options(&self.secret, &self.traces);
+        opts.policy = set;
+        let serve = Stack::start(
+            Run::Serve {
+                trust: UpstreamTrust::default(),
+            },
+            opts,
+            self.ca.clone(),
+        )
+        .await?;
+        let old = std::mem::replace(&mut self.proxies.lock().await.serve, serve);
+        old.shutdown().await;
+        Ok(())
     }
 
-    /// Record and replay: serve HTML through the HTML rewriter and `.js` files through the JS
-    /// pass, as the proxy does (the full instrumentation pipeline).
-    pub fn set_instrument_js(&self, on: bool) {
-        self.shared
-            .instrument_js
-            .store(on, std::sync::atomic::Ordering::SeqCst);
+    /// What repair policies cost per page, as the serve stack's operator side reports it.
+    pub async fn repair_stats(&self) -> Vec<shepherd_proxy::PageSummary> {
+        self.proxies.lock().await.serve.proxy().repair_stats()
+    }
+
+    /// Serves the same files over HTTPS on another port (a staging origin for reverse mode);
+    /// returns its address and the certificate of the CA that signed it.
+    pub async fn start_https(
+        &self,
+    ) -> Result<(
+        SocketAddr,
+        rustls_pki_types::CertificateDer<'static>,
+        JoinHandle<()>,
+    )> {
+        let ca = CertificateAuthority::ephemeral()?;
+        let mut tls = (*ca.server_config("127.0.0.1").await?).clone();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()]; // the file server speaks HTTP/1.1
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let files = self.files.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (acceptor, files) = (acceptor.clone(), files.clone());
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let svc = service_fn(move |req| {
+                        let f = files.clone();
+                        async move { Ok::<_, Infallible>(serve_file(&f, req).await) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        Ok((addr, ca.cert_der().clone(), task))
+    }
+
+    /// Whether pages go through Shepherd at all (false: the plain baseline).
+    pub async fn set_inject(&self, on: bool) {
+        self.proxies.lock().await.inject = on;
+    }
+
+    /// The proxy address pages of the current mode use (`None`: straight to the origin).
+    pub async fn proxy_for_pages(&self) -> Option<String> {
+        let p = self.proxies.lock().await;
+        if !p.inject {
+            return None;
+        }
+        let stack = match p.mode {
+            Mode::Record => &p.record,
+            Mode::Repair => &p.serve,
+            Mode::Replay => p.replay.as_ref()?,
+        };
+        Some(stack.proxy().addr().to_string())
+    }
+
+    /// `http://localhost:PORT{path}`: the same file server as another origin.
+    pub fn other_origin_url(&self, path: &str) -> String {
+        format!("http://localhost:{}{}", self.addr.port(), path)
+    }
+
+    /// The record stack's proxy (holds, counters, credentials), for tests that look behind a
+    /// page's back.
+    pub async fn record_proxy<R>(&self, f: impl FnOnce(&shepherd_proxy::ProxyHandle) -> R) -> R {
+        f(self.proxies.lock().await.record.proxy())
+    }
+
+    /// Pieces of dynamic code and markup pages sent to the instrument endpoint so far.
+    pub async fn instrument_requests(&self) -> u64 {
+        let p = self.proxies.lock().await;
+        let count = |s: &Stack| {
+            s.proxy()
+                .stats()
+                .instrument_requests
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        count(&p.record) + count(&p.serve) + p.replay.as_ref().map_or(0, count)
     }
 
     /// Serves `body` at `path` (overrides files; for generated pages).
     pub fn put(&self, path: &str, content_type: &str, body: impl Into<Bytes>) {
-        if let Ok(mut e) = self.shared.extra.lock() {
+        if let Ok(mut e) = self.files.extra.lock() {
             e.insert(path.to_string(), (content_type.to_string(), body.into()));
         }
     }
 
     /// Forgets every uploaded trace and request.
     pub fn clear(&self) {
-        if let Ok(mut st) = self.shared.state.lock() {
-            *st = State::default();
+        if let Ok(mut r) = self.files.requests.lock() {
+            r.clear();
+        }
+        if let Ok(mut t) = self.traces.0.lock() {
+            t.clear();
         }
     }
 
-    /// Paths requested so far (no query strings), in arrival order.
+    /// Paths the origin was asked for so far (no query strings), in arrival order.
     pub fn requests(&self) -> Vec<String> {
-        self.shared
-            .state
+        self.files
+            .requests
             .lock()
-            .map(|s| s.requests.clone())
+            .map(|r| r.clone())
             .unwrap_or_default()
     }
 
     /// Documents that uploaded at least one batch.
     pub fn docs(&self) -> Vec<String> {
-        self.shared
-            .state
+        self.traces
+            .0
             .lock()
-            .map(|s| s.traces.keys().cloned().collect())
+            .map(|t| t.keys().cloned().collect())
             .unwrap_or_default()
     }
 
     /// The contiguous prefix (seq 0, 1, …) of what `doc` uploaded.
     pub fn trace_bytes(&self, doc: &str) -> Vec<u8> {
-        let Ok(st) = self.shared.state.lock() else {
+        let Ok(t) = self.traces.0.lock() else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        if let Some(batches) = st.traces.get(doc) {
+        if let Some(batches) = t.get(doc) {
             for (want, (seq, body)) in batches.iter().enumerate() {
                 if *seq != want as u64 {
                     break;
@@ -276,6 +444,40 @@ impl TestOrigin {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+
+    /// Commits what the record stack has queued for its recording.
+    pub async fn flush(&self) {
+        self.proxies.lock().await.record.proxy().flush();
+    }
+}
+
+fn stack_options(secret: &str, traces: &Arc<Traces>) -> StackOptions {
+    StackOptions {
+        operator_secret: Some(secret.to_string()),
+        trace_sink: Some(traces.clone() as Arc<dyn TraceSink>),
+        ..StackOptions::default()
+    }
+}
+
+/// A replay stack over what the record stack has stored so far.
+async fn start_replay(
+    recording: &Path,
+    record: &Stack,
+    secret: &str,
+    traces: &Arc<Traces>,
+    ca: &Arc<CertificateAuthority>,
+) -> Result<Stack> {
+    record.proxy().flush();
+    Stack::start(
+        Run::Replay {
+            recording: recording.to_path_buf(),
+            options: ReplayOptions::default(),
+            trace_out: None,
+        },
+        stack_options(secret, traces),
+        ca.clone(),
+    )
+    .await
 }
 
 fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
@@ -285,27 +487,11 @@ fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len() + 1
-            && let Some(h) = s.get(i + 1..i + 3)
-            && let Ok(v) = u8::from_str_radix(h, 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(if b[i] == b'+' { b' ' } else { b[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+pub(crate) fn respond(
+    status: StatusCode,
+    ctype: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     if let Ok(v) = ctype.parse() {
@@ -317,7 +503,7 @@ fn respond(status: StatusCode, ctype: &str, body: impl Into<Bytes>) -> Response<
     r
 }
 
-fn content_type(path: &Path) -> &'static str {
+pub(crate) fn content_type(path: &Path) -> &'static str {
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "html" | "htm" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",
@@ -331,209 +517,32 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-/// Inserts the runtime's script tag after the doctype (or at the very start).
-pub fn inject(html: &str, tag: &str) -> String {
-    let trimmed = html.trim_start();
-    let lead = html.len() - trimmed.len();
-    if trimmed.len() >= 9
-        && trimmed[..9].eq_ignore_ascii_case("<!doctype")
-        && let Some(end) = trimmed.find('>')
-    {
-        let at = lead + end + 1;
-        return format!("{}{}{}", &html[..at], tag, &html[at..]);
-    }
-    format!("{tag}{html}")
-}
-
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+/// One request to the file server.
+async fn serve_file(files: &Files, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
-    if let Ok(mut st) = shared.state.lock() {
-        st.requests.push(path.clone());
+    if let Ok(mut r) = files.requests.lock() {
+        r.push(path.clone());
     }
     if let Some(ms) = query_param(&query, "delay").and_then(|v| v.parse::<u64>().ok()) {
         tokio::time::sleep(Duration::from_millis(ms.min(10_000))).await;
-    }
-    let secret_ok =
-        query_param(&query, "s").map(percent_decode).as_deref() == Some(&*shared.secret);
-    if path == "/__shepherd/runtime.js" {
-        if !secret_ok {
-            return respond(StatusCode::FORBIDDEN, "text/plain", "bad secret");
-        }
-        let mode = query_param(&query, "m")
-            .and_then(Mode::parse)
-            .unwrap_or(Mode::Record);
-        let cfg = Config::new(mode, shared.secret.clone());
-        return respond(
-            StatusCode::OK,
-            "text/javascript; charset=utf-8",
-            shepherd_runtime::render(&cfg),
-        );
-    }
-    if path == "/__shepherd/instrument" {
-        if !secret_ok {
-            return respond(StatusCode::FORBIDDEN, "text/plain", "bad secret");
-        }
-        return instrument_endpoint(&query, req).await;
-    }
-    if path == "/__shepherd/trace" {
-        if !secret_ok {
-            return respond(StatusCode::FORBIDDEN, "text/plain", "bad secret");
-        }
-        if req.method() != Method::POST {
-            return respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "POST only");
-        }
-        let doc = query_param(&query, "doc").map(percent_decode);
-        let seq = query_param(&query, "seq").and_then(|v| v.parse::<u64>().ok());
-        let (Some(doc), Some(seq)) = (doc, seq) else {
-            return respond(
-                StatusCode::BAD_REQUEST,
-                "text/plain",
-                "doc and seq required",
-            );
-        };
-        let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large"),
-        };
-        if let Ok(mut st) = shared.state.lock() {
-            st.traces.entry(doc).or_default().entry(seq).or_insert(body);
-        }
-        return respond(StatusCode::NO_CONTENT, "text/plain", Bytes::new());
     }
     let status = query_param(&query, "status")
         .and_then(|v| v.parse::<u16>().ok())
         .and_then(|v| StatusCode::from_u16(v).ok())
         .unwrap_or(StatusCode::OK);
-    let extra = shared.extra.lock().ok().and_then(|e| e.get(&path).cloned());
+    let extra = files.extra.lock().ok().and_then(|e| e.get(&path).cloned());
     let (ctype, body) = match extra {
         Some((c, b)) => (c, b),
-        None => match read_page(&shared.root, &path).await {
+        None => match read_page(&files.root, &path).await {
             Some((file, bytes)) => (content_type(&file).to_string(), Bytes::from(bytes)),
             None => return respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
         },
     };
-    let mode = shared.mode.lock().map(|m| *m).unwrap_or(Mode::Record);
-    let injecting = shared.inject.load(std::sync::atomic::Ordering::SeqCst);
-    if injecting
-        && mode != Mode::Repair
-        && ctype.starts_with("text/javascript")
-        && shared
-            .instrument_js
-            .load(std::sync::atomic::Ordering::SeqCst)
-    {
-        let src = String::from_utf8_lossy(&body).into_owned();
-        let name = path.clone();
-        // As the proxy does: classic first, module when the classic parse fails (a file with
-        // `import`/`export`).
-        let job = move || {
-            use shepherd_instrument_js::{Kind, Options, instrument};
-            instrument(&src, &Options::new(Kind::Script, name.clone()))
-                .or_else(|_| instrument(&src, &Options::new(Kind::Module, name)))
-        };
-        if let Ok(out) = tokio::task::spawn_blocking(job).await
-            && let Ok(out) = out
-        {
-            return respond(status, &ctype, out.code);
-        }
-    }
-    if injecting
-        && mode != Mode::Repair
-        && ctype.starts_with("text/html")
-        && shared
-            .instrument_js
-            .load(std::sync::atomic::Ordering::SeqCst)
-    {
-        // The full pipeline: the HTML rewriter injects the runtime and instruments inline
-        // scripts, `on*` handlers and `javascript:` URLs.
-        let imode = if mode == Mode::Replay {
-            shepherd_instrument::Mode::Replay
-        } else {
-            shepherd_instrument::Mode::Record
-        };
-        let cfg = shepherd_instrument::HtmlConfig::new(imode, shared.secret.clone());
-        let input = body.clone();
-        if let Ok(Ok((html, _, _))) = tokio::task::spawn_blocking(move || {
-            shepherd_instrument::instrument_html(&input, cfg, &[])
-        })
-        .await
-        {
-            return respond(status, &ctype, html);
-        }
-    }
-    if injecting && ctype.starts_with("text/html") {
-        let tag = format!(
-            "<script src=\"/__shepherd/runtime.js?s={}&m={}\"></script>",
-            shared.secret, mode
-        );
-        let html = inject(&String::from_utf8_lossy(&body), &tag);
-        return respond(status, &ctype, html);
-    }
     respond(status, &ctype, body)
 }
 
-/// Marker a test puts into dynamic code to make the instrumenter fail (the runtime must then
-/// run the original code natively).
-pub const FAIL_INSTRUMENT: &str = "shepherd-test:fail-instrument";
-
-/// `POST /__shepherd/instrument?kind=script|module|handler`: the JS pass on dynamic code, as the
-/// proxy serves it (unchanged source when the pass refuses it).
-async fn instrument_endpoint(query: &str, req: Request<Incoming>) -> Response<Full<Bytes>> {
-    use shepherd_instrument_js::Kind;
-    let kind = match query_param(query, "kind").unwrap_or("script") {
-        "script" => Kind::Script,
-        "module" => Kind::Module,
-        "handler" => Kind::Handler,
-        "html" => return instrument_fragment(req).await,
-        _ => return respond(StatusCode::BAD_REQUEST, "text/plain", "bad kind"),
-    };
-    let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large"),
-    };
-    let src = String::from_utf8_lossy(&body).into_owned();
-    if src.contains(FAIL_INSTRUMENT) {
-        return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "refused");
-    }
-    let opts = shepherd_instrument_js::Options::new(kind, "dynamic".to_string());
-    let out = tokio::task::spawn_blocking(move || {
-        shepherd_instrument_js::instrument(&src, &opts)
-            .map(|o| o.code)
-            .unwrap_or(src)
-    })
-    .await;
-    match out {
-        Ok(code) => respond(StatusCode::OK, "text/javascript; charset=utf-8", code),
-        Err(_) => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "failed"),
-    }
-}
-
-/// `kind=html`: an HTML fragment (document.write, innerHTML) through the HTML rewriter in
-/// fragment mode, as the proxy does.
-async fn instrument_fragment(req: Request<Incoming>) -> Response<Full<Bytes>> {
-    let body = match Limited::new(req.into_body(), MAX_BATCH).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => return respond(StatusCode::PAYLOAD_TOO_LARGE, "text/plain", "too large"),
-    };
-    if body
-        .windows(FAIL_INSTRUMENT.len())
-        .any(|w| w == FAIL_INSTRUMENT.as_bytes())
-    {
-        return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "refused");
-    }
-    let out = tokio::task::spawn_blocking(move || {
-        let mut cfg = shepherd_instrument::HtmlConfig::new(shepherd_instrument::Mode::Record, "");
-        cfg.fragment = true;
-        shepherd_instrument::instrument_html(&body, cfg, &[]).map(|(html, _, _)| html)
-    })
-    .await;
-    match out {
-        Ok(Ok(html)) => respond(StatusCode::OK, "text/html; charset=utf-8", html),
-        _ => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "failed"),
-    }
-}
-
-async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
+pub(crate) async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {
     let rel = Path::new(path.trim_start_matches('/'));
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
         return None;
@@ -561,16 +570,67 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// Opens `path` in a fresh tab, waits for `load`, and returns the tab.
+    /// Opens `path` in a fresh tab (an isolated browser context whose proxy is the current
+    /// mode's stack), waits for `load`, and returns the tab.
     pub async fn open(&self, path: &str) -> Result<shepherd_browser::Page> {
-        let page = self.browser.new_page().await?;
-        let nav = page
-            .navigate_with(&self.origin.url(path), Duration::from_secs(8))
-            .await?;
+        self.open_url(&self.origin.url(path)).await
+    }
+
+    /// Like [`open`](Self::open) for a whole URL (another origin of the file server).
+    pub async fn open_url(&self, url: &str) -> Result<shepherd_browser::Page> {
+        let path = url;
+        let page = self.new_tab().await?;
+        let nav = page.navigate_with(url, Duration::from_secs(8)).await?;
         if !nav.loaded {
             bail!("{path} did not load");
         }
         Ok(page)
+    }
+
+    /// A fresh tab: an isolated browser context whose proxy is the current mode's stack.
+    async fn new_tab(&self) -> Result<shepherd_browser::Page> {
+        Ok(match self.origin.proxy_for_pages().await {
+            Some(p) => {
+                self.browser
+                    .new_isolated_page(Some(&p), Some("<-loopback>"))
+                    .await?
+            }
+            None => self.browser.new_page().await?,
+        })
+    }
+
+    /// Opens `path` in a fresh tab of the current mode's proxy and returns as soon as the
+    /// navigation is under way (the page is still loading: user input can come early).
+    pub async fn open_early(&self, path: &str) -> Result<shepherd_browser::Page> {
+        let page = self.new_tab().await?;
+        page.call("Page.enable", serde_json::json!({})).await?;
+        page.call(
+            "Page.navigate",
+            serde_json::json!({ "url": self.origin.url(path) }),
+        )
+        .await?;
+        Ok(page)
+    }
+
+    /// Polls `expr` in `page` until it is `true` (or `limit` passes: an error naming it).
+    pub async fn wait_for(
+        &self,
+        page: &shepherd_browser::Page,
+        expr: &str,
+        limit: Duration,
+    ) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            if let Ok(v) = page.evaluate(expr).await
+                && v == serde_json::Value::Bool(true)
+            {
+                return Ok(());
+            }
+            if start.elapsed() > limit {
+                bail!("`{expr}` did not become true within {limit:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
     }
 
     /// Evaluates `expr` with `C` bound to the control surface (promises are awaited).
@@ -606,6 +666,38 @@ impl Harness {
         let t = self.flushed_trace(&page).await;
         let _ = page.close().await;
         t
+    }
+    /// Opens `path`, waits until the page expression `ready` is true (at most `limit`), then
+    /// 50 ms more, flushes and returns the trace (the tab is closed).
+    pub async fn record_until(
+        &self,
+        path: &str,
+        ready: &str,
+        limit: Duration,
+    ) -> Result<TraceQuery> {
+        let page = self.open(path).await?;
+        let t = self.trace_when(&page, ready, limit).await;
+        let _ = page.close().await;
+        t
+    }
+
+    /// Waits until the page expression `ready` is true (at most `limit`), then 50 ms more, and
+    /// returns the flushed trace of `page`.
+    pub async fn trace_when(
+        &self,
+        page: &shepherd_browser::Page,
+        ready: &str,
+        limit: Duration,
+    ) -> Result<TraceQuery> {
+        let start = Instant::now();
+        while page.evaluate(ready).await? != serde_json::json!(true) {
+            if start.elapsed() > limit {
+                bail!("`{ready}` never held within {limit:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.flushed_trace(page).await
     }
 }
 
@@ -660,6 +752,7 @@ pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
         }
         if let Ok(h) = Arc::try_unwrap(harness) {
             let Harness { browser, origin } = h;
+            origin.flush().await;
             drop(origin);
             let _ = browser.close().await;
         }

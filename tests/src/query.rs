@@ -1,12 +1,26 @@
 //! Questions tests ask of a recorded trace, with readable failure messages.
 
 use anyhow::{Result, anyhow, bail};
+use shepherd_races::report::{RaceReport, RaceView};
 use shepherd_trace::{ActionId, ArcKind, Op, Trace};
 
 /// A parsed trace plus lookups by kind, scope label, stable id and location.
 pub struct TraceQuery {
     /// The trace as read by shepherd-trace.
     pub trace: Trace,
+}
+
+/// A DOM node as the trace describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Tag name (`input`, `#text`).
+    pub tag: String,
+    /// CSS selector, when it was in the document.
+    pub path: Option<String>,
+    /// `id` attribute.
+    pub id: Option<String>,
+    /// First classes, space-separated.
+    pub classes: Option<String>,
 }
 
 /// One access of an action.
@@ -176,6 +190,39 @@ impl TraceQuery {
         out
     }
 
+    /// The description of DOM node `n` (`["d",…]` records), its strings resolved.
+    pub fn node(&self, n: u32) -> Option<Node> {
+        let d = self.trace.nodes.iter().find(|d| d.node == n)?;
+        let o = |id: Option<u32>| id.map(|i| self.s(i).to_string());
+        Some(Node {
+            tag: self.s(d.tag).to_string(),
+            path: o(d.path),
+            id: o(d.id),
+            classes: o(d.classes),
+        })
+    }
+
+    /// The node whose listener list was written with a function named `name` (the value
+    /// summary `Function[k]:name` of `addEventListener`), and that location.
+    pub fn listener_node(&self, name: &str) -> Result<(String, Node)> {
+        let suffix = format!(":{name}");
+        let (_, x) = self
+            .accessing(|x| x.write && x.value.as_deref().is_some_and(|v| v.ends_with(&suffix)))
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("no listener {name} registered\n{}", self.dump()))?;
+        let n = x
+            .loc
+            .split_once('[')
+            .and_then(|(_, r)| r.split_once(']'))
+            .and_then(|(n, _)| n.parse().ok())
+            .ok_or_else(|| anyhow!("{} names no node", x.loc))?;
+        let node = self
+            .node(n)
+            .ok_or_else(|| anyhow!("node {n} ({}) not described\n{}", x.loc, self.dump()))?;
+        Ok((x.loc, node))
+    }
+
     /// Exception messages of `a`.
     pub fn exceptions(&self, a: ActionId) -> Vec<String> {
         self.trace
@@ -228,6 +275,59 @@ impl TraceQuery {
             .iter()
             .find(|a| a.head == h && a.kind == ArcKind::Fork)
             .map(|a| (a.tail, a.delay_ms))
+    }
+
+    /// The race analysis of the trace (default options), every race included (covered ones
+    /// too), as `shepherd races` reports it.
+    pub fn report(&self) -> Result<RaceReport> {
+        let an = shepherd_races::analyze(&self.trace, &shepherd_races::Options::default())?;
+        Ok(RaceReport::new(&self.trace, &an, true))
+    }
+
+    /// The races reported on location `loc` (exact name), covered ones too.
+    pub fn races_on(&self, loc: &str) -> Result<Vec<RaceView>> {
+        Ok(self
+            .report()?
+            .races
+            .into_iter()
+            .filter(|r| r.location == loc)
+            .collect())
+    }
+
+    /// The uncovered races reported on location `loc` (exact name).
+    pub fn uncovered_on(&self, loc: &str) -> Result<Vec<RaceView>> {
+        Ok(self
+            .races_on(loc)?
+            .into_iter()
+            .filter(|r| !r.covered)
+            .collect())
+    }
+
+    /// The races reported on locations whose name matches `pred`, as text for failure
+    /// messages.
+    pub fn races_text(&self, pred: impl Fn(&str) -> bool) -> String {
+        match self.report() {
+            Ok(rep) => rep
+                .races
+                .iter()
+                .filter(|r| pred(&r.location))
+                .map(|r| {
+                    format!(
+                        "{} {} {} #{} {:?} / #{} {:?} [{}] {}\n",
+                        r.location,
+                        r.kind,
+                        if r.covered { "covered" } else { "uncovered" },
+                        r.first.action,
+                        r.first.source,
+                        r.second.action,
+                        r.second.source,
+                        r.tags.join(","),
+                        r.level
+                    )
+                })
+                .collect(),
+            Err(e) => format!("analysis failed: {e:#}"),
+        }
     }
 
     /// A human-readable listing for failure messages.

@@ -12,6 +12,7 @@ use shepherd_runtime::Mode;
 fn main() -> ExitCode {
     let cases: &[Case] = &[
         ("control_needs_the_secret", control_needs_the_secret),
+        ("a_snooping_page_cannot_steer", a_snooping_page_cannot_steer),
         ("hold_and_release_timers", hold_and_release_timers),
         ("follow_a_schedule", follow_a_schedule),
         ("discard_a_click", discard_a_click),
@@ -45,6 +46,75 @@ case!(control_needs_the_secret, |h| async move {
         .await?;
     ensure!(d == json!([false, false, false]), "{d}");
     let _ = page.close().await;
+    Ok(())
+});
+
+case!(a_snooping_page_cannot_steer, |h| async move {
+    // Another origin's document, whose trace the snooping page will try to write into.
+    let other = h.open_url(&h.origin.other_origin_url("/control/")).await?;
+    let other_doc = other.evaluate("__shepherd.doc").await?;
+    let other_doc = other_doc.as_str().unwrap_or_default().to_string();
+    ensure!(
+        other_doc.contains('.'),
+        "document id with its origin's prefix: {other_doc}"
+    );
+    // An operator hold rule that must survive.
+    h.origin
+        .record_proxy(|p| p.holds().hold_matching("/never-requested"))
+        .await;
+    let page = h.open("/snoop/").await?;
+    let out = page
+        .evaluate(&format!(
+            "snoop({:?}, {:?})",
+            h.origin.other_origin_url(""),
+            other_doc
+        ))
+        .await?;
+    let _ = page.close().await;
+    ensure!(
+        out["candidates"].as_u64().unwrap_or(0) > 100
+            && out["runtimeBytes"].as_u64().unwrap_or(0) > 10_000,
+        "the page read its DOM, entries and the runtime's source: {out}"
+    );
+    ensure!(
+        out["myToken"].as_str().is_some_and(|t| t.len() == 32),
+        "{out}"
+    );
+    ensure!(
+        out["control"] == 0,
+        "__shepherd.control accepted a string the page found: {out}"
+    );
+    ensure!(
+        out["ok"] == json!([]),
+        "control endpoints answered 200: {out}"
+    );
+    let (rule_kept, nothing_added, held) = h
+        .origin
+        .record_proxy(|p| {
+            (
+                p.holds().should_hold("/never-requested").is_some(),
+                p.holds().should_hold("/anything-else").is_none(),
+                p.holds().pending().len(),
+            )
+        })
+        .await;
+    ensure!(
+        rule_kept && nothing_added && held == 0,
+        "holds changed: {rule_kept} {nothing_added} {held}"
+    );
+    h.origin.record_proxy(|p| p.holds().clear_rules()).await;
+    // The other origin's trace holds nothing the snooping page sent.
+    let t = h.flushed_trace(&other).await?;
+    let _ = other.close().await;
+    let bytes = String::from_utf8_lossy(&h.origin.trace_bytes(&other_doc)).into_owned();
+    ensure!(
+        !bytes.contains("SNOOPED"),
+        "another origin's trace was written"
+    );
+    ensure!(
+        !t.trace.actions.is_empty(),
+        "the other page traced normally"
+    );
     Ok(())
 });
 

@@ -1,7 +1,9 @@
 //! Building a [`Trace`] from calls rather than from a file: used by tests, fixtures and the
 //! synthetic generator, so every trace they make obeys the same invariants the readers check.
 
-use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, Pos, StrId, Trace};
+use crate::model::{
+    Action, ActionId, ActionType, Arc, ArcKind, Header, NodeDesc, Op, Pos, StrId, Trace,
+};
 use std::fmt;
 
 /// An invariant a [`TraceBuilder`] call broke. The builder keeps the first one and reports it
@@ -201,6 +203,34 @@ impl TraceBuilder {
         self.op(Op::Exception { message, src })
     }
 
+    /// Describes DOM node `node` (`docs/trace-format.md`, "Node descriptions"): its tag, the
+    /// selector that found it, its id and classes. A node is described at most once.
+    pub fn node(
+        &mut self,
+        node: u32,
+        tag: &str,
+        path: Option<&str>,
+        id: Option<&str>,
+        classes: Option<&str>,
+    ) -> &mut Self {
+        self.calls += 1;
+        if self.trace.nodes.iter().any(|d| d.node == node) {
+            self.fail(format!("node {node} described twice"));
+            return self;
+        }
+        let tag = self.trace.strings.intern(tag);
+        let mut opt = |s: Option<&str>| s.map(|s| self.trace.strings.intern(s));
+        let (path, id, classes) = (opt(path), opt(id), opt(classes));
+        self.trace.nodes.push(NodeDesc {
+            node,
+            tag,
+            path,
+            id,
+            classes,
+        });
+        self
+    }
+
     /// Appends an already interned operation to the current action.
     pub fn op(&mut self, op: Op) -> &mut Self {
         self.calls += 1;
@@ -338,6 +368,13 @@ mod tests {
         let mut b = TraceBuilder::new();
         b.end();
         assert!(b.try_finish().is_err());
+
+        let mut b = TraceBuilder::new();
+        b.node(4, "p", None, None, None);
+        b.node(4, "div", None, None, None);
+        let e = b.try_finish().unwrap_err();
+        assert_eq!(e.call, 1);
+        assert!(e.message.contains("node 4 described twice"), "{e}");
     }
 
     #[test]

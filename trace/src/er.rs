@@ -10,7 +10,8 @@
 //!              num_actions × (id, type, ncmds, ncmds × (command, location))
 //! Shepherd  := "SHEPHERD" version StringSet(meta) page num_actions × (kind, stable)
 //!              num_arcs × arc_kind  num_scopes × (scopes_id, is_exception, label, src | -1)
-//!              [num_positions × (access ordinal, src)]   (version 2 only)
+//!              [num_positions × (access ordinal, src)]   (versions 2 and 3)
+//!              [num_nodes × (node, tag, path | -1, id | -1, classes | -1)]   (version 3 only)
 //! ```
 //!
 //! String ids are byte offsets into their table. Commands: 0 `ENTER_SCOPE` (scopes id),
@@ -21,9 +22,10 @@
 //! Scope labels go to `scopes`, with the source position appended as `label @@ url:line:col`;
 //! an exception becomes an empty scope `!exception: message[ @@ position]`. Fork arcs also get a
 //! `TRIGGER_ARC` command at the end of their tail action. The `js` table stays empty: traces
-//! carry positions, not script texts. Kinds, stable ids, the page URL, fork/join flags and the
-//! source positions of reads and writes have no place in EventRacer's layout, so they go to the `Shepherd` trailer, which EventRacer's
-//! readers never reach (they stop after `values`).
+//! carry positions, not script texts. Kinds, stable ids, the page URL, fork/join flags, the
+//! source positions of reads and writes and the DOM node descriptions have no place in
+//! EventRacer's layout, so they go to the `Shepherd` trailer, which EventRacer's readers never
+//! reach (they stop after `values`).
 //!
 //! Import accepts what EventRacer's own writers produce: sparse action ids (remapped densely in
 //! id order, the original ids kept in [`ErImport::original_ids`] and as stable ids `er:<id>`),
@@ -32,7 +34,9 @@
 //! left before anything is allocated; errors name the byte offset of the offending field.
 
 use crate::error::ReadError;
-use crate::model::{Action, ActionId, ActionType, Arc, ArcKind, Header, Op, Pos, StrId, Trace};
+use crate::model::{
+    Action, ActionId, ActionType, Arc, ArcKind, Header, NodeDesc, Op, Pos, StrId, Trace,
+};
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -43,6 +47,8 @@ const TRAILER_MAGIC: &[u8; 8] = b"SHEPHERD";
 const TRAILER_VERSION: i32 = 1;
 /// Version of the trailer layout with access positions appended.
 const TRAILER_VERSION_POS: i32 = 2;
+/// Version of the trailer layout with access positions and node descriptions appended.
+const TRAILER_VERSION_NODES: i32 = 3;
 /// Separator between a scope label and its source position in the `scopes` table.
 pub const SRC_SEPARATOR: &str = " @@ ";
 /// Prefix of the empty scope that stands for an exception.
@@ -281,18 +287,33 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
         put(&mut per_pos, ordinal);
         put(&mut per_pos, meta.add(p, s(p))?);
     }
+    let mut per_node = Vec::with_capacity(trace.nodes.len() * 20);
+    for d in &trace.nodes {
+        // The node number's bits (numbers are u32, the layout's words i32).
+        put(&mut per_node, d.node as i32);
+        put(&mut per_node, meta.add(d.tag, s(d.tag))?);
+        for o in [d.path, d.id, d.classes] {
+            put(&mut per_node, o.map_or(Ok(-1), |p| meta.add(p, s(p)))?);
+        }
+    }
     let mut trailer = Vec::with_capacity(
-        64 + meta.data.len() + per_action.len() + per_scope.len() + trace.arcs.len() * 4,
+        64 + meta.data.len()
+            + per_action.len()
+            + per_scope.len()
+            + per_pos.len()
+            + per_node.len()
+            + trace.arcs.len() * 4,
     );
     trailer.extend_from_slice(TRAILER_MAGIC);
-    put(
-        &mut trailer,
-        if positions.is_empty() {
-            TRAILER_VERSION
-        } else {
-            TRAILER_VERSION_POS
-        },
-    );
+    // The oldest layout that holds everything, so older readers read what they can.
+    let version = if !trace.nodes.is_empty() {
+        TRAILER_VERSION_NODES
+    } else if !positions.is_empty() {
+        TRAILER_VERSION_POS
+    } else {
+        TRAILER_VERSION
+    };
+    put(&mut trailer, version);
     meta.write(&mut trailer)?;
     put(&mut trailer, page);
     put(&mut trailer, len_i32(trace.actions.len())?);
@@ -303,9 +324,13 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
     }
     put(&mut trailer, len_i32(scope_decoding.len())?);
     trailer.extend_from_slice(&per_scope);
-    if !positions.is_empty() {
+    if version >= TRAILER_VERSION_POS {
         put(&mut trailer, len_i32(positions.len())?);
         trailer.extend_from_slice(&per_pos);
+    }
+    if version >= TRAILER_VERSION_NODES {
+        put(&mut trailer, len_i32(trace.nodes.len())?);
+        trailer.extend_from_slice(&per_node);
     }
 
     let mut out = Vec::with_capacity(
@@ -476,13 +501,16 @@ struct Trailer<'a> {
     scopes: HashMap<i32, (bool, i32, i32, usize)>,
     /// (access ordinal, position meta id, offset of the entry), ordinals strictly increasing.
     positions: Vec<(u32, i32, usize)>,
+    /// Offset of the first node description and how many there are (20 bytes each).
+    nodes_at: usize,
+    num_nodes: usize,
 }
 
 fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
     input.pos += TRAILER_MAGIC.len();
     let v_at = input.pos;
     let version = input.i32("the trailer version")?;
-    if version != TRAILER_VERSION && version != TRAILER_VERSION_POS {
+    if !(TRAILER_VERSION..=TRAILER_VERSION_NODES).contains(&version) {
         return input.err(v_at, format!("unknown Shepherd trailer version {version}"));
     }
     let mut ignored = Vec::new();
@@ -509,7 +537,7 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
         scopes.insert(off, (exception, label, src, at));
     }
     let mut positions = Vec::new();
-    if version == TRAILER_VERSION_POS {
+    if version >= TRAILER_VERSION_POS {
         let n = input.count("trailer position count", 8)?;
         positions.reserve_exact(n);
         for _ in 0..n {
@@ -529,6 +557,12 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
             positions.push((ordinal, src, at));
         }
     }
+    let (mut num_nodes, mut nodes_at) = (0, input.pos);
+    if version >= TRAILER_VERSION_NODES {
+        num_nodes = input.count("trailer node count", 20)?;
+        nodes_at = input.pos;
+        input.pos += num_nodes * 20;
+    }
     if input.left() > 0 {
         return input.err(
             input.pos,
@@ -543,6 +577,8 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
         arc_kinds,
         scopes,
         positions,
+        nodes_at,
+        num_nodes,
     })
 }
 
@@ -740,6 +776,29 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
                 cx.accesses
             ),
         );
+    }
+    if let Some(t) = &trailer {
+        let mut seen = std::collections::HashSet::with_capacity(t.num_nodes);
+        for k in 0..t.num_nodes {
+            let at = t.nodes_at + k * 20;
+            let node = word(bytes, at) as u32;
+            if !seen.insert(node) {
+                return input.err(at, format!("node {node} described twice"));
+            }
+            let tag = cx.meta(&mut trace, word(bytes, at + 4), at + 4)?;
+            let mut opt = |off: usize| match word(bytes, at + off) {
+                -1 => Ok(None),
+                id => cx.meta(&mut trace, id, at + off).map(Some),
+            };
+            let (path, id, classes) = (opt(8)?, opt(12)?, opt(16)?);
+            trace.nodes.push(NodeDesc {
+                node,
+                tag,
+                path,
+                id,
+                classes,
+            });
+        }
     }
     let triggered = std::mem::take(&mut cx.triggered);
     for (i, &(at, tail, head, dur)) in raw_arcs.iter().enumerate() {

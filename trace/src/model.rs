@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 /// Version of the JSONL trace format this crate writes (`docs/trace-format.md`). Version 2
-/// added the source position of reads and writes (`["r",L,V|null,P]`); readers accept 1 and 2.
-pub const FORMAT_VERSION: u32 = 2;
+/// added the source position of reads and writes (`["r",L,V|null,P]`), version 3 the node
+/// descriptions (`["d",N,T,P,I,C]`); readers accept 1 to 3.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Index of an event action: dense, allocated when the action *begins*, so id order is
 /// execution order. Every arc goes from a smaller to a larger id.
@@ -271,6 +272,25 @@ impl Strings {
     }
 }
 
+/// How the runtime described DOM node number `node` (the `N` of `DOMNode[N]`, `BUTTON[N]`,
+/// `NodeTree:N`) once per trace, so reports can name it as a developer finds it
+/// (`input#coupon`, `#todo-list > li:nth-child(1) > input.toggle`) rather than by number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NodeDesc {
+    /// The node's object number.
+    pub node: u32,
+    /// Lowercase tag name (`input`), or `#text`, `#comment`, `#document`,
+    /// `#document-fragment` for other nodes.
+    pub tag: StrId,
+    /// A CSS selector that found the node when it was described (bounded, so not always
+    /// unique: the number keeps nodes apart); `None` when it was not in the document.
+    pub path: Option<StrId>,
+    /// The `id` attribute, when non-empty (cut to a bounded length).
+    pub id: Option<StrId>,
+    /// The first few classes, space-separated, when any.
+    pub classes: Option<StrId>,
+}
+
 /// Metadata from the trace header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Header {
@@ -294,6 +314,9 @@ pub struct Trace {
     pub arcs: Vec<Arc>,
     /// All operations, grouped by action (see [`Action::ops`]).
     pub ops: Vec<Op>,
+    /// DOM node descriptions, at most one per node, in the order they were written (empty
+    /// for traces before version 3 and for `ER_actionlog` files without our trailer).
+    pub nodes: Vec<NodeDesc>,
 }
 
 impl Op {

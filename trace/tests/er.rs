@@ -29,10 +29,14 @@ fn resolve(t: &Trace, op: &Op) -> R {
     }
 }
 
+/// A node description with its strings resolved.
+type RNode = (u32, String, Option<String>, Option<String>, Option<String>);
+
 type Resolved = (
     Option<String>,
     Vec<(ActionType, String, String, Vec<R>)>,
     Vec<(u32, u32, ArcKind, Option<u32>)>,
+    Vec<RNode>,
 );
 
 fn everything(t: &Trace) -> Resolved {
@@ -49,6 +53,13 @@ fn everything(t: &Trace) -> Resolved {
         t.arcs
             .iter()
             .map(|a| (a.tail, a.head, a.kind, a.delay_ms))
+            .collect(),
+        t.nodes
+            .iter()
+            .map(|d| {
+                let o = |id: Option<u32>| id.map(s);
+                (d.node, s(d.tag), o(d.path), o(d.id), o(d.classes))
+            })
             .collect(),
     )
 }
@@ -497,4 +508,38 @@ fn access_positions_travel_in_the_trailer() {
     // Truncated list.
     let (_, m) = er_err(&bytes[..n - 2]);
     assert!(m.contains("position"), "{m}");
+}
+
+#[test]
+fn node_descriptions_travel_in_the_trailer() {
+    let mut b = TraceBuilder::new();
+    b.begin(ActionType::Unknown, "script", "s0");
+    b.write("DOMNode[19].value", Some("\"x\""));
+    b.end();
+    b.node(19, "input", Some("input#coupon"), Some("coupon"), None);
+    b.node(u32::MAX, "#text", None, None, Some("a b"));
+    let t = b.finish();
+    let bytes = to_er_bytes(&t);
+    let at = bytes.windows(8).rposition(|w| w == b"SHEPHERD").unwrap() + 8;
+    assert_eq!(&bytes[at..at + 4], &3i32.to_le_bytes(), "trailer version 3");
+    // The file ends with: 0 positions, 2 nodes × 5 words.
+    let n = bytes.len();
+    assert_eq!(&bytes[n - 48..n - 44], &0i32.to_le_bytes());
+    assert_eq!(&bytes[n - 44..n - 40], &2i32.to_le_bytes());
+    assert_eq!(&bytes[n - 40..n - 36], &19i32.to_le_bytes());
+    assert_eq!(&bytes[n - 24..n - 20], &(-1i32).to_le_bytes(), "no classes");
+    assert_eq!(read_er(&bytes).unwrap().trace, t);
+    // Described twice: rejected at the second entry.
+    let mut bad = bytes.clone();
+    bad[n - 20..n - 16].copy_from_slice(&19i32.to_le_bytes());
+    let (o, m) = er_err(&bad);
+    assert_eq!(o, (n - 20) as u64);
+    assert!(m.contains("node 19 described twice"), "{m}");
+    // A string id outside the meta table.
+    let mut bad = bytes.clone();
+    bad[n - 16..n - 12].copy_from_slice(&999_999i32.to_le_bytes());
+    assert_eq!(er_err(&bad).0, (n - 16) as u64);
+    // Truncated list.
+    let (_, m) = er_err(&bytes[..n - 2]);
+    assert!(m.contains("node"), "{m}");
 }

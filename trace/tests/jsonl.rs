@@ -179,12 +179,16 @@ fn reads_positions_of_accesses() {
     b.read("Global.x", Some("1"));
     b.write_at("Global.x", None, Some("https://a.test/#inline-3fa2c:1:5"));
     b.end();
-    let built = b.finish();
+    let mut built = b.finish();
+    built.header.version = 2;
     assert_eq!(t, built);
+    // The writer writes the current version (the records are the same).
     let text = String::from_utf8(to_jsonl_bytes(&built)).unwrap();
     assert_eq!(
         text,
-        EXAMPLE_V2.replace("[\"w\" , 2 , null , 5 ]", "[\"w\",2,null,5]")
+        EXAMPLE_V2
+            .replace("[\"w\" , 2 , null , 5 ]", "[\"w\",2,null,5]")
+            .replace("\"version\":2", "\"version\":3")
     );
     // Malformed positions are errors like any other string reference.
     for (bad, want) in [
@@ -213,6 +217,102 @@ fn err(text: &str) -> (u64, u64, String) {
             message,
         }) => (line, offset, message),
         other => panic!("expected a format error, got {other:?}"),
+    }
+}
+
+/// Version 3: node descriptions, anywhere after the header, with `null` for what is unknown.
+const EXAMPLE_V3: &str = r##"{"format":"shepherd-trace","version":3,"page":"https://a.test/"}
+["s",0,"script"]
+["s",1,"doc/script:0"]
+["b",0,0,0,1]
+["s",2,"DOMNode[19].value"]
+["w",2]
+["s",3,"input"]
+["s",4,"input#coupon"]
+["s",5,"coupon"]
+["d",19,3,4,5]
+["s",6,"li"]
+["s",7,"#todo-list > li:nth-child(1)"]
+["s",8,"done editing"]
+["d",20,6,7,null,8]
+["n",0]
+["s",9,"#text"]
+["d",21,9]
+["d",22,6,null]
+["d",19,6]
+"##;
+
+#[test]
+fn reads_node_descriptions() {
+    let t = read_jsonl(EXAMPLE_V3.as_bytes()).unwrap();
+    assert_eq!(t.header.version, 3);
+    assert_eq!(t.ops_of(0).len(), 1, "a description is not an operation");
+    let s = |x: &str| t.strings.lookup(x);
+    let d = |node, tag, path: Option<&str>, id: Option<&str>, classes: Option<&str>| {
+        shepherd_trace::NodeDesc {
+            node,
+            tag: s(tag).unwrap(),
+            path: path.and_then(s),
+            id: id.and_then(s),
+            classes: classes.and_then(s),
+        }
+    };
+    // The second description of node 19 (a batch sent again) is ignored.
+    assert_eq!(
+        t.nodes,
+        vec![
+            d(19, "input", Some("input#coupon"), Some("coupon"), None),
+            d(
+                20,
+                "li",
+                Some("#todo-list > li:nth-child(1)"),
+                None,
+                Some("done editing")
+            ),
+            d(21, "#text", None, None, None),
+            d(22, "li", None, None, None),
+        ]
+    );
+    // The builder makes the same trace; the writer puts descriptions after the actions.
+    let mut b = TraceBuilder::new();
+    b.page("https://a.test/");
+    b.begin(ActionType::Unknown, "script", "doc/script:0");
+    b.write("DOMNode[19].value", None);
+    b.end();
+    b.node(19, "input", Some("input#coupon"), Some("coupon"), None);
+    b.node(
+        20,
+        "li",
+        Some("#todo-list > li:nth-child(1)"),
+        None,
+        Some("done editing"),
+    );
+    b.node(21, "#text", None, None, None);
+    b.node(22, "li", None, None, None);
+    let built = b.finish();
+    assert_eq!(t, built);
+    let text = String::from_utf8(to_jsonl_bytes(&built)).unwrap();
+    assert!(
+        text.ends_with("[\"n\",0]\n[\"s\",3,\"input\"]\n[\"s\",4,\"input#coupon\"]\n[\"s\",5,\"coupon\"]\n[\"d\",19,3,4,5]\n[\"s\",6,\"li\"]\n[\"s\",7,\"#todo-list > li:nth-child(1)\"]\n[\"s\",8,\"done editing\"]\n[\"d\",20,6,7,null,8]\n[\"s\",9,\"#text\"]\n[\"d\",21,9]\n[\"d\",22,6]\n"),
+        "{text}"
+    );
+    // Malformed descriptions are errors like any other record.
+    for (bad, want) in [
+        (r#"["d",1,99]"#, "string 99 used before its definition"),
+        (r#"["d",1,3,4,5,5,5]"#, "too many elements"),
+        (r#"["d",1]"#, "`,`"),
+        (r#"["d",-1,3]"#, "non-negative integer"),
+        (r#"["d",1,null]"#, "non-negative integer"),
+        (r#"["d",4294967296,3]"#, "too large"),
+    ] {
+        let text = format!("{}{bad}\n", EXAMPLE_V3);
+        match read_jsonl(text.as_bytes()) {
+            Err(ReadError::Jsonl { line, message, .. }) => {
+                assert_eq!(line, 20, "{bad}");
+                assert!(message.contains(want), "{bad}: {message}");
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
     }
 }
 

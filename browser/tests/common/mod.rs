@@ -156,7 +156,8 @@ pub async fn launch_with(opts: LaunchOptions) -> Browser {
         ..opts
     })
     .await
-    .expect("launch chromium")
+    // Display, not Debug: a missing Chromium says how to install it.
+    .unwrap_or_else(|e| panic!("launching Chromium: {e}"))
 }
 
 /// Live (non-zombie) processes in process group `pgid`.

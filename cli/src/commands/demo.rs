@@ -3,10 +3,10 @@
 //! in headless Chromium with auto-exploration, analysed, and the reports are written.
 
 use crate::demo_site::DemoSite;
-use crate::drive::{DriveOptions, record_url};
 use anyhow::Context;
 use shepherd_races::report::{self, RaceReport};
 use shepherd_races::{Options, analyze};
+use shepherd_session::drive::{DriveOptions, record_url};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -45,29 +45,30 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let site = rt
+        .block_on(DemoSite::start())
+        .context("starting the demo site")?;
     let summary = rt.block_on(async {
-        let site = DemoSite::start().await.context("starting the demo site")?;
         eprintln!(
             "shepherd demo: recording {} in headless Chromium…",
             site.url()
         );
         let opts = DriveOptions {
-            url: site.url(),
-            out: rec.clone(),
             explore: args.explore,
-            max_events: 250,
             seed: args.seed,
             headful: args.headful,
-            cache_dir: None,
+            ..DriveOptions::new(site.url(), rec.clone())
         };
-        record_url(&opts, ca).await
+        record_url(&opts, ca.clone()).await
     })?;
-    let source = crate::trace_source::load(&rec, None)?;
+    let source = shepherd_session::trace_source::load(&rec, None)?;
     let trace = &source.loaded.trace;
     let analysis = analyze(trace, &Options::default()).context("analysing the demo trace")?;
-    let uncovered = RaceReport::new(trace, &analysis, false);
-    let full = RaceReport::new(trace, &analysis, true);
-    let sources = crate::sources::from_recording(&rec).unwrap_or_default();
+    let mut uncovered = RaceReport::new(trace, &analysis, false);
+    let mut full = RaceReport::new(trace, &analysis, true);
+    super::policy::annotate(&mut uncovered, trace, &analysis);
+    super::policy::annotate(&mut full, trace, &analysis);
+    let sources = shepherd_session::page_sources::from_recording(&rec).unwrap_or_default();
     let html = args.out.join("report.html");
     std::fs::write(
         &html,
@@ -89,5 +90,9 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
     println!("recording: {}", rec.display());
     println!("race report (open in a browser): {}", html.display());
     println!("races as JSON: {}", json.display());
+    // One harmful race forced and repaired: the same bad order without and with a policy.
+    if let Err(e) = rt.block_on(super::demo_repair::show(&site.url(), args.headful, ca)) {
+        println!("\nrepair: not shown ({e:#})");
+    }
     Ok(ExitCode::SUCCESS)
 }

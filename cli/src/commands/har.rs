@@ -2,8 +2,9 @@
 //! recordings' sessions into one file, e.g. so replay can learn request patterns from two
 //! browsing sessions).
 
+use crate::progress::Progress;
 use anyhow::{Context, bail};
-use shepherd_recording::{Recording, SessionId, har, merge};
+use shepherd_recording::{Recording, SessionId, har, merge_with_progress};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,20 +68,23 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
                 bail!("{} has no session {s}", recording.display());
             }
             let session = session.map(SessionId);
+            let progress = Progress::items(0, "exporting exchanges");
+            let mut on = |done, total| progress.update(done, total);
             match out {
                 Some(path) => {
                     let file = std::fs::File::create(&path)
                         .with_context(|| format!("creating {}", path.display()))?;
                     let mut w = std::io::BufWriter::new(file);
-                    har::export(&rec, session, &mut w)?;
+                    har::export_with_progress(&rec, session, &mut w, &mut on)?;
                     w.flush()?;
                 }
                 None => {
                     let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-                    har::export(&rec, session, &mut w)?;
+                    har::export_with_progress(&rec, session, &mut w, &mut on)?;
                     w.flush()?;
                 }
             }
+            progress.finish();
             Ok(ExitCode::SUCCESS)
         }
         HarCommand::Import {
@@ -89,17 +93,30 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
             label,
         } => {
             let label = label.unwrap_or_else(|| format!("har import {}", input.display()));
+            // The whole document is parsed first (bytes read), then its entries are stored.
+            let reading = Progress::bytes(0, "reading the HAR file");
             let mut reader: Box<dyn std::io::Read> = if input.as_os_str() == "-" {
-                Box::new(std::io::stdin().lock())
+                Box::new(reading.reader(std::io::stdin().lock()))
             } else {
                 let file = std::fs::File::open(&input)
                     .with_context(|| format!("opening {}", input.display()))?;
-                Box::new(std::io::BufReader::new(file))
+                reading.set_total(file.metadata().map(|m| m.len()).unwrap_or(0));
+                Box::new(reading.reader(std::io::BufReader::new(file)))
             };
             let existed = out.exists();
             let rec =
                 Recording::open(&out).with_context(|| format!("opening {}", out.display()))?;
-            let result = har::import(&rec, &mut reader, &label);
+            let mut reading = Some(reading);
+            let mut storing: Option<Progress> = None;
+            let result =
+                har::import_with_progress(&rec, &mut reader, &label, &mut |done, total| {
+                    // Called once the document is parsed: the byte count is done.
+                    reading.take();
+                    storing
+                        .get_or_insert_with(|| Progress::items(total, "importing entries"))
+                        .update(done, total);
+                });
+            drop((reading, storing));
             drop(rec);
             let (session, n) = match result {
                 Ok(r) => r,
@@ -137,7 +154,11 @@ pub(crate) fn run_merge(args: MergeArgs, _home: Option<PathBuf>) -> anyhow::Resu
         );
     }
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
-    let report = merge(&inputs, &args.out)?;
+    let progress = Progress::items(0, "merging exchanges");
+    let report = merge_with_progress(&inputs, &args.out, &mut |done, total| {
+        progress.update(done, total)
+    })?;
+    progress.finish();
     eprintln!(
         "merged {} sessions, {} exchanges, {} traces into {}",
         report.sessions,

@@ -26,9 +26,9 @@ pub(crate) struct Args {
     /// Print the report (counters, CSP/SRI changes, encoding) as JSON to stderr.
     #[arg(long)]
     report: bool,
-    /// Secret to put in the runtime URL.
-    #[arg(long, default_value = "SECRET")]
-    secret: String,
+    /// Page credential to put in the runtime URL (the proxy derives one per origin).
+    #[arg(long, default_value = "TOKEN")]
+    page_token: String,
     /// The file (`-` for stdin).
     file: PathBuf,
 }
@@ -62,7 +62,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let cache = Arc::new(ScriptCache::new(mode, 64 << 20, None)?);
     let mut stdout = std::io::stdout().lock();
     if kind == "html" {
-        let mut cfg = HtmlConfig::new(mode, args.secret);
+        let mut cfg = HtmlConfig::new(mode, args.page_token);
         cfg.content_type = args.content_type;
         cfg.cache = Some(cache);
         let csp: Vec<(CspHeader, &str)> = args
@@ -81,14 +81,10 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         return Ok(ExitCode::SUCCESS);
     }
     let kind: ScriptKind = kind.parse().map_err(anyhow::Error::msg)?;
-    let charset = args.content_type.as_deref().and_then(|ct| {
-        ct.split(';').skip(1).find_map(|p| {
-            let (n, v) = p.split_once('=')?;
-            n.trim()
-                .eq_ignore_ascii_case("charset")
-                .then(|| v.trim().trim_matches('"').to_string())
-        })
-    });
+    let charset = args
+        .content_type
+        .as_deref()
+        .and_then(shepherd_instrument::charset_label);
     let out = match kind {
         ScriptKind::Script | ScriptKind::Module => {
             cache.instrument_script(&input, kind, charset.as_deref())

@@ -2,8 +2,10 @@
 
 pub(crate) mod ca;
 pub(crate) mod demo;
+pub(crate) mod demo_repair;
 pub(crate) mod har;
 pub(crate) mod instrument;
+pub(crate) mod policy;
 pub(crate) mod proxy;
 pub(crate) mod races;
 pub(crate) mod trace;
@@ -23,5 +25,6 @@ pub(crate) fn run(command: crate::Command, _home: Option<PathBuf>) -> anyhow::Re
         crate::Command::Serve(args) => proxy::run_serve(args, _home),
         crate::Command::Trace(args) => trace::run(args, _home),
         crate::Command::Races(args) => races::run(args, _home),
+        crate::Command::Policy(args) => policy::run(args, _home),
     }
 }

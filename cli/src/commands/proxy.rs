@@ -2,7 +2,8 @@
 
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
-use shepherd_proxy::{Mode, Proxy, ProxyAuth, ProxyConfig, ReplayOptions, UpstreamTrust};
+use shepherd_proxy::{ProxyAuth, ReplayOptions, UpstreamTrust};
+use shepherd_session::{Run, Stack, StackOptions};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,9 +24,19 @@ pub(crate) struct Common {
     /// Do not verify upstream certificates at all.
     #[arg(long, conflicts_with = "upstream_ca")]
     insecure_upstream: bool,
-    /// Use this per-run secret instead of a random one (tests, external controllers).
+    /// The operator secret (random by default): the control listener's bearer token and what
+    /// the in-page controller answers to over DevTools; never written into a page.
     #[arg(long, env = "SHEPHERD_SECRET", hide_env_values = true)]
     secret: Option<String>,
+    /// Serve the control surface (holds, releases, replay reset, stats) on this address, for
+    /// external controllers; requests need `Authorization: Bearer <operator secret>`.
+    #[arg(long, value_name = "ADDR")]
+    control: Option<SocketAddr>,
+    /// Serve at most this many client connections at once (default: half the open-file limit,
+    /// which Shepherd raises to the hard limit at start); more wait briefly for a slot or are
+    /// closed at once.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
     /// Cut off a client that stops sending a request body for this long (408), e.g. 30s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
     body_timeout: std::time::Duration,
@@ -103,6 +114,10 @@ pub(crate) struct ReplayArgs {
     /// Serve recorded Date/Expires/Last-Modified/cookie expiry unshifted.
     #[arg(long)]
     no_date_shift: bool,
+    /// Store traces of replayed pages in this recording (a new session) instead of the
+    /// replayed one.
+    #[arg(long, value_name = "FILE.rec")]
+    trace_out: Option<PathBuf>,
 }
 
 /// Proxy live traffic (forward proxy, or reverse proxy with --reverse).
@@ -113,26 +128,23 @@ pub(crate) struct ServeArgs {
     /// Reverse-proxy every request to this origin (e.g. https://staging.example).
     #[arg(long, value_name = "URL")]
     reverse: Option<String>,
+    /// Enforce repair policies: shipped names (`shepherd policy list`) or policy files,
+    /// comma-separated (e.g. init-user,async-fifo).
+    #[arg(long, value_name = "P")]
+    policy: Option<String>,
 }
 
-fn config(
-    common: &Common,
-    mode: Mode,
-    runtime_mode: shepherd_runtime::Mode,
-) -> anyhow::Result<ProxyConfig> {
-    let mut config = ProxyConfig::new(mode);
-    config.listen = common.listen;
-    config.limits.body_timeout = common.body_timeout;
-    if let Some(a) = &common.auth {
-        config.auth = Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?);
-    }
-    config.upstream_trust = if common.insecure_upstream {
-        UpstreamTrust::Insecure
-    } else if common.upstream_ca.is_empty() {
-        UpstreamTrust::WebPki
-    } else {
+impl Common {
+    /// How origin certificates are checked: the web's roots, plus `--upstream-ca`, or none.
+    fn trust(&self) -> anyhow::Result<UpstreamTrust> {
+        if self.insecure_upstream {
+            return Ok(UpstreamTrust::Insecure);
+        }
+        if self.upstream_ca.is_empty() {
+            return Ok(UpstreamTrust::WebPki);
+        }
         let mut roots = Vec::new();
-        for path in &common.upstream_ca {
+        for path in &self.upstream_ca {
             let pem = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
             let certs = shepherd_proxy::ca::pem_certs(&pem);
@@ -141,29 +153,31 @@ fn config(
             }
             roots.extend(certs);
         }
-        UpstreamTrust::WithExtraRoots(roots)
-    };
-    let secret = common
-        .secret
-        .clone()
-        .unwrap_or_else(shepherd_proxy::random_secret);
-    let script =
-        shepherd_runtime::render(&shepherd_runtime::Config::new(runtime_mode, secret.clone()));
-    // One script per process, alive until exit.
-    config.runtime_js = Box::leak(script.into_boxed_str());
-    let run_mode = match runtime_mode {
-        shepherd_runtime::Mode::Record => shepherd_proxy::RunMode::Record,
-        shepherd_runtime::Mode::Repair => shepherd_proxy::RunMode::Serve,
-        shepherd_runtime::Mode::Replay => shepherd_proxy::RunMode::Replay,
-    };
-    config.rewriter = Some(Arc::new(crate::rewriter::InstrumentRewriter::new(
-        run_mode, None,
-    )?));
-    config.secret = Some(secret);
-    Ok(config)
+        Ok(UpstreamTrust::WithExtraRoots(roots))
+    }
+
+    fn stack_options(&self) -> anyhow::Result<StackOptions> {
+        let mut opts = StackOptions {
+            listen: self.listen,
+            operator_secret: self.secret.clone(),
+            control_listen: self.control,
+            ..StackOptions::default()
+        };
+        opts.limits.body_timeout = self.body_timeout;
+        if let Some(n) = self.max_connections {
+            if n == 0 {
+                bail!("--max-connections must be at least 1");
+            }
+            opts.limits.max_connections = n;
+        }
+        if let Some(a) = &self.auth {
+            opts.auth = Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?);
+        }
+        Ok(opts)
+    }
 }
 
-fn run_proxy(config: ProxyConfig, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+fn run_proxy(run: Run, opts: StackOptions, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ca = Arc::new(super::ca::load_ca(home)?);
     let spki = ca.spki_sha256_base64();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -171,13 +185,24 @@ fn run_proxy(config: ProxyConfig, home: Option<PathBuf>) -> anyhow::Result<ExitC
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
-        let handle = Proxy::start(config, ca).await?;
-        let addr = handle.addr();
+        let random_secret = opts.operator_secret.is_none();
+        let stack = Stack::start(run, opts, ca).await?;
+        let addr = stack.proxy().addr();
+        if let Some(control) = stack.proxy().control_addr() {
+            eprintln!("shepherd: control listener on http://{control} (Authorization: Bearer <operator secret>)");
+            if random_secret {
+                eprintln!(
+                    "shepherd: operator secret {} (pass --secret to choose one)",
+                    stack.proxy().operator_secret()
+                );
+            }
+        }
+        eprintln!("shepherd: {} mode", stack.mode());
         eprintln!("shepherd: listening on {addr}");
         eprintln!(
             "shepherd: chromium --proxy-server=http://{addr} --proxy-bypass-list='<-loopback>' --ignore-certificate-errors-spki-list={spki} --disable-quic"
         );
-        handle.run_until_ctrl_c().await;
+        stack.run_until_ctrl_c().await;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
@@ -185,22 +210,30 @@ fn run_proxy(config: ProxyConfig, home: Option<PathBuf>) -> anyhow::Result<ExitC
 
 pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.url {
-        let opts = crate::drive::DriveOptions {
-            url: url.clone(),
-            out: args.out.clone(),
-            explore: args.explore.unwrap_or_default(),
+        let explore = args.explore.unwrap_or_default();
+        let progress = (!explore.is_zero())
+            .then(|| crate::progress::Progress::countdown(explore, "exploring", "events"));
+        let on_events = progress.as_ref().map(|p| {
+            let set = p.position_setter();
+            shepherd_browser::EventCounter(Arc::new(move |n: usize| set(n as u64)))
+        });
+        let opts = shepherd_session::drive::DriveOptions {
+            explore,
+            on_events,
             max_events: args.max_events,
             seed: args.seed,
             headful: args.headful,
-            cache_dir: None,
+            trust: args.common.trust()?,
+            ..shepherd_session::drive::DriveOptions::new(url.clone(), args.out.clone())
         };
         let ca = Arc::new(super::ca::load_ca(home)?);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .context("starting the async runtime")?;
-        let summary = rt.block_on(crate::drive::record_url(&opts, ca))?;
-        let stats = crate::trace_source::load(&args.out, None)
+        let summary = rt.block_on(shepherd_session::drive::record_url(&opts, ca))?;
+        drop(progress);
+        let stats = shepherd_session::trace_source::load(&args.out, None)
             .ok()
             .map(|src| shepherd_trace::TraceStats::of(&src.loaded.trace));
         let (actions, arcs, locations) = stats
@@ -217,13 +250,12 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let config = config(
-        &args.common,
-        Mode::Record(args.out.clone()),
-        shepherd_runtime::Mode::Record,
-    )?;
+    let run = Run::Record {
+        out: args.out.clone(),
+        trust: args.common.trust()?,
+    };
     eprintln!("shepherd: recording to {}", args.out.display());
-    run_proxy(config, home)
+    run_proxy(run, args.common.stack_options()?, home)
 }
 
 pub(crate) fn run_replay(args: ReplayArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -239,22 +271,38 @@ pub(crate) fn run_replay(args: ReplayArgs, home: Option<PathBuf>) -> anyhow::Res
     opts.matching.ignore_body_params = args.ignore_body_param.clone();
     opts.matching.learned = !args.no_learned;
     opts.matching.fuzzy = !args.no_fuzzy;
-    let config = config(
-        &args.common,
-        Mode::Replay(args.recording.clone(), opts),
-        shepherd_runtime::Mode::Replay,
-    )?;
-    run_proxy(config, home)
+    let run = Run::Replay {
+        recording: args.recording.clone(),
+        options: opts,
+        trace_out: args.trace_out.clone(),
+    };
+    match &args.trace_out {
+        Some(out) => eprintln!("shepherd: traces of replayed pages go to {}", out.display()),
+        None => eprintln!(
+            "shepherd: traces of replayed pages go into {} as new sessions",
+            args.recording.display()
+        ),
+    }
+    run_proxy(run, args.common.stack_options()?, home)
 }
 
 pub(crate) fn run_serve(args: ServeArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let mut config = config(&args.common, Mode::Serve, shepherd_runtime::Mode::Repair)?;
+    let mut opts = args.common.stack_options()?;
+    // Checked before anything starts: a policy with errors starts nothing.
+    if let Some(p) = &args.policy {
+        let set = super::policy::load_or_report(p)?;
+        eprintln!("shepherd: enforcing {}", set.names());
+        opts.policy = Some(set);
+    }
     if let Some(r) = &args.reverse {
         let uri: shepherd_proxy::http::Uri = r.parse().with_context(|| format!("--reverse {r}"))?;
         if uri.authority().is_none() {
             bail!("--reverse needs an absolute URL such as https://staging.example");
         }
-        config.reverse = Some(uri);
+        opts.reverse = Some(uri);
     }
-    run_proxy(config, home)
+    let run = Run::Serve {
+        trust: args.common.trust()?,
+    };
+    run_proxy(run, opts, home)
 }

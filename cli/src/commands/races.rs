@@ -1,8 +1,9 @@
 //! `shepherd races FILE`: offline race detection (EventRacer's algorithms) on a trace.
 
+use crate::progress::Progress;
 use anyhow::Context;
-use shepherd_races::report::{self, RaceReport};
-use shepherd_races::{Options, analyze};
+use shepherd_races::report::{self, RaceReport, ReportPlan};
+use shepherd_races::{Options, analyze_with_phases};
 use shepherd_trace::Trace;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,10 +26,15 @@ pub(crate) struct Args {
     html: Option<PathBuf>,
 }
 
-/// Where traces come from: `crate::trace_source` reads JSONL and `ER_actionlog` files (format
+/// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
-fn load_trace(path: &Path) -> anyhow::Result<Trace> {
-    let src = crate::trace_source::load(path, None)?;
+pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+    let progress = Progress::bytes(0, "reading the trace");
+    let src =
+        shepherd_session::trace_source::load_with_progress(path, None, &mut |done, total| {
+            progress.update(done, total)
+        })?;
+    progress.finish();
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
@@ -46,25 +52,37 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         single_coverage: true,
         ..Options::default()
     };
-    let analysis = analyze(&trace, &opts)
-        .with_context(|| format!("cannot analyse {}", args.file.display()))?;
+    let progress = Progress::spinner("analysing");
+    let actions = trace.actions.len();
+    let analysis = analyze_with_phases(&trace, &opts, &mut |phase| {
+        progress.message(format!("analysing {actions} actions: {phase}"));
+    })
+    .with_context(|| format!("cannot analyse {}", args.file.display()))?;
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
-    let sources = crate::sources::for_trace_file(&args.file);
+    progress.message("loading page sources for the report");
+    let sources = shepherd_session::page_sources::for_trace_file(&args.file);
+    progress.finish();
     if args.json {
         let mut rep = RaceReport::new(&trace, &analysis, args.all);
         rep.attach_sources(&sources);
+        super::policy::annotate(&mut rep, &trace, &analysis);
         println!("{}", report::json::render(&rep));
     } else {
         // Streamed one location at a time: a long session's report is never held whole.
+        let mut plan = ReportPlan::new(&trace, &analysis, args.all);
+        super::policy::annotate_plan(&mut plan, &trace, &analysis);
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        report::text::write(&mut out, &trace, &analysis, args.all, &sources)?;
+        report::text::write(&mut out, &trace, &analysis, &plan, &sources)?;
         out.flush()?;
     }
     if let Some(out) = &args.html {
         // The page folds covered races under their cover, so it always has them.
-        let full = RaceReport::new(&trace, &analysis, true);
+        let mut full = RaceReport::new(&trace, &analysis, true);
+        super::policy::annotate(&mut full, &trace, &analysis);
+        let progress = Progress::spinner("writing the HTML report");
         let page = report::html::render(&full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
+        progress.finish();
     }
     Ok(ExitCode::SUCCESS)
 }

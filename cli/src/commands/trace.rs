@@ -2,7 +2,7 @@
 //! actions (their operations with strings resolved, their predecessors and successors).
 //!
 //! The trace can come from a recording, a JSONL trace or an `ER_actionlog`
-//! (`crate::trace_source` tells them apart).
+//! (`shepherd_session::trace_source` tells them apart).
 
 use anyhow::Context;
 use serde::Serialize;
@@ -39,10 +39,10 @@ pub(crate) struct Args {
 }
 
 /// Loads a trace from any supported file: a recording (`doc` picks the document), our JSONL
-/// trace or an `ER_actionlog`. Adding a kind of source is done in `crate::trace_source`.
+/// trace or an `ER_actionlog`. Adding a kind of source is done in `shepherd_session::trace_source`.
 /// Returns the trace and, for a recording, the id of the document it belongs to.
 pub(crate) fn load(path: &Path, doc: Option<&str>) -> anyhow::Result<(Loaded, Option<String>)> {
-    let s = crate::trace_source::load(path, doc)?;
+    let s = shepherd_session::trace_source::load(path, doc)?;
     Ok((s.loaded, s.doc))
 }
 
@@ -328,7 +328,8 @@ mod tests {
         let (j, _) = load(&jsonl, None).unwrap();
         assert_eq!(j.format, Format::Jsonl);
         let s = text(&args(&jsonl, false, vec![]), &j);
-        assert!(s.contains("Shepherd JSONL v2"), "{s}");
+        let v = format!("Shepherd JSONL v{}", shepherd_trace::FORMAT_VERSION);
+        assert!(s.contains(&v), "{s}");
         assert!(s.contains("actions    2 (0 without operations)"), "{s}");
         assert!(
             s.contains("arcs       1 (fork 1, of which timed 1; join 0)"),

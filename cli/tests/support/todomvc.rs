@@ -1,6 +1,6 @@
 //! Shared by `tests/todomvc.rs` and `benches/todomvc.rs`: the `todomvc@0.1.1` npm package
-//! (fetched with `npm pack` into the target directory, never committed), a static file server
-//! for it on loopback, and the `shepherd` binary started as a proxy in a given mode.
+//! (`shepherd_testkit::todomvc`, fetched into the target directory, never committed), a static
+//! file server for it on loopback, and the `shepherd` binary started as a proxy in a given mode.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,44 +10,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// The package version every figure and expectation refers to.
-pub const PACKAGE: &str = "todomvc@0.1.1";
-
-/// The unpacked package root (`…/package`, holding `examples/` and `learn.json`), fetched on
-/// first use. `Err` says why it is unavailable (no npm, no network) so callers can skip.
-pub fn package_root() -> Result<PathBuf, String> {
-    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("todomvc-0.1.1");
-    let root = cache.join("package");
-    if root.join("examples/vanillajs/index.html").is_file() {
-        return Ok(root);
-    }
-    std::fs::create_dir_all(&cache).map_err(|e| format!("creating {}: {e}", cache.display()))?;
-    let out = Command::new("npm")
-        .args(["pack", PACKAGE, "--silent", "--pack-destination"])
-        .arg(&cache)
-        .current_dir(&cache)
-        .output()
-        .map_err(|e| format!("running npm: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "npm pack {PACKAGE} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let status = Command::new("tar")
-        .args(["xzf", "todomvc-0.1.1.tgz"])
-        .current_dir(&cache)
-        .status()
-        .map_err(|e| format!("running tar: {e}"))?;
-    if !status.success() || !root.join("examples/vanillajs/index.html").is_file() {
-        return Err(format!(
-            "unpacking the package in {} failed",
-            cache.display()
-        ));
-    }
-    Ok(root)
-}
 
 /// A static file server for a directory on 127.0.0.1 (one thread per connection, one request
 /// per connection). Stops when dropped.
@@ -176,6 +138,8 @@ pub enum ProxyMode {
     Record,
     /// `shepherd serve --listen` (repair): only the runtime injected.
     Repair,
+    /// `shepherd serve --listen --policy P`: the runtime injected with repair policies.
+    Policy(&'static str),
 }
 
 /// The `shepherd` binary running as a proxy; killed when dropped.
@@ -204,6 +168,9 @@ impl ShepherdProxy {
             }
             ProxyMode::Repair => {
                 cmd.arg("serve");
+            }
+            ProxyMode::Policy(p) => {
+                cmd.args(["serve", "--policy", p]);
             }
         }
         cmd.args(["--listen", "127.0.0.1:0", "--secret", &secret])
@@ -249,8 +216,90 @@ impl Drop for ShepherdProxy {
     }
 }
 
-/// Whether headless Chromium is installed where `shepherd-browser` looks for it.
-pub fn chromium_available() -> bool {
-    let opts = shepherd_browser::LaunchOptions::default();
-    opts.resolved_executable().exists()
+/// The unpacked package root (`…/package`, holding `examples/` and `learn.json`), fetched on
+/// first use; panics when it cannot be fetched.
+pub fn package_root() -> PathBuf {
+    shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")))
+}
+
+/// Todos the benchmarks' workload adds, completes and deletes.
+pub const ITEMS: usize = 100;
+
+/// Adds, completes and deletes ITEMS todos through the app's own listeners (`change` on the
+/// input, delegated `click` on toggles and destroy buttons); returns the in-page time in ms and
+/// the item count seen at each checkpoint, so a broken app cannot look fast.
+///
+/// vanillajs names a todo by `new Date().getTime()`: todos added within one millisecond share
+/// an id, and a toggle then flips another item (a plain run saw 50 of 100 completed). After
+/// each add the workload waits for the clock to move (at most 5 ms) and leaves that wait out
+/// of the measured time, so every todo has its own id and the counts are exact in every mode.
+pub fn workload() -> String {
+    format!(
+        r#"(() => {{
+    const input = document.querySelector('#new-todo');
+    const list = () => document.querySelectorAll('#todo-list > li');
+    const t0 = performance.now();
+    let waited = 0;
+    for (let i = 0; i < {ITEMS}; i++) {{
+        input.value = 'todo ' + i;
+        input.dispatchEvent(new Event('change', {{ bubbles: true }}));
+        const w0 = performance.now();
+        const now = Date.now();
+        while (Date.now() === now && performance.now() - w0 < 5) {{}}
+        waited += performance.now() - w0;
+    }}
+    const added = list().length;
+    for (let i = 0; i < {ITEMS}; i++) {{
+        document.querySelectorAll('#todo-list > li .toggle')[i].click();
+    }}
+    const completed = document.querySelectorAll('#todo-list > li.completed').length;
+    for (let i = 0; i < {ITEMS}; i++) {{
+        document.querySelector('#todo-list > li .destroy').click();
+    }}
+    const left = list().length;
+    void document.body.offsetHeight;
+    return {{ ms: performance.now() - t0 - waited, added, completed, left }};
+}})()"#
+    )
+}
+
+/// Sorts `v` and returns its median.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Load time (navigation to the load event, wall clock) and workload time (in page), ms.
+pub async fn timed_round(
+    browser: &shepherd_browser::Browser,
+    url: &str,
+    proxy: Option<&ShepherdProxy>,
+    label: &str,
+) -> (f64, f64) {
+    let page = browser
+        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
+        .await
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    page.navigate(url).await.unwrap();
+    let load = t0.elapsed().as_secs_f64() * 1000.0;
+    let _ = page
+        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
+        .await;
+    let r = page.evaluate(&workload()).await.unwrap();
+    let n = ITEMS as u64;
+    assert!(
+        r["added"].as_u64() == Some(n)
+            && r["completed"].as_u64() == Some(n)
+            && r["left"].as_u64() == Some(0),
+        "workload did not run as intended ({label}): {r}"
+    );
+    let ms = r["ms"].as_f64().unwrap();
+    let _ = page.close().await;
+    (load, ms)
 }

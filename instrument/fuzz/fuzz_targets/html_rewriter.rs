@@ -69,9 +69,9 @@ fuzz_target!(|input: &[u8]| {
         });
     if mode == Mode::Repair && !bypass {
         let tag: &[u8] = if csp.is_some() {
-            b"<script src=\"/__shepherd/runtime.js?s=S&amp;m=repair\" nonce=\"N\"></script>"
+            b"<script src=\"/__shepherd/runtime.js?t=S&amp;m=repair\" nonce=\"N\"></script>"
         } else {
-            b"<script src=\"/__shepherd/runtime.js?s=S&amp;m=repair\"></script>"
+            b"<script src=\"/__shepherd/runtime.js?t=S&amp;m=repair\"></script>"
         };
         let at = whole
             .windows(tag.len())

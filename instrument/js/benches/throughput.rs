@@ -1,9 +1,9 @@
 //! Cold instrumentation throughput on real libraries from the npm package `todomvc@0.1.1`
 //! (jQuery, AngularJS, React, Ember, Backbone, Knockout, Underscore).
 //!
-//! The package is fetched with `npm pack` into a cache directory (`$SHEPHERD_TODOMVC_DIR`, or
-//! `<tmp>/shepherd-todomvc-0.1.1`) and never committed; the bench prints a message and exits
-//! when it cannot be fetched (offline). Every run is a full cold job (fresh swc globals and
+//! The package is fetched with `npm pack` into `target/tmp/` (`shepherd_testkit`; or taken from
+//! `$SHEPHERD_TODOMVC_DIR/package`) and never committed; the bench fails and says why when it
+//! cannot be fetched. Every run is a full cold job (fresh swc globals and
 //! source map, no cache). Printed per library: CPU time per job (process CPU over >= 1 CPU
 //! second of runs, so other load on the machine does not inflate it), MB/s, the same for a
 //! parse + emit round trip without the pass (baseline, same process, same input) and their
@@ -21,7 +21,7 @@
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -56,35 +56,6 @@ const LIBS: &[(&str, &str)] = &[
         "examples/knockoutjs/bower_components/component-knockout-passy/knockout.js",
     ),
 ];
-
-fn package_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SHEPHERD_TODOMVC_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("shepherd-todomvc-0.1.1"));
-    let pkg = dir.join("package");
-    if pkg.join(LIBS[0].1).exists() {
-        return Some(pkg);
-    }
-    std::fs::create_dir_all(&dir).ok()?;
-    let ok = Command::new("npm")
-        .args(["pack", "todomvc@0.1.1", "--silent", "--pack-destination"])
-        .arg(&dir)
-        .status()
-        .ok()?
-        .success();
-    if !ok {
-        return None;
-    }
-    let ok = Command::new("tar")
-        .arg("xzf")
-        .arg(dir.join("todomvc-0.1.1.tgz"))
-        .arg("-C")
-        .arg(&dir)
-        .status()
-        .ok()?
-        .success();
-    (ok && pkg.join(LIBS[0].1).exists()).then_some(pkg)
-}
 
 /// Process CPU time (user + system, all threads) from `/proc/self/stat`, in clock ticks
 /// (assumed 100 Hz, the Linux default).
@@ -125,36 +96,33 @@ fn time<F: FnMut()>(runs: usize, mut f: F) -> Duration {
         .unwrap_or_default()
 }
 
-/// `node --check` of the instrumented output, when node is installed.
+/// `node --check` of the instrumented output.
 fn node_check(code: &str) -> String {
-    let Ok(dir) = std::env::temp_dir().canonicalize() else {
-        return "n/a".into();
-    };
-    let path = dir.join(format!("shepherd-bench-{}.js", std::process::id()));
-    if std::fs::write(&path, code).is_err() {
-        return "n/a".into();
+    let file = tempfile::Builder::new()
+        .suffix(".js")
+        .tempfile()
+        .expect("temporary file");
+    std::fs::write(file.path(), code).expect("writing the instrumented output");
+    let o = Command::new(shepherd_testkit::node())
+        .arg("--check")
+        .arg(file.path())
+        .output()
+        .expect("running node");
+    if o.status.success() {
+        return "ok".into();
     }
-    let res = Command::new("node").arg("--check").arg(&path).output();
-    let _ = std::fs::remove_file(&path);
-    match res {
-        Ok(o) if o.status.success() => "ok".into(),
-        Ok(o) => format!(
-            "FAILED: {}",
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .take(5)
-                .collect::<Vec<_>>()
-                .join(" | ")
-        ),
-        Err(_) => "n/a (no node)".into(),
-    }
+    format!(
+        "FAILED: {}",
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    )
 }
 
 fn main() {
-    let Some(pkg) = package_dir() else {
-        println!("throughput: todomvc@0.1.1 unavailable (offline?); skipping");
-        return;
-    };
+    let pkg = shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let only = std::env::var("SHEPHERD_BENCH_ONLY").unwrap_or_default();
     println!(
         "{:<22} {:>9} {:>10} {:>9} {:>10} {:>8} {:>9} {:>10} {:>9}",

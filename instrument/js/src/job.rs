@@ -11,7 +11,8 @@ use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
 use crate::{
-    Error, Kind, MARKER, Options, Output, analysis, pass::Pass, positions::Positions, srcmap,
+    Error, Kind, MARKER, Options, Output, analysis, early, faithful, pass::Pass,
+    positions::Positions, srcmap,
 };
 
 /// The tree, file and source map of a finished job, freed after the reply.
@@ -103,9 +104,17 @@ fn run_phases(
         Program::Script(s) => s.shebang = None,
         Program::Module(m) => m.shebang = None,
     }
+    // `recovered` holds every error the parser recovered from (`take_errors`). Its other
+    // list, `take_script_module_errors`, holds errors that apply only to module or strict
+    // code; in a sloppy script they are none, and code that a directive makes strict after
+    // the parser passed its name and parameters is checked by `early.rs`.
     if let Some(e) = recovered.first() {
         return Err(Error::Recovered(describe(e)));
     }
+    let findings = early::check(&program, &fm.src, fm.start_pos).map_err(|r| match r {
+        early::Refusal::Invalid(m) => Error::Invalid(m),
+        early::Refusal::Unfaithful(m) => Error::Unfaithful(m),
+    })?;
     lap("parse", phases);
 
     if record {
@@ -133,6 +142,12 @@ fn run_phases(
         // No `fixer`: every rewrite yields a call where an identifier or member stood (same
         // or higher precedence); the one exception, a `new` callee, is parenthesised by the
         // pass. No `hygiene` either: it would rename user bindings (Function#toString, DI).
+    }
+
+    if findings.legacy_literals {
+        faithful::keep_raw(&mut program, opts.ascii_only, opts.inline_script).map_err(|_| {
+            Error::Unfaithful("a legacy octal string that would need escaping".into())
+        })?;
     }
 
     // The marker line goes first into the emitter's own buffer (no copy of the output after).

@@ -18,12 +18,16 @@
 //! Only record mode calls this crate; repair mode serves pages without rewriting JavaScript.
 
 mod analysis;
+mod ast;
 mod depth;
+mod early;
+mod faithful;
 mod job;
 mod pass;
 mod pool;
 mod positions;
 mod srcmap;
+mod with_alias;
 
 /// The key `K` of a source text in positions (`url#inline-<K hex>` for inline code): the first
 /// 18 bits of the SHA-256 of exactly the text the pass was given. Whoever maps positions back
@@ -32,7 +36,7 @@ mod srcmap;
 pub use positions::script_key;
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 7;
+pub const PASS_VERSION: u32 = 9;
 
 /// Comment that starts every instrumented output, so nothing is instrumented twice.
 pub const MARKER: &str = "/*shepherd:instrumented*/";
@@ -99,6 +103,14 @@ pub enum Error {
     /// The parser recovered from errors; the browser might reject the source.
     #[error("recovered parse errors: {0}")]
     Recovered(String),
+    /// The source breaks a rule the parser does not check (an early error: a redeclared
+    /// binding, a misplaced `super`, a strict-mode restriction…): the browser rejects it.
+    #[error("early error: {0}")]
+    Invalid(String),
+    /// Emitting the source again would change what it means (an escaped keyword such as
+    /// `new.target` would be printed as the keyword).
+    #[error("cannot be emitted faithfully: {0}")]
+    Unfaithful(String),
     /// The source already starts with [`MARKER`].
     #[error("already instrumented")]
     AlreadyInstrumented,

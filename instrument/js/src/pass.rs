@@ -15,16 +15,13 @@ use crate::analysis::{
     Captures, FnKey, TAG_ARROW, TAG_BLOCK, TAG_CATCH, TAG_CTOR, TAG_FIELD, TAG_FN, TAG_FOR,
     TAG_FOR_IN, TAG_STATIC, TAG_SWITCH, TOP, collect_pat_idents, fn_key, is_block_key,
 };
+use crate::ast::*;
 use crate::positions::Positions;
+use crate::with_alias::alias_runtime;
 
 /// Key of the frame of an arrow the pass adds to get temporaries where there is no place for
 /// declarations (parameter lists, class field initializers).
 const TAG_TEMPS: u8 = 6;
-
-/// Name of the runtime object.
-pub(crate) const API: &str = "__shepherd";
-/// Prefix of every identifier the pass introduces.
-const RESERVED: &str = "__sh$";
 
 /// Globals that are always declared, so reading them cannot throw.
 fn known_global(name: &str) -> bool {
@@ -639,13 +636,31 @@ impl<'a> Pass<'a> {
     fn rewrite_assign(&mut self, mut a: AssignExpr) -> Expr {
         let span = a.span;
         let rw = a.op != AssignOp::Assign;
-        // `(x) = v` is `x = v`.
+        // `((o.p)) = v` is `o.p = v`. A grouped identifier keeps its parentheses: it is
+        // written like a bare one, but `(f) = function () {}` leaves the function unnamed.
         if let AssignTarget::Simple(SimpleAssignTarget::Paren(p)) = &mut a.left {
-            match *p.expr.clone() {
+            match unparen(&p.expr) {
                 Expr::Ident(i) => {
-                    a.left = AssignTarget::Simple(SimpleAssignTarget::Ident(i.into()))
+                    let id = i.clone();
+                    a.right.visit_mut_with(self);
+                    return self.log_ident_write(&id, Expr::Assign(a), rw, span);
                 }
-                Expr::Member(m) => a.left = AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                Expr::Member(_) | Expr::SuperProp(_) => {
+                    let inner = unparen_owned(std::mem::replace(
+                        &mut p.expr,
+                        Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+                    ));
+                    a.left = match *inner {
+                        Expr::Member(m) => AssignTarget::Simple(SimpleAssignTarget::Member(m)),
+                        Expr::SuperProp(s) => {
+                            AssignTarget::Simple(SimpleAssignTarget::SuperProp(s))
+                        }
+                        other => AssignTarget::Simple(SimpleAssignTarget::Paren(ParenExpr {
+                            span: DUMMY_SP,
+                            expr: Box::new(other),
+                        })),
+                    };
+                }
                 _ => {}
             }
         }
@@ -807,7 +822,8 @@ impl<'a> Pass<'a> {
                 self.visit_super_parts(sp);
             }
             Expr::Paren(p) => self.visit_target_expr(&mut p.expr, tg),
-            Expr::Ident(_) => {}
+            // A grouped identifier target, `[(x)] = a`: written like `[x] = a`.
+            Expr::Ident(i) => tg.ids.push(i.clone()),
             _ => e.visit_mut_with(self),
         }
     }
@@ -861,10 +877,16 @@ impl<'a> Pass<'a> {
 
     fn rewrite_update(&mut self, mut u: UpdateExpr) -> Expr {
         let span = u.span;
-        if let Expr::Paren(p) = &*u.arg
-            && matches!(*p.expr, Expr::Ident(_) | Expr::Member(_))
-        {
-            u.arg = p.expr.clone();
+        // `((x))++` is `x++` (no name is given, so the grouping means nothing).
+        if matches!(
+            unparen(&u.arg),
+            Expr::Ident(_) | Expr::Member(_) | Expr::SuperProp(_)
+        ) {
+            let arg = std::mem::replace(
+                &mut u.arg,
+                Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
+            );
+            u.arg = unparen_owned(arg);
         }
         let delta = if u.op == UpdateOp::PlusPlus {
             1.0
@@ -937,7 +959,8 @@ impl<'a> Pass<'a> {
         let span = u.span;
         match u.op {
             UnaryOp::TypeOf => {
-                if let Expr::Ident(id) = &*u.arg {
+                // `typeof (x)` is `typeof x`: no ReferenceError either.
+                if let Expr::Ident(id) = unparen(&u.arg) {
                     let id = id.clone();
                     return match self.classify(&id) {
                         Class::Local => Expr::Unary(u),
@@ -959,9 +982,10 @@ impl<'a> Pass<'a> {
                     &mut u.arg,
                     Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
                 );
-                let arg = match *arg {
-                    Expr::Paren(p) if matches!(*p.expr, Expr::Member(_) | Expr::Ident(_)) => p.expr,
-                    other => Box::new(other),
+                let arg = if matches!(unparen(&arg), Expr::Member(_) | Expr::Ident(_)) {
+                    unparen_owned(arg)
+                } else {
+                    arg
                 };
                 match *arg {
                     Expr::Ident(id) => {
@@ -1016,11 +1040,7 @@ impl<'a> Pass<'a> {
         }
         match &mut c.callee {
             Callee::Expr(callee) => {
-                if let Expr::Paren(p) = &**callee
-                    && matches!(*p.expr, Expr::Member(_))
-                {
-                    *callee = p.expr.clone();
-                }
+                strip_reference_parens(callee);
                 match &mut **callee {
                     Expr::Ident(id) if &*id.sym == "eval" && id.ctxt == self.unresolved => {
                         // Direct eval stays direct: only its argument is rewritten.
@@ -1092,7 +1112,26 @@ impl<'a> Pass<'a> {
                     _ => callee.visit_mut_with(self),
                 }
             }
-            Callee::Super(_) | Callee::Import(_) => {}
+            Callee::Import(_) => {
+                c.args.visit_mut_with(self);
+                // `import(s)` → `import(__shepherd.di(s[, import.meta.url]))`: the runtime
+                // learns which action starts the import (its module graph is forked by it).
+                if let Some(first) = c.args.first_mut()
+                    && first.spread.is_none()
+                {
+                    let spec = std::mem::replace(
+                        &mut *first.expr,
+                        Expr::Invalid(Invalid { span: DUMMY_SP }),
+                    );
+                    let mut args = vec![spec];
+                    if self.kind == Kind::Module {
+                        args.push(import_meta_url());
+                    }
+                    *first.expr = api_call(DUMMY_SP, "di", args);
+                }
+                return Expr::Call(c);
+            }
+            Callee::Super(_) => {}
         }
         c.args.visit_mut_with(self);
         Expr::Call(c)
@@ -1107,6 +1146,7 @@ impl<'a> Pass<'a> {
                 }
             }
             OptChainBase::Call(c) => {
+                strip_reference_parens(&mut c.callee);
                 match &mut *c.callee {
                     Expr::Member(m) => {
                         self.visit_member_parts(m);
@@ -1233,7 +1273,7 @@ impl<'a> Pass<'a> {
         }
         body.visit_mut_with(self);
         let mut logs: Vec<Stmt> = tg.members.into_iter().map(void_stmt).collect();
-        logs.extend(self.loop_var_log(left));
+        logs.extend(self.loop_var_log(left, tg.ids));
         if own {
             self.blocks.pop();
             logs.insert(0, block_sid_decl(key, VarDeclKind::Const));
@@ -1241,19 +1281,15 @@ impl<'a> Pass<'a> {
         prepend_body(body, logs);
     }
 
-    /// Logs the loop variable at the start of a for-in/for-of body.
-    fn loop_var_log(&self, head: &ForHead) -> Vec<Stmt> {
-        let mut ids = Vec::new();
-        match head {
-            ForHead::VarDecl(v) => {
-                for d in &v.decls {
-                    collect_pat_idents(&d.name, &mut ids);
-                }
+    /// Logs the loop variables at the start of a for-in/for-of body: those a declaration
+    /// binds, or `targets` (the identifiers of an assignment head, grouped ones included).
+    fn loop_var_log(&self, head: &ForHead, mut targets: Vec<Ident>) -> Vec<Stmt> {
+        if let ForHead::VarDecl(v) = head {
+            for d in &v.decls {
+                collect_pat_idents(&d.name, &mut targets);
             }
-            ForHead::Pat(p) => collect_pat_idents(p, &mut ids),
-            ForHead::UsingDecl(_) => {}
         }
-        ids.iter().filter_map(|i| self.write_stmt(i)).collect()
+        targets.iter().filter_map(|i| self.write_stmt(i)).collect()
     }
 }
 
@@ -1327,10 +1363,6 @@ fn pattern_needs_temps(p: &AssignTargetPat) -> bool {
     f.0
 }
 
-fn this_expr() -> Expr {
-    Expr::This(ThisExpr { span: DUMMY_SP })
-}
-
 impl VisitMut for Pass<'_> {
     fn visit_mut_expr(&mut self, e: &mut Expr) {
         let span = e.span();
@@ -1364,6 +1396,7 @@ impl VisitMut for Pass<'_> {
             Expr::Call(c) => self.rewrite_call(c),
             Expr::OptChain(o) => self.rewrite_opt_chain(o),
             Expr::TaggedTpl(mut t) => {
+                strip_reference_parens(&mut t.tag);
                 if let Expr::Member(m) = &mut *t.tag {
                     self.visit_member_parts(m);
                     self.receiver(m, false);
@@ -1377,8 +1410,10 @@ impl VisitMut for Pass<'_> {
             }
             Expr::New(mut n) => {
                 n.visit_mut_children_with(self);
-                // `new f()(…)` would call the result: keep a rewritten callee parenthesised.
-                if matches!(*n.callee, Expr::Call(_) | Expr::OptChain(_)) {
+                // `new f()(…)` would call the result, and `new f()`x`` would construct
+                // `new f()` and tag with it: keep a callee whose head became a call
+                // parenthesised (`new tag`x`` constructs what the tag returns).
+                if head_is_call(&n.callee) {
                     let callee = std::mem::replace(
                         &mut n.callee,
                         Box::new(Expr::Invalid(Invalid { span: DUMMY_SP })),
@@ -1393,7 +1428,7 @@ impl VisitMut for Pass<'_> {
             Expr::Await(mut a) => {
                 a.arg.visit_mut_with(self);
                 // The token is taken before suspending; `aw` runs when the continuation
-                // resumes and attributes it (research notes 0.3).
+                // resumes and attributes it to the action that resumed it.
                 api_call(
                     span,
                     "aw",
@@ -1411,8 +1446,18 @@ impl VisitMut for Pass<'_> {
         if let Prop::Shorthand(id) = p {
             let v = self.read_ident(id.clone());
             if !matches!(v, Expr::Ident(_)) {
+                // `{__proto__}` defines an own property; `{__proto__: v}` would set the
+                // prototype instead, `{["__proto__"]: v}` does not.
+                let key = if &*id.sym == "__proto__" {
+                    PropName::Computed(ComputedPropName {
+                        span: DUMMY_SP,
+                        expr: Box::new(name_lit(&id.sym)),
+                    })
+                } else {
+                    PropName::Ident(IdentName::new(id.sym.clone(), id.span))
+                };
                 *p = Prop::KeyValue(KeyValueProp {
-                    key: PropName::Ident(IdentName::new(id.sym.clone(), id.span)),
+                    key,
                     value: Box::new(v),
                 });
             }
@@ -1600,6 +1645,7 @@ impl VisitMut for Pass<'_> {
         self.dynamic += 1;
         s.body.visit_mut_with(self);
         self.dynamic -= 1;
+        alias_runtime(&mut s.body);
     }
 
     // ---- scopes -------------------------------------------------------------------------
@@ -1747,14 +1793,7 @@ impl Pass<'_> {
         let flag = u64::from(self.inline || matches!(self.kind, Kind::Handler | Kind::JsUrl));
         let mut args = vec![int_lit(u64::from(self.pos.key())), int_lit(flag)];
         if module {
-            args.push(Expr::Member(MemberExpr {
-                span: DUMMY_SP,
-                obj: Box::new(Expr::MetaProp(MetaPropExpr {
-                    span: DUMMY_SP,
-                    kind: MetaPropKind::ImportMeta,
-                })),
-                prop: MemberProp::Ident(IdentName::new(atom("url"), DUMMY_SP)),
-            }));
+            args.push(import_meta_url());
         }
         void_stmt(api_call(DUMMY_SP, "src", args))
     }
@@ -1785,224 +1824,4 @@ impl Pass<'_> {
             }],
         })))
     }
-}
-
-// ---- AST helpers ----------------------------------------------------------------------------
-
-fn ident(s: &str) -> Ident {
-    Ident::new_no_ctxt(Atom::from(s), DUMMY_SP)
-}
-
-thread_local! {
-    /// Interned names of the runtime object and its members (built once per worker thread).
-    static ATOMS: std::cell::RefCell<Vec<(&'static str, Atom)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-fn atom(name: &'static str) -> Atom {
-    if name.len() <= 7 {
-        // Short atoms are stored inline (no interning table): building one is cheaper than
-        // finding it.
-        return Atom::from(name);
-    }
-    ATOMS.with(|a| {
-        let mut a = a.borrow_mut();
-        if let Some((_, at)) = a.iter().find(|(n, _)| std::ptr::eq(*n, name) || *n == name) {
-            return at.clone();
-        }
-        let at = Atom::from(name);
-        a.push((name, at.clone()));
-        at
-    })
-}
-
-fn api_expr(name: &'static str) -> Box<Expr> {
-    Box::new(Expr::Member(MemberExpr {
-        span: DUMMY_SP,
-        obj: Box::new(Expr::Ident(Ident::new_no_ctxt(atom(API), DUMMY_SP))),
-        prop: MemberProp::Ident(IdentName::new(atom(name), DUMMY_SP)),
-    }))
-}
-
-fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
-    api_call_then(span, name, args, None)
-}
-
-/// `api_call` with one more argument at the end (the argument list is allocated once).
-fn api_call_then(span: Span, name: &'static str, args: Vec<Expr>, last: Option<Expr>) -> Expr {
-    let mut list = Vec::with_capacity(args.len() + usize::from(last.is_some()));
-    list.extend(args.into_iter().chain(last).map(|e| ExprOrSpread {
-        spread: None,
-        expr: Box::new(e),
-    }));
-    Expr::Call(CallExpr {
-        span,
-        ctxt: SyntaxContext::empty(),
-        callee: Callee::Expr(api_expr(name)),
-        args: list,
-        type_args: None,
-    })
-}
-
-/// An integer as a decimal literal (minified codegen would print large numbers in hex; an
-/// identifier node is printed verbatim).
-fn int_lit(n: u64) -> Expr {
-    // Digits written into a stack buffer: one per access call, no heap string.
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    let mut v = n;
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let digits = std::str::from_utf8(&buf[at..]).unwrap_or("0");
-    Expr::Ident(Ident::new_no_ctxt(Atom::from(digits), DUMMY_SP))
-}
-
-/// Name of the scope id of a block-like scope.
-fn block_sid(key: FnKey) -> Ident {
-    ident(&block_sid_name(key))
-}
-
-fn block_sid_name(key: FnKey) -> String {
-    format!("{RESERVED}b{}_{}_{}", key.0, key.1, key.2)
-}
-
-/// `const|let <block sid> = __shepherd.s()`
-fn block_sid_decl(key: FnKey, kind: VarDeclKind) -> Stmt {
-    Stmt::Decl(Decl::Var(Box::new(VarDecl {
-        span: DUMMY_SP,
-        ctxt: SyntaxContext::empty(),
-        kind,
-        declare: false,
-        decls: vec![block_sid_declarator(key)],
-    })))
-}
-
-fn block_sid_declarator(key: FnKey) -> VarDeclarator {
-    VarDeclarator {
-        span: DUMMY_SP,
-        name: Pat::Ident(block_sid(key).into()),
-        init: Some(Box::new(api_call(DUMMY_SP, "s", vec![]))),
-        definite: false,
-    }
-}
-
-fn str_lit(s: &str) -> Expr {
-    Expr::Lit(Lit::Str(Str {
-        span: DUMMY_SP,
-        value: s.into(),
-        raw: None,
-    }))
-}
-
-/// A string literal from an identifier name (no re-interning).
-fn name_lit(a: &Atom) -> Expr {
-    Expr::Lit(Lit::Str(Str::from(a.clone())))
-}
-
-fn num_lit(n: f64) -> Expr {
-    Expr::Lit(Lit::Num(Number {
-        span: DUMMY_SP,
-        value: n,
-        raw: None,
-    }))
-}
-
-fn bin(op: BinaryOp, l: Expr, r: Expr) -> Expr {
-    Expr::Bin(BinExpr {
-        span: DUMMY_SP,
-        op,
-        left: Box::new(l),
-        right: Box::new(r),
-    })
-}
-
-fn void_stmt(e: Expr) -> Stmt {
-    Stmt::Expr(ExprStmt {
-        span: DUMMY_SP,
-        expr: Box::new(Expr::Unary(UnaryExpr {
-            span: DUMMY_SP,
-            op: UnaryOp::Void,
-            arg: Box::new(e),
-        })),
-    })
-}
-
-/// Number of leading directive statements (`"use strict"` …).
-fn directive_count(stmts: &[Stmt]) -> usize {
-    stmts
-        .iter()
-        .take_while(|s| matches!(s, Stmt::Expr(ExprStmt { expr, .. }) if matches!(**expr, Expr::Lit(Lit::Str(_)))))
-        .count()
-}
-
-fn prepend_body(body: &mut Box<Stmt>, logs: Vec<Stmt>) {
-    if logs.is_empty() {
-        return;
-    }
-    match &mut **body {
-        Stmt::Block(b) => {
-            b.stmts.splice(0..0, logs);
-        }
-        _ => {
-            let old = std::mem::replace(&mut **body, Stmt::Empty(EmptyStmt { span: DUMMY_SP }));
-            let mut stmts = logs;
-            stmts.push(old);
-            **body = Stmt::Block(BlockStmt {
-                span: DUMMY_SP,
-                ctxt: SyntaxContext::empty(),
-                stmts,
-            });
-        }
-    }
-}
-
-/// `__shepherd.<name>(…)`
-fn is_api_call(c: &CallExpr) -> bool {
-    matches!(&c.callee, Callee::Expr(e) if matches!(&**e, Expr::Member(m) if matches!(&*m.obj, Expr::Ident(i) if &*i.sym == API)))
-}
-
-fn is_anonymous_fn(e: &Expr) -> bool {
-    match e {
-        Expr::Fn(f) => f.ident.is_none(),
-        Expr::Class(c) => c.ident.is_none(),
-        Expr::Arrow(_) => true,
-        Expr::Paren(p) => is_anonymous_fn(&p.expr),
-        _ => false,
-    }
-}
-
-/// `({name: e}).name`: the property definition gives an anonymous function the same `name`
-/// the binding would have given it.
-fn name_preserving(name: &Atom, e: Box<Expr>) -> Expr {
-    let key = if &**name == "__proto__" {
-        PropName::Computed(ComputedPropName {
-            span: DUMMY_SP,
-            expr: Box::new(str_lit(name)),
-        })
-    } else {
-        PropName::Ident(IdentName::new(name.clone(), DUMMY_SP))
-    };
-    let obj = Expr::Object(ObjectLit {
-        span: DUMMY_SP,
-        props: vec![PropOrSpread::Prop(Box::new(Prop::KeyValue(KeyValueProp {
-            key,
-            value: e,
-        })))],
-    });
-    Expr::Member(MemberExpr {
-        span: DUMMY_SP,
-        obj: Box::new(Expr::Paren(ParenExpr {
-            span: DUMMY_SP,
-            expr: Box::new(obj),
-        })),
-        prop: MemberProp::Computed(ComputedPropName {
-            span: DUMMY_SP,
-            expr: Box::new(str_lit(name)),
-        }),
-    })
 }

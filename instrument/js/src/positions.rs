@@ -1,5 +1,5 @@
-//! Source positions of accesses (contract: `/work/notes/positions.md` section 1, documented in
-//! `docs/runtime-api.md`): every access call gets a trailing number
+//! Source positions of accesses (a contract, documented in `docs/runtime-api.md`): every access
+//! call gets a trailing number
 //! `p = K·2^35 + line·2^19 + col` naming the script (`K`, 18 bits of sha256 of the original
 //! text) and the 1-based line and UTF-16 column of the access in the original source.
 

@@ -11,6 +11,8 @@ fn variant(e: &Error) -> &'static str {
     match e {
         Error::Parse(_) => "Parse",
         Error::Recovered(_) => "Recovered",
+        Error::Invalid(_) => "Invalid",
+        Error::Unfaithful(_) => "Unfaithful",
         Error::AlreadyInstrumented => "AlreadyInstrumented",
         Error::TooDeep => "TooDeep",
         Error::SourceMap(_) => "SourceMap",

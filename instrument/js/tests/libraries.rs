@@ -1,21 +1,12 @@
-//! Real libraries (Underscore, Backbone, Knockout, React from `todomvc@0.1.1`) run plain and instrumented in
-//! node with the same workloads (`tests/libs/*.js`); outputs must match and the
-//! instrumented run must have logged accesses. The package is never fetched by tests: the
-//! test runs when it is already unpacked (by the benchmark, or under `$SHEPHERD_TODOMVC_DIR`)
-//! and otherwise says so and passes.
+//! Real libraries (Underscore, Backbone, Knockout, React from `todomvc@0.1.1`) run plain and
+//! instrumented in node with the same workloads (`tests/libs/*.js`); outputs must match and the
+//! instrumented run must have logged accesses. The package is fetched with `npm pack` into the
+//! target directory on first use (`shepherd_testkit::todomvc`); node and npm are required.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use shepherd_instrument_js::{Kind, Options, instrument};
-
-fn package_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SHEPHERD_TODOMVC_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("shepherd-todomvc-0.1.1"));
-    let pkg = dir.join("package");
-    pkg.join("examples/backbone").exists().then_some(pkg)
-}
 
 fn run(name: &str, files: &[PathBuf]) -> serde_json::Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -33,7 +24,7 @@ fn run(name: &str, files: &[PathBuf]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let mpath = dir.path().join("manifest.json");
     std::fs::write(&mpath, manifest.to_string()).unwrap();
-    let out = Command::new("/usr/bin/node")
+    let out = Command::new(shepherd_testkit::node())
         .arg("--experimental-vm-modules")
         .arg("--no-warnings")
         .arg(root.join("tests/diff/harness.js"))
@@ -70,10 +61,7 @@ fn run(name: &str, files: &[PathBuf]) -> serde_json::Value {
 
 #[test]
 fn real_libraries_behave_the_same() {
-    let (Some(pkg), true) = (package_dir(), Path::new("/usr/bin/node").exists()) else {
-        eprintln!("skipping: todomvc@0.1.1 not unpacked (run the benchmark once) or no node");
-        return;
-    };
+    let pkg = shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let libs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/libs");
     let ex = pkg.join("examples");
     let r = run(

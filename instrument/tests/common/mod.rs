@@ -38,7 +38,7 @@ pub fn stub_pass(
 
 /// Fixed configuration for `mode` with the stub pass.
 pub fn config(mode: Mode) -> HtmlConfig {
-    let mut cfg = HtmlConfig::new(mode, "SECRET");
+    let mut cfg = HtmlConfig::new(mode, "TOKEN");
     cfg.origin = Some("https://example.test".into());
     cfg.nonce = Some("NONCE".into());
     cfg.cache = Some(Arc::new(

@@ -1,7 +1,11 @@
 //! hudsucker's no-op MITM proxy, configured like `shepherd serve` in `scripts/bench-proxy`:
-//! rcgen leaf certificates (cached), rustls on both sides, HTTP/1.1 and HTTP/2, upstream
-//! verification against the bench origin's private CA. It answers the issue's "at or above
-//! hudsucker on the same setup" with a figure from the same machine and the same run.
+//! rcgen leaf certificates (ECDSA P-256, cached), rustls on both sides with Shepherd's crypto
+//! provider (ring, as in `proxy/src/tls.rs`), HTTP/1.1 and HTTP/2, upstream verification against
+//! the bench origin's private CA. It is the reference point Shepherd's proxy figures are
+//! compared with, measured on the same machine in the same run.
+//!
+//! rcgen itself (hudsucker enables its default aws-lc backend) only signs the CA and one leaf
+//! per host, which is cached; every handshake and record goes through the ring provider.
 //!
 //! Usage: hudsucker-baseline LISTEN_ADDR ORIGIN_CA_PEM
 
@@ -11,7 +15,7 @@ use hudsucker::{
     rcgen::{BasicConstraints, CertificateParams, DistinguishedName, IsCa, Issuer, KeyPair},
     rustls::{
         ClientConfig, RootCertStore,
-        crypto::aws_lc_rs,
+        crypto::ring,
         pki_types::{CertificateDer, pem::PemObject},
     },
 };
@@ -37,7 +41,7 @@ async fn main() {
     let ca = RcgenAuthority::new(
         Issuer::new(params, key),
         1_000,
-        aws_lc_rs::default_provider(),
+        ring::default_provider(),
     );
 
     let mut roots = RootCertStore::empty();
@@ -45,7 +49,7 @@ async fn main() {
         let cert = cert.unwrap_or_else(|e| fail("origin CA", e));
         roots.add(cert).unwrap_or_else(|e| fail("origin CA", e));
     }
-    let tls = ClientConfig::builder_with_provider(Arc::new(aws_lc_rs::default_provider()))
+    let tls = ClientConfig::builder_with_provider(Arc::new(ring::default_provider()))
         .with_safe_default_protocol_versions()
         .unwrap_or_else(|e| fail("TLS versions", e))
         .with_root_certificates(roots)

@@ -9,7 +9,9 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use shepherd_proxy::{CertificateAuthority, Proxy, ProxyConfig, ProxyHandle, UpstreamTrust};
+use shepherd_proxy::{
+    CertificateAuthority, Proxy, ProxyConfig, ProxyHandle, ResponseSource, UpstreamTrust,
+};
 use shepherd_recording::codec::{Coding, encode_all};
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -298,19 +300,44 @@ pub fn compressible_text() -> String {
         .collect()
 }
 
+/// Which response source a test proxy has.
+pub enum Source {
+    /// Live origins.
+    Serve,
+    /// Live origins, recorded into this file.
+    Record(std::path::PathBuf),
+    /// This recording.
+    Replay(std::path::PathBuf, shepherd_proxy::ReplayOptions),
+}
+
 /// Starts a proxy trusting only the origin's CA upstream.
 pub async fn start_proxy(
-    mode: shepherd_proxy::Mode,
+    source: Source,
     origin_ca: Option<&CertificateDer<'static>>,
     tweak: impl FnOnce(&mut ProxyConfig),
 ) -> (ProxyHandle, Arc<CertificateAuthority>) {
     let ca = Arc::new(CertificateAuthority::ephemeral().unwrap());
-    let mut config = ProxyConfig::new(mode);
-    config.upstream_trust = match origin_ca {
+    let trust = match origin_ca {
         Some(c) => UpstreamTrust::OnlyRoots(vec![c.clone()]),
         None => UpstreamTrust::OnlyRoots(vec![]),
     };
-    config.runtime_js = "/* runtime */";
+    let source = match source {
+        Source::Serve => ResponseSource::Live {
+            trust,
+            record: None,
+        },
+        Source::Record(path) => ResponseSource::Live {
+            trust,
+            record: Some(path),
+        },
+        Source::Replay(path, options) => ResponseSource::Recording {
+            path,
+            options,
+            trace_out: None,
+        },
+    };
+    let mut config = ProxyConfig::new(source);
+    config.runtime_js = bytes::Bytes::from_static(b"/* runtime */");
     tweak(&mut config);
     let handle = Proxy::start(config, ca.clone()).await.unwrap();
     (handle, ca)
@@ -453,6 +480,43 @@ pub async fn raw_http(proxy: SocketAddr, request: &[u8]) -> String {
     let _ =
         tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One request on the proxy's control listener with `bearer` as the operator secret (`None`:
+/// no Authorization header): (status, body).
+pub async fn control_request(
+    proxy: &ProxyHandle,
+    method: &str,
+    path_and_query: &str,
+    bearer: Option<&str>,
+) -> (u16, String) {
+    let addr = proxy
+        .control_addr()
+        .expect("the proxy has a control listener");
+    let auth = bearer.map_or(String::new(), |b| format!("Authorization: Bearer {b}\r\n"));
+    let raw = raw_http(
+        addr,
+        format!(
+            "{method} {path_and_query} HTTP/1.1\r\nHost: control\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// The same on the control listener with the operator secret.
+pub async fn operator(proxy: &ProxyHandle, method: &str, path_and_query: &str) -> (u16, String) {
+    control_request(proxy, method, path_and_query, Some(proxy.operator_secret())).await
 }
 
 /// Resident memory of this process in bytes (Linux).

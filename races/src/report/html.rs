@@ -3,7 +3,7 @@
 //! happens-before neighbourhood of both actions as inline SVG (laid out here: layers by
 //! longest path, no external tools), and covered races folded under the race covering them.
 
-use super::{AccessView, RaceReport, RaceView, SourceProvider, group_repeats, reason};
+use super::{AccessView, NodeNames, RaceReport, RaceView, SourceProvider, group_repeats, reason};
 use crate::Analysis;
 use crate::graph::Successors;
 
@@ -11,7 +11,7 @@ use crate::graph::Successors;
 const MAX_RACES: usize = 2_000;
 /// Most covered races drawn under one covering race.
 const FOLDED_PER_RACE: usize = 50;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
@@ -29,13 +29,52 @@ fn esc(s: &str) -> String {
     o
 }
 
+/// The location as a developer finds it, then the trace's own name (which keeps nodes that
+/// share a selector apart), the node's classes in the tooltip.
+fn location_html(r: &RaceView) -> String {
+    let title = match r.node.as_ref().and_then(|n| n.classes.as_deref()) {
+        Some(c) => format!(" title='classes: {}'", esc(c)),
+        None => String::new(),
+    };
+    let mut o = format!("<code{title}>{}</code>", esc(&r.location_name));
+    if r.location_name != r.location {
+        let _ = write!(
+            o,
+            " <span class='muted raw' title='name in the trace'>{}</span>",
+            esc(&r.location)
+        );
+    }
+    o
+}
+
+/// `text` escaped, with the token that starts at character `caret` (the access's column)
+/// marked, so it stands out even in a long minified line (which wraps).
+fn marked(text: &str, caret: Option<usize>) -> String {
+    let Some(c) = caret else {
+        return esc(text);
+    };
+    let chars: Vec<char> = text.chars().collect();
+    if c >= chars.len() {
+        return esc(text);
+    }
+    let word = |ch: &char| ch.is_alphanumeric() || matches!(ch, '_' | '$' | '.');
+    let len = chars[c..].iter().take_while(|ch| word(ch)).count().max(1);
+    let part = |r: std::ops::Range<usize>| esc(&chars[r].iter().collect::<String>());
+    format!(
+        "{}<mark class=at>{}</mark>{}",
+        part(0..c),
+        part(c..c + len),
+        part(c + len..chars.len())
+    )
+}
+
 fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
     let mut o = String::new();
     let Some(pos) = &a.source else {
         let _ = write!(
             o,
             "<div class=src muted>no source position{}</div>",
-            a.scope
+            a.scope_name
                 .as_deref()
                 .map(|s| format!(" (scope {})", esc(s)))
                 .unwrap_or_default()
@@ -64,23 +103,133 @@ fn source_block(a: &AccessView, sources: &dyn SourceProvider) -> String {
         }
         o.push_str("<pre class=src>");
         for l in &code.lines {
-            let cls = if l.line == code.line {
-                " class=hit"
+            if l.line == code.line {
+                // A block of its own: a newline after it would show as an empty line.
+                let _ = write!(
+                    o,
+                    "<span class=hit>{:>5} {}</span>",
+                    l.line,
+                    // The enclosing scope's position says where its code starts, not what
+                    // raced: nothing to mark.
+                    marked(&l.text, code.caret.filter(|_| a.access_source.is_some()))
+                );
             } else {
-                ""
-            };
-            let _ = writeln!(o, "<span{cls}>{:>5} {}</span>", l.line, esc(&l.text));
+                let _ = writeln!(o, "<span>{:>5} {}</span>", l.line, esc(&l.text));
+            }
         }
         o.push_str("</pre>");
     }
     o
 }
 
-/// The happens-before neighbourhood of two actions as an SVG drawing.
+/// Characters per line in a happens-before box (longer names wrap).
+const BOX_CHARS: usize = 34;
+/// Most lines of an action's label in a box (the tooltip has all of it).
+const BOX_LABEL_LINES: usize = 3;
+/// Advance of one character of the boxes' 12px monospace font, rounded up.
+const CHAR_W: f64 = 7.4;
+const LINE_H: usize = 15;
+const BOX_MIN_W: usize = 130;
+const COL_GAP: usize = 40;
+const ROW_GAP: usize = 20;
+
+/// `s` cut into lines of at most `width` characters, breaking after a space in the last two
+/// thirds of a line if there is one, else after `/`, `?`, `&` or `>` in its second half, else
+/// after `:` there, else at the width.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let mut end = (i + width).min(chars.len());
+        if end < chars.len() {
+            let after = |from: usize, set: &[char]| {
+                (i + from..end).rev().find(|&k| set.contains(&chars[k]))
+            };
+            if let Some(k) = after(width / 3, &[' '])
+                .or_else(|| after(width / 2, &['/', '?', '&', '>']))
+                .or_else(|| after(width / 2, &[':']))
+            {
+                end = k + 1;
+            }
+        }
+        lines.push(
+            chars[i..end]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_owned(),
+        );
+        i = end;
+        while chars.get(i) == Some(&' ') {
+            i += 1;
+        }
+    }
+    if lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
+}
+
+/// The first scope label of action `v` that says what it runs (`fire:click @ …`,
+/// `script:inline #1`), with its event target named.
+fn action_label(trace: &shepherd_trace::Trace, names: &NodeNames, v: u32) -> Option<String> {
+    let label = trace.ops_of(v).iter().find_map(|o| match o {
+        shepherd_trace::Op::Enter { scope, .. } => {
+            let l = trace.strings.get(*scope);
+            (!l.starts_with("auto:")).then_some(l)
+        }
+        _ => None,
+    })?;
+    Some(names.label(label).unwrap_or_else(|| label.to_owned()))
+}
+
+/// One box of the drawing: its text lines (the first is `#id kind`), tooltip and size.
+struct HbBox {
+    lines: Vec<String>,
+    title: String,
+    w: usize,
+    h: usize,
+}
+
+fn hb_box(trace: &shepherd_trace::Trace, names: &NodeNames, v: u32) -> HbBox {
+    let act = trace.actions.get(v as usize);
+    let kind = act.map(|x| trace.strings.get(x.kind)).unwrap_or("");
+    let stable = act.map(|x| trace.strings.get(x.stable)).unwrap_or("");
+    let head = format!("#{v} {kind}");
+    let mut lines = wrap(&head, BOX_CHARS);
+    let label = action_label(trace, names, v);
+    if let Some(l) = &label {
+        let mut ls = wrap(l, BOX_CHARS);
+        if ls.len() > BOX_LABEL_LINES {
+            ls.truncate(BOX_LABEL_LINES);
+            if let Some(last) = ls.last_mut() {
+                let keep: String = last.chars().take(BOX_CHARS - 1).collect();
+                *last = keep + "…";
+            }
+        }
+        lines.extend(ls);
+    }
+    let chars = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let w = BOX_MIN_W.max((chars as f64 * CHAR_W).ceil() as usize + 14);
+    let h = 12 + lines.len() * LINE_H;
+    let mut title = head;
+    for part in [label.as_deref(), Some(stable)].into_iter().flatten() {
+        if !part.is_empty() {
+            title.push('\n');
+            title.push_str(part);
+        }
+    }
+    HbBox { lines, title, w, h }
+}
+
+/// The happens-before neighbourhood of two actions as an SVG drawing: one column per layer
+/// (longest path inside the drawn subgraph), boxes as wide as their names.
 fn neighbourhood_svg(
     an: &Analysis,
     succ: &Successors,
     trace: &shepherd_trace::Trace,
+    names: &NodeNames,
     a: u32,
     b: u32,
 ) -> String {
@@ -108,27 +257,41 @@ fn neighbourhood_svg(
             }
         }
     }
-    let mut rows: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut xy = vec![(0usize, 0usize); nodes.len()];
-    for i in 0..nodes.len() {
-        let r = rows.entry(layer[i]).or_default();
-        xy[i] = (20 + layer[i] * 170, 20 + *r * 56);
-        *r += 1;
+    let boxes: Vec<HbBox> = nodes.iter().map(|&v| hb_box(trace, names, v)).collect();
+    let layers = layer.iter().max().map_or(0, |m| m + 1);
+    let mut col_w = vec![0usize; layers];
+    for (i, bx) in boxes.iter().enumerate() {
+        col_w[layer[i]] = col_w[layer[i]].max(bx.w);
     }
-    let w = 20 + (layer.iter().max().copied().unwrap_or(0) + 1) * 170;
-    let h = 50 + rows.values().max().copied().unwrap_or(1) * 56;
+    let mut col_x = vec![20usize; layers];
+    for l in 1..layers {
+        col_x[l] = col_x[l - 1] + col_w[l - 1] + COL_GAP;
+    }
+    let mut col_y = vec![20usize; layers];
+    let mut xy = vec![(0usize, 0usize); nodes.len()];
+    for (i, bx) in boxes.iter().enumerate() {
+        xy[i] = (col_x[layer[i]], col_y[layer[i]]);
+        col_y[layer[i]] += bx.h + ROW_GAP;
+    }
+    let w = col_x
+        .last()
+        .zip(col_w.last())
+        .map_or(40, |(x, cw)| x + cw + 20);
+    // Room below the lowest box for the race curve.
+    let h = col_y.iter().max().copied().unwrap_or(20) + 30;
     let mut o = String::new();
     let _ = write!(
         o,
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' class=hb>\
+        "<div class=hb><svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}'>\
          <defs><marker id=ah viewBox='0 0 10 10' refX=10 refY=5 markerWidth=7 markerHeight=7 orient=auto>\
          <path d='M0,0 L10,5 L0,10 z' fill='#555'/></marker></defs>"
     );
+    let mid = |i: usize| xy[i].1 + boxes[i].h / 2;
     for (i, &v) in nodes.iter().enumerate() {
         for arc in g.arcs_into(v) {
             if let Some(&j) = idx.get(&arc.tail) {
-                let (x1, y1) = (xy[j].0 + 130, xy[j].1 + 18);
-                let (x2, y2) = (xy[i].0, xy[i].1 + 18);
+                let (x1, y1) = (xy[j].0 + boxes[j].w, mid(j));
+                let (x2, y2) = (xy[i].0, mid(i));
                 let dash = if arc.origin.derived() {
                     " stroke-dasharray='4 3'"
                 } else {
@@ -143,41 +306,45 @@ fn neighbourhood_svg(
         }
     }
     if let (Some(&i), Some(&j)) = (idx.get(&a), idx.get(&b)) {
+        let bottom = |k: usize| (xy[k].0 + boxes[k].w / 2, xy[k].1 + boxes[k].h);
+        let ((x1, y1), (x2, y2)) = (bottom(i), bottom(j));
+        let low = y1.max(y2) + 22;
         let _ = write!(
             o,
-            "<path d='M{} {} C {} {} {} {} {} {}' stroke='#c00' fill='none' stroke-dasharray='6 4'><title>race</title></path>",
-            xy[i].0 + 65,
-            xy[i].1 + 36,
-            xy[i].0 + 65,
-            xy[i].1 + 60,
-            xy[j].0 + 65,
-            xy[j].1 + 60,
-            xy[j].0 + 65,
-            xy[j].1 + 36
+            "<path d='M{x1} {y1} C {x1} {low} {x2} {low} {x2} {y2}' stroke='#c00' fill='none' stroke-dasharray='6 4'><title>race</title></path>"
         );
     }
     for (i, &v) in nodes.iter().enumerate() {
-        let act = trace.actions.get(v as usize);
-        let kind = act.map(|x| trace.strings.get(x.kind)).unwrap_or("");
-        let stable = act.map(|x| trace.strings.get(x.stable)).unwrap_or("");
+        let bx = &boxes[i];
         let fill = if v == a || v == b {
             "#fde2e2"
         } else {
             "#eef2f7"
         };
+        let (x, y) = xy[i];
         let _ = write!(
             o,
-            "<g><title>{}</title><rect x={} y={} width=130 height=36 rx=6 fill='{fill}' stroke='#667'/>\
-             <text x={} y={} font-size=12>#{v} {}</text></g>",
-            esc(stable),
-            xy[i].0,
-            xy[i].1,
-            xy[i].0 + 6,
-            xy[i].1 + 22,
-            esc(&kind.chars().take(14).collect::<String>())
+            "<g><title>{}</title><rect x={x} y={y} width={} height={} rx=6 fill='{fill}' stroke='#667'/>\
+             <text x={} y={} font-family=monospace font-size=12>",
+            esc(&bx.title),
+            bx.w,
+            bx.h,
+            x + 7,
+            y + 6,
         );
+        for (k, line) in bx.lines.iter().enumerate() {
+            // The first line names the action; the rest is its label, in grey.
+            let fill = if k == 0 { "" } else { " fill='#456'" };
+            let _ = write!(
+                o,
+                "<tspan x={} dy={LINE_H}{fill}>{}</tspan>",
+                x + 7,
+                esc(line)
+            );
+        }
+        o.push_str("</text></g>");
     }
-    o.push_str("</svg>");
+    o.push_str("</svg></div>");
     o
 }
 
@@ -186,6 +353,7 @@ struct Ctx<'a> {
     an: &'a Analysis,
     succ: Successors,
     trace: &'a shepherd_trace::Trace,
+    names: NodeNames,
     sources: &'a dyn SourceProvider,
 }
 
@@ -216,10 +384,18 @@ fn race_block(r: &RaceView, cx: &Ctx<'_>) -> String {
         );
     }
     o.push_str("</div>");
+    if !r.repaired_by.is_empty() {
+        let _ = write!(
+            o,
+            "<div class=muted>ordered by policy: <b>{}</b></div>",
+            esc(&r.repaired_by.join(", "))
+        );
+    }
     o.push_str(&neighbourhood_svg(
         cx.an,
         &cx.succ,
         cx.trace,
+        &cx.names,
         r.first.action,
         r.second.action,
     ));
@@ -234,8 +410,11 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text
 .tag{display:inline-block;background:#eee;border-radius:4px;padding:0 6px;margin-right:4px;font-size:12px}\
 .tag.bad{background:#fbb}.race{margin:.8em 0;padding-top:.5em;border-top:1px dashed #ddd}\
 .sides{display:flex;gap:1.5em;flex-wrap:wrap}.side{flex:1;min-width:20em}\
-pre.src{background:#f6f8fa;padding:6px;overflow:auto}pre.src .hit{background:#fff3b0;display:block}\
-.muted{color:#777}.pos{font-family:monospace;font-size:12px}svg.hb{margin-top:.5em}";
+pre.src{background:#f6f8fa;padding:6px;overflow:auto}\
+pre.src .hit{background:#fff3b0;display:block;white-space:pre-wrap;word-break:break-all}\
+mark.at{background:#f7b2b2;outline:1px solid #c00}\
+.muted{color:#777}.pos{font-family:monospace;font-size:12px}div.hb{margin-top:.5em;overflow-x:auto}\
+.raw{font-family:monospace;font-size:12px;font-weight:normal}";
 
 /// Renders the whole page. The report should include covered races (`all`) so they can be
 /// folded under their covering race.
@@ -249,6 +428,7 @@ pub fn render(
         an,
         succ: an.graph.successors(),
         trace,
+        names: NodeNames::new(trace),
         sources,
     };
     let mut o = String::new();
@@ -354,11 +534,7 @@ pub fn render(
                 race.id
             );
             for c in cov.iter().take(FOLDED_PER_RACE) {
-                let _ = write!(
-                    o,
-                    "<div class=muted>on <code>{}</code></div>",
-                    esc(&c.location)
-                );
+                let _ = write!(o, "<div class=muted>on {}</div>", location_html(c));
                 o.push_str(&race_block(c, &cx));
             }
             o.push_str("</details>");
@@ -375,9 +551,9 @@ pub fn render(
         let first = group[0];
         let _ = write!(
             o,
-            "<div class='loc {}'><h3><code>{}</code> ",
+            "<div class='loc {}'><h3>{} ",
             first.level,
-            esc(&first.location)
+            location_html(first)
         );
         for t in &first.tags {
             let bad = if t.contains("INITIALIZATION") || t.contains("READYSTATE") {
@@ -435,11 +611,7 @@ pub fn render(
             orphans.len()
         );
         for c in orphans.iter().take(MAX_RACES) {
-            let _ = write!(
-                o,
-                "<div class=muted>on <code>{}</code></div>",
-                esc(&c.location)
-            );
+            let _ = write!(o, "<div class=muted>on {}</div>", location_html(c));
             o.push_str(&race_block(c, &cx));
         }
         o.push_str("</details>");
@@ -451,6 +623,41 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_names_wrap_at_natural_breaks() {
+        assert_eq!(
+            wrap("fire:click @ #todo-list > li:nth-child(1) > input", 40),
+            ["fire:click @ #todo-list >", "li:nth-child(1) > input"]
+        );
+        assert_eq!(
+            wrap("https://a.test/assets/vendor/app.min.js?v=12", 40),
+            ["https://a.test/assets/vendor/app.min.js?", "v=12"]
+        );
+        assert_eq!(
+            wrap("script:external https://a.test/app.min.js", 40),
+            ["script:external", "https://a.test/app.min.js"]
+        );
+        assert_eq!(wrap("event:selectionchange", 40), ["event:selectionchange"]);
+        // No break character: cut at the width.
+        let long = "x".repeat(90);
+        assert_eq!(
+            wrap(&long, 40).iter().map(String::len).collect::<Vec<_>>(),
+            [40, 40, 10]
+        );
+        assert_eq!(wrap("", 40), [""]);
+    }
+
+    #[test]
+    fn the_column_token_is_marked() {
+        assert_eq!(
+            marked("a=C.value;b<c", Some(2)),
+            "a=<mark class=at>C.value</mark>;b&lt;c"
+        );
+        assert_eq!(marked("x<y", Some(1)), "x<mark class=at>&lt;</mark>y");
+        assert_eq!(marked("ab", Some(2)), "ab");
+        assert_eq!(marked("a<b", None), "a&lt;b");
+    }
 
     #[test]
     fn escapes() {

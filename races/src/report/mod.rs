@@ -3,6 +3,7 @@
 
 pub mod html;
 pub mod json;
+pub mod names;
 pub mod sources;
 pub mod text;
 
@@ -10,6 +11,7 @@ use crate::Analysis;
 use crate::accesses::Access;
 use crate::clocks::{ClockBuilder, Clocks};
 use crate::filters::{self, Level, Tag};
+pub use names::{NodeNames, NodeView};
 use serde::Serialize;
 use shepherd_trace::{ActionType, Op, Trace};
 pub use sources::{InlineCode, InlineFinder, PageSources, Snippet, SourceLine};
@@ -72,6 +74,9 @@ pub struct AccessView {
     pub scope_source: Option<String>,
     /// Innermost scope label (`fire:click @ BUTTON[7]`, `script:inline #0`, …).
     pub scope: Option<String>,
+    /// The scope label with its event target named (`fire:click @ input#coupon`); the label
+    /// itself when it names no described node.
+    pub scope_name: Option<String>,
     /// Value summary read or written, when logged.
     pub value: Option<String>,
     /// The source lines at `source`, when sources were attached
@@ -86,6 +91,11 @@ pub struct RaceView {
     pub id: usize,
     /// Location name (verbatim from the trace).
     pub location: String,
+    /// The location as a developer finds it (`input#coupon.value`); `location` itself when
+    /// it names no described node ([`names`]).
+    pub location_name: String,
+    /// The DOM node the location belongs to, when the trace described it.
+    pub node: Option<NodeView>,
     /// `WRITE-READ`, `READ-UPDATE`, …
     pub kind: String,
     /// Covered (Def. 3.2).
@@ -105,6 +115,10 @@ pub struct RaceView {
     pub first: AccessView,
     /// Later access.
     pub second: AccessView,
+    /// Repair policies that order the two accesses' actions (`shepherd-policies`' augmented
+    /// happens-before); filled in by the caller, empty when not asked. Not serialized empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repaired_by: Vec<String>,
 }
 
 /// Groups the races of one location so that a race repeating an earlier one (same kind,
@@ -233,9 +247,12 @@ pub fn access_position(trace: &Trace, x: &Access) -> Option<String> {
     op.pos().map(|p| trace.strings.get(p).to_owned())
 }
 
-fn access_view(trace: &Trace, x: &Access) -> AccessView {
+fn access_view(trace: &Trace, names: &NodeNames, x: &Access) -> AccessView {
     let a = trace.actions.get(x.action as usize);
     let (scope_source, scope) = access_context(trace, x);
+    let scope_name = scope
+        .as_deref()
+        .map(|l| names.label(l).unwrap_or_else(|| l.to_owned()));
     let access_source = access_position(trace, x);
     AccessView {
         action: x.action,
@@ -251,6 +268,7 @@ fn access_view(trace: &Trace, x: &Access) -> AccessView {
         access_source,
         scope_source,
         scope,
+        scope_name,
         value: filters::value_of(trace, x).map(str::to_owned),
         code: None,
     }
@@ -321,6 +339,11 @@ pub struct ReportPlan {
     names: HashMap<u32, String>,
     /// Covering witnesses of covered races shown.
     witnesses: HashMap<usize, usize>,
+    /// The trace's node descriptions, to name DOM locations.
+    nodes: NodeNames,
+    /// Per race shown (same order): the repair policies that order it; empty until
+    /// [`ReportPlan::set_repaired_by`].
+    repaired_by: Vec<Vec<String>>,
 }
 
 impl ReportPlan {
@@ -360,6 +383,7 @@ impl ReportPlan {
                 .then_with(|| names[&rx.loc].cmp(&names[&ry.loc]))
                 .then(x.cmp(&y))
         });
+        let nodes = NodeNames::new(trace);
         let witnesses = if all {
             witnesses(an, &shown)
         } else {
@@ -391,11 +415,31 @@ impl ReportPlan {
             shown,
             names,
             witnesses,
+            nodes,
+            repaired_by: Vec::new(),
         }
     }
 
-    /// The view of race `i`.
-    pub fn view(&self, trace: &Trace, an: &Analysis, i: usize) -> RaceView {
+    /// The first and second access's actions of each race shown, in order.
+    pub fn action_pairs(&self, an: &Analysis) -> Vec<(u32, u32)> {
+        let acc = &an.accesses;
+        self.shown
+            .iter()
+            .map(|&i| {
+                let r = &an.races[i];
+                (acc.get(r.first).action, acc.get(r.second).action)
+            })
+            .collect()
+    }
+
+    /// Sets each shown race's repairing policies (in the order of [`ReportPlan::action_pairs`]).
+    pub fn set_repaired_by(&mut self, by: Vec<Vec<String>>) {
+        self.repaired_by = by;
+    }
+
+    /// The view of the `k`th race shown.
+    fn view(&self, trace: &Trace, an: &Analysis, k: usize) -> RaceView {
+        let i = self.shown[k];
         let acc = &an.accesses;
         let r = &an.races[i];
         let t = &an.tags[r.loc as usize];
@@ -408,9 +452,16 @@ impl ReportPlan {
                 None => "covered",
             }
         };
+        let location = self.names[&r.loc].clone();
+        let (location_name, node) = match self.nodes.location(&location) {
+            Some((name, node)) => (name, node.cloned()),
+            None => (location.clone(), None),
+        };
         RaceView {
             id: i,
-            location: self.names[&r.loc].clone(),
+            location,
+            location_name,
+            node,
             kind: crate::races::kind_name(acc, r),
             covered: an.covered[i],
             coverage,
@@ -418,8 +469,9 @@ impl ReportPlan {
             tags: t.iter().map(Tag::name).collect(),
             harmful: t.harmful(),
             level: t.level().name(),
-            first: access_view(trace, acc.get(r.first)),
-            second: access_view(trace, acc.get(r.second)),
+            first: access_view(trace, &self.nodes, acc.get(r.first)),
+            second: access_view(trace, &self.nodes, acc.get(r.second)),
+            repaired_by: self.repaired_by.get(k).cloned().unwrap_or_default(),
         }
     }
 
@@ -429,17 +481,20 @@ impl ReportPlan {
         trace: &'a Trace,
         an: &'a Analysis,
     ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
+        let mut start = 0;
         self.shown
             .chunk_by(move |&x, &y| an.races[x].loc == an.races[y].loc)
-            .map(move |ids| ids.iter().map(|&i| self.view(trace, an, i)).collect())
+            .map(move |ids| {
+                let ks = start..start + ids.len();
+                start = ks.end;
+                ks.map(|k| self.view(trace, an, k)).collect()
+            })
     }
 
     /// The whole report.
     pub fn into_report(self, trace: &Trace, an: &Analysis) -> RaceReport {
-        let races = self
-            .shown
-            .iter()
-            .map(|&i| self.view(trace, an, i))
+        let races = (0..self.shown.len())
+            .map(|k| self.view(trace, an, k))
             .collect();
         RaceReport { races, ..self.head }
     }

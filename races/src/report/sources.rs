@@ -21,6 +21,10 @@ pub const CONTEXT_LINES: usize = 2;
 /// Longest line kept in a snippet (longer ones are cut, minified code stays readable).
 const MAX_LINE_CHARS: usize = 240;
 
+/// Characters shown on each side of the position's column when its line is longer than
+/// [`MAX_LINE_CHARS`] (minified code: the racing expression, not the line's start).
+pub const COLUMN_WINDOW: usize = 60;
+
 /// One numbered line of a snippet.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct SourceLine {
@@ -41,6 +45,11 @@ pub struct Snippet {
     pub col: usize,
     /// The line of the position with up to [`CONTEXT_LINES`] lines around it.
     pub lines: Vec<SourceLine>,
+    /// Where the column is in the text of the position's line: a 0-based character index, for
+    /// a caret under it; `None` when the column lies beyond the line. Lines longer than
+    /// [`MAX_LINE_CHARS`] show [`COLUMN_WINDOW`] characters each side of the column, with `…`
+    /// where they were cut.
+    pub caret: Option<usize>,
 }
 
 impl Snippet {
@@ -52,6 +61,19 @@ impl Snippet {
             .map(|l| l.text.as_str())
     }
 
+    /// What goes before a `^` under the column on the position's line: spaces, and tabs where
+    /// the line has tabs, so the caret lines up in any tab setting.
+    pub fn caret_pad(&self) -> Option<String> {
+        let c = self.caret?;
+        Some(
+            self.hit()?
+                .chars()
+                .take(c)
+                .map(|ch| if ch == '\t' { '\t' } else { ' ' })
+                .collect(),
+        )
+    }
+
     /// The lines around `line` of `text` (None when `text` has fewer lines).
     pub fn of_text(url: &str, text: &str, line: usize, col: usize) -> Option<Snippet> {
         if line == 0 {
@@ -59,15 +81,23 @@ impl Snippet {
         }
         let from = line.saturating_sub(CONTEXT_LINES).max(1);
         let mut lines = Vec::new();
+        let mut caret = None;
         for (i, l) in text.lines().enumerate().skip(from - 1) {
             let n = i + 1;
             if n > line.saturating_add(CONTEXT_LINES) {
                 break;
             }
-            let mut t: String = l.chars().take(MAX_LINE_CHARS).collect();
-            if t.len() < l.len() {
-                t.push('…');
-            }
+            let t = if n == line {
+                let (t, c) = around_column(l, col);
+                caret = c;
+                t
+            } else {
+                let mut t: String = l.chars().take(MAX_LINE_CHARS).collect();
+                if t.len() < l.len() {
+                    t.push('…');
+                }
+                t
+            };
             lines.push(SourceLine { line: n, text: t });
         }
         if !lines.iter().any(|l| l.line == line) {
@@ -78,8 +108,49 @@ impl Snippet {
             line,
             col,
             lines,
+            caret,
         })
     }
+}
+
+/// The text of `line` to show for 1-based column `col` (UTF-16 code units, as JavaScript
+/// counts), and the character index of the column in it: the whole line when it is short,
+/// else [`COLUMN_WINDOW`] characters each side of the column between `…`s.
+fn around_column(line: &str, col: usize) -> (String, Option<usize>) {
+    let chars: Vec<char> = line.chars().collect();
+    // Character index of the column: count UTF-16 units up to it.
+    let want = col.saturating_sub(1);
+    let mut units = 0;
+    let mut at = None;
+    for (i, c) in chars.iter().enumerate() {
+        if units >= want {
+            at = Some(i);
+            break;
+        }
+        units += c.len_utf16();
+    }
+    if at.is_none() && units == want {
+        at = Some(chars.len()); // just past the end (an access at the end of the line)
+    }
+    if chars.len() <= MAX_LINE_CHARS {
+        return (line.to_owned(), at);
+    }
+    let Some(at) = at else {
+        let mut t: String = chars[..MAX_LINE_CHARS].iter().collect();
+        t.push('…');
+        return (t, None);
+    };
+    let start = at.saturating_sub(COLUMN_WINDOW);
+    let end = (at + COLUMN_WINDOW).min(chars.len());
+    let mut t = String::new();
+    if start > 0 {
+        t.push('…');
+    }
+    t.extend(&chars[start..end]);
+    if end < chars.len() {
+        t.push('…');
+    }
+    (t, Some(at - start + usize::from(start > 0)))
 }
 
 /// Splits `url:line:col` from the right (URLs contain colons).
@@ -290,6 +361,47 @@ mod tests {
         assert!(s.snippet(&format!("{doc}#inline-{CLICK:x}:0:0")).is_none());
         // The document was scanned once (only this test uses the table finder).
         assert_eq!(SCANS.load(Ordering::Relaxed) - before, 1);
+    }
+
+    #[test]
+    fn minified_lines_show_the_column_neighbourhood() {
+        // One 10 000-character line; the access `racy.v=1` sits at column 5001.
+        let mut line = "x=0;".repeat(2500);
+        line.replace_range(5000..5008, "racy.v=1");
+        let text = format!("/*! bundle */\n{line}\n");
+        let s = Snippet::of_text("https://a.test/app.min.js", &text, 2, 5001).unwrap();
+        let hit = s.hit().unwrap();
+        assert!(hit.contains("racy.v=1"), "{hit}");
+        assert!(hit.starts_with('…') && hit.ends_with('…'), "{hit}");
+        assert_eq!(hit.chars().count(), 2 * COLUMN_WINDOW + 2);
+        let caret = s.caret.unwrap();
+        let at: String = hit.chars().skip(caret).take(8).collect();
+        assert_eq!(at, "racy.v=1");
+        // The line before is short and shown whole.
+        assert_eq!(s.lines[0].text, "/*! bundle */");
+        // Near the start: no leading ellipsis, the caret counts from the line's start.
+        let s = Snippet::of_text("u", &text, 2, 3).unwrap();
+        assert!(s.hit().unwrap().starts_with("x=0;x=0"));
+        assert_eq!(s.caret, Some(2));
+        // Near the end: no trailing ellipsis.
+        let s = Snippet::of_text("u", &text, 2, 10_000).unwrap();
+        assert!(s.hit().unwrap().starts_with('…') && s.hit().unwrap().ends_with("x=0;"));
+        assert_eq!(s.caret, Some(COLUMN_WINDOW + 1));
+        // Past the end: the line's start, no caret.
+        let s = Snippet::of_text("u", &text, 2, 20_000).unwrap();
+        assert!(s.hit().unwrap().starts_with("x=0;"));
+        assert_eq!(s.caret, None);
+    }
+
+    #[test]
+    fn columns_count_utf16_units() {
+        // `🦀` is two UTF-16 units: column 4 is the `b` after it.
+        let s = Snippet::of_text("u", "a🦀b", 1, 4).unwrap();
+        assert_eq!(s.caret, Some(2));
+        let long = format!("{}🦀b{}", "é".repeat(300), "c".repeat(300));
+        let s = Snippet::of_text("u", &long, 1, 303).unwrap();
+        let hit = s.hit().unwrap();
+        assert_eq!(hit.chars().nth(s.caret.unwrap()), Some('b'), "{hit}");
     }
 
     #[test]

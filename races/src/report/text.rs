@@ -14,7 +14,7 @@ fn side(a: &AccessView) -> String {
     }
     if let Some(src) = &a.source {
         let _ = write!(s, " at {src}");
-    } else if let Some(scope) = &a.scope {
+    } else if let Some(scope) = &a.scope_name {
         let _ = write!(s, " in {scope}");
     }
     // The source line itself, when sources are attached (inline code: the document's line).
@@ -22,6 +22,12 @@ fn side(a: &AccessView) -> String {
         && let Some(text) = code.hit()
     {
         let _ = write!(s, "\n            {:>5} | {}", code.line, text.trim_end());
+        // Only under the access itself (an enclosing scope's position is where its code starts).
+        if a.access_source.is_some()
+            && let Some(pad) = code.caret_pad()
+        {
+            let _ = write!(s, "\n                  | {pad}^");
+        }
     }
     s
 }
@@ -37,17 +43,16 @@ pub fn render(r: &RaceReport) -> String {
     out
 }
 
-/// Writes the text report of `an` to `out` as [`render`] would render
-/// `RaceReport::new(trace, an, all)` with `sources` attached, building the views of one
-/// location at a time (memory follows the largest location, not the whole report).
+/// Writes the text report `plan` plans for `an` to `out` as [`render`] would render
+/// `plan.into_report(trace, an)` with `sources` attached, building the views of one location
+/// at a time (memory follows the largest location, not the whole report).
 pub fn write(
     out: &mut dyn std::io::Write,
     trace: &Trace,
     an: &Analysis,
-    all: bool,
+    plan: &ReportPlan,
     sources: &dyn SourceProvider,
 ) -> std::io::Result<()> {
-    let plan = ReportPlan::new(trace, an, all);
     let mut memo = SourceMemo::default();
     let mut buf = String::new();
     head(&mut buf, &plan.head);
@@ -106,7 +111,11 @@ fn location(out: &mut String, group: &[RaceView]) {
     } else {
         format!(" [{}]", race.tags.join(", "))
     };
-    let _ = writeln!(out, "{marker} {}{tags}", race.location);
+    let _ = writeln!(out, "{marker} {}{tags}", race.location_name);
+    // The trace's own name keeps nodes that share a selector apart.
+    if race.location_name != race.location {
+        let _ = writeln!(out, "  trace location: {}", race.location);
+    }
     let _ = writeln!(
         out,
         "  reason: {}",
@@ -126,6 +135,13 @@ fn location(out: &mut String, group: &[RaceView]) {
         let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
         let _ = writeln!(out, "    first:  {}", side(&race.first));
         let _ = writeln!(out, "    second: {}", side(&race.second));
+        if !race.repaired_by.is_empty() {
+            let _ = writeln!(
+                out,
+                "    ordered by policy: {}",
+                race.repaired_by.join(", ")
+            );
+        }
         if !repeats.is_empty() {
             let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
             let _ = writeln!(

@@ -4,8 +4,10 @@
 
 use crate::error::ReadError;
 use crate::model::{
-    Action, ActionId, ActionType, Arc, ArcKind, FORMAT_VERSION, Header, Op, Pos, StrId, Trace,
+    Action, ActionId, ActionType, Arc, ArcKind, FORMAT_VERSION, Header, NodeDesc, Op, Pos, StrId,
+    Trace,
 };
+use std::collections::HashSet;
 use std::io::BufRead;
 
 /// Reads a whole JSONL trace from `input`, line by line.
@@ -57,6 +59,8 @@ pub struct JsonlLoader {
     strings: Vec<StrId>,
     /// Action open for ops, if any.
     current: Option<ActionId>,
+    /// Nodes described so far (a repeated description is ignored).
+    described: HashSet<u32>,
     seen_header: bool,
     line_no: u64,
     offset: u64,
@@ -78,6 +82,7 @@ impl JsonlLoader {
             trace: Trace::default(),
             strings: Vec::new(),
             current: None,
+            described: HashSet::new(),
             seen_header: false,
             line_no: 0,
             offset: 0,
@@ -345,6 +350,36 @@ impl JsonlLoader {
                 let src = self.opt_str_ref(c)?;
                 c.close()?;
                 self.push_op(Op::Exception { message, src }, tag_at)?;
+            }
+            b'd' => {
+                // `["d",N,T]` with up to three optional elements P, I, C, each a string
+                // number or `null` (version 3).
+                c.comma()?;
+                // `uint` stops at u32::MAX.
+                let node = c.uint()? as u32;
+                c.comma()?;
+                let tag = self.str_ref(c)?;
+                let mut rest = [None; 3];
+                for slot in &mut rest {
+                    if !c.more()? {
+                        break;
+                    }
+                    if !c.null() {
+                        *slot = Some(self.str_ref(c)?);
+                    }
+                }
+                c.close()?;
+                // Re-sent by a later batch: the first description stands.
+                if self.described.insert(node) {
+                    let [path, id, classes] = rest;
+                    self.trace.nodes.push(NodeDesc {
+                        node,
+                        tag,
+                        path,
+                        id,
+                        classes,
+                    });
+                }
             }
             b'n' => {
                 let a_at = c.pos_after_comma()?;

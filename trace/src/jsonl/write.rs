@@ -2,7 +2,7 @@
 //! use, arcs keep their order and come as soon as their head has begun, every action is ended.
 //! Reading the output back gives an equal [`Trace`].
 
-use crate::model::{ActionType, Arc, ArcKind, FORMAT_VERSION, Op, Pos, StrId, Trace};
+use crate::model::{ActionType, Arc, ArcKind, FORMAT_VERSION, NodeDesc, Op, Pos, StrId, Trace};
 use std::io::{self, Write};
 
 /// Writes `trace` as JSONL (`docs/trace-format.md`) to `out`. Buffer `out` yourself if it is
@@ -54,6 +54,10 @@ pub fn write_jsonl(trace: &Trace, mut out: impl Write) -> io::Result<()> {
     // (the reader will name them) rather than dropped silently.
     for arc in trace.arcs.get(next_arc..).unwrap_or_default() {
         w.arc(arc);
+    }
+    // Node descriptions belong to no action: after the last one, in their order.
+    for d in &trace.nodes {
+        w.node(d);
     }
     // Interned but unused strings, so that the numbering survives a round trip.
     w.define(StrId::MAX);
@@ -128,6 +132,30 @@ impl Writer<'_> {
         }
         self.buf.push(b',');
         self.num(u64::from(p));
+        self.buf.extend_from_slice(b"]\n");
+    }
+
+    /// `["d",N,T,P,I,C]`, trailing `null`s left out.
+    fn node(&mut self, d: &NodeDesc) {
+        self.define(d.tag);
+        let rest = [d.path, d.id, d.classes];
+        let n = rest.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        for s in rest.iter().flatten() {
+            self.define(*s);
+        }
+        self.buf.extend_from_slice(b"[\"d\",");
+        self.num(u64::from(d.node));
+        self.buf.push(b',');
+        self.num(u64::from(d.tag));
+        for s in &rest[..n] {
+            match s {
+                Some(s) => {
+                    self.buf.push(b',');
+                    self.num(u64::from(*s));
+                }
+                None => self.buf.extend_from_slice(b",null"),
+            }
+        }
         self.buf.extend_from_slice(b"]\n");
     }
 

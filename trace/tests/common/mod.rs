@@ -77,7 +77,21 @@ fn gen_action() -> impl Strategy<Value = GenAction> {
         })
 }
 
-/// A random valid trace: up to 12 actions, arcs between them, assorted ops and strings.
+/// A node description: number, tag, optional path, id, classes.
+pub type GenNode = (u32, String, Option<String>, Option<String>, Option<String>);
+
+fn gen_node() -> impl Strategy<Value = GenNode> {
+    (
+        prop_oneof![3 => 0u32..40, 1 => any::<u32>()],
+        text(),
+        proptest::option::of(text()),
+        proptest::option::of(text()),
+        proptest::option::of(text()),
+    )
+}
+
+/// A random valid trace: up to 12 actions, arcs between them, assorted ops and strings, a few
+/// node descriptions.
 pub fn trace() -> impl Strategy<Value = Trace> {
     (
         proptest::option::of(text()),
@@ -92,8 +106,11 @@ pub fn trace() -> impl Strategy<Value = Trace> {
             0..16,
         ),
         proptest::collection::vec(text(), 0..3),
+        proptest::collection::vec(gen_node(), 0..4),
     )
-        .prop_map(|(page, actions, arcs, extra)| build(page, &actions, &arcs, &extra))
+        .prop_map(|(page, actions, arcs, extra, nodes)| {
+            build(page, &actions, &arcs, &extra, &nodes)
+        })
 }
 
 pub fn build(
@@ -101,6 +118,7 @@ pub fn build(
     actions: &[GenAction],
     arcs: &[(u16, u16, bool, Option<u32>)],
     extra_strings: &[String],
+    nodes: &[GenNode],
 ) -> Trace {
     let mut b = TraceBuilder::new();
     if let Some(p) = page {
@@ -132,6 +150,12 @@ pub fn build(
             } else {
                 b.arc(t, h, ArcKind::Join, None);
             }
+        }
+    }
+    let mut described = std::collections::HashSet::new();
+    for (n, tag, path, id, classes) in nodes {
+        if described.insert(*n) {
+            b.node(*n, tag, path.as_deref(), id.as_deref(), classes.as_deref());
         }
     }
     for s in extra_strings {

@@ -2,7 +2,8 @@
 // prints what each run observed (console output, uncaught error, access log) as JSON.
 //
 // usage: node --experimental-vm-modules harness.js ACCESS_JS MANIFEST_JSON
-// manifest: [{name, module, plain, instrumented}] (code strings)
+// manifest: [{name, module, plain, instrumented, dynamic}] (code strings; dynamic maps
+// `kind:source` of dynamic code to its instrumented text or null)
 'use strict';
 const vm = require('vm');
 const fs = require('fs');
@@ -19,6 +20,13 @@ const PRELUDE = [
   'const DOCUMENT = null;',
   'const docCurrentScript = null;',
   'const scriptSrc = null;',
+  'const FP = Function.prototype;',
+  'const rConstruct = Reflect.construct;',
+  'const proxies = new WeakSet();',
+  'let proxyCount = 0;',
+  'const wsAdd = uncurry(WeakSet.prototype.add);',
+  'const markNative = () => {};',
+  'const patch = (o, n, f) => Object.defineProperty(o, n, { value: f, writable: true, enumerable: false, configurable: true });',
 ].join('\n');
 const accessSrc = PRELUDE + '\n' + fs.readFileSync(process.argv[2], 'utf8');
 const cases = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
@@ -35,6 +43,7 @@ function errText(e) {
 async function runOne(c, instrumented) {
   const out = [];
   const log = [];
+  const missing = [];
   let error = null;
   const ctx = vm.createContext({});
   const cg = vm.runInContext('globalThis', ctx);
@@ -85,7 +94,16 @@ async function runOne(c, instrumented) {
       api: vm.runInContext('Object.create(null)', ctx),
       await0() { log.push('await'); return 1; },
       await1() { log.push('resume'); },
-      instrument(src) { log.push('instrument ' + src); return null; },
+      // Dynamic code is instrumented by the pass between runs (tests/diff.rs): a source seen
+      // for the first time is listed in `missing` and runs plain; the next run gets its
+      // instrumented text (or null when the pass refused it) from the manifest.
+      instrument(src, kind) {
+        log.push('instrument ' + src);
+        const key = kind + ':' + src;
+        if (Object.prototype.hasOwnProperty.call(c.dynamic, key)) return c.dynamic[key];
+        missing.push([kind, src]);
+        return null;
+      },
     };
     const setup = vm.runInContext('(function (T) {\n' + accessSrc + '\n})', ctx);
     setup(T);
@@ -121,7 +139,7 @@ async function runOne(c, instrumented) {
     await Promise.all(pending);
   }
   process.off('unhandledRejection', unhandled);
-  return { out, error, log };
+  return { out, error, log, missing };
 }
 
 (async () => {

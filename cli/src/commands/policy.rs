@@ -1,0 +1,153 @@
+//! `shepherd policy check FILE…`, `shepherd policy list`, `shepherd policy covers --policy P
+//! TRACE|REC`: the repair policy language on the command line (`docs/policies.md`).
+
+use anyhow::Context;
+use clap::Subcommand;
+use shepherd_policies::covers::Augmented;
+use shepherd_races::report::{RaceReport, ReportPlan};
+use shepherd_races::{Analysis, Options, analyze};
+use shepherd_trace::Trace;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Check, list and evaluate repair policies.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check policy files (or shipped names): errors with line and column, else each policy
+    /// explained in words.
+    Check {
+        /// Policy files or shipped names.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Print the compiled JSON the runtime loads instead of the explanation.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the shipped policies and what each repairs.
+    List,
+    /// For each uncovered race of a trace, whether the policy orders its two actions.
+    Covers {
+        /// Policies: shipped names or files, comma-separated.
+        #[arg(long, value_name = "P")]
+        policy: String,
+        /// A recording (`.rec`), a JSONL trace or an `ER_actionlog`.
+        trace: PathBuf,
+    },
+}
+
+/// Loads `--policy`; on errors prints them (line and column) and fails.
+pub(crate) fn load_or_report(spec: &str) -> anyhow::Result<shepherd_policies::PolicySet> {
+    match shepherd_policies::load(spec) {
+        Ok(set) => {
+            if !set.warnings.is_empty() {
+                eprint!("{}", set.warnings);
+            }
+            Ok(set)
+        }
+        Err(e) => {
+            eprint!("{}", e.rendered);
+            anyhow::bail!("the policy does not load; nothing was started")
+        }
+    }
+}
+
+pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Cmd::Check { files, json } => {
+            let mut failed = false;
+            for f in &files {
+                match shepherd_policies::load(f) {
+                    Ok(set) => {
+                        eprint!("{}", set.warnings);
+                        if json {
+                            let c = set.compile();
+                            println!("{}", serde_json::json!({"compiled": c.json, "js": c.js}));
+                        } else {
+                            for p in &set.policies {
+                                print!("{}", shepherd_policies::explain::explain(p));
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        eprint!("{}", e.rendered);
+                        failed = true;
+                    }
+                }
+            }
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Cmd::List => {
+            for (name, text) in shepherd_policies::SHIPPED {
+                println!("{name:16} {}", shepherd_policies::summary(text));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Covers { policy, trace } => {
+            let set = load_or_report(&policy)?;
+            let t = super::races::load_trace(&trace)?;
+            let an = analyze(&t, &Options::default())
+                .with_context(|| format!("cannot analyse {}", trace.display()))?;
+            let aug = Augmented::new(&t, &hb_arcs(&an), &set.policies);
+            let rep = RaceReport::new(&t, &an, false);
+            let (mut ordered, mut total) = (0, 0);
+            for r in &rep.races {
+                total += 1;
+                let (a, b) = (r.first.action, r.second.action);
+                let verdict = match aug.orders(a, b) {
+                    Some(rules) if !rules.is_empty() => {
+                        ordered += 1;
+                        format!("ordered by {}", rules.join(", "))
+                    }
+                    _ => "not ordered".to_string(),
+                };
+                println!(
+                    "race {} {} on {}: #{a} {} -> #{b} {}: {verdict}",
+                    r.id, r.kind, r.location, r.first.action_kind, r.second.action_kind
+                );
+            }
+            println!(
+                "{ordered} of {total} uncovered races ordered by {}",
+                set.names()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The happens-before arcs (logged and derived) the analysis used.
+pub(crate) fn hb_arcs(an: &Analysis) -> Vec<(u32, u32)> {
+    an.graph.arcs().iter().map(|a| (a.tail, a.head)).collect()
+}
+
+/// Fills each race's `repaired_by` with the shipped policies that order it.
+pub(crate) fn annotate(rep: &mut RaceReport, trace: &Trace, an: &Analysis) {
+    let pairs: Vec<(u32, u32)> = rep
+        .races
+        .iter()
+        .map(|r| (r.first.action, r.second.action))
+        .collect();
+    let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &pairs);
+    for (r, names) in rep.races.iter_mut().zip(by) {
+        r.repaired_by = names;
+    }
+}
+
+/// [`annotate`] for a report streamed from its plan.
+pub(crate) fn annotate_plan(plan: &mut ReportPlan, trace: &Trace, an: &Analysis) {
+    let pairs = plan.action_pairs(an);
+    plan.set_repaired_by(shepherd_policies::covers::shipped_orderings(
+        trace,
+        &hb_arcs(an),
+        &pairs,
+    ));
+}

@@ -1,0 +1,203 @@
+//! Holds a page asks for itself. A repair policy postpones a script the page inserts by
+//! holding its response until the page's controller lets it through; the controller marks
+//! the request with `__shepherd_hold=TOKEN.N` (TOKEN: 128 random bits drawn by that document),
+//! the proxy strips the marker before the request goes anywhere, fetches the response, and
+//! delivers it once `POST /__shepherd/hold/release?g=TOKEN&n=N` arrives (or after the limit).
+//!
+//! Scoped to the one document that asked: only a request carrying the marker is held, and
+//! only the page that drew the token can release it. A page cannot hold anything another
+//! visitor or origin requests (those requests carry no marker of its), and what it holds of
+//! its own it could as well not have requested. Every hold ends at the limit, and the table
+//! is bounded.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// The query parameter that marks a request to hold.
+pub const HOLD_PARAM: &str = "__shepherd_hold";
+
+/// Most holds waiting at once (further marked requests pass straight through).
+const MAX_WAITING: usize = 10_000;
+/// Releases that came before their request are remembered this long.
+const EARLY_RELEASE_TTL: Duration = Duration::from_secs(60);
+
+type Key = (String, u64);
+
+#[derive(Default)]
+struct Inner {
+    waiting: HashMap<Key, oneshot::Sender<()>>,
+    released_early: HashMap<Key, Instant>,
+}
+
+/// Holds that pages asked for, keyed by their document's token and a number.
+pub struct PageHolds {
+    inner: Mutex<Inner>,
+    limit: Duration,
+}
+
+impl std::fmt::Debug for PageHolds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageHolds")
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A marked request's key, and its URL without the marker.
+pub(crate) fn take_marker(url: &http::Uri) -> Option<(http::Uri, Key)> {
+    let query = url.query()?;
+    if !query.contains(HOLD_PARAM) {
+        return None;
+    }
+    let mut key = None;
+    let mut kept = Vec::new();
+    for part in query.split('&') {
+        match part
+            .strip_prefix(HOLD_PARAM)
+            .and_then(|r| r.strip_prefix('='))
+        {
+            Some(v) if key.is_none() => key = parse_key(v),
+            _ => kept.push(part),
+        }
+    }
+    let key = key?;
+    let path = url.path();
+    let pq = if kept.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    };
+    let mut parts = url.clone().into_parts();
+    parts.path_and_query = pq.parse().ok();
+    Some((http::Uri::from_parts(parts).ok()?, key))
+}
+
+/// `TOKEN.N`: 32 lowercase hex digits and a number.
+fn parse_key(v: &str) -> Option<Key> {
+    let (token, n) = v.split_once('.')?;
+    let ok = token.len() == 32
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let n: u64 = n.parse().ok().filter(|n| *n < 1 << 40)?;
+    ok.then(|| (token.to_string(), n))
+}
+
+impl PageHolds {
+    /// A table whose holds last at most `limit`.
+    pub fn new(limit: Duration) -> PageHolds {
+        PageHolds {
+            inner: Mutex::new(Inner::default()),
+            limit,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the page releases `key`, or the limit passes.
+    pub(crate) async fn wait(&self, key: Key) {
+        let rx = {
+            let mut g = self.lock();
+            let now = Instant::now();
+            g.released_early
+                .retain(|_, at| now.duration_since(*at) < EARLY_RELEASE_TTL);
+            if g.released_early.remove(&key).is_some() || g.waiting.len() >= MAX_WAITING {
+                return;
+            }
+            let (tx, rx) = oneshot::channel();
+            g.waiting.insert(key.clone(), tx);
+            rx
+        };
+        if tokio::time::timeout(self.limit, rx).await.is_err() {
+            tracing::info!(token = %key.0, n = key.1, "page hold reached its limit, delivered");
+        }
+        self.lock().waiting.remove(&key);
+    }
+
+    /// The page lets `token.n` through; a release that comes first is remembered.
+    pub(crate) fn release(&self, token: &str, n: u64) -> bool {
+        let Some(key) = parse_key(&format!("{token}.{n}")) else {
+            return false;
+        };
+        let mut g = self.lock();
+        if let Some(tx) = g.waiting.remove(&key) {
+            let _ = tx.send(());
+            return true;
+        }
+        if g.released_early.len() < MAX_WAITING {
+            g.released_early.insert(key, Instant::now());
+        }
+        true
+    }
+
+    /// Requests held right now.
+    pub fn waiting(&self) -> usize {
+        self.lock().waiting.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn markers_are_stripped() {
+        let u: http::Uri = format!("https://cdn.test/a.js?v=1&{HOLD_PARAM}={T}.3")
+            .parse()
+            .unwrap();
+        let (clean, key) = take_marker(&u).unwrap();
+        assert_eq!(clean.to_string(), "https://cdn.test/a.js?v=1");
+        assert_eq!(key, (T.to_string(), 3));
+        let u: http::Uri = format!("http://a.test/b.js?{HOLD_PARAM}={T}.1")
+            .parse()
+            .unwrap();
+        assert_eq!(take_marker(&u).unwrap().0.to_string(), "http://a.test/b.js");
+        for bad in [
+            "x.1",
+            &format!("{T}.x"),
+            &format!("{}.1", &T[..31]),
+            &format!("{}.1", T.to_uppercase()),
+        ] {
+            let u: http::Uri = format!("http://a.test/b.js?{HOLD_PARAM}={bad}")
+                .parse()
+                .unwrap();
+            assert!(take_marker(&u).is_none(), "{bad}");
+        }
+        assert!(take_marker(&"http://a.test/b.js?q=1".parse().unwrap()).is_none());
+    }
+
+    #[tokio::test]
+    async fn release_before_or_after_the_request() {
+        let h = std::sync::Arc::new(PageHolds::new(Duration::from_secs(5)));
+        assert!(h.release(T, 1));
+        tokio::time::timeout(Duration::from_millis(200), h.wait((T.into(), 1)))
+            .await
+            .expect("released early");
+        let h2 = h.clone();
+        let w = tokio::spawn(async move { h2.wait((T.into(), 2)).await });
+        while h.waiting() == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert!(h.release(T, 2));
+        tokio::time::timeout(Duration::from_millis(200), w)
+            .await
+            .expect("released")
+            .unwrap();
+        assert!(!h.release("nope", 1));
+    }
+
+    #[tokio::test]
+    async fn holds_end_at_the_limit() {
+        let h = PageHolds::new(Duration::from_millis(50));
+        let t0 = Instant::now();
+        h.wait((T.into(), 9)).await;
+        assert!(t0.elapsed() >= Duration::from_millis(50));
+        assert_eq!(h.waiting(), 0);
+    }
+}

@@ -1,0 +1,339 @@
+// policy.js — the repair policy engine (docs/policies.md): the compiled rules, operation
+// predicates, expirations, template instantiation and EventRaceCommander's update rule.
+//
+// An event the policy can talk about is a `pev`: {id, kind, type, target, url, state, delay,
+// creator, user, arrived}. `kind` is 'event' (a DOM event; `type` its type, `user` when it is
+// trusted input), 'xhr' (an XMLHttpRequest event; `state` its readyState), 'timer',
+// 'interval', 'raf', 'idle', 'fetch' or 'script'. The wrappers report two operations:
+// fork(·, v) when the page creates v (policyOp('fork', v)) and begin(u) when u is about to run
+// (policyOp('begin', u)). An operation activates every rule whose predicate matches it and
+// that has not expired; the action is the strongest one (dispatch < postpone < discard),
+// activated `once` rules are removed and the templates of activated rules are instantiated
+// with the matched event bound. `arrived(u)` holds once u's handlers began (policyArrived).
+// How held events are kept and released is repair.js's business.
+
+const POL = CONFIG.policy || null;
+const POL_JS = typeof POLICY_JS === 'object' && POLICY_JS !== null ? POLICY_JS : [];
+const A_DISPATCH = 0;
+const A_POSTPONE = 1;
+const A_DISCARD = 2;
+/** Rule instances beyond this are not added (a runaway waitrec cascade); reported once. */
+const MAX_INSTS = 4000;
+
+const USER_SET = objCreate(null);
+let polList = []; // policies that apply to this page
+let insts = []; // active rule instances {r, p, env, at, dead, discardAt}
+let pevNext = 1;
+let parsedFlag = false;
+let loadedFlag = false;
+const arrivedList = []; // pevs that began, for `arrived(pattern)` expirations
+let hasMatchExpiry = false;
+const reCache = objCreate(null);
+let instsCapped = false;
+
+/** The regular expression of a compiled glob (cached; an invalid one matches nothing). */
+function polRegex(src) {
+  let re = reCache[src];
+  if (re === undefined) {
+    try {
+      re = new NativeRegExp(src);
+    } catch (_) {
+      re = null;
+    }
+    reCache[src] = re;
+  }
+  return re;
+}
+
+function polTest(src, s) {
+  const re = polRegex(src);
+  return re !== null && typeof s === 'string' && reExec(re, s) !== null;
+}
+
+/** Loads the compiled policy: the policies whose scope matches this page, their rules. */
+function policyLoad() {
+  if (POL === null || typeof POL !== 'object') return false;
+  const ut = POL.userTypes || [];
+  for (let i = 0; i < ut.length; i++) USER_SET[ut[i]] = 1;
+  const href = pageHref();
+  const all = POL.policies || [];
+  const now = dateNow();
+  for (let i = 0; i < all.length; i++) {
+    const p = all[i];
+    const scope = p.scope || [];
+    let applies = scope.length === 0;
+    for (let j = 0; !applies && j < scope.length; j++) applies = polTest(scope[j], href);
+    if (!applies) continue;
+    const idx = polList.length;
+    polList[idx] = p;
+    const rules = p.rules || [];
+    for (let j = 0; j < rules.length; j++) insts[insts.length] = { r: rules[j], p: idx, env: objCreate(null), at: now, dead: false, discardAt: 0 };
+  }
+  for (let i = 0; i < insts.length; i++) noteExpiries(insts[i].r);
+  const tpls = polList;
+  for (let i = 0; i < tpls.length; i++) {
+    const ts = tpls[i].templates || {};
+    for (const k in ts) {
+      const rs = ts[k].rules || [];
+      for (let j = 0; j < rs.length; j++) noteExpiries(rs[j]);
+    }
+  }
+  return insts.length > 0;
+}
+
+function noteExpiries(r) {
+  const u = r.until || [];
+  for (let i = 0; i < u.length; i++) if (u[i].match !== undefined) hasMatchExpiry = true;
+}
+
+/** A new event the policy may talk about. */
+function newPev(kind, type, target, url, creator) {
+  return {
+    id: pevNext++, kind, type, target, url: url || '', state: -1, delay: -1, creator: creator || null,
+    user: false, arrived: false,
+  };
+}
+
+// ---- predicates -------------------------------------------------------------------------------
+
+function predMatches(pred, pev, env) {
+  for (let i = 0; i < pred.length; i++) if (termMatches(pred[i], pev, env)) return true;
+  return false;
+}
+
+function hasStateFilter(t) {
+  const f = t.f;
+  if (!f) return false;
+  for (let i = 0; i < f.length; i++) if (f[i].state !== undefined) return true;
+  return false;
+}
+
+function termMatches(t, pev, env) {
+  if (pev === null || pev === undefined) return false;
+  let ok;
+  switch (t.k) {
+    case 'var': ok = env[t.var] === pev; break;
+    case 'user': ok = pev.kind === 'event' && pev.user && USER_SET[pev.type] === 1; break;
+    case 'type': ok = (pev.kind === 'event' || pev.kind === 'xhr') && pev.type === t.type; break;
+    case 'xhr': ok = pev.kind === 'xhr' && (pev.state === 4 || hasStateFilter(t)); break;
+    case 'animation-frame': ok = pev.kind === 'raf'; break;
+    case 'idle-callback': ok = pev.kind === 'idle'; break;
+    default: ok = pev.kind === t.k; // timer, interval, fetch, script
+  }
+  if (!ok) return false;
+  const f = t.f;
+  if (!f) return true;
+  for (let i = 0; i < f.length; i++) {
+    if (filterMatches(f[i], pev, env) === (f[i].not === true)) return false;
+  }
+  return true;
+}
+
+function filterMatches(f, pev, env) {
+  if (f.on !== undefined) return targetMatches(pev.target, f.on);
+  if (f.url !== undefined) return polTest(f.url, pev.url);
+  if (f.state !== undefined) return pev.state === f.state;
+  if (f.from !== undefined) return pev.creator !== null && termMatches(f.from, pev.creator, env);
+  if (f.delay !== undefined) {
+    const d = pev.delay;
+    if (d < 0) return false;
+    const v = f.delay[1];
+    switch (f.delay[0]) {
+      case '<': return d < v;
+      case '<=': return d <= v;
+      case '>': return d > v;
+      case '>=': return d >= v;
+      default: return d === v;
+    }
+  }
+  return false;
+}
+
+/** `on "selector"`: `window` and `document` name those targets; elements are matched natively. */
+function targetMatches(target, sel) {
+  if (target === null || target === undefined) return false;
+  if (target === W || target === DOCUMENT) {
+    const parts = strSplitComma(sel);
+    for (let i = 0; i < parts.length; i++) {
+      if ((parts[i] === 'window' && target === W) || (parts[i] === 'document' && target === DOCUMENT)) return true;
+    }
+    return false;
+  }
+  if (elMatches === null || !isNode(target) || nodeType(target) !== 1) return false;
+  try {
+    return elMatches(target, sel);
+  } catch (_) {
+    return false;
+  }
+}
+
+function strSplitComma(s) {
+  const out = [];
+  let start = 0;
+  for (let i = 0; i <= s.length; i++) {
+    if (i === s.length || strCharCode(s, i) === 44) {
+      let a = start;
+      let b = i;
+      while (a < b && strCharCode(s, a) === 32) a++;
+      while (b > a && strCharCode(s, b - 1) === 32) b--;
+      out[out.length] = strSlice(s, a, b);
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// ---- expirations ------------------------------------------------------------------------------
+
+/** Whether instance `x` has expired (any of its conditions holds). */
+function instExpired(x, now) {
+  if (x.dead) return true;
+  const u = x.r.until;
+  if (!u) return false;
+  for (let i = 0; i < u.length; i++) {
+    const e = u[i];
+    if (e.parsed === true && parsedFlag) return true;
+    if (e.loaded === true && loadedFlag) return true;
+    if (e.arrived !== undefined) {
+      const v = x.env[e.arrived];
+      if (v !== undefined && v.arrived) return true;
+    }
+    if (e.after !== undefined && now - x.at >= e.after) return true;
+    if (e.match !== undefined) {
+      for (let j = 0; j < arrivedList.length; j++) if (predMatches(e.match, arrivedList[j], x.env)) return true;
+    }
+    if (e.js !== undefined) {
+      const f = POL_JS[e.js];
+      try {
+        if (typeof f === 'function' && f()) return true;
+      } catch (_) {
+        // an expression that throws is false (the state it tests is not there yet)
+      }
+    }
+  }
+  return false;
+}
+
+/** Whether an expired instance stays expired (no `js` condition), so it can be dropped. */
+function instFinal(x) {
+  const u = x.r.until;
+  if (!u) return false;
+  for (let i = 0; i < u.length; i++) if (u[i].js !== undefined) return false;
+  return true;
+}
+
+/** Drops instances that are dead or expired for good. */
+function policyCompact(now) {
+  let j = 0;
+  for (let i = 0; i < insts.length; i++) {
+    const x = insts[i];
+    if (x.dead || (instFinal(x) && instExpired(x, now))) continue;
+    insts[j++] = x;
+  }
+  insts.length = j;
+}
+
+// ---- operations --------------------------------------------------------------------------------
+
+/**
+ * Operation `op` ('begin' | 'fork') on `pev`: returns {action, by} where `by` is the
+ * strongest activated instance (null when none), after applying the update (once-rules
+ * removed, extensions added with the matched event bound).
+ */
+function policyOp(op, pev) {
+  const now = dateNow();
+  const act = [];
+  for (let i = 0; i < insts.length; i++) {
+    const x = insts[i];
+    if (x.dead || x.r.op !== op || !predMatches(x.r.pred, pev, x.env) || instExpired(x, now)) continue;
+    act[act.length] = x;
+  }
+  let best = A_DISPATCH;
+  let by = null;
+  for (let i = 0; i < act.length; i++) {
+    const a = act[i].r.action;
+    if (a > best || by === null) {
+      if (a >= best) by = act[i];
+      if (a > best) best = a;
+    }
+  }
+  if (best === A_DISPATCH) by = null;
+  for (let i = 0; i < act.length; i++) if (act[i].r.once) act[i].dead = true;
+  for (let i = 0; i < act.length; i++) extend(act[i], pev, now);
+  if (act.length > 0) policyCompact(now);
+  return { action: best, by };
+}
+
+/** Instantiates the templates of activated instance `x`'s `then` with `pev` bound. */
+function extend(x, pev, now) {
+  const calls = x.r.then;
+  if (!calls || calls.length === 0) return;
+  const p = polList[x.p];
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i];
+    const tpl = p.templates ? p.templates[c.t] : undefined;
+    if (!tpl) continue;
+    const env = objCreate(null);
+    for (let j = 0; j < tpl.params.length; j++) {
+      const a = c.a[j];
+      env[tpl.params[j]] = a === x.r.bind ? pev : x.env[a];
+    }
+    for (let j = 0; j < tpl.rules.length; j++) {
+      if (insts.length >= MAX_INSTS) {
+        if (!instsCapped) {
+          instsCapped = true;
+          repairIncident(x, pev, 0, 'more than ' + MAX_INSTS + ' active rules: rules stop being added');
+        }
+        return;
+      }
+      insts[insts.length] = { r: tpl.rules[j], p: x.p, env, at: now, dead: false, discardAt: 0 };
+    }
+  }
+}
+
+/** `pev` began: its `arrived` conditions hold from now on. */
+function policyArrived(pev) {
+  if (pev.arrived) return;
+  pev.arrived = true;
+  if (pev.kind === 'event') {
+    if (pev.type === 'DOMContentLoaded' && pev.target === DOCUMENT) parsedFlag = true;
+    else if (pev.type === 'load' && pev.target === W) loadedFlag = true;
+  }
+  if (hasMatchExpiry && arrivedList.length < 20000) arrivedList[arrivedList.length] = pev;
+}
+
+/** Earliest time an `after` condition of an active instance comes due (Infinity: none). */
+function policyNextDue() {
+  let t = Infinity;
+  for (let i = 0; i < insts.length; i++) {
+    const u = insts[i].r.until;
+    if (!u) continue;
+    for (let j = 0; j < u.length; j++) if (u[j].after !== undefined) t = mathMin(t, insts[i].at + u[j].after);
+  }
+  return t;
+}
+
+/** Whether an active instance waits on a `js` condition (then it is checked periodically). */
+function policyHasJs() {
+  for (let i = 0; i < insts.length; i++) {
+    const u = insts[i].r.until;
+    if (!u) continue;
+    for (let j = 0; j < u.length; j++) if (u[j].js !== undefined) return true;
+  }
+  return false;
+}
+
+/** The `max-delay` of the policy an instance comes from. */
+function policyMaxDelay(x) {
+  const p = x !== null && x !== undefined ? polList[x.p] : null;
+  if (p && typeof p.maxDelayMs === 'number') return p.maxDelayMs;
+  let m = 0;
+  for (let i = 0; i < polList.length; i++) m = mathMax(m, polList[i].maxDelayMs || 0);
+  return m > 0 ? m : 10000;
+}
+
+/** Whether the policy of instance `x` wants the spinner. */
+function policySpinner(x) {
+  const p = x !== null && x !== undefined ? polList[x.p] : null;
+  return p ? p.spinner !== false : true;
+}

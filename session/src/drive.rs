@@ -1,0 +1,175 @@
+//! The recording driver: a recording proxy with instrumentation, headless Chromium pointed at
+//! it, the page loaded and (optionally) explored with user events, the trace flushed, and
+//! everything stored in one recording. `shepherd record URL` and `shepherd demo` use it.
+
+use crate::stack::{Run, Stack, StackOptions};
+use anyhow::Context;
+use shepherd_browser::{Browser, ExploreOptions, LaunchOptions};
+use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
+use shepherd_recording::Recording;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What to record and how.
+#[derive(Debug, Clone)]
+pub struct DriveOptions {
+    /// Page to load.
+    pub url: String,
+    /// Recording file (created, or extended with a new session).
+    pub out: PathBuf,
+    /// Fire user events for this long after load (zero: load only).
+    pub explore: Duration,
+    /// At most this many user events.
+    pub max_events: usize,
+    /// Seed of the exploration's random choices.
+    pub seed: u64,
+    /// Show the browser window.
+    pub headful: bool,
+    /// Where instrumented scripts are cached on disk.
+    pub cache_dir: Option<PathBuf>,
+    /// How origin certificates are verified (a private CA for staging or test origins).
+    pub trust: UpstreamTrust,
+    /// Told the number of user events fired so far during exploration (progress displays).
+    pub on_events: Option<shepherd_browser::EventCounter>,
+}
+
+impl DriveOptions {
+    /// Loads `url` into a new session of `out`, without exploration, trusting the web's roots.
+    pub fn new(url: impl Into<String>, out: impl Into<PathBuf>) -> Self {
+        DriveOptions {
+            url: url.into(),
+            out: out.into(),
+            explore: Duration::ZERO,
+            max_events: 250,
+            seed: 1,
+            headful: false,
+            cache_dir: None,
+            trust: UpstreamTrust::default(),
+            on_events: None,
+        }
+    }
+}
+
+/// What one recording run produced.
+#[derive(Debug, Clone)]
+pub struct DriveSummary {
+    /// Exchanges stored in this run's session.
+    pub exchanges: usize,
+    /// Traces (documents) stored.
+    pub traces: usize,
+    /// User events fired by exploration.
+    pub events_fired: usize,
+    /// Uncaught page exceptions seen over DevTools.
+    pub page_errors: usize,
+    /// Wall-clock time of the run.
+    pub elapsed: Duration,
+}
+
+/// Runs one recording: proxy + Chromium + load + exploration + flush.
+pub async fn record_url(
+    opts: &DriveOptions,
+    ca: Arc<CertificateAuthority>,
+) -> anyhow::Result<DriveSummary> {
+    let started = Instant::now();
+    let spki = ca.spki_sha256_base64();
+    let run = Run::Record {
+        out: opts.out.clone(),
+        trust: opts.trust.clone(),
+    };
+    let stack_opts = StackOptions {
+        cache_dir: opts.cache_dir.clone(),
+        ..StackOptions::default()
+    };
+    let stack = Stack::start(run, stack_opts, ca).await?;
+    let proxy = stack.proxy();
+    let secret = proxy.operator_secret().to_string();
+
+    let launch = LaunchOptions {
+        headless: !opts.headful,
+        proxy: Some(proxy.addr().to_string()),
+        spki_allow: vec![spki],
+        bypass_loopback_proxy: true,
+        ..LaunchOptions::default()
+    };
+    let result = drive_browser(opts, launch, &secret).await;
+    stack.shutdown().await;
+    let (events_fired, page_errors) = result?;
+
+    let rec = Recording::open_readonly(&opts.out)
+        .with_context(|| format!("reopening {}", opts.out.display()))?;
+    let sessions = rec.sessions()?;
+    let last = sessions.last().map(|s| s.id);
+    let exchanges = match last {
+        Some(id) => rec.exchanges(Some(id))?.len(),
+        None => 0,
+    };
+    let traces = rec
+        .traces()?
+        .iter()
+        .filter(|t| Some(t.session) == last)
+        .count();
+    Ok(DriveSummary {
+        exchanges,
+        traces,
+        events_fired,
+        page_errors,
+        elapsed: started.elapsed(),
+    })
+}
+
+async fn drive_browser(
+    opts: &DriveOptions,
+    launch: LaunchOptions,
+    secret: &str,
+) -> anyhow::Result<(usize, usize)> {
+    let browser = Browser::launch(launch)
+        .await
+        .context("launching Chromium (install it with scripts/install-deps)")?;
+    let page = browser.new_page().await?;
+    page.navigate(&opts.url)
+        .await
+        .with_context(|| format!("loading {}", opts.url))?;
+    let _ = page
+        .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
+        .await;
+    let mut fired = 0;
+    let secret_js = serde_json::to_string(secret)?;
+    if !opts.explore.is_zero() && opts.max_events > 0 {
+        // The driver's random order is not one the page relies on: mark those events.
+        let mark = format!(
+            "(() => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); return !!(c && c.explore(true)); }})()"
+        );
+        if let Err(e) = page.evaluate(&mark).await {
+            tracing::warn!("marking auto-explored events: {e}");
+        }
+        let report = page
+            .explore(&ExploreOptions {
+                duration: opts.explore,
+                max_events: opts.max_events,
+                seed: opts.seed,
+                on_events: opts.on_events.clone(),
+                ..ExploreOptions::default()
+            })
+            .await
+            .context("exploring the page")?;
+        fired = report.events.len();
+        let _ = page
+            .wait_quiet(Duration::from_millis(300), Duration::from_secs(5))
+            .await;
+    }
+    // Hand the buffered trace to the proxy before the page goes away; the exit flush at
+    // pagehide covers anything after this.
+    let flush = format!(
+        "(async () => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); if (c) await c.flush(); return true; }})()"
+    );
+    if let Err(e) = page.evaluate(&flush).await {
+        tracing::warn!("trace flush: {e}");
+    }
+    let errors = page.exceptions().len();
+    let _ = page.navigate("about:blank").await;
+    // sendBeacon from pagehide is asynchronous: give it a moment to reach the proxy.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = browser.close().await;
+    Ok((fired, errors))
+}

@@ -1,0 +1,17 @@
+//! A Shepherd run, assembled from the crates that each own one concern: the proxy started for
+//! one [`Mode`] with the instrumenter plugged into its rewrite hook ([`rewriter`]) and the
+//! runtime rendered for that mode ([`stack`]), headless Chromium driven through it
+//! ([`drive`]), and reading back what a run left in its recording (traces: [`trace_source`];
+//! page texts for reports: [`page_sources`]).
+//!
+//! The command-line front end, the end-to-end tests and the explorer all start Shepherd through
+//! this crate, so they run the same code.
+
+pub mod drive;
+pub mod page_sources;
+pub mod rewriter;
+pub mod stack;
+pub mod trace_source;
+
+pub use shepherd_runtime::Mode;
+pub use stack::{Run, Stack, StackOptions};

@@ -1,0 +1,3 @@
+document.getElementById('frame').addEventListener('load', function () {
+  document.getElementById('status').textContent = 'adjusted';
+});

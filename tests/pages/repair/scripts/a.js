@@ -1,0 +1,1 @@
+var s_att = { events: ['a'] };

@@ -1,0 +1,2 @@
+export const dep = 1;
+window.depRan = true;

@@ -1,0 +1,2 @@
+export const plain = 1;
+window.plainRan = true;

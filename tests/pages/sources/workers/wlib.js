@@ -1,0 +1,3 @@
+function label(x) {
+  return 'got ' + x;
+}

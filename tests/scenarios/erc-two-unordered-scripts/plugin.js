@@ -1,0 +1,3 @@
+// Needs Lib: works only when lib.js happened to run first.
+var pluginTried = true;
+document.getElementById('price').textContent = Lib.format(12);

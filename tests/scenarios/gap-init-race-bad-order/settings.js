@@ -1,0 +1,2 @@
+// Defines the settings boot.js needs.
+var settings = { greeting: 'Welcome' };

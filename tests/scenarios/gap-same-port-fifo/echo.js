@@ -1,0 +1,2 @@
+// Answers every message with the same data.
+onmessage = function (e) { postMessage(e.data); };

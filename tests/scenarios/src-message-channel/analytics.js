@@ -1,0 +1,2 @@
+// Reports which view was committed, if the scheduler already ran.
+var reportedView = committed || 'unknown';

@@ -1,0 +1,3 @@
+export function install() {
+  window.extraLink = window.base + '/extras';
+}

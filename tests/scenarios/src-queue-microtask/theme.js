@@ -1,0 +1,2 @@
+// Applies the theme chosen at start-up, or the default.
+document.documentElement.className = theme || 'light';

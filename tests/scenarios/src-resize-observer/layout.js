@@ -1,0 +1,2 @@
+// Picks the menu style from the observed width, or the wide one before the first callback.
+var menuStyle = compact ? 'drawer' : 'bar';

@@ -1,0 +1,365 @@
+//! One recorded run of a scenario: a fresh browser context whose proxy is a new recording
+//! stack, the page loaded while the manifest's schedule sends input and releases
+//! held answers, the oracle read once the page is quiet, then a short auto-exploration, the
+//! trace flushed and `shepherd races` run on the recording.
+
+use super::manifest::{Action, Manifest, Oracle, Step, When};
+use super::origin::{ScenarioOrigin, Seen};
+use super::product::Shepherd;
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde_json::json;
+use shepherd_browser::{Browser, ExploreOptions, Page};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Longest wait for one schedule step's condition.
+const STEP_LIMIT: Duration = Duration::from_secs(20);
+
+/// What the lanes share: one Chromium, the origin, the binary, a scratch directory.
+pub struct Context {
+    /// Headless Chromium (one for the lane; each run gets its own browser context).
+    pub browser: Browser,
+    /// The scenario origin.
+    pub origin: ScenarioOrigin,
+    /// Shepherd's CA and stacks.
+    pub shepherd: Shepherd,
+    /// Recordings go here.
+    pub scratch: PathBuf,
+    /// Auto-exploration after the schedule.
+    pub explore: Duration,
+}
+
+/// A scenario: its directory name and manifest.
+pub struct Scenario {
+    /// Directory name (the URL path segment).
+    pub name: String,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The checked manifest.
+    pub manifest: Manifest,
+}
+
+/// What one run produced.
+pub struct Run {
+    /// `shepherd races --json --all` of the recording.
+    pub races: serde_json::Value,
+    /// Uncaught exceptions (messages) seen over DevTools.
+    pub exceptions: Vec<String>,
+    /// Whether the oracle saw the error after the schedule (`None`: no oracle).
+    pub oracle_fired: Option<bool>,
+    /// Requests the origin answered.
+    pub requests: Vec<Seen>,
+    /// Wall-clock time of the run.
+    pub elapsed: Duration,
+}
+
+/// A run-unique control secret (never shown to pages).
+fn secret(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("scenario-{name}-{nanos:x}")
+}
+
+/// Evaluates `expr` in an isolated world of the main frame: it sees the DOM but not the
+/// page's globals, and nothing it does is logged in the trace (the page's wrappers live in
+/// the page's own world).
+async fn isolated_eval(page: &Page, expr: &str) -> Result<serde_json::Value> {
+    let tree = page.call("Page.getFrameTree", json!({})).await?;
+    let frame = tree
+        .pointer("/frameTree/frame/id")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| anyhow!("no main frame"))?
+        .to_string();
+    let world = page
+        .call(
+            "Page.createIsolatedWorld",
+            json!({ "frameId": frame, "worldName": "shepherd-scenarios" }),
+        )
+        .await?;
+    let context = world
+        .get("executionContextId")
+        .cloned()
+        .ok_or_else(|| anyhow!("no isolated world"))?;
+    let answer = page
+        .call(
+            "Runtime.evaluate",
+            json!({ "expression": expr, "contextId": context, "returnByValue": true, "awaitPromise": true }),
+        )
+        .await?;
+    if let Some(e) = answer.get("exceptionDetails") {
+        bail!("`{expr}` threw: {e}");
+    }
+    Ok(answer
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null))
+}
+
+/// Whether `sel` matches an element now (DevTools DOM queries: no page code runs, so the
+/// trace does not see a lookup the page never made).
+async fn element_exists(page: &Page, sel: &str) -> bool {
+    let Ok(doc) = page.call("DOM.getDocument", json!({ "depth": 0 })).await else {
+        return false;
+    };
+    let Some(root) = doc.pointer("/root/nodeId").cloned() else {
+        return false;
+    };
+    page.call(
+        "DOM.querySelector",
+        json!({ "nodeId": root, "selector": sel }),
+    )
+    .await
+    .ok()
+    .and_then(|f| f.get("nodeId").and_then(|n| n.as_i64()))
+    .is_some_and(|n| n != 0)
+}
+
+/// Where a polled condition is evaluated.
+#[derive(Clone, Copy)]
+enum World {
+    /// The page's own world (its globals; DOM lookups there are logged).
+    Page,
+    /// An isolated world (the DOM only).
+    Isolated,
+}
+
+/// Polls `expr` until it is truthy or `limit` passes.
+async fn poll(page: &Page, world: World, expr: &str, limit: Duration) -> Result<()> {
+    let start = Instant::now();
+    let probe =
+        format!("(() => {{ try {{ return !!({expr}); }} catch (e) {{ return false; }} }})()");
+    loop {
+        let v = match world {
+            World::Page => page.evaluate(&probe).await.ok(),
+            World::Isolated => isolated_eval(page, &probe).await.ok(),
+        };
+        if v.and_then(|v| v.as_bool()) == Some(true) {
+            return Ok(());
+        }
+        if start.elapsed() > limit {
+            bail!("`{expr}` did not become true within {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn wait_for(page: &Page, origin: &ScenarioOrigin, when: &When) -> Result<()> {
+    match when {
+        When::AfterMs(ms) => {
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+            Ok(())
+        }
+        When::Element(sel) => {
+            let start = Instant::now();
+            while !element_exists(page, sel).await {
+                if start.elapsed() > STEP_LIMIT {
+                    bail!("no element matches {sel} within {STEP_LIMIT:?}");
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Ok(())
+        }
+        When::Request(p) => {
+            if origin.wait_request(p, STEP_LIMIT).await {
+                Ok(())
+            } else {
+                bail!("no request for {p} within {STEP_LIMIT:?}")
+            }
+        }
+        When::Js(expr) => poll(page, World::Page, expr, STEP_LIMIT).await,
+        When::Dom(expr) => poll(page, World::Isolated, expr, STEP_LIMIT).await,
+        When::Load => {
+            poll(
+                page,
+                World::Isolated,
+                "document.readyState === 'complete'",
+                STEP_LIMIT,
+            )
+            .await
+        }
+    }
+}
+
+async fn act(page: &Page, origin: &ScenarioOrigin, action: &Action) -> Result<()> {
+    match action {
+        Action::Click(sel) => {
+            page.click(sel.as_str()).await?;
+        }
+        Action::Hover(sel) => {
+            page.hover(sel.as_str()).await?;
+        }
+        Action::Type { selector, text } => {
+            page.focus(selector.as_str()).await?;
+            page.type_text(text).await?;
+        }
+        Action::Key(k) => page.press_key(k).await?,
+        Action::Release(p) => origin.release(p),
+        Action::Wait => {}
+    }
+    Ok(())
+}
+
+async fn run_schedule(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Result<()> {
+    for (i, s) in steps.iter().enumerate() {
+        wait_for(page, origin, &s.when)
+            .await
+            .with_context(|| format!("schedule step {}", i + 1))?;
+        act(page, origin, &s.action)
+            .await
+            .with_context(|| format!("schedule step {}", i + 1))?;
+    }
+    Ok(())
+}
+
+/// Whether the oracle sees the error now.
+async fn oracle(
+    page: &Page,
+    origin: &ScenarioOrigin,
+    o: &Oracle,
+    exceptions: &[String],
+) -> Result<Option<bool>> {
+    Ok(match o {
+        Oracle::Exception { message } => Some(exceptions.iter().any(|e| e.contains(message))),
+        Oracle::Dom { expr } => {
+            let v = isolated_eval(page, &format!("!!({expr})")).await?;
+            Some(v.as_bool() == Some(true))
+        }
+        Oracle::LostInput { selector, typed } => {
+            let v = isolated_eval(
+                page,
+                &format!(
+                    "(() => {{ const e = document.querySelector({}); return !!e && String(e.value).includes({}); }})()",
+                    serde_json::to_string(selector)?,
+                    serde_json::to_string(typed)?
+                ),
+            )
+            .await?;
+            Some(v.as_bool() != Some(true))
+        }
+        Oracle::Request { path, query, seen } => {
+            let hit = origin
+                .requests()
+                .iter()
+                .any(|s| &s.path == path && query.as_deref().is_none_or(|q| s.query.contains(q)));
+            Some(hit == *seen)
+        }
+        Oracle::None { .. } => None,
+    })
+}
+
+fn exception_messages(page: &Page) -> Vec<String> {
+    page.exceptions().into_iter().map(|e| e.message).collect()
+}
+
+/// Records `sc` with its schedule and auto-exploration, and analyses the recording.
+pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
+    let started = Instant::now();
+    let m = &sc.manifest;
+    ctx.origin.configure(&sc.name, &m.resources);
+    let rec: PathBuf = ctx.scratch.join(format!("{}.rec", sc.name));
+    let _ = std::fs::remove_file(&rec);
+    let secret = secret(&sc.name);
+    let stack = ctx
+        .shepherd
+        .record(&rec, ctx.origin.ca_der(), &secret)
+        .await?;
+    let addr = stack.proxy().addr().to_string();
+    let result = drive_page(ctx, sc, &addr, &secret).await;
+    ctx.origin.release_all();
+    stack.shutdown().await;
+    let (exceptions, oracle_fired) = result?;
+    let races = ctx.shepherd.races(&rec)?;
+    Ok(Run {
+        races,
+        exceptions,
+        oracle_fired,
+        requests: ctx.origin.requests(),
+        elapsed: started.elapsed(),
+    })
+}
+
+async fn drive_page(
+    ctx: &Context,
+    sc: &Scenario,
+    proxy: &str,
+    secret: &str,
+) -> Result<(Vec<String>, Option<bool>)> {
+    let page = ctx
+        .browser
+        .new_isolated_page(Some(proxy), Some("<-loopback>"))
+        .await?;
+    let r = drive(ctx, sc, &page, secret).await;
+    let _ = page.close().await;
+    r
+}
+
+async fn drive(
+    ctx: &Context,
+    sc: &Scenario,
+    page: &Page,
+    secret: &str,
+) -> Result<(Vec<String>, Option<bool>)> {
+    let m = &sc.manifest;
+    let url = ctx.origin.url(&sc.name, &m.page);
+    let nav = page.call("Page.navigate", json!({ "url": url })).await?;
+    if let Some(err) = nav.get("errorText").and_then(|e| e.as_str())
+        && !err.is_empty()
+    {
+        bail!("navigating to {url}: {err}");
+    }
+    run_schedule(page, &ctx.origin, &m.schedule).await?;
+    // Whatever the schedule left held goes now: the page must finish loading.
+    ctx.origin.release_all();
+    poll(
+        page,
+        World::Isolated,
+        "document.readyState === 'complete'",
+        Duration::from_secs(10),
+    )
+    .await
+    .context("waiting for load")?;
+    let _ = page
+        .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+        .await;
+    let exceptions = exception_messages(page);
+    let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;
+    let secret_js = serde_json::to_string(secret)?;
+    let control = |body: &str| {
+        format!(
+            "(async () => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); if (!C) return false; {body}; return true; }})()"
+        )
+    };
+    if !ctx.explore.is_zero() && m.auto_explore {
+        let marked = page.evaluate(&control("C.explore(true)")).await?;
+        if marked.as_bool() != Some(true) {
+            return Err(anyhow!(
+                "no Shepherd runtime in {} (was the page instrumented?)",
+                sc.name
+            ));
+        }
+        page.explore(&ExploreOptions {
+            duration: ctx.explore,
+            max_events: 16,
+            seed: 7,
+            settle: Duration::from_millis(30),
+            settle_limit: Duration::from_millis(250),
+            ..ExploreOptions::default()
+        })
+        .await
+        .context("auto-exploration")?;
+        let _ = page
+            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .await;
+    }
+    page.evaluate(&control("await C.flush()"))
+        .await
+        .context("flushing the trace")?;
+    Ok((exception_messages(page), fired))
+}
+
+/// The scenario directories' parent (`tests/scenarios`).
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}

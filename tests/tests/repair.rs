@@ -1,0 +1,533 @@
+//! Repair policies enforced in headless Chromium through `shepherd serve`: one case pair per
+//! scenario of EventRaceCommander (the bad order forced by a delayed response or early input
+//! over CDP; the error without a policy, gone with the shipped policy that repairs it), and
+//! the enforcement itself: postponed input keeps its effects, the spinner, the liveness guard,
+//! script holds scoped to the page, reverse mode in front of an HTTPS staging origin.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, ensure};
+use serde_json::{Value, json};
+use shepherd_e2e::{Case, Harness, case, run_cases};
+use shepherd_proxy::UpstreamTrust;
+use shepherd_runtime::Mode;
+use shepherd_session::{Run, Stack, StackOptions};
+
+fn main() -> ExitCode {
+    let cases: &[Case] = &[
+        ("gallery_a_click_lost_without_policy", gallery_a_plain),
+        ("gallery_a_repaired_by_init_user", gallery_a_repaired),
+        ("gallery_b_reference_error_without_policy", gallery_b_plain),
+        ("gallery_b_repaired_by_init_user", gallery_b_repaired),
+        ("gallery_c_type_error_without_policy", gallery_c_plain),
+        ("gallery_c_repaired_by_async_user", gallery_c_repaired),
+        ("iframe_load_missed_without_policy", iframe_plain),
+        ("iframe_load_repaired_by_init_system", iframe_repaired),
+        ("ajax_cookie_out_of_order_without_policy", fifo_plain),
+        ("ajax_cookie_repaired_by_async_fifo", fifo_repaired),
+        (
+            "async_init_overwrites_input_without_policy",
+            asyncinit_plain,
+        ),
+        ("async_init_repaired_by_init_user_plus", asyncinit_repaired),
+        ("unordered_scripts_fail_without_policy", scripts_plain),
+        ("unordered_scripts_repaired_by_async_fifo", scripts_repaired),
+        ("postponed_keystroke_lands_in_its_field", keystroke),
+        ("postponed_checkbox_click_toggles", checkbox),
+        ("postponed_link_click_navigates", link),
+        ("spinner_while_input_waits", spinner),
+        ("liveness_guard_releases_and_reports", liveness),
+        ("reverse_https_staging_with_policy", reverse_https),
+    ];
+    run_cases(Mode::Repair, cases)
+}
+
+const STATUS: &str = "document.getElementById('status').textContent";
+
+async fn with_policy(h: &Harness, policy: Option<&str>) -> anyhow::Result<()> {
+    h.origin.set_mode(Mode::Repair).await?;
+    h.origin.set_policy(policy).await
+}
+
+fn exceptions(page: &shepherd_browser::Page) -> String {
+    let all: Vec<String> = page.exceptions().iter().map(|e| format!("{e:?}")).collect();
+    all.join("\n")
+}
+
+/// Gallery (a): the user clicks "Gallery 1" before init.js registered its listener.
+async fn gallery_a(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, Value)> {
+    with_policy(h, policy).await?;
+    let page = h.open_early("/repair/gallery/a.html").await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('g1') && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
+    page.click("#g1").await?;
+    h.wait_for(
+        &page,
+        "document.readyState === 'complete'",
+        Duration::from_secs(5),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = page.evaluate(STATUS).await?;
+    let stats = h.control(&page, "C.stats()").await?;
+    let _ = page.close().await;
+    Ok((status, stats))
+}
+
+case!(gallery_a_plain, |h| async move {
+    let (status, _) = gallery_a(&h, None).await?;
+    ensure!(status == json!("none"), "the early click is lost: {status}");
+    Ok(())
+});
+
+case!(gallery_a_repaired, |h| async move {
+    let (status, stats) = gallery_a(&h, Some("init-user")).await?;
+    ensure!(
+        status == json!("showing g1"),
+        "the click waited for the listener: {status}"
+    );
+    ensure!(stats["postponed"].as_u64() >= Some(1), "{stats}");
+    Ok(())
+});
+
+/// Gallery (b): the click comes after init.js but before script.js declared loadThumbs.
+async fn gallery_b(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, String)> {
+    with_policy(h, policy).await?;
+    let page = h.open_early("/repair/gallery/b.html").await?;
+    h.wait_for(
+        &page,
+        "window.initDone === true && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
+    page.click("#g1").await?;
+    h.wait_for(
+        &page,
+        "document.readyState === 'complete'",
+        Duration::from_secs(5),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = page.evaluate(STATUS).await?;
+    let errors = exceptions(&page);
+    let _ = page.close().await;
+    Ok((status, errors))
+}
+
+case!(gallery_b_plain, |h| async move {
+    let (status, errors) = gallery_b(&h, None).await?;
+    ensure!(
+        errors.contains("loadThumbs is not defined"),
+        "ReferenceError expected: {errors}"
+    );
+    ensure!(status == json!("none"), "{status}");
+    Ok(())
+});
+
+case!(gallery_b_repaired, |h| async move {
+    let (status, errors) = gallery_b(&h, Some("init-user")).await?;
+    ensure!(errors.is_empty(), "no error with init-user: {errors}");
+    ensure!(status == json!("showing g1"), "{status}");
+    Ok(())
+});
+
+/// Gallery (c): "Delete" clicked while the response for "Gallery 2" is pending.
+async fn gallery_c(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, String, Value)> {
+    with_policy(h, policy).await?;
+    let page = h.open("/repair/gallery/c.html").await?;
+    page.click("#g1").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'showing g1'"),
+        Duration::from_secs(2),
+    )
+    .await?;
+    page.click("#g2").await?;
+    page.click(".del").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let errors = exceptions(&page);
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'showing g2'"),
+        Duration::from_secs(3),
+    )
+    .await?;
+    let status = page.evaluate(STATUS).await?;
+    let stats = h.control(&page, "C.stats()").await?;
+    let _ = page.close().await;
+    Ok((status, errors, stats))
+}
+
+case!(gallery_c_plain, |h| async move {
+    let (_, errors, _) = gallery_c(&h, None).await?;
+    ensure!(
+        errors.contains("TypeError"),
+        "thumbs[pos] is undefined: {errors}"
+    );
+    Ok(())
+});
+
+case!(gallery_c_repaired, |h| async move {
+    let (status, errors, stats) = gallery_c(&h, Some("async-user")).await?;
+    ensure!(
+        errors.is_empty(),
+        "the Delete click is discarded while g2 is pending: {errors}"
+    );
+    ensure!(status == json!("showing g2"), "{status}");
+    ensure!(stats["policyDiscarded"].as_u64() >= Some(1), "{stats}");
+    Ok(())
+});
+
+async fn iframe(h: &Harness, policy: Option<&str>) -> anyhow::Result<Value> {
+    with_policy(h, policy).await?;
+    let page = h.open("/repair/iframe/").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = page.evaluate(STATUS).await?;
+    let _ = page.close().await;
+    Ok(status)
+}
+
+case!(iframe_plain, |h| async move {
+    let s = iframe(&h, None).await?;
+    ensure!(
+        s == json!("not adjusted"),
+        "the iframe loaded before its listener: {s}"
+    );
+    Ok(())
+});
+
+case!(iframe_repaired, |h| async move {
+    let s = iframe(&h, Some("init-system")).await?;
+    ensure!(
+        s == json!("adjusted"),
+        "the load event waited for the page to be parsed: {s}"
+    );
+    Ok(())
+});
+
+async fn fifo(h: &Harness, policy: Option<&str>) -> anyhow::Result<Value> {
+    with_policy(h, policy).await?;
+    let page = h.open("/repair/fifo/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        Duration::from_secs(3),
+    )
+    .await?;
+    let s = page.evaluate(STATUS).await?;
+    let _ = page.close().await;
+    Ok(s)
+}
+
+case!(fifo_plain, |h| async move {
+    let s = fifo(&h, None).await?;
+    ensure!(
+        s == json!("cookie one"),
+        "the first response arrived last and won: {s}"
+    );
+    Ok(())
+});
+
+case!(fifo_repaired, |h| async move {
+    let s = fifo(&h, Some("async-fifo")).await?;
+    ensure!(
+        s == json!("cookie two"),
+        "responses handled in request order: {s}"
+    );
+    Ok(())
+});
+
+/// The user types into "from" while its initialization is pending, then again after it.
+/// Returns what the page accepted before the initialization, at the end, the final value.
+async fn asyncinit(
+    h: &Harness,
+    policy: Option<&str>,
+) -> anyhow::Result<(Value, Value, Value, Value)> {
+    with_policy(h, policy).await?;
+    let page = h.open("/repair/asyncinit/").await?;
+    page.focus("#from").await?;
+    page.press_key("x").await?;
+    h.wait_for(&page, "window.initialized === true", Duration::from_secs(3))
+        .await?;
+    let early = page.evaluate("window.typed.slice()").await?;
+    let stats = h.control(&page, "C.stats()").await?;
+    page.press_key("y").await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let typed = page.evaluate("window.typed").await?;
+    let value = page
+        .evaluate("document.getElementById('from').value")
+        .await?;
+    let _ = page.close().await;
+    Ok((early, typed, value, stats))
+}
+
+case!(asyncinit_plain, |h| async move {
+    let (early, typed, value, _) = asyncinit(&h, None).await?;
+    ensure!(
+        early == json!(["x"]),
+        "the early keystroke was accepted: {early}"
+    );
+    ensure!(typed == json!(["x", "y"]), "{typed}");
+    ensure!(
+        value == json!("Copenhageny"),
+        "and then overwritten by the initialization: {value}"
+    );
+    Ok(())
+});
+
+case!(asyncinit_repaired, |h| async move {
+    let (early, typed, value, stats) = asyncinit(&h, Some("init-user-plus")).await?;
+    ensure!(
+        early == json!([]),
+        "the early keystroke was discarded: {early}"
+    );
+    ensure!(typed == json!(["y"]), "the later one landed: {typed}");
+    ensure!(value == json!("Copenhageny"), "{value}");
+    ensure!(stats["policyDiscarded"].as_u64() >= Some(1), "{stats}");
+    Ok(())
+});
+
+async fn scripts(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, String)> {
+    with_policy(h, policy).await?;
+    let page = h.open("/repair/scripts/").await?;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let s = page.evaluate(STATUS).await?;
+    let errors = exceptions(&page);
+    let _ = page.close().await;
+    Ok((s, errors))
+}
+
+case!(scripts_plain, |h| async move {
+    let (s, errors) = scripts(&h, None).await?;
+    ensure!(
+        errors.contains("s_att is not defined"),
+        "b.js ran first: {errors}"
+    );
+    ensure!(s == json!("pending"), "{s}");
+    Ok(())
+});
+
+case!(scripts_repaired, |h| async move {
+    let (s, errors) = scripts(&h, Some("async-fifo")).await?;
+    ensure!(errors.is_empty(), "{errors}");
+    // The proxy held b.js for this page; the page sees its own URL (no hold marker).
+    ensure!(s == json!("ok a,b b.js"), "{s}");
+    Ok(())
+});
+
+/// Input on /repair/input/ while late.js (parser-blocking, delayed) still loads.
+async fn early_input(h: &Harness, policy: &str) -> anyhow::Result<shepherd_browser::Page> {
+    with_policy(h, Some(policy)).await?;
+    let page = h.open_early("/repair/input/").await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('go') && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
+    Ok(page)
+}
+
+case!(keystroke, |h| async move {
+    let page = early_input(&h, "init-user").await?;
+    page.focus("#field").await?;
+    page.press_key("a").await?;
+    ensure!(
+        page.evaluate("document.getElementById('field').value")
+            .await?
+            == json!(""),
+        "held while loading"
+    );
+    h.wait_for(
+        &page,
+        "window.lateDone === true && document.readyState === 'complete'",
+        Duration::from_secs(4),
+    )
+    .await?;
+    h.wait_for(
+        &page,
+        "document.getElementById('field').value === 'a'",
+        Duration::from_secs(1),
+    )
+    .await?;
+    let seen = page.evaluate("window.seen").await?;
+    ensure!(
+        seen == json!(["keydown:a", "insertText:a", "keyup:a"]),
+        "events in order, typed at the caret: {seen}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(checkbox, |h| async move {
+    let page = early_input(&h, "init-user").await?;
+    page.click("#box").await?;
+    ensure!(
+        page.evaluate("document.getElementById('box').checked")
+            .await?
+            == json!(false),
+        "held"
+    );
+    h.wait_for(
+        &page,
+        "document.getElementById('box').checked === true",
+        Duration::from_secs(4),
+    )
+    .await?;
+    let seen = page.evaluate("window.seen").await?;
+    ensure!(
+        seen == json!(["change:true"]),
+        "the page's listener saw the toggle: {seen}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(link, |h| async move {
+    let page = early_input(&h, "init-user").await?;
+    page.click("#go").await?;
+    h.wait_for(
+        &page,
+        "location.pathname.endsWith('/target.html')",
+        Duration::from_secs(5),
+    )
+    .await?;
+    let _ = page.close().await;
+    Ok(())
+});
+
+const SPINNER: &str = "(() => { const s = document.querySelector('shepherd-busy'); return !!s && getComputedStyle(s).position === 'fixed' && s.getAttribute('role') === 'status' && document.body.getAttribute('aria-busy') === 'true'; })()";
+
+case!(spinner, |h| async move {
+    let page = early_input(&h, "init-user").await?;
+    let before = page
+        .evaluate("document.getElementById('go').getBoundingClientRect().top")
+        .await?;
+    page.click("#box").await?;
+    h.wait_for(&page, SPINNER, Duration::from_secs(1))
+        .await
+        .context("spinner shown while the click waits")?;
+    let during = page
+        .evaluate("document.getElementById('go').getBoundingClientRect().top")
+        .await?;
+    ensure!(before == during, "no layout shift: {before} vs {during}");
+    h.wait_for(
+        &page,
+        "document.getElementById('box').checked === true",
+        Duration::from_secs(4),
+    )
+    .await?;
+    h.wait_for(
+        &page,
+        "!document.querySelector('shepherd-busy') && !document.body.hasAttribute('aria-busy')",
+        Duration::from_secs(1),
+    )
+    .await
+    .context("spinner gone once released")?;
+    let _ = page.close().await;
+    // The same policy with the spinner off.
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("quiet.policy");
+    std::fs::write(&file, "option spinner off\npostpone user until parsed\n")?;
+    let page = early_input(&h, file.to_str().context("path")?).await?;
+    page.click("#box").await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    ensure!(
+        page.evaluate("!!document.querySelector('shepherd-busy')")
+            .await?
+            == json!(false),
+        "spinner off"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(liveness, |h| async move {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("stuck.policy");
+    std::fs::write(
+        &file,
+        "option max-delay 600ms\npostpone click until js \"window.never === true\"\n",
+    )?;
+    with_policy(&h, Some(file.to_str().context("path")?)).await?;
+    let page = h.open("/repair/input/").await?;
+    let t0 = std::time::Instant::now();
+    page.click("#box").await?;
+    h.wait_for(
+        &page,
+        "document.getElementById('box').checked === true",
+        Duration::from_secs(3),
+    )
+    .await?;
+    let waited = t0.elapsed();
+    ensure!(
+        waited >= Duration::from_millis(550),
+        "held until the limit: {waited:?}"
+    );
+    let start = std::time::Instant::now();
+    loop {
+        let stats = h.origin.repair_stats().await;
+        if let Some(p) = stats.iter().find(|p| p.page.ends_with("/repair/input/"))
+            && let Some(i) = p.incidents.first()
+        {
+            ensure!(i.policy == "stuck" && i.rule == "stuck:2", "{i:?}");
+            ensure!(i.event.starts_with("click"), "{i:?}");
+            ensure!(i.delay_ms >= 550.0, "{i:?}");
+            break;
+        }
+        ensure!(
+            start.elapsed() < Duration::from_secs(3),
+            "no incident reported: {stats:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(reverse_https, |h| async move {
+    let (staging, ca_der, task) = h.origin.start_https().await?;
+    let opts = StackOptions {
+        reverse: Some(format!("https://{staging}").parse()?),
+        policy: Some(shepherd_policies::load("init-user").map_err(|e| anyhow::anyhow!("{e}"))?),
+        ..StackOptions::default()
+    };
+    let ca = std::sync::Arc::new(shepherd_proxy::CertificateAuthority::ephemeral()?);
+    let stack = Stack::start(
+        Run::Serve {
+            trust: UpstreamTrust::WithExtraRoots(vec![ca_der]),
+        },
+        opts,
+        ca,
+    )
+    .await?;
+    let page = h.browser.new_page().await?;
+    page.call("Page.enable", json!({})).await?;
+    page.call(
+        "Page.navigate",
+        json!({ "url": format!("http://{}/repair/gallery/a.html", stack.proxy().addr()) }),
+    )
+    .await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('g1') && document.readyState === 'loading'",
+        Duration::from_secs(3),
+    )
+    .await?;
+    page.click("#g1").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'showing g1'"),
+        Duration::from_secs(5),
+    )
+    .await?;
+    let _ = page.close().await;
+    stack.shutdown().await;
+    task.abort();
+    Ok(())
+});
