@@ -75,6 +75,9 @@ impl ClockRef<'_> {
         match self {
             ClockRef::Dense(d) => into.join(d),
             ClockRef::Sparse(s) => {
+                if let Some(last) = s.len().checked_sub(3) {
+                    into.widen(chain_at(s, last / 3) as usize + 1);
+                }
                 for t in s.chunks_exact(3) {
                     into.raise(u32::from(t[0]) | (u32::from(t[1]) << 16), t[2]);
                 }
@@ -338,6 +341,9 @@ impl RunningJoin {
     pub fn join_into(&self, into: &mut Scratch) {
         match self {
             RunningJoin::Sparse(v) => {
+                if let Some(&last) = v.last() {
+                    into.widen((last >> 16) as usize + 1);
+                }
                 for &w in v {
                     into.raise(w >> 16, w as u16);
                 }
