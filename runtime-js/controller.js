@@ -269,10 +269,7 @@ function begin(d) {
     }
     // A worker's delivery from its creator or parent: resolved by the page (workers.js).
     if (d.wq !== undefined) out += '["F",' + jsonStr(d.wq) + ']\n';
-    if (autoExplore && d.type === 2) {
-      const ax = sid('auto:explore'); // sid() may append a definition to `out` first
-      out += '["e",' + ax + ']\n["x"]\n';
-    }
+    if (autoExplore && d.type === 2) markScope('auto:explore');
     if (d.label) {
       const lb = sid(d.label);
       const ps = d.pos ? ',' + sid(d.pos) : ''; // the script's own position (script actions)
@@ -288,6 +285,16 @@ function begin(d) {
   }
   if (MARKERS) marker(id);
   return info;
+}
+
+/**
+ * An empty scope in the open action: a mark for tools (`auto:explore`, the key of a key event)
+ * that the analysis reads as a label and ignores otherwise.
+ */
+function markScope(label) {
+  if (!REC || cur < 0) return;
+  const s = sid(label); // sid() may append a definition to `out` first
+  out += '["e",' + s + ']\n["x"]\n';
 }
 
 /** Ends the open action. */
@@ -500,6 +507,9 @@ let repairOn = false;
 // Set while a driver fires random user events: those actions get an `auto:explore` scope so the
 // analysis does not treat the driver's arbitrary order as an ordering the page relies on.
 let autoExplore = false;
+// Set by the explorer: callbacks the decider holds are held when registered, not when their
+// native timer or frame fires (timers.js), so every enabled event is known without waiting.
+let virtualTime = false;
 let nextHid = 1;
 const held = objCreate(null); // hid -> {desc, go}
 let heldCount = 0;
@@ -507,8 +517,10 @@ let schedule = null; // stable ids to release in this order (follow mode)
 let schedPos = 0;
 
 /**
- * Asks the repair policy and the installed decider about `d` (the stronger answer wins);
- * errors in either never break the page.
+ * Asks the repair policy, then the installed decider, about `d`. What the policy postpones or
+ * discards stays the policy's: the decider (the explorer) sees the event only once the policy
+ * lets it go (`go` in runTask asks it then), so exploring under a policy explores the orders
+ * the policy allows. Errors in either never break the page.
  */
 function decide(d) {
   let r = RUN;
@@ -519,19 +531,21 @@ function decide(d) {
       r = RUN;
     }
   }
-  if (decider === null || r === DISCARD) return r;
+  if (r !== RUN) return r;
+  return askDecider(d);
+}
+
+/** The installed decider's answer for `d` (RUN when none); a HOLD is the decider's own. */
+function askDecider(d) {
+  if (decider === null) return RUN;
   let x = RUN;
   try {
     x = decider(publicDesc(d));
   } catch (e) {
     x = RUN;
   }
-  if (x === DISCARD) return DISCARD;
-  if (x === HOLD) {
-    d.rep = false; // held for the decider: the policy does not release it
-    return HOLD;
-  }
-  return r;
+  if (x === HOLD) d.rep = false; // held for the decider: the policy does not release it
+  return x === HOLD || x === DISCARD ? x : RUN;
 }
 
 function publicDesc(d) {
@@ -551,12 +565,27 @@ function publicDesc(d) {
 /** Keeps `go` (which runs the held callback as a fresh action) until released or discarded. */
 function hold(d, go) {
   d.hid = nextHid++;
-  held[d.hid] = { desc: d, go };
+  held[d.hid] = { desc: d, go: d.rep === true ? () => policyLetGo(d, go) : go };
   heldCount++;
   counters.held++;
   if (d.rep === true) repairHeld(d);
   if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
   return d.hid;
+}
+
+/**
+ * The policy lets `d` go. An installed decider (the explorer under a policy) decides now, and
+ * may hold it again (as its own) or discard it; with none, it runs.
+ */
+function policyLetGo(d, go) {
+  const x = askDecider(d);
+  if (x === HOLD) {
+    hold(d, go);
+  } else if (x === DISCARD) {
+    counters.discarded++;
+  } else {
+    go();
+  }
 }
 
 /** Runs held callback `hid` in a task of its own. False when no such callback is held. */
@@ -652,6 +681,15 @@ const control = freeze({
     autoExplore = !!on;
     return true;
   },
+  /**
+   * Virtual time: timeouts, interval ticks, animation frames and idle callbacks that the decider
+   * holds are held as soon as they are registered (their delay is virtual), and clearing them
+   * discards them (they leave `pending()`).
+   */
+  virtualTime(on) {
+    virtualTime = !!on;
+    return true;
+  },
   /** Holds every callback (true) or runs everything again (false; held ones stay held). */
   holdAll(on) {
     decider = on ? () => HOLD : null;
@@ -660,7 +698,9 @@ const control = freeze({
   /** Descriptors of the held callbacks, oldest first. */
   pending() {
     const list = [];
-    for (const k in held) list[list.length] = publicDesc(held[k].desc);
+    // What the repair policy postpones is not the caller's to release: it is listed once the
+    // policy lets it go (and the decider holds it).
+    for (const k in held) if (held[k].desc.rep !== true) list[list.length] = publicDesc(held[k].desc);
     return list;
   },
   release,

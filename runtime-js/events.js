@@ -211,7 +211,17 @@ function fieldWrites(ev, type) {
 /** Bookkeeping after the action of a fresh dispatch began. */
 function dispatchBegan(d, ev, type, target) {
   info.ev = ev;
-  if (d.type === 2) lastUser = d.action;
+  if (d.type === 2) {
+    lastUser = d.action;
+    // Which key: what a tool needs to press it again (the explorer replays user events).
+    if (kbKey !== null && (type === 'keydown' || type === 'keyup' || type === 'keypress')) {
+      try {
+        markScope('key:' + kbKey(ev));
+      } catch (_) {
+        // not a KeyboardEvent after all
+      }
+    }
+  }
   const m = wmGet(targetMeta, target);
   if (m !== undefined && m.reg !== null) m.last = d.action;
   if (d.portQueue) {

@@ -472,7 +472,8 @@ function emulateFocus(ev, target) {
   const el = elClosest(target, FOCUSABLE);
   const active = docActiveElement(DOCUMENT);
   if (el !== null) {
-    if (el !== active) nFocus(el, { preventScroll: true });
+    // focusVisible: false, as for a real click: no focus ring a mouse user would not see.
+    if (el !== active) nFocus(el, { preventScroll: true, focusVisible: false });
   } else if (active !== null && active !== docBody(DOCUMENT)) {
     nBlur(active);
   }

@@ -43,6 +43,57 @@ function patch(obj, name, f) {
 }
 
 const timerDescs = objCreate(null); // timer id -> desc (live timeouts and intervals)
+const issuedTimers = objCreate(null); // every timer id handed out (a clear writes it, fired or not)
+const virtualHeld = objCreate(null); // timer id -> hid of its callback held in virtual time
+const virtualFrames = objCreate(null); // frame / idle id -> hid (virtual time)
+const MAX_DELAY = 2147483647;
+function noop() {}
+
+/**
+ * Virtual time (controller.js `virtualTime`): asks the decider now instead of when the native
+ * timer fires; when it holds, `go` is held at once and true returned.
+ */
+function holdVirtual(d, go) {
+  if (!virtualTime || decider === null || decide(d) !== HOLD) return false;
+  d.released = true; // decided: the release runs it
+  hold(d, go);
+  return true;
+}
+
+/**
+ * Wraps `cancelAnimationFrame`/`cancelIdleCallback` (native `nCancel`): a callback held in
+ * virtual time (`virtualFrames[prefix + id]`) is discarded too.
+ */
+function patchCancel(name, nCancel, prefix) {
+  if (!nCancel) return;
+  patch(G, name, function (id) {
+    const h = virtualFrames[prefix + id];
+    if (h !== undefined) {
+      delete virtualFrames[prefix + id];
+      discardHeld(h);
+    }
+    return rApply(nCancel, G, [id]);
+  });
+}
+
+/** A timer id the page can clear, without a native timer behind it. */
+function reserveTimerId() {
+  const id = rApply(nSetTimeout, G, [noop, MAX_DELAY]);
+  rApply(nClearTimeout, G, [id]);
+  return id;
+}
+
+/** Clearing a timer writes its location whether or not it fired (in another order it would
+ * not have): the explorer sees the clear race with the tick. */
+function clearTimer(id) {
+  if (REC && issuedTimers[id] === 1) write('Timer:' + id, undefined);
+  delete timerDescs[id];
+  const h = virtualHeld[id];
+  if (h !== undefined) {
+    delete virtualHeld[id];
+    discardHeld(h);
+  }
+}
 const fifoByDelay = objCreate(null); // delay -> {seq, action}
 
 function toDelay(t) {
@@ -91,6 +142,7 @@ function installTimers() {
       if (DET) d.at = vClock;
       const cb = function () {
         delete timerDescs[id];
+        delete virtualHeld[id];
         if (DET) advanceClockTo(d.at + d.delay);
         timerJoin(d);
         d.label = 'timer:' + id;
@@ -101,14 +153,20 @@ function installTimers() {
         if (REC) read('Timer:' + id);
         return rApply(fn, G, arguments);
       };
-      id = rApply(nSetTimeout, G, [cb, timeout]);
+      if (virtualTime && decider !== null) {
+        id = reserveTimerId();
+        if (holdVirtual(d, cb)) virtualHeld[id] = d.hid;
+        else id = rApply(nSetTimeout, G, [cb, timeout]);
+      } else {
+        id = rApply(nSetTimeout, G, [cb, timeout]);
+      }
       timerDescs[id] = d;
+      issuedTimers[id] = 1;
       if (REC) writeS('Timer:' + id, 'Timer[' + id + ']');
       return id;
     });
     patch(G, 'clearTimeout', function (id) {
-      if (REC && timerDescs[id] !== undefined) write('Timer:' + id, undefined);
-      delete timerDescs[id];
+      clearTimer(id);
       return rApply(nClearTimeout, G, [id]);
     });
   }
@@ -121,8 +179,7 @@ function installTimers() {
       const reg = forkDesc(1, 'interval', undefined, toDelay(timeout));
       let id = 0;
       let n = 0;
-      const cb = function () {
-        if (timerDescs[id] === undefined) return undefined; // cleared while a tick was held
+      const tickDesc = function () {
         n++;
         const d = {
           hid: 0, type: 1, kind: 'interval', stable: reg.stable + '/tick#' + n, label: 'interval:' + id,
@@ -131,21 +188,57 @@ function installTimers() {
         };
         if (n > 1 && reg.last >= 0) d.joins = [reg.last];
         if (n === 1 && reg.pev !== undefined) d.pev = reg.pev;
+        return d;
+      };
+      const run = function (d) {
         return runTask(d, function () {
           reg.last = d.action;
           if (REC) read('Timer:' + id);
           return rApply(fn, G, arguments);
         }, G, extra);
       };
-      id = rApply(nSetInterval, G, [cb, timeout]);
+      const cb = function () {
+        if (timerDescs[id] === undefined) return undefined; // cleared while a tick was held
+        return run(tickDesc());
+      };
+      // Virtual time: each tick is held as soon as the previous one ran.
+      const armVirtual = function () {
+        const d = tickDesc();
+        const go = function () {
+          delete virtualHeld[id];
+          if (timerDescs[id] === undefined) return undefined;
+          if (DET) advanceClockTo(vClock + (d.delay || 0));
+          try {
+            return run(d);
+          } finally {
+            if (timerDescs[id] !== undefined) armVirtual();
+          }
+        };
+        if (holdVirtual(d, go)) {
+          virtualHeld[id] = d.hid;
+          return true;
+        }
+        n--;
+        return false;
+      };
       reg.last = -1;
+      if (virtualTime && decider !== null) {
+        id = reserveTimerId();
+        timerDescs[id] = reg;
+        if (!armVirtual()) {
+          delete timerDescs[id];
+          id = rApply(nSetInterval, G, [cb, timeout]);
+        }
+      } else {
+        id = rApply(nSetInterval, G, [cb, timeout]);
+      }
       timerDescs[id] = reg;
+      issuedTimers[id] = 1;
       if (REC) writeS('Timer:' + id, 'Timer[' + id + ']');
       return id;
     });
     patch(G, 'clearInterval', function (id) {
-      if (REC && timerDescs[id] !== undefined) write('Timer:' + id, undefined);
-      delete timerDescs[id];
+      clearTimer(id);
       return rApply(nClearInterval, G, [id]);
     });
   }
@@ -157,10 +250,23 @@ function installTimers() {
       d.label = 'animation frame';
       // Frames run their callbacks in registration order (queue FIFO, docs/trace-format.md).
       if (REC) d.queue = 'Queue:AnimationFrames';
+      if (virtualTime && decider !== null) {
+        const id = rApply(nRaf, G, [noop]);
+        rApply(nCancelRaf, G, [id]);
+        const go = function () {
+          delete virtualFrames['r' + id];
+          return runTask(d, callback, G, [nPerfNow !== null ? nPerfNow(G.performance) : 0]);
+        };
+        if (holdVirtual(d, go)) {
+          virtualFrames['r' + id] = d.hid;
+          return id;
+        }
+      }
       return rApply(nRaf, G, [function (ts) {
         return runTask(d, callback, G, [ts]);
       }]);
     });
+    patchCancel('cancelAnimationFrame', nCancelRaf, 'r');
   }
   if (nRic) {
     patch(G, 'requestIdleCallback', function (callback, options) {
@@ -168,9 +274,23 @@ function installTimers() {
       if (typeof callback !== 'function') return rApply(nRic, G, [callback, options]);
       const d = forkDesc(1, 'idle', undefined, undefined);
       d.label = 'idle callback';
+      if (virtualTime && decider !== null) {
+        const id = rApply(nRic, G, [noop]);
+        if (nCancelRic) rApply(nCancelRic, G, [id]);
+        const go = function () {
+          delete virtualFrames['i' + id];
+          const deadline = { didTimeout: false, timeRemaining: () => 50 };
+          return runTask(d, callback, G, [deadline]);
+        };
+        if (holdVirtual(d, go)) {
+          virtualFrames['i' + id] = d.hid;
+          return id;
+        }
+      }
       return rApply(nRic, G, [function (deadline) {
         return runTask(d, callback, G, [deadline]);
       }, options]);
     });
+    patchCancel('cancelIdleCallback', nCancelRic, 'i');
   }
 }

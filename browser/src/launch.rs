@@ -291,6 +291,23 @@ impl Browser {
         })
     }
 
+    /// Connects to a browser that is already running (a remote browser, a grid node) at its
+    /// browser-level DevTools websocket URL (`ws://host:port/devtools/browser/…`). Nothing is
+    /// launched, and closing or dropping the handle only disconnects.
+    pub async fn connect(ws_url: &str, command_timeout: Duration) -> Result<Browser> {
+        let conn = Connection::connect(ws_url, command_timeout).await?;
+        Ok(Browser {
+            conn,
+            process: Process {
+                child: None,
+                profile: PathBuf::new(),
+                stderr: Arc::new(Mutex::new(VecDeque::new())),
+            },
+            command_timeout,
+            ws_url: ws_url.to_string(),
+        })
+    }
+
     /// The browser's DevTools websocket URL.
     pub fn ws_url(&self) -> &str {
         &self.ws_url

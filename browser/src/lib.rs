@@ -42,6 +42,9 @@
 //!   ([`Element::Path`]), and [`Page::fire`] replays it entry by entry on a fresh load.
 //! - [`Page::wait_quiet`]: no request in flight (Network domain) and no DOM mutation
 //!   (a `MutationObserver` in a private isolated world) for a given time.
+//! - [`Browser::connect`]: drive a browser that is already running (a remote endpoint);
+//!   [`Page::evaluate_isolated`]: read the DOM from a private world the page cannot see;
+//!   [`Page::authenticate_proxy`]: answer an authenticating proxy's challenges.
 //!
 //! Known limits:
 //! - Out-of-process frames (cross-site iframes under site isolation) are separate targets that
@@ -66,6 +69,7 @@ mod monitor;
 mod page;
 mod paths;
 mod quiet;
+mod tools;
 
 pub use connection::{Connection, Event, EventStream};
 pub use error::{Error, Result};

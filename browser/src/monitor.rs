@@ -72,6 +72,9 @@ pub(crate) struct PageState {
     pub main_url: Option<String>,
     /// The quiet probe's isolated world: (main_navigations when created, context id).
     pub quiet_world: Option<(u64, i64)>,
+    /// The tools world of [`Page::evaluate_isolated`](crate::Page::evaluate_isolated):
+    /// (main_navigations when created, context id).
+    pub tools_world: Option<(u64, i64)>,
 }
 
 impl Default for PageState {
@@ -85,6 +88,7 @@ impl Default for PageState {
             main_navigations: 0,
             main_url: None,
             quiet_world: None,
+            tools_world: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::page::{Page, remote_value};
@@ -86,19 +86,7 @@ impl Page {
         let ctx = match context {
             Some(c) => *c,
             None => {
-                let world = self
-                    .call(
-                        "Page.createIsolatedWorld",
-                        json!({ "frameId": self.target_id(), "worldName": WORLD }),
-                    )
-                    .await?;
-                let id = world
-                    .get("executionContextId")
-                    .and_then(Value::as_i64)
-                    .ok_or_else(|| Error::BadResponse {
-                        method: "Page.createIsolatedWorld".into(),
-                        detail: "no executionContextId".into(),
-                    })?;
+                let id = self.create_world(WORLD).await?;
                 *context = Some(id);
                 let mut st = self.lock_state();
                 st.quiet_world = Some((st.main_navigations, id));

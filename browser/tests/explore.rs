@@ -42,6 +42,11 @@ fn explores_handler_elements_only_and_stays_on_the_page() {
         let page = browser.new_page().await.unwrap();
         let url = server.url("/");
         page.navigate(&url).await.unwrap();
+        // Same seed, same choices needs the same page state at the start: a page still laying
+        // out has elements without a box, which the driver drops (and then picks otherwise).
+        page.wait_quiet(Duration::from_millis(100), Duration::from_secs(5))
+            .await
+            .unwrap();
 
         let opts = ExploreOptions {
             max_events: 40,
@@ -115,6 +120,9 @@ fn explores_handler_elements_only_and_stays_on_the_page() {
 
         // Same seed, same page state: the same choices.
         page.navigate(&url).await.unwrap();
+        page.wait_quiet(Duration::from_millis(100), Duration::from_secs(5))
+            .await
+            .unwrap();
         let again = page.explore(&opts).await.unwrap();
         let firsts = |r: &shepherd_browser::ExploreReport| {
             r.events

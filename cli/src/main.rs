@@ -49,6 +49,8 @@ enum Command {
     Serve(commands::proxy::ServeArgs),
     /// Print trace statistics (JSONL or ER_actionlog) or look at actions (`--action N`).
     Trace(commands::trace::Args),
+    /// Explore a recording under other event orders (R4) and report the harmful races.
+    Explore(commands::explore::Args),
     /// Check and list repair policies; which races a policy orders (`covers`).
     Policy(commands::policy::Args),
 }

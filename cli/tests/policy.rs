@@ -1,4 +1,4 @@
-//! `shepherd policy` and `shepherd serve --policy` as a user runs them: a bad policy file
+//! `shepherd policy`, `shepherd serve --policy` and `shepherd explore --policy` as a user runs them: a bad policy file
 //! gives its line and column and starts nothing; a good one is explained in words.
 
 use std::process::{Command, Stdio};
@@ -64,6 +64,24 @@ fn a_bad_policy_names_line_and_column_and_serve_starts_nothing() {
         "{err}"
     );
     assert!(!err.contains("listening"), "{err}");
+    // explore: the same, before any browser or proxy starts.
+    let rec = dir.path().join("site.rec");
+    std::fs::write(&rec, b"").unwrap();
+    let out = shepherd()
+        .arg("--home")
+        .arg(dir.path())
+        .arg("explore")
+        .arg(&rec)
+        .arg("--policy")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(":2:10: error:") && err.contains("nothing was started"),
+        "{err}"
+    );
 }
 
 #[test]

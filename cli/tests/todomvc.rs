@@ -16,9 +16,9 @@
 mod support;
 
 use serde_json::Value;
-use shepherd_browser::{Browser, LaunchOptions, Page};
-use std::time::{Duration, Instant};
-use support::{ProxyMode, ShepherdProxy, StaticServer};
+use shepherd_browser::{Browser, LaunchOptions};
+use std::time::Duration;
+use support::{ProxyMode, ShepherdProxy, StaticServer, wait_for};
 
 const APPS: [&str; 8] = [
     "angularjs",
@@ -37,20 +37,6 @@ const APPS: [&str; 8] = [
 const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 const TODOS: [&str; 3] = ["buy milk", "walk the dog", "write tests"];
-
-/// Polls `expr` (a boolean expression) until it is true or `limit` passes.
-async fn wait_for(page: &Page, expr: &str, limit: Duration) -> bool {
-    let start = Instant::now();
-    loop {
-        if let Ok(Value::Bool(true)) = page.evaluate(expr).await {
-            return true;
-        }
-        if start.elapsed() > limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// The observable state: each item's label text and completed class, and the counter text.
 const SNAPSHOT: &str = r#"(() => {

@@ -4,9 +4,12 @@
 //! review the diff against the paper before committing it.
 
 use serde_json::{Value, json};
-use shepherd_races::report::{self, NoSources, RaceReport, ReportPlan};
+use shepherd_races::report::{self, NoSources, RaceReport};
 use shepherd_races::{Options, analyze};
 use std::path::Path;
+
+#[path = "support/streamed.rs"]
+mod streamed;
 
 fn summarise(dir: &Path) -> Value {
     let f = std::fs::File::open(dir.join("trace.jsonl")).unwrap();
@@ -51,20 +54,9 @@ fn summarise(dir: &Path) -> Value {
     let text = report::text::render(&RaceReport::new(&trace, &an, false));
     assert!(text.contains("races"), "{text}");
     // The CLI's streaming writer prints the same text, with and without covered races, with
-    // the repairing policies it is given.
+    // the repairing policies and explorer verdicts it is given.
     for all in [false, true] {
-        let plan = || {
-            let mut plan = ReportPlan::new(&trace, &an, all);
-            let by = (0..plan.action_pairs(&an).len())
-                .map(|k| vec![format!("policy-{}", k % 3)])
-                .collect();
-            plan.set_repaired_by(by);
-            plan
-        };
-        let want = report::text::render(&plan().into_report(&trace, &an));
-        let mut streamed = Vec::new();
-        report::text::write(&mut streamed, &trace, &an, &plan(), &NoSources).unwrap();
-        assert_eq!(String::from_utf8(streamed).unwrap(), want);
+        streamed::assert_streams_as_rendered(&trace, &an, all);
     }
     let html = report::html::render(&rep, &an, &trace, &NoSources);
     assert!(

@@ -8,10 +8,12 @@
 //! this crate, so they run the same code.
 
 pub mod drive;
+pub mod memory_traces;
 pub mod page_sources;
 pub mod rewriter;
 pub mod stack;
 pub mod trace_source;
 
+pub use memory_traces::MemoryTraces;
 pub use shepherd_runtime::Mode;
 pub use stack::{Run, Stack, StackOptions};

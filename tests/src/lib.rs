@@ -13,7 +13,7 @@
 pub mod query;
 pub mod scenarios;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -32,7 +32,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use shepherd_proxy::{CertificateAuthority, ReplayOptions, TraceSink, UpstreamTrust};
 use shepherd_runtime::Mode;
-use shepherd_session::{Run, Stack, StackOptions};
+use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -41,21 +41,6 @@ pub use query::TraceQuery;
 /// The fixture pages shipped with this crate.
 pub fn pages_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("pages")
-}
-
-/// Trace batches uploaded by pages: doc -> seq -> body.
-#[derive(Default)]
-struct Traces(Mutex<BTreeMap<String, BTreeMap<u64, Bytes>>>);
-
-impl TraceSink for Traces {
-    fn append(&self, doc: &str, seq: u64, data: &[u8]) -> Result<(), String> {
-        let mut t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        t.entry(doc.to_string())
-            .or_default()
-            .entry(seq)
-            .or_insert_with(|| Bytes::copy_from_slice(data));
-        Ok(())
-    }
 }
 
 /// What the file server shares with its connections.
@@ -82,7 +67,7 @@ pub struct TestOrigin {
     addr: SocketAddr,
     ws_addr: SocketAddr,
     files: Arc<Files>,
-    traces: Arc<Traces>,
+    traces: Arc<MemoryTraces>,
     proxies: tokio::sync::Mutex<Proxies>,
     ca: Arc<CertificateAuthority>,
     secret: String,
@@ -166,7 +151,7 @@ impl TestOrigin {
         let dir = tempfile::tempdir()?;
         let recording = dir.path().join("e2e.rec");
         let ca = Arc::new(CertificateAuthority::ephemeral()?);
-        let traces = Arc::new(Traces::default());
+        let traces = Arc::new(MemoryTraces::default());
         let opts = stack_options(&secret, &traces);
         let record = Stack::start(
             Run::Record {
@@ -220,6 +205,12 @@ impl TestOrigin {
     /// Port of the WebSocket echo server (`ws://127.0.0.1:PORT/`).
     pub fn ws_port(&self) -> u16 {
         self.ws_addr.port()
+    }
+
+    /// The recording the record stack writes (exchanges only: traces go to memory). Call
+    /// [`TestOrigin::flush`] first to have everything committed.
+    pub fn recording(&self) -> &Path {
+        &self.recording
     }
 
     /// The per-run secret every stack's runtime is rendered with.
@@ -368,9 +359,7 @@ impl TestOrigin {
         if let Ok(mut r) = self.files.requests.lock() {
             r.clear();
         }
-        if let Ok(mut t) = self.traces.0.lock() {
-            t.clear();
-        }
+        self.traces.clear();
     }
 
     /// Paths the origin was asked for so far (no query strings), in arrival order.
@@ -384,28 +373,12 @@ impl TestOrigin {
 
     /// Documents that uploaded at least one batch.
     pub fn docs(&self) -> Vec<String> {
-        self.traces
-            .0
-            .lock()
-            .map(|t| t.keys().cloned().collect())
-            .unwrap_or_default()
+        self.traces.docs()
     }
 
     /// The contiguous prefix (seq 0, 1, …) of what `doc` uploaded.
     pub fn trace_bytes(&self, doc: &str) -> Vec<u8> {
-        let Ok(t) = self.traces.0.lock() else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        if let Some(batches) = t.get(doc) {
-            for (want, (seq, body)) in batches.iter().enumerate() {
-                if *seq != want as u64 {
-                    break;
-                }
-                out.extend_from_slice(body);
-            }
-        }
-        out
+        self.traces.bytes(doc)
     }
 
     /// Parses `doc`'s trace with shepherd-trace's reader.
@@ -451,7 +424,7 @@ impl TestOrigin {
     }
 }
 
-fn stack_options(secret: &str, traces: &Arc<Traces>) -> StackOptions {
+fn stack_options(secret: &str, traces: &Arc<MemoryTraces>) -> StackOptions {
     StackOptions {
         operator_secret: Some(secret.to_string()),
         trace_sink: Some(traces.clone() as Arc<dyn TraceSink>),
@@ -464,7 +437,7 @@ async fn start_replay(
     recording: &Path,
     record: &Stack,
     secret: &str,
-    traces: &Arc<Traces>,
+    traces: &Arc<MemoryTraces>,
     ca: &Arc<CertificateAuthority>,
 ) -> Result<Stack> {
     record.proxy().flush();
@@ -704,6 +677,11 @@ impl Harness {
 /// Runs `cases` in order with one browser and one origin (a `harness = false` test's main).
 /// Command-line words filter cases by substring; every case gets 10 s at most.
 pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
+    run_cases_within(mode, cases, Duration::from_secs(10))
+}
+
+/// [`run_cases`] with another time limit per case (explorations run many executions).
+pub fn run_cases_within(mode: Mode, cases: &[Case], limit: Duration) -> std::process::ExitCode {
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
@@ -736,11 +714,11 @@ pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
         let mut failed = Vec::new();
         for (name, case) in &selected {
             let start = Instant::now();
-            let r = tokio::time::timeout(Duration::from_secs(10), case(harness.clone())).await;
+            let r = tokio::time::timeout(limit, case(harness.clone())).await;
             let outcome = match r {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(e)) => Err(format!("{e:#}")),
-                Err(_) => Err("timed out after 10 s".to_string()),
+                Err(_) => Err(format!("timed out after {limit:?}")),
             };
             match outcome {
                 Ok(()) => println!("test {name} ... ok ({:.2?})", start.elapsed()),

@@ -18,6 +18,9 @@ fn main() -> ExitCode {
         ("discard_a_click", discard_a_click),
         ("hold_a_click_then_release", hold_a_click_then_release),
         ("hold_a_fetch_settlement", hold_a_fetch_settlement),
+        ("virtual_time_holds_timers_when_registered", virtual_time),
+        ("clearing_a_fired_timer_still_writes_it", clear_after_fire),
+        ("key_events_name_their_key", key_events_name_their_key),
     ];
     run_cases(Mode::Record, cases)
 }
@@ -277,5 +280,130 @@ case!(hold_a_fetch_settlement, |h| async move {
         "continuation ran"
     );
     let _ = page.close().await;
+    Ok(())
+});
+
+case!(virtual_time, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(
+        &page,
+        "(C.policy(d => ['timer', 'interval', 'raf'].includes(d.kind) ? 'hold' : 'run'), C.virtualTime(true))",
+    )
+    .await?;
+    // Ten minutes away, yet pending at once: the delay is virtual.
+    page.evaluate("window.far = setTimeout(function () { ran.push('far'); }, 600000); 0")
+        .await?;
+    let pending = h.control(&page, "C.pending()").await?;
+    ensure!(
+        pending.as_array().map(Vec::len) == Some(1) && pending[0]["delay"] == 600000,
+        "{pending}"
+    );
+    let hid = pending[0]["hid"].as_u64().context("hid")?;
+    h.control(&page, &format!("C.release({hid})")).await?;
+    tokio::time::sleep(PAUSE).await;
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("far"),
+        "released timer ran"
+    );
+    // Cleared before release: gone from the pending list, never runs.
+    page.evaluate("window.gone = setTimeout(function () { ran.push('gone'); }, 600000); clearTimeout(gone); 0")
+        .await?;
+    ensure!(
+        h.control(&page, "C.pending().length").await? == json!(0),
+        "cleared timer discarded"
+    );
+    // An interval: each tick is pending once the previous one ran.
+    page.evaluate("window.iv = setInterval(function () { ran.push('tick'); }, 5000); 0")
+        .await?;
+    for n in 1..=2 {
+        let p = h.control(&page, "C.pending()").await?;
+        ensure!(
+            p.as_array().map(Vec::len) == Some(1) && p[0]["kind"] == "interval",
+            "tick {n}: {p}"
+        );
+        let hid = p[0]["hid"].as_u64().context("hid")?;
+        h.control(&page, &format!("C.release({hid})")).await?;
+        tokio::time::sleep(PAUSE).await;
+    }
+    ensure!(
+        page.evaluate("ran.join(',')").await? == json!("far,tick,tick"),
+        "two ticks"
+    );
+    page.evaluate("clearInterval(iv); 0").await?;
+    ensure!(
+        h.control(&page, "C.pending().length").await? == json!(0),
+        "cleared interval discarded"
+    );
+    // Animation frames too.
+    page.evaluate("requestAnimationFrame(function () { ran.push('frame'); }); 0")
+        .await?;
+    ensure!(
+        h.control(&page, "C.pending().map(d => d.kind).join()")
+            .await?
+            == json!("raf"),
+        "frame pending"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(clear_after_fire, |h| async move {
+    let page = h.open("/control/").await?;
+    page.evaluate("window.t1 = setTimeout(function () { ran.push('t'); }, 0); 0")
+        .await?;
+    tokio::time::sleep(PAUSE).await;
+    page.evaluate("clearTimeout(t1); 0").await?;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let id = page_timer_write(&t)?;
+    // In the other order the clear would have cancelled the tick: it writes the timer.
+    let clears = t.accessing(|a| a.write && a.loc == id && a.value.as_deref() == Some("undefined"));
+    ensure!(
+        !clears.is_empty(),
+        "no write of {id} by the clear\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+/// The `Timer:<id>` location of the page's one timer.
+fn page_timer_write(t: &shepherd_e2e::TraceQuery) -> anyhow::Result<String> {
+    t.accessing(|a| a.write && a.loc.starts_with("Timer:"))
+        .into_iter()
+        .map(|(_, a)| a.loc)
+        .next()
+        .context("no timer in the trace")
+}
+
+case!(key_events_name_their_key, |h| async move {
+    let page = h.open("/control/").await?;
+    page.press_key("x").await?;
+    page.press_key("Enter").await?;
+    tokio::time::sleep(PAUSE).await;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let keys: Vec<String> = t
+        .of_kind("event:keydown")
+        .into_iter()
+        .chain(t.of_kind("event:keyup"))
+        .filter_map(|a| {
+            let ops = t.trace.ops_of(a);
+            ops.iter().find_map(|op| match op {
+                shepherd_trace::Op::Enter { scope, .. } => t
+                    .trace
+                    .strings
+                    .get(*scope)
+                    .strip_prefix("key:")
+                    .map(str::to_string),
+                _ => None,
+            })
+        })
+        .collect();
+    ensure!(
+        keys.iter().filter(|k| *k == "x").count() == 2
+            && keys.iter().filter(|k| *k == "Enter").count() == 2,
+        "keydown and keyup name x and Enter: {keys:?}\n{}",
+        t.dump()
+    );
     Ok(())
 });

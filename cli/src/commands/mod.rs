@@ -3,6 +3,7 @@
 pub(crate) mod ca;
 pub(crate) mod demo;
 pub(crate) mod demo_repair;
+pub(crate) mod explore;
 pub(crate) mod har;
 pub(crate) mod instrument;
 pub(crate) mod policy;
@@ -25,6 +26,7 @@ pub(crate) fn run(command: crate::Command, _home: Option<PathBuf>) -> anyhow::Re
         crate::Command::Serve(args) => proxy::run_serve(args, _home),
         crate::Command::Trace(args) => trace::run(args, _home),
         crate::Command::Races(args) => races::run(args, _home),
+        crate::Command::Explore(args) => explore::run(args, _home),
         crate::Command::Policy(args) => policy::run(args, _home),
     }
 }

@@ -67,7 +67,7 @@ pub(crate) struct RecordArgs {
     headful: bool,
 }
 
-/// Parses `15s`, `500ms`, `2m` or a bare number of seconds.
+/// Parses `15s`, `500ms`, `2m`, `1h` or a bare number of seconds.
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
     let (num, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
@@ -81,7 +81,8 @@ pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         "ms" => n / 1000.0,
         "s" => n,
         "m" | "min" => n * 60.0,
-        _ => return Err(format!("unknown unit {unit:?} in {s:?} (ms, s, m)")),
+        "h" => n * 3600.0,
+        _ => return Err(format!("unknown unit {unit:?} in {s:?} (ms, s, m, h)")),
     };
     if !(0.0..=86_400.0).contains(&secs) {
         return Err(format!("{s:?} is out of range"));

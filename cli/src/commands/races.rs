@@ -2,9 +2,10 @@
 
 use crate::progress::Progress;
 use anyhow::Context;
-use shepherd_races::report::{self, RaceReport, ReportPlan};
+use shepherd_races::report::{self, Explored, RaceReport, RaceView, ReportPlan};
 use shepherd_races::{Options, analyze_with_phases};
 use shepherd_trace::Trace;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,6 +25,61 @@ pub(crate) struct Args {
     /// Also write a self-contained HTML report to this file.
     #[arg(long, value_name = "OUT.html")]
     html: Option<PathBuf>,
+    /// Merge the verdicts of `shepherd explore --json` (docs/explore-json.md): each race says
+    /// harmful (with its witness in that file) or harmless, and why.
+    #[arg(long, value_name = "EXPLORE.json")]
+    explored: Option<PathBuf>,
+}
+
+/// A race's key across reports: its location (object numbers blanked, they depend on the
+/// execution) and the stable ids of its two actions.
+fn race_key(location: &str, first: &str, second: &str) -> (String, String, String) {
+    let mut loc = String::with_capacity(location.len());
+    let mut digits = false;
+    for c in location.chars() {
+        if c.is_ascii_digit() && (digits || loc.ends_with('[')) {
+            digits = true;
+            continue;
+        }
+        digits = false;
+        loc.push(c);
+    }
+    (loc, first.to_string(), second.to_string())
+}
+
+/// The verdicts of an explore report, by race key.
+fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String), Explored>> {
+    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_slice(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    if doc["version"] != 1 {
+        anyhow::bail!(
+            "{}: not an explore report of version 1 (docs/explore-json.md)",
+            path.display()
+        );
+    }
+    let mut out = HashMap::new();
+    for r in doc["races"].as_array().into_iter().flatten() {
+        let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        let key = race_key(
+            &s(&r["location"]),
+            &s(&r["first"]["stable"]),
+            &s(&r["second"]["stable"]),
+        );
+        let verdict = Explored {
+            verdict: s(&r["verdict"]),
+            reason: s(&r["reason"]),
+            sequence: r["sequence"].as_u64(),
+        };
+        // A harmful verdict wins over others for the same race.
+        let keep = out
+            .get(&key)
+            .is_none_or(|old: &Explored| old.verdict != "harmful");
+        if keep {
+            out.insert(key, verdict);
+        }
+    }
+    Ok(out)
 }
 
 /// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
@@ -62,14 +118,28 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     progress.message("loading page sources for the report");
     let sources = shepherd_session::page_sources::for_trace_file(&args.file);
     progress.finish();
+    let explored = match &args.explored {
+        Some(p) => Some(load_explored(p)?),
+        None => None,
+    };
+    let lookup = |r: &RaceView| {
+        explored.as_ref().and_then(|m| {
+            m.get(&race_key(&r.location, &r.first.stable, &r.second.stable))
+                .cloned()
+        })
+    };
     if args.json {
         let mut rep = RaceReport::new(&trace, &analysis, args.all);
         rep.attach_sources(&sources);
+        rep.attach_explored(lookup);
         super::policy::annotate(&mut rep, &trace, &analysis);
         println!("{}", report::json::render(&rep));
     } else {
         // Streamed one location at a time: a long session's report is never held whole.
         let mut plan = ReportPlan::new(&trace, &analysis, args.all);
+        if explored.is_some() {
+            plan.attach_explored(&trace, &analysis, lookup);
+        }
         super::policy::annotate_plan(&mut plan, &trace, &analysis);
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         report::text::write(&mut out, &trace, &analysis, &plan, &sources)?;
@@ -78,6 +148,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     if let Some(out) = &args.html {
         // The page folds covered races under their cover, so it always has them.
         let mut full = RaceReport::new(&trace, &analysis, true);
+        full.attach_explored(lookup);
         super::policy::annotate(&mut full, &trace, &analysis);
         let progress = Progress::spinner("writing the HTML report");
         let page = report::html::render(&full, &analysis, &trace, &sources);

@@ -222,6 +222,19 @@ pub fn package_root() -> PathBuf {
     shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
+/// Polls `expr` (a boolean expression) in `page` until it is true or `limit` passes.
+pub async fn wait_for(page: &shepherd_browser::Page, expr: &str, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if let Ok(serde_json::Value::Bool(true)) = page.evaluate(expr).await {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
 /// Todos the benchmarks' workload adds, completes and deletes.
 pub const ITEMS: usize = 100;
 

@@ -14,7 +14,8 @@ const FOLDED_PER_RACE: usize = 50;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
-fn esc(s: &str) -> String {
+/// `s` escaped for HTML text and attribute values (other reports reuse it).
+pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -384,6 +385,15 @@ fn race_block(r: &RaceView, cx: &Ctx<'_>) -> String {
         );
     }
     o.push_str("</div>");
+    if let Some(x) = &r.explored {
+        let bad = if x.verdict == "harmful" { " bad" } else { "" };
+        let _ = write!(
+            o,
+            "<div>explored: <span class=\"tag{bad}\">{}</span> {}</div>",
+            esc(&x.verdict),
+            esc(&x.reason)
+        );
+    }
     if !r.repaired_by.is_empty() {
         let _ = write!(
             o,

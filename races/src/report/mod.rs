@@ -115,10 +115,24 @@ pub struct RaceView {
     pub first: AccessView,
     /// Later access.
     pub second: AccessView,
+    /// The explorer's verdict on this race, when merged in ([`RaceReport::attach_explored`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explored: Option<Explored>,
     /// Repair policies that order the two accesses' actions (`shepherd-policies`' augmented
     /// happens-before); filled in by the caller, empty when not asked. Not serialized empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repaired_by: Vec<String>,
+}
+
+/// What `shepherd explore` found out about a race (docs/explore-json.md).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Explored {
+    /// `harmful`, `harmless` or `not-reordered`.
+    pub verdict: String,
+    /// Why.
+    pub reason: String,
+    /// The explored sequence that reversed it, if one did.
+    pub sequence: Option<u64>,
 }
 
 /// Groups the races of one location so that a race repeating an earlier one (same kind,
@@ -344,6 +358,9 @@ pub struct ReportPlan {
     /// Per race shown (same order): the repair policies that order it; empty until
     /// [`ReportPlan::set_repaired_by`].
     repaired_by: Vec<Vec<String>>,
+    /// The explorer's verdicts by position among the races shown (only races that have one);
+    /// empty until [`ReportPlan::attach_explored`].
+    explored: HashMap<usize, Explored>,
 }
 
 impl ReportPlan {
@@ -417,6 +434,7 @@ impl ReportPlan {
             witnesses,
             nodes,
             repaired_by: Vec::new(),
+            explored: HashMap::new(),
         }
     }
 
@@ -435,6 +453,20 @@ impl ReportPlan {
     /// Sets each shown race's repairing policies (in the order of [`ReportPlan::action_pairs`]).
     pub fn set_repaired_by(&mut self, by: Vec<Vec<String>>) {
         self.repaired_by = by;
+    }
+
+    /// Merges the explorer's verdicts as [`RaceReport::attach_explored`] does: `lookup`
+    /// answers for each race shown, given its view (built one at a time, not kept).
+    pub fn attach_explored(
+        &mut self,
+        trace: &Trace,
+        an: &Analysis,
+        lookup: impl Fn(&RaceView) -> Option<Explored>,
+    ) {
+        let found = (0..self.shown.len())
+            .filter_map(|k| lookup(&self.view(trace, an, k)).map(|x| (k, x)))
+            .collect();
+        self.explored = found;
     }
 
     /// The view of the `k`th race shown.
@@ -471,6 +503,7 @@ impl ReportPlan {
             level: t.level().name(),
             first: access_view(trace, &self.nodes, acc.get(r.first)),
             second: access_view(trace, &self.nodes, acc.get(r.second)),
+            explored: self.explored.get(&k).cloned(),
             repaired_by: self.repaired_by.get(k).cloned().unwrap_or_default(),
         }
     }
@@ -509,6 +542,14 @@ impl RaceReport {
     /// Fills each access's `code` with the source lines at its position.
     pub fn attach_sources(&mut self, sources: &dyn SourceProvider) {
         SourceMemo::default().attach(&mut self.races, sources);
+    }
+
+    /// Merges the explorer's verdicts: `lookup` answers for a race (matched by location and
+    /// the stable ids of its two actions).
+    pub fn attach_explored(&mut self, lookup: impl Fn(&RaceView) -> Option<Explored>) {
+        for r in &mut self.races {
+            r.explored = lookup(r);
+        }
     }
 }
 

@@ -135,6 +135,9 @@ fn location(out: &mut String, group: &[RaceView]) {
         let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
         let _ = writeln!(out, "    first:  {}", side(&race.first));
         let _ = writeln!(out, "    second: {}", side(&race.second));
+        if let Some(x) = &race.explored {
+            let _ = writeln!(out, "    explored: {} ({})", x.verdict, x.reason);
+        }
         if !race.repaired_by.is_empty() {
             let _ = writeln!(
                 out,

@@ -1,0 +1,192 @@
+//! `shepherd explore site.rec`: R4's stateless model checking of a recorded page (the
+//! explorer, `shepherd-explore`): replay it under other event orders and report which races
+//! change what the page shows.
+
+use crate::progress::Progress;
+use anyhow::{Context, bail};
+use clap::Args as ClapArgs;
+use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
+use shepherd_explore::report;
+use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
+use shepherd_explore::site::Site;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Explore a recording: other event orders, chosen by dynamic partial-order reduction, and
+/// which of them change what the page shows.
+#[derive(ClapArgs, Debug)]
+pub(crate) struct Args {
+    /// The recording (made with `shepherd record`).
+    recording: PathBuf,
+    /// Conflict-reversal bound: most races reversed from the recorded order.
+    #[arg(long, default_value_t = 1)]
+    bound: u32,
+    /// Local Chromium workers (each with its own replay proxy).
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Stop starting new sequences after this long (15s, 2m, 1h); state is kept, a later run
+    /// resumes.
+    #[arg(long, value_parser = super::proxy::parse_duration)]
+    budget: Option<Duration>,
+    /// Stop starting new sequences after this many (this run; a later run resumes).
+    #[arg(long)]
+    max_sequences: Option<u64>,
+    /// A running browser's DevTools endpoint (`ws://host:port/devtools/browser/…`) to use as
+    /// one more worker; repeatable.
+    #[arg(long = "cdp", value_name = "WS_URL")]
+    cdp: Vec<String>,
+    /// Explore under repair policies (names from `shepherd policy list`, or files; several
+    /// with commas): only the orders they allow run, so what stays harmful is what they do not
+    /// repair.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Write a self-contained HTML report here.
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
+    /// Print the versioned JSON report (docs/explore-json.md) on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Where the workers' replay proxies listen (port 0: any); off loopback they require
+    /// credentials (`--auth`, or generated).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// The host name or address browsers use to reach the proxies (remote browsers).
+    #[arg(long)]
+    advertise: Option<String>,
+    /// Credentials the proxies require (`user:pass`).
+    #[arg(long)]
+    auth: Option<String>,
+    /// Where exploration state is kept (default: `RECORDING.explore` beside it).
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// Start over instead of resuming.
+    #[arg(long)]
+    fresh: bool,
+    /// A state is quiet when nothing changed for this long (milliseconds).
+    #[arg(long, default_value_t = 8)]
+    idle_ms: u64,
+    /// Most steps in one sequence.
+    #[arg(long, default_value_t = 400)]
+    max_steps: usize,
+    /// Do not take screenshots (faster; rendering is then not compared).
+    #[arg(long)]
+    no_screenshots: bool,
+}
+
+pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    if !args.recording.exists() {
+        bail!("{}: no such recording", args.recording.display());
+    }
+    if args.workers == 0 && args.cdp.is_empty() {
+        bail!("--workers 0 needs at least one --cdp endpoint");
+    }
+    // Checked before anything starts: a policy with errors starts nothing.
+    let policy = match &args.policy {
+        Some(p) => Some(super::policy::load_or_report(p)?),
+        None => None,
+    };
+    let site = Site::load(&args.recording)?;
+    let state_dir = args
+        .state
+        .clone()
+        .unwrap_or_else(|| default_state_dir(&args.recording));
+    let auth = match (&args.auth, args.listen.ip().is_loopback()) {
+        (Some(a), _) => Some(a.clone()),
+        (None, true) => None,
+        (None, false) => Some(format!("explore:{}", shepherd_proxy::random_secret())),
+    };
+    let timing = Timing {
+        idle: Duration::from_millis(args.idle_ms.max(5)),
+        max_steps: args.max_steps,
+        screenshots: !args.no_screenshots,
+        ..Timing::default()
+    };
+    let worker = |browser| WorkerConfig {
+        recording: args.recording.clone(),
+        browser,
+        listen: args.listen,
+        advertise: args.advertise.clone(),
+        auth: auth.clone(),
+        cache_dir: Some(state_dir.join("cache")),
+        timing: timing.clone(),
+    };
+    let mut workers: Vec<WorkerConfig> = (0..args.workers)
+        .map(|_| worker(BrowserSpec::Launch))
+        .collect();
+    workers.extend(
+        args.cdp
+            .iter()
+            .map(|u| worker(BrowserSpec::Connect(u.clone()))),
+    );
+    let opts = ExploreOptions {
+        bound: args.bound,
+        budget: args.budget,
+        max_sequences: args.max_sequences,
+        workers,
+        state_dir: Some(state_dir),
+        fresh: args.fresh,
+        policy,
+    };
+    let bar = Progress::spinner("initial execution (the recorded order)");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let out = rt.block_on(explore(site, &opts, |p| {
+        bar.message(format!(
+            "explored {} · pending {} · depth {} · harmful {}{}",
+            p.explored,
+            p.pending,
+            p.depth,
+            p.harmful,
+            if p.failures > 0 {
+                format!(" · failed {}", p.failures)
+            } else {
+                String::new()
+            }
+        ));
+    }))?;
+    bar.finish();
+    let sources = shepherd_session::page_sources::for_trace_file(&args.recording);
+    let doc = report::json(&out, args.bound, &sources);
+    if let Some(path) = &args.html {
+        std::fs::write(path, report::html(&out, args.bound, &sources))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        let s = &doc["summary"];
+        println!(
+            "{}{}: {} sequences ({}), {} harmful, {} harmless, {} not reordered; state in {}",
+            out.site.page,
+            match &out.policy {
+                Some(p) => format!(" under {p}"),
+                None => String::new(),
+            },
+            out.runs.len(),
+            if out.complete {
+                "complete"
+            } else {
+                "stopped by the budget: run again to resume"
+            },
+            s["harmful"],
+            s["harmless"],
+            s["not_reordered"],
+            out.state_dir.display()
+        );
+        for r in doc["races"].as_array().into_iter().flatten() {
+            if r["verdict"] == "harmful" {
+                println!(
+                    "  harmful: {} ({}): {}",
+                    r["location"].as_str().unwrap_or("?"),
+                    r["kind"].as_str().unwrap_or("?"),
+                    r["reason"].as_str().unwrap_or("")
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

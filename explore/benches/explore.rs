@@ -1,0 +1,253 @@
+//! The explorer's figures, each printed with its target or baseline from the same run:
+//!
+//! 1. seconds per explored sequence on a TodoMVC app of `todomvc@0.1.1` (target <= 2 s; R4
+//!    needed 18 s), one worker;
+//! 2. pruning: sequences explored against reordering every racing pair of the initial
+//!    execution (target >= 77 % pruned, R4's figure), and R4's own measure (share of enabled
+//!    events never explored, averaged over reached states);
+//! 3. speed-up of one exploration with 1, 2 and 4 workers (ratios against 1 worker);
+//! 4. EM-DPOR against DPOR with queues as shared objects on the papers' shapes (no browser).
+//!
+//! `cargo bench -p shepherd-explore` (`APP=…` the app of 1 and 2, default vanillajs;
+//! `PARALLEL_APP=…` the app of 3, default angularjs, which has more races; `SEQUENCES=n` the
+//! sequences of each run of 3, default 8). Chromium and npm are required. Wall-clock figures
+//! move with the machine's load, printed first.
+
+#[path = "../../cli/tests/support/todomvc.rs"]
+mod support;
+
+use shepherd_browser::{Browser, LaunchOptions};
+use shepherd_explore::exploration::{ExploreOptions, Outcome, explore};
+use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
+use shepherd_explore::shapes;
+use shepherd_explore::site::Site;
+use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
+use shepherd_session::{Run, Stack, StackOptions};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const TARGET_SECONDS: f64 = 2.0;
+const TARGET_PRUNED: f64 = 0.77;
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "ok" } else { "MISSED" }
+}
+
+/// Records `url` through an in-process record stack: load, add three todos, complete one,
+/// destroy one.
+async fn record(url: &str, out: &Path) {
+    let ca = Arc::new(CertificateAuthority::ephemeral().expect("a CA"));
+    let secret = "bench-secret".to_string();
+    let stack = Stack::start(
+        Run::Record {
+            out: out.to_path_buf(),
+            trust: UpstreamTrust::default(),
+        },
+        StackOptions {
+            operator_secret: Some(secret.clone()),
+            ..StackOptions::default()
+        },
+        ca,
+    )
+    .await
+    .expect("a record stack");
+    let browser = Browser::launch(LaunchOptions::default())
+        .await
+        .expect("Chromium (scripts/install-deps)");
+    let proxy = stack.proxy().addr().to_string();
+    let page = browser
+        .new_isolated_page(Some(&proxy), Some("<-loopback>"))
+        .await
+        .expect("a page");
+    page.navigate(url).await.expect("the app loads");
+    let _ = page
+        .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
+        .await;
+    // The TodoMVC workload of `cli/tests/todomvc.rs`, by hand: three todos, one completed,
+    // one destroyed.
+    for todo in ["buy milk", "walk the dog", "write tests"] {
+        page.focus("#new-todo").await.expect("#new-todo");
+        page.insert_text(todo).await.expect("typing");
+        page.press_key("Enter").await.expect("Enter");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    let _ = page.click("#todo-list > li:nth-of-type(2) .toggle").await;
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let _ = page.hover("#todo-list > li:nth-of-type(1)").await;
+    let _ = page.click("#todo-list > li:nth-of-type(1) .destroy").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let flush = format!(
+        "(async () => {{ const c = __shepherd.control({secret:?}); await c.flush(); return true; }})()"
+    );
+    page.evaluate(&flush).await.expect("trace flushed");
+    let _ = page.navigate("about:blank").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = browser.close().await;
+    stack.shutdown().await;
+}
+
+fn options(site: &Site, workers: usize, sequences: u64, dir: &Path) -> ExploreOptions {
+    ExploreOptions {
+        bound: 1,
+        budget: None,
+        max_sequences: Some(sequences),
+        workers: (0..workers)
+            .map(|_| WorkerConfig {
+                recording: site.recording.clone(),
+                browser: BrowserSpec::Launch,
+                listen: "127.0.0.1:0".parse().expect("an address"),
+                advertise: None,
+                auth: None,
+                cache_dir: Some(dir.join("cache")),
+                timing: Timing::default(),
+            })
+            .collect(),
+        state_dir: Some(dir.to_path_buf()),
+        fresh: true,
+        policy: None,
+    }
+}
+
+async fn timed(site: &Site, workers: usize, sequences: u64, dir: &Path) -> (Outcome, Duration) {
+    let opts = options(site, workers, sequences, dir);
+    let t = Instant::now();
+    let out = explore(site.clone(), &opts, |_| {})
+        .await
+        .expect("the exploration runs");
+    (out, t.elapsed())
+}
+
+fn main() {
+    let app = std::env::var("APP").unwrap_or_else(|_| "vanillajs".into());
+    let parallel_app = std::env::var("PARALLEL_APP").unwrap_or_else(|_| "angularjs".into());
+    let sequences: u64 = std::env::var("SEQUENCES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8);
+    shepherd_testkit::chromium();
+    let root = support::package_root();
+    let server = support::StaticServer::start(root);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let site_of = |app: &str| {
+        let url = format!("{}/examples/{app}/index.html", server.origin());
+        let rec = dir.path().join(format!("{app}.rec"));
+        rt.block_on(record(&url, &rec));
+        let site = Site::load(&rec).expect("the recording loads");
+        println!(
+            "{app}: {} recorded actions, {} gestures",
+            site.trace.actions.len(),
+            site.gestures.len()
+        );
+        site
+    };
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "explore bench, bound 1; load average at start: {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+
+    // 1 + 2: one worker, bound 1 to the end (at most 64 sequences).
+    let site = site_of(&app);
+    let (one, t1) = rt.block_on(timed(&site, 1, 64, &dir.path().join("single")));
+    let steps = one.runs.first().map_or(0, |r| r.steps.len());
+    let jobs: Vec<f64> = one
+        .runs
+        .iter()
+        .skip(1)
+        .map(|r| r.elapsed_ms as f64 / 1000.0)
+        .collect();
+    let initial = one
+        .runs
+        .first()
+        .map_or(0.0, |r| r.elapsed_ms as f64 / 1000.0);
+    let per_job = if jobs.is_empty() {
+        initial
+    } else {
+        jobs.iter().sum::<f64>() / jobs.len() as f64
+    };
+    println!(
+        "1. seconds per explored sequence ({app}, {steps} steps): {per_job:.2} s per reordered execution (mean of {}), {initial:.2} s for the initial one (the recorded order, events waited for); {:.2} s overall with the browser start ({} sequences in {:.1} s); target <= {TARGET_SECONDS} s (R4: 18 s): {} ({:.2}x the target)",
+        jobs.len(),
+        t1.as_secs_f64() / one.runs.len().max(1) as f64,
+        one.runs.len(),
+        t1.as_secs_f64(),
+        verdict(per_job <= TARGET_SECONDS),
+        per_job / TARGET_SECONDS
+    );
+    let racing = one.runs.first().map_or(0, |r| r.racing_pairs);
+    let reversals = one.runs.iter().filter(|r| r.origin.is_some()).count();
+    let pruned = if racing > 0 {
+        1.0 - (reversals as f64 / racing as f64).min(1.0)
+    } else {
+        0.0
+    };
+    println!(
+        "2. pruning ({app}): {reversals} sequences explored against {racing} racing step pairs (naive: one sequence per racing pair): {:.1} % pruned; target >= {:.0} %: {}{}",
+        pruned * 100.0,
+        TARGET_PRUNED * 100.0,
+        verdict(pruned >= TARGET_PRUNED),
+        if one.complete {
+            ""
+        } else {
+            " (bound 1 not finished)"
+        }
+    );
+    if let Some(f) = one.explorer.pruned_fraction() {
+        println!(
+            "   R4's measure (enabled events never explored, mean over the states reached): {:.1} %",
+            f * 100.0
+        );
+    }
+
+    // 3. Workers: the same number of sequences with 1, 2 and 4 workers.
+    let cores = std::thread::available_parallelism().map_or(0, |p| p.get());
+    let psite = site_of(&parallel_app);
+    println!(
+        "3. speed-up ({parallel_app}, {sequences} sequences each; {cores} cores: each worker is a Chromium and a proxy, so beyond {cores} workers they share the cores)"
+    );
+    let mut base = None;
+    for w in [1usize, 2, 4] {
+        let (o, t) = rt.block_on(timed(
+            &psite,
+            w,
+            sequences,
+            &dir.path().join(format!("w{w}")),
+        ));
+        let per = t.as_secs_f64() / o.runs.len().max(1) as f64;
+        let b = *base.get_or_insert(per);
+        println!(
+            "   {w} worker(s): {:.1} s for {} sequences, {per:.2} s per sequence: {:.2}x the speed of one worker",
+            t.as_secs_f64(),
+            o.runs.len(),
+            b / per
+        );
+    }
+
+    // 4. EM-DPOR on the papers' shapes.
+    println!(
+        "4. sequences explored (brute force / DPOR, queues as shared objects / EM-DPOR, FIFO):"
+    );
+    for (name, p) in shapes::all() {
+        match shapes::compare(&p, 2_000_000) {
+            Ok(c) => println!(
+                "   {name}: {} / {} / {} ({:.1}x fewer than DPOR; final states {} / {} / {})",
+                c.brute,
+                c.shared_object,
+                c.fifo,
+                c.shared_object as f64 / c.fifo.max(1) as f64,
+                c.brute_finals,
+                c.shared_object_finals,
+                c.fifo_finals
+            ),
+            Err(e) => println!("   {name}: {e}"),
+        }
+    }
+}

@@ -1,0 +1,918 @@
+//! The browser executor: one worker is a replay proxy of its own (holds, replay queues, a trace
+//! sink) and one Chromium (launched here, or any DevTools endpoint), running one event sequence
+//! at a time, one step at a time.
+//!
+//! A step: wait until the page is quiet (no action open, no request in flight that the proxy
+//! does not hold, nothing changed for a short idle period), list every enabled event — HTML
+//! chunks and responses held at the proxy, callbacks held by the page's controller (timers are
+//! held when registered: virtual time), the next gesture of the recording if its target
+//! exists — run exactly one, and note the enabled set. The sequence to run is a plan: the
+//! recorded order (the initial execution), or a job of the explorer (a prefix run exactly, a
+//! sequence replayed approximately: events not enabled are skipped). When the plan is used up
+//! the remaining enabled events run oldest first, gestures last, until nothing is enabled.
+
+use crate::gesture::{Gesture, GestureKind};
+use crate::naming;
+use crate::site::Site;
+use crate::snapshot::{self, Snapshot};
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use shepherd_browser::{Browser, Element, LaunchOptions, Page};
+use shepherd_policies::PolicySet;
+use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
+use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
+use shepherd_trace::Trace;
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long to wait for what.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// Nothing may change for this long before a state counts as quiet (four times as long
+    /// when nothing changed at all since the last step).
+    pub idle: Duration,
+    /// How often the page and the proxy are polled while waiting.
+    pub poll: Duration,
+    /// Longest wait for a quiet state (a page that never settles goes on after it).
+    pub settle_limit: Duration,
+    /// How long an event the plan names is waited for before it is skipped (the recorded
+    /// order and a job's prefix; a quarter of it in the approximately replayed part).
+    pub patience: Duration,
+    /// Longest execution.
+    pub run_limit: Duration,
+    /// Most steps in one execution (intervals and polling loops never end by themselves).
+    pub max_steps: usize,
+    /// Take a screenshot of every end state.
+    pub screenshots: bool,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            idle: Duration::from_millis(8),
+            poll: Duration::from_millis(3),
+            settle_limit: Duration::from_secs(3),
+            patience: Duration::from_millis(600),
+            run_limit: Duration::from_secs(90),
+            max_steps: 400,
+            screenshots: true,
+        }
+    }
+}
+
+/// Which browser a worker drives.
+#[derive(Clone, Debug)]
+pub enum BrowserSpec {
+    /// Launch a headless Chromium.
+    Launch,
+    /// Connect to a running browser's DevTools endpoint (`ws://host:port/devtools/browser/…`).
+    Connect(String),
+}
+
+/// How to start a worker.
+#[derive(Clone)]
+pub struct WorkerConfig {
+    /// The recording replayed.
+    pub recording: PathBuf,
+    /// The browser.
+    pub browser: BrowserSpec,
+    /// Where the worker's replay proxy listens.
+    pub listen: SocketAddr,
+    /// The address the browser uses to reach the proxy (default: the listen address).
+    pub advertise: Option<String>,
+    /// Credentials the proxy requires (`user:pass`), mandatory off loopback.
+    pub auth: Option<String>,
+    /// Where instrumented scripts are cached on disk.
+    pub cache_dir: Option<PathBuf>,
+    /// Timing.
+    pub timing: Timing,
+}
+
+/// A plan for one execution.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// Follow the recorded order (the initial execution).
+    Recorded,
+    /// Run `prefix` exactly and `seq` approximately.
+    Job {
+        /// Events run as they are.
+        prefix: Vec<String>,
+        /// Events replayed approximately.
+        seq: Vec<String>,
+        /// For events of `seq`: the event that enabled it in the parent execution. Once that
+        /// one has run here, the event is waited for; while it has not, it cannot be enabled
+        /// and is skipped at once.
+        enablers: HashMap<String, String>,
+    },
+}
+
+/// One executed step.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Step {
+    /// The event.
+    pub name: String,
+    /// Its kind (`chunk`, `net`, `user`, or the controller's kind: `timer`, `event:load`…).
+    pub kind: String,
+    /// Events enabled before it.
+    pub enabled: Vec<String>,
+    /// The first trace action at or after it (trace ids are dense in execution order).
+    pub first_action: u32,
+}
+
+/// What one execution did.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// Events enabled after the last step.
+    pub enabled_after: Vec<String>,
+    /// The page's trace (the top-level document).
+    pub trace: Option<Trace>,
+    /// The end state.
+    pub snapshot: Snapshot,
+    /// Events of the plan skipped because they were not enabled when reached.
+    pub skipped: Vec<String>,
+    /// A prefix event was not enabled (the page did not repeat its parent's steps).
+    pub diverged: bool,
+    /// Why the execution stopped before nothing was enabled, if it did.
+    pub stopped: Option<String>,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+}
+
+/// A replay proxy and a browser.
+pub struct Worker {
+    stack: Stack,
+    browser: Browser,
+    sink: Arc<MemoryTraces>,
+    secret: String,
+    proxy_addr: String,
+    auth: Option<(String, String)>,
+    timing: Timing,
+}
+
+/// What the page's controller reports.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct PageState {
+    ready: bool,
+    doc: String,
+    actions: u32,
+    open: i64,
+    /// Held callbacks: (hid, stable, kind).
+    held: Vec<(u64, String, String)>,
+}
+
+/// What quiet detection compares: the controller's state, the proxy's held items, requests in
+/// flight that the proxy does not hold.
+type Sig = (PageState, Vec<u64>, usize);
+
+/// Everything enabled at a quiet point.
+struct Enabled {
+    names: Vec<String>,
+    /// name -> how to run it.
+    how: HashMap<String, How>,
+    page: PageState,
+}
+
+#[derive(Clone, Debug)]
+enum How {
+    Proxy(u64),
+    Callback(u64, String),
+    Gesture(usize),
+}
+
+const OBSERVE_JS: &str = r#"(() => {
+  const S = globalThis.__shepherd;
+  if (typeof S !== 'object' || S === null) return null;
+  const C = S.control(SECRET);
+  if (!C) return null;
+  const s = C.stats();
+  const held = C.pending().map((d) => [d.hid, d.stable, d.kind]);
+  return { doc: s.doc, actions: s.actions, open: s.open, held };
+})()"#;
+
+// User events run (the explorer fires them itself); so do `pagereveal`, which the browser
+// fires when it first renders, and network `progress` events, which it throttles: both come
+// whenever the browser decides, and pages rarely read anything in them.
+const INSTALL_JS: &str = r#"(() => {
+  const C = __shepherd.control(SECRET);
+  C.policy((d) => (d.user || d.kind === 'event:pagereveal' || d.kind === 'event:progress' ? 'run' : 'hold'));
+  C.virtualTime(true);
+  return true;
+})()"#;
+
+impl Worker {
+    /// Starts the replay proxy and the browser.
+    pub async fn start(
+        cfg: &WorkerConfig,
+        policy: Option<&PolicySet>,
+        ca: Arc<CertificateAuthority>,
+    ) -> anyhow::Result<Worker> {
+        let sink = Arc::new(MemoryTraces::default());
+        let auth = match &cfg.auth {
+            Some(a) => Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        let opts = StackOptions {
+            listen: cfg.listen,
+            auth,
+            cache_dir: cfg.cache_dir.clone(),
+            trace_sink: Some(sink.clone() as Arc<dyn TraceSink>),
+            policy: policy.cloned(),
+            ..StackOptions::default()
+        };
+        let spki = ca.spki_sha256_base64();
+        let stack = Stack::start(
+            Run::Replay {
+                recording: cfg.recording.clone(),
+                options: ReplayOptions::default(),
+                trace_out: None,
+            },
+            opts,
+            ca,
+        )
+        .await?;
+        let secret = stack.proxy().operator_secret().to_string();
+        let port = stack.proxy().addr().port();
+        let proxy_addr = match &cfg.advertise {
+            Some(host) => format!("{host}:{port}"),
+            None => stack.proxy().addr().to_string(),
+        };
+        let browser = match &cfg.browser {
+            BrowserSpec::Launch => Browser::launch(LaunchOptions {
+                spki_allow: vec![spki],
+                ..LaunchOptions::default()
+            })
+            .await
+            .context("launching Chromium (install it with scripts/install-deps)")?,
+            BrowserSpec::Connect(url) => {
+                let b = Browser::connect(url, Duration::from_secs(30))
+                    .await
+                    .with_context(|| format!("connecting to {url}"))?;
+                // A remote browser was not started trusting our CA.
+                let _ = b
+                    .call(
+                        "Security.setIgnoreCertificateErrors",
+                        json!({ "ignore": true }),
+                    )
+                    .await;
+                b
+            }
+        };
+        let auth = cfg.auth.as_deref().and_then(|a| {
+            a.split_once(':')
+                .map(|(u, p)| (u.to_string(), p.to_string()))
+        });
+        Ok(Worker {
+            stack,
+            browser,
+            sink,
+            secret,
+            proxy_addr,
+            auth,
+            timing: cfg.timing.clone(),
+        })
+    }
+
+    /// Stops the browser (if launched here) and the proxy.
+    pub async fn stop(self) {
+        let _ = self.browser.close().await;
+        self.stack.shutdown().await;
+    }
+
+    /// Executes one plan on a fresh page.
+    pub async fn run(&self, site: &Site, plan: &Plan) -> anyhow::Result<RunOutput> {
+        let started = Instant::now();
+        let holds = self.stack.proxy().holds().clone();
+        holds.clear_rules();
+        holds.release_all();
+        self.stack.proxy().reset_replay();
+        self.sink.clear();
+        holds.set_split_html(true);
+        holds.set_hold_all(true);
+        let page = self
+            .browser
+            .new_isolated_page(Some(&self.proxy_addr), Some("<-loopback>"))
+            .await?;
+        tracing::debug!("page ready after {:?}", started.elapsed());
+        let _auth_task = match &self.auth {
+            Some((u, p)) => Some(page.authenticate_proxy(u, p).await?),
+            None => None,
+        };
+        let result = self.drive(&page, site, plan, started).await;
+        // Let go of everything the proxy still holds for this page.
+        holds.clear_rules();
+        holds.release_all();
+        let _ = page.close().await;
+        tracing::debug!("execution done after {:?}", started.elapsed());
+        result
+    }
+
+    async fn drive(
+        &self,
+        page: &Page,
+        site: &Site,
+        plan: &Plan,
+        started: Instant,
+    ) -> anyhow::Result<RunOutput> {
+        page.call("Page.navigate", json!({ "url": site.page }))
+            .await
+            .with_context(|| format!("loading {}", site.page))?;
+        let mut ctx = RunCtx::new(plan, site, self.timing.patience);
+        let mut steps: Vec<Step> = Vec::new();
+        let mut stopped = None;
+        let enabled_after = loop {
+            let t0 = Instant::now();
+            let en = self.enabled(page, site, &mut ctx).await?;
+            tracing::trace!(
+                "quiet after {:?} ({} enabled)",
+                t0.elapsed(),
+                en.names.len()
+            );
+            if !ctx.doc.is_empty() && en.page.ready && en.page.doc != ctx.doc {
+                stopped = Some("the page navigated to another document".to_string());
+                break en.names;
+            }
+            if steps.len() >= self.timing.max_steps {
+                stopped = Some(format!("step limit ({}) reached", self.timing.max_steps));
+                break en.names;
+            }
+            if started.elapsed() >= self.timing.run_limit {
+                stopped = Some(format!("time limit ({:?}) reached", self.timing.run_limit));
+                break en.names;
+            }
+            let name = match ctx.choose(&en.names) {
+                Choice::Run(name) => name,
+                // The planned event may only be late (a parser still busy, a slow machine).
+                Choice::Wait => {
+                    tokio::time::sleep(self.timing.idle).await;
+                    continue;
+                }
+                Choice::Done => {
+                    // Nothing enabled: give late requests (the icon, a beacon) a moment.
+                    if !ctx.drained {
+                        ctx.drained = true;
+                        tokio::time::sleep(self.timing.idle * 4).await;
+                        continue;
+                    }
+                    break en.names;
+                }
+            };
+            ctx.drained = false;
+            ctx.ran.insert(name.clone());
+            let Some(how) = en.how.get(&name).cloned() else {
+                break en.names;
+            };
+            let kind = match &how {
+                How::Proxy(_) if name.starts_with("chunk:") => "chunk".to_string(),
+                How::Proxy(_) => "net".to_string(),
+                How::Callback(_, k) => k.clone(),
+                How::Gesture(_) => "user".to_string(),
+            };
+            steps.push(Step {
+                name: name.clone(),
+                kind,
+                enabled: en.names.clone(),
+                first_action: en.page.actions,
+            });
+            let t1 = Instant::now();
+            if let Some(sig) = &mut ctx.last_sig {
+                match &how {
+                    How::Proxy(id) => sig.1.retain(|x| x != id),
+                    How::Callback(hid, _) => sig.0.held.retain(|h| h.0 != *hid),
+                    How::Gesture(_) => {}
+                }
+            }
+            self.fire(page, site, &how, &mut ctx).await?;
+            tracing::trace!("ran {name} in {:?}", t1.elapsed());
+        };
+        let t2 = Instant::now();
+        // The trace first (flushing ends the open action), then the DOM, then the picture.
+        let mut snap = Snapshot::default();
+        let trace = self.flushed_trace(page).await;
+        if let Some(t) = &trace {
+            snapshot::from_trace(t, &mut snap);
+        }
+        snap.dom = snapshot::dom(page).await.unwrap_or_default();
+        snap.requests = ctx.requests.clone();
+        snap.requests.sort();
+        if self.timing.screenshots {
+            snap.screenshot = snapshot::screenshot(page).await.ok();
+        }
+        tracing::debug!(
+            "end state in {:?}, execution {:?}, skipped {:?}",
+            t2.elapsed(),
+            started.elapsed(),
+            ctx.skipped
+        );
+        Ok(RunOutput {
+            steps,
+            enabled_after,
+            trace,
+            snapshot: snap,
+            skipped: ctx.skipped,
+            diverged: ctx.diverged,
+            stopped,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Waits for a quiet state and lists what is enabled in it.
+    async fn enabled(&self, page: &Page, site: &Site, ctx: &mut RunCtx) -> anyhow::Result<Enabled> {
+        let holds = self.stack.proxy().holds();
+        let start = Instant::now();
+        let mut last: Option<Sig> = None;
+        let mut since = Instant::now();
+        // Whether anything moved since the last step ran: once it has, a short idle period
+        // is enough; a step whose effect cannot be seen (a style sheet arriving) waits the
+        // long one.
+        let mut moved = false;
+        loop {
+            let state = self.page_state(page).await?;
+            if state.ready && state.doc != ctx.installed {
+                page.evaluate(&INSTALL_JS.replace("SECRET", &js_str(&self.secret)))
+                    .await
+                    .context("installing the explorer's decider")?;
+                ctx.installed = state.doc.clone();
+                if ctx.doc.is_empty() {
+                    ctx.doc = state.doc.clone();
+                }
+                continue;
+            }
+            let held = holds.pending();
+            let held_ids: Vec<u64> = held.iter().map(|h| h.id).collect();
+            let unheld = page
+                .requests_in_flight()
+                .into_iter()
+                .filter(|u| {
+                    !u.contains("/__shepherd/")
+                        && !u.starts_with("data:")
+                        && !u.starts_with("blob:")
+                        && !held.iter().any(|h| &h.url == u)
+                })
+                .count();
+            let sig = (state.clone(), held_ids, unheld);
+            moved |= ctx.last_sig.as_ref() != Some(&sig);
+            let quiet_for = if moved {
+                self.timing.idle
+            } else {
+                self.timing.idle * 4
+            };
+            if last.as_ref() != Some(&sig) {
+                last = Some(sig);
+                since = Instant::now();
+            } else if state.open < 0 && unheld == 0 && since.elapsed() >= quiet_for {
+                break;
+            }
+            if start.elapsed() >= self.timing.settle_limit {
+                tracing::debug!(
+                    "no quiet state within {:?} ({unheld} requests in flight, action open: {})",
+                    self.timing.settle_limit,
+                    state.open >= 0
+                );
+                break;
+            }
+            tokio::time::sleep(self.timing.poll).await;
+        }
+        let Some(sig) = last else {
+            bail!("no observation");
+        };
+        ctx.last_sig = Some(sig.clone());
+        let (state, _, _) = sig;
+        // Name what the proxy holds: chunks (only the next one of each document can go out)
+        // and responses (numbered per URL in the order the page asked for them).
+        let mut names = Vec::new();
+        let mut how = HashMap::new();
+        let mut next_chunk: HashMap<String, (usize, u64)> = HashMap::new();
+        for h in holds.pending() {
+            // The browser's own icon request: not the page's, and it comes whenever.
+            if h.url.ends_with("/favicon.ico") {
+                holds.release(h.id);
+                continue;
+            }
+            match h.chunk {
+                Some((k, _)) => {
+                    let e = next_chunk.entry(h.url.clone()).or_insert((k, h.id));
+                    if k < e.0 {
+                        *e = (k, h.id);
+                    }
+                }
+                None => {
+                    let name = ctx.proxy_name(h.id, &h.url);
+                    how.insert(name.clone(), How::Proxy(h.id));
+                    names.push(name);
+                }
+            }
+        }
+        for (url, (k, id)) in next_chunk {
+            let name = naming::chunk(&url, k);
+            how.insert(name.clone(), How::Proxy(id));
+            names.push(name);
+        }
+        for (hid, stable, kind) in &state.held {
+            let mut name = naming::callback(stable);
+            if how.contains_key(&name) {
+                name = format!("{name}~{hid}");
+            }
+            how.insert(name.clone(), How::Callback(*hid, kind.clone()));
+            names.push(name);
+        }
+        if let Some(g) = site.gestures.get(ctx.next_gesture)
+            && self.target_exists(page, g).await
+        {
+            let name = naming::user(ctx.next_gesture);
+            how.insert(name.clone(), How::Gesture(ctx.next_gesture));
+            names.push(name);
+        }
+        names.sort();
+        for n in &names {
+            ctx.seen(n);
+        }
+        Ok(Enabled {
+            names,
+            how,
+            page: state,
+        })
+    }
+
+    async fn page_state(&self, page: &Page) -> anyhow::Result<PageState> {
+        let v = match page
+            .evaluate(&OBSERVE_JS.replace("SECRET", &js_str(&self.secret)))
+            .await
+        {
+            Ok(v) => v,
+            // Between documents (navigation in progress): not ready yet.
+            Err(
+                shepherd_browser::Error::JavaScript(_) | shepherd_browser::Error::Protocol { .. },
+            ) => Value::Null,
+            Err(e) => return Err(e.into()),
+        };
+        if v.is_null() {
+            return Ok(PageState {
+                open: -1,
+                ..PageState::default()
+            });
+        }
+        let held = v["held"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| {
+                        Some((
+                            d[0].as_u64()?,
+                            d[1].as_str()?.to_string(),
+                            d[2].as_str().unwrap_or_default().to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(PageState {
+            ready: true,
+            doc: v["doc"].as_str().unwrap_or_default().to_string(),
+            actions: v["actions"].as_u64().unwrap_or(0) as u32,
+            open: v["open"].as_i64().unwrap_or(-1),
+            held,
+        })
+    }
+
+    async fn target_exists(&self, page: &Page, g: &Gesture) -> bool {
+        let Some(sel) = g.selector() else {
+            return true;
+        };
+        let js = format!("document.querySelector({}) !== null", js_str(&sel));
+        matches!(page.evaluate_isolated(&js).await, Ok(Value::Bool(true)))
+    }
+
+    async fn fire(
+        &self,
+        page: &Page,
+        site: &Site,
+        how: &How,
+        ctx: &mut RunCtx,
+    ) -> anyhow::Result<()> {
+        match how {
+            How::Proxy(id) => {
+                self.stack.proxy().holds().release(*id);
+            }
+            How::Callback(hid, _) => {
+                let js = format!(
+                    "__shepherd.control({}).release({hid})",
+                    js_str(&self.secret)
+                );
+                page.evaluate(&js).await?;
+            }
+            How::Gesture(k) => {
+                ctx.next_gesture = k + 1;
+                if let Some(g) = site.gestures.get(*k)
+                    && let Err(e) = perform(page, g).await
+                {
+                    tracing::debug!("gesture {} failed: {e:#}", g.describe());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn flushed_trace(&self, page: &Page) -> Option<Trace> {
+        let js = format!(
+            "(async () => {{ const C = __shepherd.control({}); await C.flush(); return __shepherd.doc; }})()",
+            js_str(&self.secret)
+        );
+        let doc = match tokio::time::timeout(Duration::from_secs(10), page.evaluate(&js)).await {
+            Ok(Ok(v)) => v.as_str()?.to_string(),
+            _ => return None,
+        };
+        let bytes = self.sink.take(&doc);
+        match shepherd_trace::read_jsonl(&bytes[..]) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!("unreadable trace of {doc}: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// Performs a gesture with trusted input.
+async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
+    let sel = g.selector();
+    let el = || Element::Selector(sel.clone().unwrap_or_else(|| "body".into()));
+    let focus_target = async {
+        if let Some(s) = &sel {
+            let js = format!(
+                "document.activeElement === document.querySelector({})",
+                js_str(s)
+            );
+            if page.evaluate_isolated(&js).await.ok() != Some(Value::Bool(true)) {
+                page.focus(el()).await?;
+            }
+        }
+        anyhow::Ok(())
+    };
+    match &g.kind {
+        GestureKind::Click => {
+            page.click(el()).await?;
+        }
+        GestureKind::Hover => {
+            page.hover(el()).await?;
+        }
+        GestureKind::Focus => {
+            page.focus(el()).await?;
+        }
+        GestureKind::KeyDown(k) => {
+            focus_target.await?;
+            if page.key_down(k).await.is_err() {
+                page.insert_text(k).await?;
+            }
+        }
+        GestureKind::KeyUp(k) => {
+            // Keys without a definition were inserted as text: there is nothing to release.
+            let _ = page.key_up(k).await;
+        }
+        GestureKind::Text(want) => {
+            focus_target.await?;
+            let current = match &sel {
+                Some(s) => page
+                    .evaluate_isolated(&format!(
+                        "(() => {{ const e = document.querySelector({}); return e && 'value' in e ? String(e.value) : ''; }})()",
+                        js_str(s)
+                    ))
+                    .await?
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                None => String::new(),
+            };
+            match want.strip_prefix(current.as_str()) {
+                Some(rest) if !rest.is_empty() => page.insert_text(rest).await?,
+                Some(_) => {}
+                None => {
+                    if let Some(s) = &sel {
+                        let _ = page
+                            .evaluate_isolated(&format!(
+                                "(() => {{ const e = document.querySelector({}); if (e && e.select) e.select(); return true; }})()",
+                                js_str(s)
+                            ))
+                            .await;
+                    }
+                    page.insert_text(want).await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A JavaScript string literal.
+fn js_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// What to do next.
+enum Choice {
+    /// Run this enabled event.
+    Run(String),
+    /// The planned event is not enabled yet: look again shortly.
+    Wait,
+    /// Nothing is enabled.
+    Done,
+}
+
+/// The state of one execution's plan.
+struct RunCtx {
+    /// How long a planned event is waited for before it is skipped (a quarter of it for the
+    /// approximately replayed part of a job, where skipping is expected).
+    patience: Duration,
+    waiting: Option<(String, Instant)>,
+    /// Event -> what enabled it in the parent execution.
+    enablers: HashMap<String, String>,
+    /// Events run so far.
+    ran: HashSet<String>,
+    /// The plan as names: prefix, then sequence (recorded order: all in `seq`).
+    prefix: Vec<String>,
+    seq: Vec<String>,
+    pos_prefix: usize,
+    pos_seq: usize,
+    recorded: bool,
+    skipped: Vec<String>,
+    diverged: bool,
+    next_gesture: usize,
+    /// Document whose controller has the explorer's decider.
+    installed: String,
+    /// The first document of the execution.
+    doc: String,
+    /// Proxy item id -> name.
+    names: HashMap<u64, String>,
+    per_url: HashMap<String, usize>,
+    requests: Vec<String>,
+    /// When each name was first enabled (a counter).
+    first_seen: HashMap<String, u64>,
+    clock: u64,
+    /// The last observation had nothing enabled (one more look before ending).
+    drained: bool,
+    /// What the last quiet state looked like, less what the last step released: any other
+    /// difference is the step's effect.
+    last_sig: Option<Sig>,
+}
+
+impl RunCtx {
+    fn new(plan: &Plan, site: &Site, patience: Duration) -> RunCtx {
+        let (prefix, seq, recorded, enablers) = match plan {
+            Plan::Recorded => (
+                Vec::new(),
+                site.recorded_order.clone(),
+                true,
+                HashMap::new(),
+            ),
+            Plan::Job {
+                prefix,
+                seq,
+                enablers,
+            } => (prefix.clone(), seq.clone(), false, enablers.clone()),
+        };
+        RunCtx {
+            patience,
+            waiting: None,
+            enablers,
+            ran: HashSet::new(),
+            prefix,
+            seq,
+            pos_prefix: 0,
+            pos_seq: 0,
+            recorded,
+            skipped: Vec::new(),
+            diverged: false,
+            next_gesture: 0,
+            installed: String::new(),
+            doc: String::new(),
+            names: HashMap::new(),
+            per_url: HashMap::new(),
+            requests: Vec::new(),
+            first_seen: HashMap::new(),
+            clock: 0,
+            drained: false,
+            last_sig: None,
+        }
+    }
+
+    fn proxy_name(&mut self, id: u64, url: &str) -> String {
+        if let Some(n) = self.names.get(&id) {
+            return n.clone();
+        }
+        let n = self.per_url.entry(url.to_string()).or_insert(0);
+        *n += 1;
+        let name = naming::net(url, *n);
+        self.names.insert(id, name.clone());
+        self.requests.push(url.to_string());
+        name
+    }
+
+    fn seen(&mut self, name: &str) {
+        if !self.first_seen.contains_key(name) {
+            self.clock += 1;
+            self.first_seen.insert(name.to_string(), self.clock);
+        }
+    }
+
+    /// Whether to wait longer for `want` before skipping it. Never for callbacks held when
+    /// registered (they cannot be late). The recorded order and a job's prefix wait the whole
+    /// patience (those events did happen at this point); the approximately replayed part skips
+    /// at once when what enabled the event in the parent has not run here, and otherwise waits
+    /// a quarter of it (skipping is expected there).
+    fn patient(&mut self, want: &str, full: bool) -> bool {
+        if !naming::appears_late(want) {
+            return false;
+        }
+        let limit = if full {
+            self.patience
+        } else {
+            match self.enablers.get(want) {
+                Some(by) if !self.ran.contains(by) => return false,
+                _ => self.patience / 4,
+            }
+        };
+        match &self.waiting {
+            Some((w, since)) if w == want => since.elapsed() < limit,
+            _ => {
+                self.waiting = Some((want.to_string(), Instant::now()));
+                true
+            }
+        }
+    }
+
+    /// The next event to run.
+    fn choose(&mut self, enabled: &[String]) -> Choice {
+        while self.pos_prefix < self.prefix.len() {
+            let want = self.prefix[self.pos_prefix].clone();
+            if let Some(e) = naming::find(enabled, &want) {
+                self.pos_prefix += 1;
+                return Choice::Run(e.clone());
+            }
+            if self.patient(&want, true) {
+                return Choice::Wait;
+            }
+            self.pos_prefix += 1;
+            self.diverged = true;
+            self.skipped.push(want);
+        }
+        while self.pos_seq < self.seq.len() {
+            let want = self.seq[self.pos_seq].clone();
+            let hit = if self.recorded {
+                self.oldest_of(naming::find_recorded(enabled, &want))
+            } else {
+                naming::find(enabled, &want).cloned()
+            };
+            if let Some(e) = hit {
+                self.pos_seq += 1;
+                return Choice::Run(e);
+            }
+            // The recorded order: let the page load further until the event shows up.
+            if self.recorded
+                && let Some(load) = self.oldest(enabled, naming::is_loading)
+            {
+                return Choice::Run(load);
+            }
+            if self.patient(&want, self.recorded) {
+                return Choice::Wait;
+            }
+            self.pos_seq += 1;
+            self.skipped.push(want);
+        }
+        match self
+            .oldest(enabled, |n| !naming::is_user(n))
+            .or_else(|| self.oldest(enabled, naming::is_user))
+        {
+            Some(n) => Choice::Run(n),
+            None => Choice::Done,
+        }
+    }
+
+    fn oldest_of(&self, candidates: Vec<&String>) -> Option<String> {
+        candidates
+            .into_iter()
+            .min_by_key(|n| {
+                (
+                    self.first_seen.get(*n).copied().unwrap_or(u64::MAX),
+                    (*n).clone(),
+                )
+            })
+            .cloned()
+    }
+
+    fn oldest(&self, enabled: &[String], keep: impl Fn(&str) -> bool) -> Option<String> {
+        enabled
+            .iter()
+            .filter(|n| keep(n))
+            .min_by_key(|n| {
+                (
+                    self.first_seen.get(*n).copied().unwrap_or(u64::MAX),
+                    (*n).clone(),
+                )
+            })
+            .cloned()
+    }
+}

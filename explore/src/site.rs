@@ -1,0 +1,105 @@
+//! What exploring one recording starts from: the page to load, the recorded trace, the user's
+//! gestures, and the recorded order of the events the explorer schedules.
+
+use crate::gesture::{Gesture, gestures};
+use crate::naming;
+use anyhow::{Context, bail};
+use shepherd_recording::Recording;
+use shepherd_trace::{ActionType, Trace};
+use std::path::{Path, PathBuf};
+
+/// A recording prepared for exploration.
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// The recording file.
+    pub recording: PathBuf,
+    /// The top-level page the recording loaded.
+    pub page: String,
+    /// Its recorded trace.
+    pub trace: Trace,
+    /// The user's gestures, in order (event `user:<index>`).
+    pub gestures: Vec<Gesture>,
+    /// The recorded order of the events the explorer controls (held callbacks by stable id,
+    /// gestures): what the initial execution follows.
+    pub recorded_order: Vec<String>,
+}
+
+impl Site {
+    /// Loads the top-level page trace of the newest recording session of `path` (a replay
+    /// session, if the file has one, is not a recording of the user's order).
+    pub fn load(path: &Path) -> anyhow::Result<Site> {
+        let rec = Recording::open_readonly(path)
+            .with_context(|| format!("opening recording {}", path.display()))?;
+        let sessions = rec.sessions()?;
+        let recorded: Vec<_> = sessions
+            .iter()
+            .filter(|s| !s.label.starts_with("replay"))
+            .map(|s| s.id)
+            .collect();
+        let traces = rec.traces()?;
+        let newest = traces
+            .iter()
+            .filter(|t| recorded.contains(&t.session))
+            .map(|t| t.session)
+            .max();
+        let Some(chosen) = traces
+            .iter()
+            .filter(|t| Some(t.session) == newest)
+            .max_by_key(|t| t.bytes)
+        else {
+            bail!(
+                "{} holds no recorded trace: record the page with `shepherd record URL` first",
+                path.display()
+            );
+        };
+        let bytes = rec.trace_jsonl(chosen.session, &chosen.doc)?;
+        let trace = shepherd_trace::read_jsonl(&bytes[..])
+            .with_context(|| format!("reading the trace of {}", chosen.doc))?;
+        let page = trace
+            .header
+            .page
+            .clone()
+            .or_else(|| chosen.page_url.clone())
+            .with_context(|| format!("the trace of {} names no page", chosen.doc))?;
+        Ok(Site::from_trace(path.to_path_buf(), page, trace))
+    }
+
+    /// A site from a trace already loaded.
+    pub fn from_trace(recording: PathBuf, page: String, trace: Trace) -> Site {
+        let gestures = gestures(&trace);
+        let recorded_order = recorded_order(&trace, &gestures);
+        Site {
+            recording,
+            page,
+            trace,
+            gestures,
+            recorded_order,
+        }
+    }
+}
+
+/// The recorded actions the explorer can schedule, as event names, in trace order: each
+/// gesture at its first action, every held callback by its stable id. Parsing, scripts and
+/// network arrival follow from those (the initial execution releases them as needed).
+fn recorded_order(trace: &Trace, gestures: &[Gesture]) -> Vec<String> {
+    let mut starts: Vec<(u32, usize)> = gestures
+        .iter()
+        .enumerate()
+        .filter_map(|(k, g)| g.actions.first().map(|&a| (a, k)))
+        .collect();
+    starts.sort_unstable();
+    let mut out = Vec::new();
+    for a in &trace.actions {
+        if a.ty == ActionType::UserInterface {
+            if let Ok(at) = starts.binary_search_by_key(&a.id, |s| s.0) {
+                out.push(naming::user(starts[at].1));
+            }
+            continue;
+        }
+        let kind = trace.strings.get(a.kind);
+        if naming::held_kind(kind) {
+            out.push(naming::callback(trace.strings.get(a.stable)));
+        }
+    }
+    out
+}

@@ -1,0 +1,320 @@
+//! The report phase: an explored sequence against its parent (the sequence with one conflict
+//! reversal less). R4 §2.4 and the dissertation §4.2.5:
+//!
+//! - **equivalent**: same DOM, rendering, exceptions, requests and global variables — the
+//!   reversed events commute;
+//! - **approximately equivalent** (harmless): the race is a late attachment of an event handler
+//!   or involves an unload handler (EventRacer's filters), or only timer events differ and the
+//!   DOM does not (ad-hoc synchronisation: a timer polls until a condition holds);
+//! - **different**: harmful when the visible DOM or the rendering, the set of uncaught
+//!   exceptions or the requests sent differ; otherwise only the JavaScript heap differs, which
+//!   is reported as harmless with low confidence.
+
+use crate::snapshot::Snapshot;
+use crate::steps::RaceNote;
+use serde::{Deserialize, Serialize};
+
+/// A difference between two end states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Difference {
+    /// The DOM (elements, attributes, text, field values).
+    Dom,
+    /// The screenshots, with equal DOMs.
+    Rendering,
+    /// The set of uncaught exceptions.
+    Exceptions,
+    /// The requests the page sent.
+    Network,
+    /// Final values of global variables.
+    Heap,
+    /// The timer events that ran.
+    Timers,
+}
+
+impl Difference {
+    /// Words for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Difference::Dom => "the DOM differs",
+            Difference::Rendering => "the rendering differs",
+            Difference::Exceptions => "the uncaught exceptions differ",
+            Difference::Network => "the requests sent differ",
+            Difference::Heap => "global variables end with other values",
+            Difference::Timers => "other timer events ran",
+        }
+    }
+}
+
+/// How a child compares with its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    /// Nothing differs.
+    Equivalent,
+    /// Differences a harmless pattern explains.
+    ApproximatelyEquivalent,
+    /// Something differs.
+    Different,
+}
+
+/// The verdict on one reversal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Judgement {
+    /// The other order changes what the page shows or does.
+    Harmful,
+    /// It does not (or only the heap, with low confidence).
+    Harmless,
+}
+
+/// Classification of one explored sequence against its parent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Harmful or harmless.
+    pub verdict: Judgement,
+    /// Equivalent, approximately equivalent or different.
+    pub class: Class,
+    /// Why, in words.
+    pub reason: String,
+    /// Everything that differs.
+    pub differences: Vec<Difference>,
+}
+
+/// What differs between two end states.
+pub fn differences(parent: &Snapshot, child: &Snapshot) -> Vec<Difference> {
+    let mut d = Vec::new();
+    if parent.dom != child.dom {
+        d.push(Difference::Dom);
+    } else if let (Some(a), Some(b)) = (&parent.screenshot, &child.screenshot)
+        && a != b
+    {
+        d.push(Difference::Rendering);
+    }
+    if parent.exceptions != child.exceptions {
+        d.push(Difference::Exceptions);
+    }
+    if page_requests(&parent.requests) != page_requests(&child.requests) {
+        d.push(Difference::Network);
+    }
+    if parent.heap != child.heap {
+        d.push(Difference::Heap);
+    }
+    if parent.timers != child.timers {
+        d.push(Difference::Timers);
+    }
+    d
+}
+
+/// The requests that count: the browser's own icon fetch is not the page's doing.
+fn page_requests(all: &[String]) -> Vec<&String> {
+    all.iter()
+        .filter(|u| !u.ends_with("/favicon.ico"))
+        .collect()
+}
+
+/// Judges a child against its parent; `races` are the races between the two reversed steps
+/// (empty for a sequence that ran a disabled event first).
+pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict {
+    let differences = differences(parent, child);
+    let verdict = |verdict, class, reason: &str| Verdict {
+        verdict,
+        class,
+        reason: reason.to_string(),
+        differences: differences.clone(),
+    };
+    let visible: Vec<Difference> = differences
+        .iter()
+        .copied()
+        .filter(|d| {
+            matches!(
+                d,
+                Difference::Dom
+                    | Difference::Rendering
+                    | Difference::Exceptions
+                    | Difference::Network
+            )
+        })
+        .collect();
+    if differences.is_empty() {
+        return verdict(
+            Judgement::Harmless,
+            Class::Equivalent,
+            "equivalent: the events commute (same DOM, rendering, exceptions, requests and globals)",
+        );
+    }
+    if !races.is_empty()
+        && races
+            .iter()
+            .all(|r| shepherd_races::filters::is_handler_slot(&r.location))
+    {
+        return verdict(
+            Judgement::Harmless,
+            Class::ApproximatelyEquivalent,
+            "late attachment of an event handler: the event fired before its handler was attached",
+        );
+    }
+    let unload = |r: &RaceNote| {
+        [&r.first, &r.second].iter().any(|a| {
+            a.scope
+                .as_deref()
+                .is_some_and(|s| s.starts_with("fire:unload") || s.starts_with("fire:beforeunload"))
+        })
+    };
+    if !races.is_empty() && races.iter().any(unload) {
+        return verdict(
+            Judgement::Harmless,
+            Class::ApproximatelyEquivalent,
+            "a race with the page-unload handler",
+        );
+    }
+    if differences.contains(&Difference::Timers) && visible.is_empty() {
+        return verdict(
+            Judgement::Harmless,
+            Class::ApproximatelyEquivalent,
+            "timer ad-hoc synchronisation: only timer events (and what they count) differ, the DOM does not",
+        );
+    }
+    if !visible.is_empty() {
+        let words: Vec<&str> = visible.iter().map(|d| d.describe()).collect();
+        return verdict(Judgement::Harmful, Class::Different, &words.join("; "));
+    }
+    verdict(
+        Judgement::Harmless,
+        Class::Different,
+        "only the JavaScript heap differs (low confidence: nothing visible changed)",
+    )
+}
+
+/// A line diff of two DOM serialisations (unified-style, `-` parent, `+` child), at most
+/// `limit` changed lines.
+pub fn dom_diff(parent: &str, child: &str, limit: usize) -> String {
+    let a: Vec<&str> = parent.lines().collect();
+    let b: Vec<&str> = child.lines().collect();
+    // Trim the common head and tail; an LCS table over what is left (bounded).
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ma, mb) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+    let mut out = Vec::new();
+    if head > 0 {
+        out.push(format!("@@ line {} @@", head + 1));
+    }
+    if ma.len() * mb.len() > 4_000_000 {
+        out.extend(ma.iter().map(|l| format!("-{l}")));
+        out.extend(mb.iter().map(|l| format!("+{l}")));
+    } else {
+        let (n, m) = (ma.len(), mb.len());
+        let mut lcs = vec![0u32; (n + 1) * (m + 1)];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                lcs[i * (m + 1) + j] = if ma[i] == mb[j] {
+                    lcs[(i + 1) * (m + 1) + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * (m + 1) + j].max(lcs[i * (m + 1) + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n || j < m {
+            if i < n && j < m && ma[i] == mb[j] {
+                out.push(format!(" {}", ma[i]));
+                i += 1;
+                j += 1;
+            } else if j < m && (i == n || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j]) {
+                out.push(format!("+{}", mb[j]));
+                j += 1;
+            } else {
+                out.push(format!("-{}", ma[i]));
+                i += 1;
+            }
+        }
+    }
+    let mut changed = 0;
+    let mut kept = Vec::new();
+    for l in out {
+        if l.starts_with('+') || l.starts_with('-') {
+            changed += 1;
+            if changed > limit {
+                kept.push(format!("… ({limit} changed lines shown)"));
+                break;
+            }
+        }
+        kept.push(l);
+    }
+    kept.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steps::AccessNote;
+
+    fn snap(dom: &str) -> Snapshot {
+        Snapshot {
+            dom: dom.into(),
+            ..Snapshot::default()
+        }
+    }
+
+    fn race(loc: &str, scope: Option<&str>) -> RaceNote {
+        let side = AccessNote {
+            stable: "doc/x#1".into(),
+            access: "WRITE".into(),
+            source: None,
+            scope: scope.map(str::to_string),
+        };
+        RaceNote {
+            location: loc.into(),
+            kind: "WRITE-READ".into(),
+            first: side.clone(),
+            second: side,
+        }
+    }
+
+    #[test]
+    fn classes() {
+        let p = snap("<p>\n  \"a\"");
+        let v = judge(&p, &p, &[race("Global.x", None)]);
+        assert_eq!(
+            (v.verdict, v.class),
+            (Judgement::Harmless, Class::Equivalent)
+        );
+        let c = snap("<p>\n  \"b\"");
+        let v = judge(&p, &c, &[race("Global.x", None)]);
+        assert_eq!((v.verdict, v.class), (Judgement::Harmful, Class::Different));
+        assert_eq!(v.differences, vec![Difference::Dom]);
+        let v = judge(&p, &c, &[race("BUTTON[7].click", None)]);
+        assert_eq!(v.class, Class::ApproximatelyEquivalent);
+        let v = judge(&p, &c, &[race("Global.x", Some("fire:unload @ Window[0]"))]);
+        assert_eq!(v.class, Class::ApproximatelyEquivalent);
+        let mut t = p.clone();
+        t.timers = vec!["doc/timer#1".into()];
+        t.heap.insert("Global.tries".into(), "3".into());
+        let v = judge(&p, &t, &[race("Global.ready", None)]);
+        assert_eq!(
+            (v.verdict, v.class),
+            (Judgement::Harmless, Class::ApproximatelyEquivalent)
+        );
+        let mut h = p.clone();
+        h.heap.insert("Global.x".into(), "1".into());
+        let v = judge(&p, &h, &[race("Global.x", None)]);
+        assert_eq!(
+            (v.verdict, v.class),
+            (Judgement::Harmless, Class::Different)
+        );
+        let mut e = p.clone();
+        e.exceptions = vec!["ReferenceError".into()];
+        assert_eq!(judge(&p, &e, &[]).verdict, Judgement::Harmful);
+    }
+
+    #[test]
+    fn diff_shows_changed_lines() {
+        let d = dom_diff("a\nb\nc\nd", "a\nB\nc\nd\ne", 10);
+        assert_eq!(d, "@@ line 2 @@\n+B\n-b\n c\n d\n+e");
+    }
+}

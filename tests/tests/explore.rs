@@ -1,0 +1,457 @@
+//! The explorer end to end: pages with known harmful races, recorded in the good order through
+//! the real record stack, explored through a real replay proxy and Chromium; and pages whose
+//! races are all harmless.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::Value;
+use shepherd_browser::Page;
+use shepherd_e2e::{Case, Harness, case, run_cases_within};
+use shepherd_explore::exploration::{ExploreOptions, Outcome, explore};
+use shepherd_explore::report;
+use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
+use shepherd_explore::site::Site;
+use shepherd_runtime::Mode;
+
+fn main() -> ExitCode {
+    let cases: &[Case] = &[
+        (
+            "click_before_the_script_defining_its_handler",
+            click_before_script,
+        ),
+        ("ajax_responses_in_the_wrong_order", ajax_order),
+        ("late_initialisation_overwrites_typed_text", late_init),
+        ("port_messages_are_reordered_by_their_posts", port_fifo),
+        ("load_defines_a_function_three_reversals_deep", load_defines),
+        ("same_value_writes_are_harmless", same_value),
+        ("timer_ad_hoc_synchronisation_is_harmless", adhoc_timer),
+        ("two_workers_share_an_exploration", two_workers),
+        (
+            "a_remote_browser_through_an_authenticating_proxy",
+            remote_browser,
+        ),
+        ("an_interrupted_exploration_resumes", resume),
+        (
+            "under_init_user_the_early_click_is_no_longer_harmful",
+            policy_repairs_click,
+        ),
+    ];
+    run_cases_within(Mode::Record, cases, Duration::from_secs(240))
+}
+
+/// Records `path` (loaded, then `act`, then settled): the site to explore.
+async fn record(h: &Harness, path: &str, act: impl AsyncFn(&Page) -> Result<()>) -> Result<Site> {
+    let page = h.open(path).await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    act(&page).await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    h.origin.flush().await;
+    let site = Site::from_trace(
+        h.origin.recording().to_path_buf(),
+        h.origin.url(path),
+        t.trace,
+    );
+    ensure!(!site.recorded_order.is_empty(), "nothing to schedule");
+    Ok(site)
+}
+
+/// A local worker replaying `site`'s recording.
+fn local_worker(site: &Site) -> WorkerConfig {
+    WorkerConfig {
+        recording: site.recording.clone(),
+        browser: BrowserSpec::Launch,
+        listen: "127.0.0.1:0".parse().unwrap_or_else(|_| unreachable!()),
+        advertise: None,
+        auth: None,
+        cache_dir: None,
+        timing: Timing::default(),
+    }
+}
+
+/// Options for exploring `site` up to `bound` with one local worker, state in `dir`.
+fn options(site: &Site, bound: u32, dir: &Path) -> ExploreOptions {
+    ExploreOptions {
+        bound,
+        budget: Some(Duration::from_secs(150)),
+        max_sequences: None,
+        workers: vec![local_worker(site)],
+        state_dir: Some(dir.to_path_buf()),
+        fresh: true,
+        policy: None,
+    }
+}
+
+/// Records `path` (loaded, then `act`, then settled) and explores it with `bound`.
+async fn record_and_explore(
+    h: &Harness,
+    path: &str,
+    bound: u32,
+    act: impl AsyncFn(&Page) -> Result<()>,
+) -> Result<(Outcome, Value, tempfile::TempDir)> {
+    let site = record(h, path, act).await?;
+    let dir = tempfile::tempdir()?;
+    let opts = options(&site, bound, dir.path());
+    explore_with(site, &opts, dir).await
+}
+
+async fn explore_with(
+    site: Site,
+    opts: &ExploreOptions,
+    dir: tempfile::TempDir,
+) -> Result<(Outcome, Value, tempfile::TempDir)> {
+    let bound = opts.bound;
+    let out = explore(site, opts, |_| {}).await?;
+    let doc = report::json(&out, bound, &shepherd_races::report::NoSources);
+    if std::env::var_os("EXPLORE_DEBUG").is_some() {
+        for r in &out.runs {
+            eprintln!(
+                "run {} depth {} skipped {:?} stopped {:?} ms {} origin {:?}\n  {:?}\n  verdict {:?}",
+                r.id,
+                r.depth,
+                r.skipped,
+                r.stopped,
+                r.elapsed_ms,
+                r.origin.as_ref().map(|o| (
+                    o.parent,
+                    &o.kind,
+                    o.steps,
+                    &o.events,
+                    o.races
+                        .iter()
+                        .map(|x| x.location.clone())
+                        .collect::<Vec<_>>()
+                )),
+                r.steps,
+                r.verdict.as_ref().map(|v| &v.reason)
+            );
+            eprintln!(
+                "  pairs {:?}",
+                r.pairs
+                    .iter()
+                    .map(|p| (
+                        p.first,
+                        p.second,
+                        p.races
+                            .iter()
+                            .map(|x| x.location.clone())
+                            .collect::<Vec<_>>()
+                    ))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+    // The outcome refers to files in the state directory: the caller keeps it.
+    Ok((out, doc, dir))
+}
+
+/// The user of the WordPress-shaped page: count, then greet.
+async fn count_then_greet(p: &Page) -> Result<()> {
+    p.click("#a").await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    p.click("#b").await?;
+    Ok(())
+}
+
+fn races(doc: &Value) -> &[Value] {
+    doc["races"].as_array().map_or(&[], Vec::as_slice)
+}
+
+fn harmful<'a>(doc: &'a Value, location: &str) -> Result<&'a Value> {
+    races(doc)
+        .iter()
+        .find(|r| r["verdict"] == "harmful" && r["location"].as_str() == Some(location))
+        .with_context(|| {
+            format!(
+                "no harmful race on {location}:\n{}",
+                serde_json::to_string_pretty(&doc["races"]).unwrap_or_default()
+            )
+        })
+}
+
+/// A harmful race on a location whose name ends with one of `suffixes` (object numbers vary).
+fn harmful_on<'a>(doc: &'a Value, suffixes: &[&str]) -> Result<&'a Value> {
+    races(doc)
+        .iter()
+        .find(|r| {
+            r["verdict"] == "harmful"
+                && r["location"]
+                    .as_str()
+                    .is_some_and(|l| suffixes.iter().any(|s| l.ends_with(s)))
+        })
+        .with_context(|| format!("no harmful race on a location ending with {suffixes:?}: {doc:#}"))
+}
+
+fn no_harmful(doc: &Value) -> Result<()> {
+    if let Some(r) = races(doc).iter().find(|r| r["verdict"] == "harmful") {
+        bail!(
+            "a harmless page got a harmful verdict:\n{}",
+            serde_json::to_string_pretty(r).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// The witness shows two different orders of the reversed pair, both screenshots on disk, and
+/// what changed.
+fn check_witness(r: &Value) -> Result<()> {
+    let w = &r["witness"];
+    ensure!(w.is_object(), "no witness: {r}");
+    let parent = w["orders"]["parent"].as_array().context("parent order")?;
+    let child = w["orders"]["child"].as_array().context("child order")?;
+    let (a, b) = (&w["reversed"]["first"], &w["reversed"]["second"]);
+    let pos = |o: &[Value], e: &Value| o.iter().position(|x| x == e);
+    ensure!(
+        pos(parent, a) < pos(parent, b),
+        "parent order does not have {a} before {b}"
+    );
+    ensure!(
+        pos(child, b).is_some() && (pos(child, a).is_none() || pos(child, b) < pos(child, a)),
+        "reversed order does not have {b} before {a}: {child:?}"
+    );
+    for side in ["parent", "child"] {
+        let shot = w["screenshots"][side].as_str().context("screenshot path")?;
+        let png = std::fs::read(Path::new(shot)).with_context(|| format!("reading {shot}"))?;
+        ensure!(png.starts_with(b"\x89PNG"), "{shot} is not a PNG");
+    }
+    ensure!(
+        r["first"]["source"].is_string() || r["second"]["source"].is_string(),
+        "no source position for the racing accesses: {r}"
+    );
+    Ok(())
+}
+
+case!(click_before_script, |h| async move {
+    let (out, doc, _dir) = record_and_explore(&h, "/explore/click-before-script/", 1, async |p| {
+        p.click("#go").await?;
+        Ok(())
+    })
+    .await?;
+    let r = harmful(&doc, "Global.show")?;
+    check_witness(r)?;
+    ensure!(r["depth"] == 1, "{r}");
+    let ex = r["witness"]["exceptions"]["child"].to_string();
+    ensure!(ex.contains("show is not defined"), "{ex}");
+    ensure!(
+        r["witness"]["dom_diff"]
+            .as_str()
+            .is_some_and(|d| d.contains("shown")),
+        "{r}"
+    );
+    ensure!(out.complete, "bound 1 finishes");
+    Ok(())
+});
+
+case!(ajax_order, |h| async move {
+    let (_, doc, _dir) =
+        record_and_explore(&h, "/explore/ajax-order/", 1, async |_| Ok(())).await?;
+    let r = harmful_on(&doc, &[".childList", ".textContent"])?;
+    check_witness(r)?;
+    ensure!(r["depth"] == 1);
+    let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
+    ensure!(
+        diff.lines()
+            .any(|l| l.starts_with('-') && l.contains("\"new answer\""))
+            && diff
+                .lines()
+                .any(|l| l.starts_with('+') && l.contains("\"old answer\"")),
+        "the reversed page ends with the old answer: {diff}"
+    );
+    Ok(())
+});
+
+case!(late_init, |h| async move {
+    let (_, doc, _dir) = record_and_explore(&h, "/explore/late-init/", 1, async |p| {
+        p.focus("#name").await?;
+        p.insert_text("alice").await?;
+        Ok(())
+    })
+    .await?;
+    let r = harmful_on(&doc, &[".value"])?;
+    check_witness(r)?;
+    ensure!(r["depth"] == 1);
+    let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
+    ensure!(
+        diff.contains(".value=\\\"alice\\\"") || diff.contains(".value=\"alice\""),
+        "{diff}"
+    );
+    Ok(())
+});
+
+case!(port_fifo, |h| async move {
+    let (_, doc, _dir) = record_and_explore(&h, "/explore/port-fifo/", 1, async |_| Ok(())).await?;
+    let r = races(&doc)
+        .iter()
+        .find(|r| r["verdict"] == "harmful" && r["witness"]["reversed"]["posts"].is_array())
+        .with_context(|| format!("no harmful reversal of two port messages: {doc:#}"))?;
+    check_witness(r)?;
+    // The other message ends up shown.
+    let diff = r["witness"]["dom_diff"].as_str().unwrap_or_default();
+    ensure!(
+        diff.contains("from the timer") && diff.contains("from DOMContentLoaded"),
+        "{diff}"
+    );
+    Ok(())
+});
+
+case!(load_defines, |h| async move {
+    let (out2, doc2, _d2) =
+        record_and_explore(&h, "/explore/load-defines/", 2, count_then_greet).await?;
+    ensure!(out2.complete, "bound 2 finishes");
+    ensure!(
+        harmful(&doc2, "Global.greet").is_err(),
+        "found before bound 3: {doc2:#}"
+    );
+    let (out3, doc3, _d3) =
+        record_and_explore(&h, "/explore/load-defines/", 3, count_then_greet).await?;
+    let r = harmful(&doc3, "Global.greet")?;
+    check_witness(r)?;
+    ensure!(r["depth"] == 3, "{r}");
+    ensure!(out3.runs.len() > out2.runs.len());
+    Ok(())
+});
+
+case!(same_value, |h| async move {
+    let (out, doc, _dir) =
+        record_and_explore(&h, "/explore/same-value/", 1, async |_| Ok(())).await?;
+    no_harmful(&doc)?;
+    ensure!(
+        races(&doc)
+            .iter()
+            .any(|r| r["location"] == "Global.theme" && r["verdict"] != "harmful"),
+        "the same-value race is listed: {doc:#}"
+    );
+    ensure!(out.complete);
+    Ok(())
+});
+
+case!(adhoc_timer, |h| async move {
+    let (out, doc, _dir) =
+        record_and_explore(&h, "/explore/adhoc-timer/", 1, async |_| Ok(())).await?;
+    no_harmful(&doc)?;
+    let r = races(&doc)
+        .iter()
+        .find(|r| r["location"] == "Global.data" && r["verdict"] == "harmless")
+        .with_context(|| format!("the polling race is explored and harmless: {doc:#}"))?;
+    ensure!(
+        r["reason"].as_str().is_some_and(|s| s.contains("timer")),
+        "judged as timer ad-hoc synchronisation: {r}"
+    );
+    ensure!(out.complete);
+    Ok(())
+});
+
+case!(two_workers, |h| async move {
+    let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 3, dir.path());
+    opts.workers.push(local_worker(&site));
+    let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
+    ensure!(out.complete, "two workers finish bound 3");
+    let r = harmful(&doc, "Global.greet")?;
+    ensure!(r["depth"] == 3, "{r}");
+    check_witness(r)?;
+    Ok(())
+});
+
+case!(remote_browser, |h| async move {
+    let site = record(&h, "/explore/click-before-script/", async |p| {
+        p.click("#go").await?;
+        Ok(())
+    })
+    .await?;
+    // A browser started elsewhere, reached over its DevTools endpoint; the replay proxy asks
+    // for credentials, which the worker answers for the page.
+    let remote = shepherd_browser::Browser::launch(shepherd_browser::LaunchOptions::default())
+        .await
+        .context("launching the remote browser")?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 1, dir.path());
+    opts.workers = vec![WorkerConfig {
+        browser: BrowserSpec::Connect(remote.ws_url().to_string()),
+        auth: Some("explorer:s3cret".into()),
+        ..local_worker(&site)
+    }];
+    let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
+    let r = harmful(&doc, "Global.show")?;
+    check_witness(r)?;
+    ensure!(out.failures == 0, "{} failed executions", out.failures);
+    // Connected, not launched: the worker left the remote browser running.
+    ensure!(remote.version().await.is_ok(), "the remote browser is gone");
+    let _ = remote.close().await;
+    Ok(())
+});
+
+case!(resume, |h| async move {
+    let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 2, dir.path());
+    opts.max_sequences = Some(2);
+    let first = explore(site.clone(), &opts, |_| {}).await?;
+    ensure!(
+        !first.complete && first.runs.len() == 2,
+        "{} sequences",
+        first.runs.len()
+    );
+    opts.max_sequences = None;
+    opts.fresh = false;
+    let (second, doc, _d) = explore_with(site, &opts, dir).await?;
+    ensure!(second.complete, "the resumed exploration finishes");
+    ensure!(
+        second.runs.len() > 2 && second.runs[..2] == first.runs[..],
+        "the resumed exploration goes on from the saved one"
+    );
+    ensure!(
+        races(&doc)
+            .iter()
+            .any(|r| r["sequence"].as_u64() == Some(1)),
+        "verdicts of sequences run before the interruption are reported: {doc:#}"
+    );
+    Ok(())
+});
+
+case!(policy_repairs_click, |h| async move {
+    // The page and the recording of click_before_script; explored under P_init,user the click
+    // waits for the parse, so no order the policy allows calls `show` before it exists.
+    let site = record(&h, "/explore/click-before-script/", async |p| {
+        p.click("#go").await?;
+        Ok(())
+    })
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let mut opts = options(&site, 1, dir.path());
+    opts.policy =
+        Some(shepherd_policies::load("init-user").map_err(|e| anyhow::anyhow!("{}", e.rendered))?);
+    let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
+    ensure!(out.complete, "bound 1 finishes");
+    ensure!(
+        doc["policy"] == "init-user",
+        "the report names the policy: {doc:#}"
+    );
+    // The race is still seen (and reversed when the reversal is tried), but under the policy
+    // the early click waits for the script, so every order ends as the recorded one; without
+    // the policy it is harmful (click_before_script).
+    let show = races(&doc)
+        .iter()
+        .find(|r| r["location"] == "Global.show")
+        .with_context(|| format!("the race on show is reported: {doc:#}"))?;
+    ensure!(
+        show["verdict"] != "harmful",
+        "the policy repairs the early click: {doc:#}"
+    );
+    let errors: Vec<&String> = out
+        .runs
+        .iter()
+        .flat_map(|r| &r.snapshot.exceptions)
+        .filter(|e| e.contains("show is not defined"))
+        .collect();
+    ensure!(
+        errors.is_empty(),
+        "an explored order still throws: {errors:?}"
+    );
+    Ok(())
+});
