@@ -199,6 +199,49 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
                 merged,
                 "{app}: the race report does not carry the harmful verdict: {report:#}"
             );
+            // The streamed text report and the HTML report show the verdicts too: each race
+            // the text lists (repeats are folded under the first) with the JSON's verdict.
+            let page = state.join("races.html");
+            let text = Command::new(bin)
+                .arg("races")
+                .arg(&rec)
+                .arg("--explored")
+                .arg(&json)
+                .arg("--html")
+                .arg(&page)
+                .output()
+                .unwrap();
+            assert!(text.status.success(), "{app}: shepherd races --html failed");
+            let text = String::from_utf8_lossy(&text.stdout);
+            let verdict_of = |id: u64| {
+                report["races"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["id"] == id)
+                    .and_then(|r| r["explored"]["verdict"].as_str())
+            };
+            let mut shown = 0;
+            for block in text.split("\n  race ").skip(1) {
+                let id: u64 = block.split(' ').next().unwrap().parse().unwrap();
+                let line = block.lines().find(|l| l.starts_with("    explored: "));
+                let want = verdict_of(id).map(|v| format!("    explored: {v} ("));
+                assert_eq!(
+                    line.map(|l| l.split('(').next().unwrap_or_default().to_owned() + "("),
+                    want,
+                    "{app}: race {id} of the text report: {text}"
+                );
+                shown += usize::from(want.is_some());
+            }
+            assert!(
+                shown > 0,
+                "{app}: no race of the text report has a verdict: {text}"
+            );
+            let html = std::fs::read_to_string(&page).unwrap();
+            assert!(
+                html.contains("<div>explored: <span class=\"tag"),
+                "{app}: the HTML race report has no verdict"
+            );
         }
     }
     let _ = rt.block_on(browser.close());

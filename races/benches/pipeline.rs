@@ -1,16 +1,27 @@
-//! End-to-end benchmark: a synthetic 115 000-action trace (see `shepherd_races::synth`) is
-//! written as JSONL, then a fresh child process loads it and runs the whole analysis, printing
-//! time per phase and peak memory (VmHWM). Baselines run in the parent: reachability by BFS
-//! and by plain bit-vector clocks, on the same queries, with ratios.
+//! End-to-end benchmark of `shepherd races` on synthetic 115 000-action traces (see
+//! `shepherd_races::synth`) of two shapes: the page (≈ 450 chains) and the wide page
+//! (≈ 1 000 chains: many independent timers, requests and callbacks). Each trace is written
+//! as JSONL; then, per shape and configuration, a fresh child process does what the CLI does —
+//! load, analyse, write the text report (streamed, one location at a time) — printing wall
+//! and CPU time per phase and the peak resident memory (VmHWM) after each phase. The child
+//! runs with mimalloc, the `shepherd` binary's allocator, so resident figures are the CLI's.
+//! Baselines run in the parent: reachability by BFS and by plain bit-vector clocks, on the
+//! same queries, with ratios.
 //!
-//! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`).
+//! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`,
+//! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`).
 
 use shepherd_races::oracle::{Bfs, BitClocks};
+use shepherd_races::report::{NoSources, ReportPlan, text};
 use shepherd_races::synth::{SynthConfig, generate};
 use shepherd_races::{Options, analyze};
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Write};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
+
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CHILD: &str = "SHEPHERD_RACES_BENCH_CHILD";
 
@@ -23,6 +34,10 @@ fn vm_hwm_kib() -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)
+}
+
+fn mb_hwm() -> f64 {
+    vm_hwm_kib() as f64 / 1024.0
 }
 
 /// CPU time of this thread in ns (`/proc/thread-self/schedstat`): robust when the machine is
@@ -38,52 +53,70 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Child: load + analyse one file, print figures.
+/// Counts what the report writes (the CLI writes it to stdout).
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Child: load + analyse + report one file, as `shepherd races FILE` does; print figures.
 fn child(path: &str, single: bool) {
-    let base = vm_hwm_kib();
+    let base = mb_hwm();
     let c0 = cpu_ns();
     let t0 = Instant::now();
     let f = std::fs::File::open(path).expect("open trace");
     let trace = shepherd_trace::read_jsonl(BufReader::with_capacity(1 << 20, f)).expect("read");
     let load = t0.elapsed();
-    let c1 = cpu_ns();
+    let (c1, hwm_load) = (cpu_ns(), mb_hwm());
     let opts = Options {
         single_coverage: single,
         ..Options::default()
     };
     let an = analyze(&trace, &opts).expect("analyse");
+    let analysed = t0.elapsed();
+    let (c2, hwm_analysis) = (cpu_ns(), mb_hwm());
+    let mut out = Counter(0);
+    let plan = ReportPlan::new(&trace, &an, false);
+    text::write(&mut out, &trace, &an, &plan, &NoSources).expect("write to sink");
     let total = t0.elapsed();
-    let c2 = cpu_ns();
+    let (c3, hwm_report) = (cpu_ns(), mb_hwm());
     let t = an.timings;
-    let uncovered = an.uncovered().count();
     println!(
-        "  actions {} | arcs {} | accesses {} | locations {} | chains {} (actions/chain {:.0}) | peak live clock entries {} ({:.1} MB) | candidates {} | uncovered {}",
+        "  actions {} | arcs {} | accesses {} | locations {} | chains {} | peak live clock entries {} ({:.1} MB) | candidates {} | uncovered {} | report {:.1} MB",
         trace.actions.len(),
         an.graph.arcs().len(),
         an.accesses.len(),
         an.accesses.locs.len(),
         an.chains.chains(),
-        trace.actions.len() as f64 / an.chains.chains().max(1) as f64,
         an.peak_clock_entries,
         an.peak_clock_entries as f64 * 2.0 / 1e6,
         an.races.len(),
-        uncovered,
+        an.uncovered().count(),
+        out.0 as f64 / 1e6,
     );
     println!(
-        "  wall: load {:.1} ms | scan {:.1} | graph {:.1} | sweep (timer arcs+chains+clocks+races+coverage) {:.1} | filters {:.1} | total {:.1} ms",
+        "  wall: load {:.1} ms | scan {:.1} | graph {:.1} | sweep {:.1} | filters {:.1} | report {:.1} | total {:.1} ms",
         ms(load),
         ms(t.scan),
         ms(t.graph),
         ms(t.clocks),
         ms(t.filters),
+        ms(total - analysed),
         ms(total)
     );
     println!(
-        "  CPU time: load {:.1} ms + analysis {:.1} ms = {:.1} ms (wall {:.1} ms; load average {})",
+        "  CPU: load {:.1} ms + analysis {:.1} ms + report {:.1} ms = {:.1} ms (load average {})",
         (c1 - c0) as f64 / 1e6,
         (c2 - c1) as f64 / 1e6,
-        (c2 - c0) as f64 / 1e6,
-        ms(total),
+        (c3 - c2) as f64 / 1e6,
+        (c3 - c0) as f64 / 1e6,
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .split_whitespace()
@@ -91,9 +124,24 @@ fn child(path: &str, single: bool) {
             .unwrap_or("?")
     );
     println!(
-        "  peak memory (VmHWM) {:.1} MB (process start {:.1} MB)",
-        vm_hwm_kib() as f64 / 1024.0,
-        base as f64 / 1024.0
+        "  peak memory (VmHWM) {:.1} MB | after load {:.1} MB, analysis {:.1} MB, report {:.1} MB (process start {:.1} MB)",
+        hwm_report, hwm_load, hwm_analysis, hwm_report, base
+    );
+}
+
+/// Writes `cfg`'s trace to `path`, printing its size.
+fn write_trace(label: &str, cfg: &SynthConfig, path: &Path) {
+    let t = Instant::now();
+    let trace = generate(cfg);
+    let f = std::fs::File::create(path).expect("create");
+    shepherd_trace::write_jsonl(&trace, BufWriter::new(f)).expect("write");
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{label}: {} actions, {} ops, {:.1} MB JSONL (generated in {:.0} ms)",
+        trace.actions.len(),
+        trace.ops.len(),
+        size as f64 / 1e6,
+        ms(t.elapsed())
     );
 }
 
@@ -113,51 +161,50 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let cfg = SynthConfig {
+    let page = SynthConfig {
         actions,
         seed,
         ..SynthConfig::default()
     };
-    let t = Instant::now();
-    let trace = generate(&cfg);
+    let wide = SynthConfig {
+        actions,
+        seed,
+        ..SynthConfig::wide()
+    };
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("trace.jsonl");
-    {
-        let f = std::fs::File::create(&path).expect("create");
-        shepherd_trace::write_jsonl(&trace, BufWriter::new(f)).expect("write");
-    }
-    if let Ok(keep) = std::env::var("SHEPHERD_BENCH_KEEP") {
-        // Keep a copy for profiling the child by hand.
-        let _ = std::fs::copy(&path, keep);
-    }
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "synthetic trace: {} actions, {} ops, {:.1} MB JSONL (generated in {:.0} ms)",
-        trace.actions.len(),
-        trace.ops.len(),
-        size as f64 / 1e6,
-        ms(t.elapsed())
-    );
     let exe = std::env::current_exe().expect("current exe");
-    for (label, single) in [
-        ("end to end, single + multi coverage", "1"),
-        ("end to end, multi coverage only", "0"),
-    ] {
-        println!("{label} (fresh process):");
-        let out = Command::new(&exe)
-            .env(CHILD, &path)
-            .env("SHEPHERD_BENCH_SINGLE", single)
-            .output()
-            .expect("run child");
-        print!("{}", String::from_utf8_lossy(&out.stdout));
-        if !out.status.success() {
-            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    for (name, cfg) in [("page", &page), ("wide", &wide)] {
+        let path = dir.path().join(format!("{name}.jsonl"));
+        write_trace(
+            &format!("synthetic trace '{name}' (width {})", cfg.width),
+            cfg,
+            &path,
+        );
+        if let Ok(keep) = std::env::var("SHEPHERD_BENCH_KEEP") {
+            // Keep a copy for profiling the child or the CLI by hand.
+            let _ = std::fs::copy(&path, Path::new(&keep).join(format!("{name}.jsonl")));
+        }
+        for (label, single) in [
+            ("single + multi coverage (the CLI's default)", "1"),
+            ("multi coverage only", "0"),
+        ] {
+            println!("'{name}', end to end, {label} (fresh process):");
+            let out = Command::new(&exe)
+                .env(CHILD, &path)
+                .env("SHEPHERD_BENCH_SINGLE", single)
+                .output()
+                .expect("run child");
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+            if !out.status.success() {
+                eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+            }
         }
     }
 
     // Baselines on the same graph and the same happens-before queries (the race candidate
     // checks): chain clocks vs BFS (sampled) vs plain bit-vector clocks (on a prefix that
     // fits in memory).
+    let trace = generate(&page);
     let an = analyze(&trace, &Options::default()).expect("analyse");
     let acc = &an.accesses;
     // Retained chain clocks (the reference pipeline keeps every clock).
@@ -166,7 +213,7 @@ fn main() {
     let t = Instant::now();
     let (_, clocks) = shepherd_races::chains::build(&trace, &scan, &fixes).expect("clocks");
     println!(
-        "retained chain clocks (reference pipeline): {:.1} ms, {:.1} MB for all {} actions",
+        "retained chain clocks (reference pipeline, 'page'): {:.1} ms, {:.1} MB for all {} actions",
         ms(t.elapsed()),
         clocks.bytes() as f64 / 1e6,
         trace.actions.len()
@@ -212,8 +259,7 @@ fn main() {
     let small_n = actions.min(20_000);
     let small = generate(&SynthConfig {
         actions: small_n,
-        seed,
-        ..SynthConfig::default()
+        ..page
     });
     let scan_small = shepherd_races::accesses::scan(&small, &fixes).expect("scan");
     let t = Instant::now();

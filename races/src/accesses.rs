@@ -139,7 +139,6 @@ pub struct Accesses {
     list: Vec<Access>,
     loc_off: Vec<u32>,
     trace_order: Vec<u32>,
-    in_trace_order: Vec<Access>,
     /// Location names.
     pub locs: Locations,
 }
@@ -171,12 +170,6 @@ impl Accesses {
         &self.trace_order
     }
 
-    /// The accesses themselves in trace order (`in_trace_order()[k]` is
-    /// `get(trace_order()[k])`), for sequential sweeps.
-    pub fn in_trace_order(&self) -> &[Access] {
-        &self.in_trace_order
-    }
-
     /// Number of kept accesses.
     pub fn len(&self) -> usize {
         self.list.len()
@@ -190,7 +183,6 @@ impl Accesses {
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.list.capacity() * std::mem::size_of::<Access>()
-            + self.in_trace_order.capacity() * std::mem::size_of::<Access>()
             + (self.loc_off.capacity() + self.trace_order.capacity()) * 4
     }
 }
@@ -224,7 +216,14 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
     let mut keys = KeyChain::default();
     let mut scripts = KeyChain::default();
     let mut derived = Vec::new();
-    let mut list: Vec<Access> = Vec::with_capacity(nops / 2);
+    // Sized once (an upper bound: every read and write op), so the list never regrows: a
+    // regrowth copies it and leaves the old block with the allocator.
+    let rw = trace
+        .ops
+        .iter()
+        .filter(|o| matches!(o, Op::Read { .. } | Op::Write { .. }))
+        .count();
+    let mut list: Vec<Access> = Vec::with_capacity(rw);
     let mut queues: Vec<u32> = Vec::new();
     let mut auto = vec![
         false;
@@ -424,14 +423,12 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
         trace_order[i] = *slot;
         *slot += 1;
     }
-    let in_trace_order = list;
-    let list = grouped;
+    drop(list);
     Ok(Scan {
         accesses: Accesses {
-            list,
+            list: grouped,
             loc_off,
             trace_order,
-            in_trace_order,
             locs: Locations { names },
         },
         derived,

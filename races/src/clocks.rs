@@ -278,6 +278,26 @@ impl Scratch {
         max_into(&mut self.buf[..w], src);
     }
 
+    /// Makes room for chains `0..width` (before [`Scratch::raise`]).
+    #[inline]
+    pub fn widen(&mut self, width: usize) {
+        if width > self.width {
+            if self.buf.len() < width {
+                self.buf.resize(width, 0);
+            }
+            self.width = width;
+        }
+    }
+
+    /// `self[chain] = max(self[chain], pos)` (joining one entry of a sparse clock); `chain`
+    /// must be below the width given to [`Scratch::widen`].
+    #[inline]
+    pub fn raise(&mut self, chain: u32, pos: u16) {
+        debug_assert!((chain as usize) < self.width);
+        let e = &mut self.buf[chain as usize];
+        *e = (*e).max(pos);
+    }
+
     /// Whether the node at (`chain`, `pos`) is below this clock.
     #[inline]
     pub fn reaches(&self, chain: u32, pos: u16) -> bool {

@@ -133,6 +133,11 @@ impl HbGraph {
         &self.arcs
     }
 
+    /// The arcs, giving the graph up (to rebuild it with more arcs without a copy).
+    pub fn into_arcs(self) -> Vec<HbArc> {
+        self.arcs
+    }
+
     /// Arcs into `v`.
     pub fn arcs_into(&self, v: u32) -> &[HbArc] {
         let v = v as usize;

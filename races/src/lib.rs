@@ -34,6 +34,7 @@ pub mod graph;
 pub mod oracle;
 pub mod races;
 pub mod report;
+pub mod store;
 pub mod sweep;
 pub mod synth;
 

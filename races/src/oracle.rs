@@ -3,8 +3,12 @@
 //! vector clocks, and races / coverage computed straight from the definitions (EventRacer
 //! Def. 2.1, 3.1, 3.2) over *all* racing pairs.
 
-use crate::accesses::{Access, Accesses};
+use crate::accesses::{self, Access, AccessKind, Accesses};
+use crate::fixes::FixOptions;
 use crate::graph::{HbGraph, Successors};
+use crate::races::{self, Race};
+use crate::{chains, coverage};
+use shepherd_trace::Trace;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
@@ -174,6 +178,53 @@ pub fn multi_covered(
         }
     }
     false
+}
+
+/// What the retained-clock reference pipeline finds: `chains.rs` keeps every action's clock,
+/// `races.rs` checks candidates against them, `coverage.rs` sweeps coverage with every G⁺
+/// clock kept. The streaming sweep must give exactly this.
+#[derive(Debug)]
+pub struct Retained {
+    /// Candidate races, sorted by second access.
+    pub races: Vec<Race>,
+    /// Def. 3.2 coverage.
+    pub covered: Vec<bool>,
+    /// Def. 3.1 coverage.
+    pub single: Vec<bool>,
+    /// Uninitialised reads: uncovered, and no earlier write of the location reaches the read
+    /// even through races.
+    pub uninit: Vec<bool>,
+}
+
+/// Runs the retained-clock reference pipeline on `trace`.
+pub fn retained(trace: &Trace, fixes: &FixOptions) -> Result<Retained, crate::Error> {
+    let scan = accesses::scan(trace, fixes)?;
+    let acc = &scan.accesses;
+    let (g, clocks) = chains::build(trace, &scan, fixes)?;
+    let races = races::candidates(acc, &clocks);
+    let cov = coverage::compute(&g, &clocks, acc, &races, true);
+    let uninit = races
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let b = acc.get(r.second);
+            !cov.covered[i]
+                && b.kind == AccessKind::Read
+                && acc
+                    .range_of(r.loc)
+                    .filter(|&w| acc.get(w).op < b.op && acc.get(w).kind.is_write())
+                    .all(|w| {
+                        acc.get(w).action != b.action
+                            && !coverage::pair_covered(&g, &cov, acc, &races, w, r.second)
+                    })
+        })
+        .collect();
+    Ok(Retained {
+        single: cov.single.unwrap_or_default(),
+        covered: cov.covered,
+        races,
+        uninit,
+    })
 }
 
 #[cfg(test)]

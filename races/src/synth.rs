@@ -20,6 +20,12 @@ pub struct SynthConfig {
     pub locations: u32,
     /// Random seed.
     pub seed: u64,
+    /// How many causal threads run side by side. 1 is the shape described above (≈ 450 chains
+    /// on 115 000 actions); each step up allows more timer loops alive at once, starts more
+    /// requests and adds independent callbacks (image loads, messages, observers) that hang
+    /// off a parse chunk or a user event and are ordered with nothing else, so the chain
+    /// decomposition widens (≈ 1 000 chains at 2).
+    pub width: u32,
 }
 
 impl Default for SynthConfig {
@@ -28,6 +34,18 @@ impl Default for SynthConfig {
             actions: 115_000,
             locations: 4_000,
             seed: 1,
+            width: 1,
+        }
+    }
+}
+
+impl SynthConfig {
+    /// The wide page: as many actions, about 1 000 chains (many independent timers, network
+    /// callbacks and user events, as long staging sessions and explorations produce).
+    pub fn wide() -> SynthConfig {
+        SynthConfig {
+            width: 2,
+            ..SynthConfig::default()
         }
     }
 }
@@ -62,6 +80,9 @@ impl Rng {
 
 const DELAYS: [u32; 6] = [0, 4, 16, 50, 100, 1000];
 
+/// Share of actions (per mille per step of width above 1) that are independent callbacks.
+const INDEPENDENT_PER_MILLE: u64 = 3;
+
 /// A causal thread of the page: a timer loop or an open request.
 struct Thread {
     last: ActionId,
@@ -82,6 +103,9 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
     b.page("https://synthetic.test/");
     let n = cfg.actions.max(1);
     let nloc = cfg.locations.max(1) as u64;
+    let w = cfg.width.max(1) as u64;
+    // Actions independent callbacks can hang off (parse chunks, user events).
+    let mut anchors: Vec<ActionId> = Vec::new();
     let loc_names: Vec<String> = (0..nloc)
         .map(|i| match i % 10 {
             0..=4 => format!("Global.g{i}"),
@@ -112,6 +136,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
                 b.fork(p, id);
             }
             last_parse = Some(id);
+            anchors.push(id);
             for _ in 0..1 + r.below(2) {
                 let oid = next_oid;
                 next_oid += 1;
@@ -127,10 +152,27 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
                 if let Some(&oid) = nodes.last() {
                     b.write(&format!("BUTTON[{oid}].click"), Some("Function[9]"));
                 }
-                spawn(&mut r, ctx, &mut loops, &mut reqs, &mut next_oid, 3);
+                spawn(&mut r, ctx, &mut loops, &mut reqs, &mut next_oid, 3, w);
                 b.exit();
             }
             b.end();
+            continue;
+        }
+        if w > 1 && !anchors.is_empty() && r.below(1000) < INDEPENDENT_PER_MILLE * (w - 1) {
+            // An independent callback (image load, message, observer): caused by a parse
+            // chunk or a user event, ordered with nothing after it.
+            let from = anchors[anchors.len() - 1 - r.skewed(anchors.len() as u64) as usize];
+            let (ty, what) = if r.chance(50) {
+                (ActionType::Network, "load")
+            } else {
+                (ActionType::Unknown, "message")
+            };
+            b.begin(ty, what, &format!("doc/{what}:{id}"));
+            b.enter(&format!("fire:{what}"), None);
+            script_body(&mut b, &mut r, &loc_names, &values, 3);
+            b.exit();
+            b.end();
+            b.fork(from, id);
             continue;
         }
         let roll = r.below(100);
@@ -148,7 +190,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
             if r.below(1000) < 2 {
                 loops.swap_remove(k);
             }
-            spawn(&mut r, ctx, &mut loops, &mut reqs, &mut next_oid, 0);
+            spawn(&mut r, ctx, &mut loops, &mut reqs, &mut next_oid, 0, w);
         } else if roll < 38 && !oneshots.is_empty() {
             // One-shot timers fire about in registration order.
             let k = r.below(oneshots.len().min(3) as u64) as usize;
@@ -210,10 +252,11 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
                 b.join(p, id);
             }
             last_ui = Some(id);
+            anchors.push(id);
             if r.chance(15) {
                 oneshots.push_back((id, DELAYS[r.below(6) as usize]));
             }
-            spawn(&mut r, ctx, &mut loops, &mut reqs, &mut next_oid, 0);
+            spawn(&mut r, ctx, &mut loops, &mut reqs, &mut next_oid, 0, w);
         } else {
             b.begin(ActionType::Unknown, "idle", &format!("doc/idle:{id}"));
             b.end();
@@ -222,7 +265,8 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
     b.finish()
 }
 
-/// Sometimes starts a timer loop or a request from action `ctx` (always `boost` more tries).
+/// Sometimes starts a timer loop or a request from action `ctx` (`boost` during the parse,
+/// `w` times as likely afterwards, with room for `w` times as many loops).
 fn spawn(
     r: &mut Rng,
     ctx: ActionId,
@@ -230,9 +274,10 @@ fn spawn(
     reqs: &mut Vec<Thread>,
     next_oid: &mut u64,
     boost: u64,
+    w: u64,
 ) {
-    let (pl, pr) = if boost > 0 { (30, 30) } else { (1, 1) };
-    if r.below(400) < pl * 4 && loops.len() < 24 {
+    let (pl, pr) = if boost > 0 { (30, 30) } else { (w, w) };
+    if r.below(400) < pl * 4 && loops.len() < 24 * w as usize {
         loops.push(Thread {
             last: ctx,
             delay: DELAYS[r.below(6) as usize],
@@ -274,6 +319,7 @@ mod tests {
             actions: 2_000,
             locations: 200,
             seed: 7,
+            width: 1,
         };
         let a = generate(&cfg);
         let b = generate(&cfg);

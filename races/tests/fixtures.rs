@@ -8,6 +8,9 @@ use shepherd_races::report::{self, NoSources, RaceReport};
 use shepherd_races::{Options, analyze};
 use std::path::Path;
 
+#[path = "support/streamed.rs"]
+mod streamed;
+
 fn summarise(dir: &Path) -> Value {
     let f = std::fs::File::open(dir.join("trace.jsonl")).unwrap();
     let trace = shepherd_trace::read_jsonl(std::io::BufReader::new(f)).unwrap();
@@ -50,6 +53,11 @@ fn summarise(dir: &Path) -> Value {
     // The renderers run on every fixture too.
     let text = report::text::render(&RaceReport::new(&trace, &an, false));
     assert!(text.contains("races"), "{text}");
+    // The CLI's streaming writer prints the same text, with and without covered races, with
+    // the repairing policies and explorer verdicts it is given.
+    for all in [false, true] {
+        streamed::assert_streams_as_rendered(&trace, &an, all);
+    }
     let html = report::html::render(&rep, &an, &trace, &NoSources);
     assert!(
         html.starts_with("<!doctype html>") && html.contains("<svg"),

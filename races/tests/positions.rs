@@ -4,7 +4,7 @@
 //! `expected.txt` is the exact text report (`UPDATE_FIXTURES=1` rewrites it).
 
 use serde_json::Value;
-use shepherd_races::report::{self, InlineCode, NoSources, PageSources, RaceReport};
+use shepherd_races::report::{self, InlineCode, NoSources, PageSources, RaceReport, ReportPlan};
 use shepherd_races::{Options, analyze};
 use std::collections::HashMap;
 use std::path::Path;
@@ -52,6 +52,17 @@ fn text_report_shows_the_lines_of_both_accesses() {
         std::fs::write(&path, &text).unwrap();
     }
     assert_eq!(text, std::fs::read_to_string(&path).unwrap());
+    // The CLI streams the same text, one location at a time.
+    let mut streamed = Vec::new();
+    report::text::write(
+        &mut streamed,
+        &trace,
+        &an,
+        &ReportPlan::new(&trace, &an, false),
+        &sources,
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8(streamed).unwrap(), text);
     // The handler's read of `init` is on line 11 of index.html, the write in ready() on line 6.
     assert!(
         text.contains("   11 | <button id=\"b\" onclick=\"if (init) show(count);\">go</button>")

@@ -1,11 +1,10 @@
 //! Property tests: the fast algorithms against the definitions on random small inputs.
 
 use proptest::prelude::*;
-use shepherd_races::accesses::{self, AccessKind};
 use shepherd_races::clocks::ClockBuilder;
 use shepherd_races::graph::{ArcOrigin, HbArc, HbGraph};
 use shepherd_races::oracle::{self, Bfs, BitClocks};
-use shepherd_races::{Options, analyze, chains, coverage, races};
+use shepherd_races::{Options, analyze};
 use shepherd_trace::{ActionType, Trace, TraceBuilder};
 use std::collections::BTreeSet;
 
@@ -124,24 +123,11 @@ proptest! {
         let got: BTreeSet<u32> = an.uncovered().map(|i| an.races[i].loc).collect();
         prop_assert_eq!(got, want);
         // The reference pipeline (every clock kept) agrees with the streaming sweep.
-        let fixes = shepherd_races::FixOptions::default();
-        let scan = accesses::scan(&trace, &fixes).unwrap();
-        let (g, clocks) = chains::build(&trace, &scan, &fixes).unwrap();
-        let ref_races = races::candidates(&scan.accesses, &clocks);
-        prop_assert_eq!(&ref_races, &an.races);
-        let cov = coverage::compute(&g, &clocks, &scan.accesses, &ref_races, true);
-        prop_assert_eq!(&cov.covered, &an.covered);
-        prop_assert_eq!(cov.single.as_ref(), an.single.as_ref());
-        for (i, r) in ref_races.iter().enumerate() {
-            let b = acc.get(r.second);
-            let want = !cov.covered[i]
-                && b.kind == AccessKind::Read
-                && acc.range_of(r.loc).filter(|&w| acc.get(w).op < b.op && acc.get(w).kind.is_write()).all(|w| {
-                    acc.get(w).action != b.action
-                        && !coverage::pair_covered(&g, &cov, acc, &ref_races, w, r.second)
-                });
-            prop_assert_eq!(an.uninit[i], want, "uninit {:?}", r);
-        }
+        let reference = oracle::retained(&trace, &shepherd_races::FixOptions::default()).unwrap();
+        prop_assert_eq!(&reference.races, &an.races);
+        prop_assert_eq!(&reference.covered, &an.covered);
+        prop_assert_eq!(Some(&reference.single), an.single.as_ref());
+        prop_assert_eq!(&reference.uninit, &an.uninit);
         // At most p − 1 + 2q candidates per location.
         for l in 0..acc.locs.len() as u32 {
             let xs = acc.of(l);

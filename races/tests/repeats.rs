@@ -5,6 +5,9 @@
 use shepherd_races::report::{self, RaceReport};
 use shepherd_races::{Options, analyze};
 
+#[path = "support/streamed.rs"]
+mod streamed;
+
 /// A script defines `f` at app.js:2; the button's handler calls it three times from line 5 of
 /// the page and once from line 9 (another handler), all auto-explored, unordered with the script.
 const TRACE: &str = r#"{"format":"shepherd-trace","version":2,"page":"https://a.test/"}
@@ -72,4 +75,36 @@ fn repeated_races_are_listed_once() {
     assert_eq!(html.matches("<div class=race id=").count(), 2, "{html}");
     assert_eq!(html.matches("2 more like race").count(), 1, "{html}");
     assert_eq!(html.matches("<li id=race").count(), 2, "{html}");
+}
+
+/// The CLI's streamed text report folds the repeats as `render` does, and shows the explorer's
+/// verdict of each race it lists (not of the repeats folded under it).
+#[test]
+fn streamed_report_folds_repeats_and_shows_verdicts() {
+    let trace = shepherd_trace::read_jsonl(TRACE.as_bytes()).unwrap();
+    let an = analyze(&trace, &Options::default()).unwrap();
+    for all in [false, true] {
+        let text = streamed::assert_streams_as_rendered(&trace, &an, all);
+        assert_eq!(text.matches("... and 2 more like it").count(), 1, "{text}");
+        assert_eq!(text.matches("  race ").count(), 2, "{text}");
+        // Two races listed; `verdict` gives a verdict to two ids in three.
+        let listed: Vec<usize> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("  race "))
+            .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+            .collect();
+        let with_verdict = listed.iter().filter(|&&id| id % 3 != 2).count();
+        assert!(with_verdict > 0, "no listed race has a verdict: {text}");
+        assert_eq!(
+            text.matches("    explored: ").count(),
+            with_verdict,
+            "{text}"
+        );
+        for id in listed.iter().filter(|&&id| id % 3 == 0) {
+            assert!(
+                text.contains(&format!("explored: harmful (reason of race {id})")),
+                "{text}"
+            );
+        }
+    }
 }

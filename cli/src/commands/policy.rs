@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Subcommand;
 use shepherd_policies::covers::Augmented;
-use shepherd_races::report::RaceReport;
+use shepherd_races::report::{RaceReport, ReportPlan};
 use shepherd_races::{Analysis, Options, analyze};
 use shepherd_trace::Trace;
 use std::path::PathBuf;
@@ -140,4 +140,14 @@ pub(crate) fn annotate(rep: &mut RaceReport, trace: &Trace, an: &Analysis) {
     for (r, names) in rep.races.iter_mut().zip(by) {
         r.repaired_by = names;
     }
+}
+
+/// [`annotate`] for a report streamed from its plan.
+pub(crate) fn annotate_plan(plan: &mut ReportPlan, trace: &Trace, an: &Analysis) {
+    let pairs = plan.action_pairs(an);
+    plan.set_repaired_by(shepherd_policies::covers::shipped_orderings(
+        trace,
+        &hb_arcs(an),
+        &pairs,
+    ));
 }

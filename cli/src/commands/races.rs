@@ -2,10 +2,11 @@
 
 use crate::progress::Progress;
 use anyhow::Context;
-use shepherd_races::report::{self, Explored, RaceReport, RaceView};
+use shepherd_races::report::{self, Explored, RaceReport, RaceView, ReportPlan};
 use shepherd_races::{Options, analyze_with_phases};
 use shepherd_trace::Trace;
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -116,8 +117,6 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
     progress.message("loading page sources for the report");
     let sources = shepherd_session::page_sources::for_trace_file(&args.file);
-    let mut rep = RaceReport::new(&trace, &analysis, args.all);
-    rep.attach_sources(&sources);
     progress.finish();
     let explored = match &args.explored {
         Some(p) => Some(load_explored(p)?),
@@ -129,23 +128,28 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
                 .cloned()
         })
     };
-    rep.attach_explored(lookup);
-    super::policy::annotate(&mut rep, &trace, &analysis);
     if args.json {
+        let mut rep = RaceReport::new(&trace, &analysis, args.all);
+        rep.attach_sources(&sources);
+        rep.attach_explored(lookup);
+        super::policy::annotate(&mut rep, &trace, &analysis);
         println!("{}", report::json::render(&rep));
     } else {
-        print!("{}", report::text::render(&rep));
+        // Streamed one location at a time: a long session's report is never held whole.
+        let mut plan = ReportPlan::new(&trace, &analysis, args.all);
+        if explored.is_some() {
+            plan.attach_explored(&trace, &analysis, lookup);
+        }
+        super::policy::annotate_plan(&mut plan, &trace, &analysis);
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        report::text::write(&mut out, &trace, &analysis, &plan, &sources)?;
+        out.flush()?;
     }
     if let Some(out) = &args.html {
         // The page folds covered races under their cover, so it always has them.
-        let full = if args.all {
-            rep
-        } else {
-            let mut full = RaceReport::new(&trace, &analysis, true);
-            full.attach_explored(lookup);
-            super::policy::annotate(&mut full, &trace, &analysis);
-            full
-        };
+        let mut full = RaceReport::new(&trace, &analysis, true);
+        full.attach_explored(lookup);
+        super::policy::annotate(&mut full, &trace, &analysis);
         let progress = Progress::spinner("writing the HTML report");
         let page = report::html::render(&full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;

@@ -339,9 +339,33 @@ fn witnesses(an: &Analysis, shown: &[usize]) -> HashMap<usize, usize> {
     out
 }
 
-impl RaceReport {
-    /// Builds the report. `all` includes covered races.
-    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> RaceReport {
+/// A report before its races are rendered: the counts, and which races to show in which
+/// order. [`RaceReport::new`] turns every race into a [`RaceView`] at once; the text report
+/// of the CLI takes them one location at a time ([`ReportPlan::groups`]), so a trace with
+/// tens of thousands of uncovered races never holds all their views.
+#[derive(Debug)]
+pub struct ReportPlan {
+    /// The report without races.
+    pub head: RaceReport,
+    /// Indices of the races to show, in order.
+    shown: Vec<usize>,
+    /// Names of the locations shown.
+    names: HashMap<u32, String>,
+    /// Covering witnesses of covered races shown.
+    witnesses: HashMap<usize, usize>,
+    /// The trace's node descriptions, to name DOM locations.
+    nodes: NodeNames,
+    /// Per race shown (same order): the repair policies that order it; empty until
+    /// [`ReportPlan::set_repaired_by`].
+    repaired_by: Vec<Vec<String>>,
+    /// The explorer's verdicts by position among the races shown (only races that have one);
+    /// empty until [`ReportPlan::attach_explored`].
+    explored: HashMap<usize, Explored>,
+}
+
+impl ReportPlan {
+    /// Plans the report. `all` includes covered races.
+    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> ReportPlan {
         let acc = &an.accesses;
         let mut levels = LevelCounts::default();
         let mut tag_counts: HashMap<Tag, usize> = HashMap::new();
@@ -377,55 +401,17 @@ impl RaceReport {
                 .then(x.cmp(&y))
         });
         let nodes = NodeNames::new(trace);
-        let wit = if all {
+        let witnesses = if all {
             witnesses(an, &shown)
         } else {
             HashMap::new()
         };
-        let races = shown
-            .iter()
-            .map(|&i| {
-                let r = &an.races[i];
-                let t = &an.tags[r.loc as usize];
-                let coverage = if !an.covered[i] {
-                    "uncovered"
-                } else {
-                    match &an.single {
-                        Some(s) if s[i] => "single",
-                        Some(_) => "multi",
-                        None => "covered",
-                    }
-                };
-                let location = names[&r.loc].clone();
-                let (location_name, node) = match nodes.location(&location) {
-                    Some((name, node)) => (name, node.cloned()),
-                    None => (location.clone(), None),
-                };
-                RaceView {
-                    id: i,
-                    location,
-                    location_name,
-                    node,
-                    kind: crate::races::kind_name(acc, r),
-                    covered: an.covered[i],
-                    coverage,
-                    covered_by: wit.get(&i).copied(),
-                    tags: t.iter().map(Tag::name).collect(),
-                    harmful: t.harmful(),
-                    level: t.level().name(),
-                    first: access_view(trace, &nodes, acc.get(r.first)),
-                    second: access_view(trace, &nodes, acc.get(r.second)),
-                    explored: None,
-                    repaired_by: Vec::new(),
-                }
-            })
-            .collect();
         let mut tags: Vec<(String, usize)> = Tag::ALL
             .iter()
             .filter_map(|t| tag_counts.get(t).map(|&c| (t.name().to_owned(), c)))
             .collect();
         tags.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        RaceReport {
+        let head = RaceReport {
             version: JSON_VERSION,
             trace: TraceSummary {
                 page: trace.header.page.clone(),
@@ -439,34 +425,154 @@ impl RaceReport {
                 locations: levels,
                 tags,
             },
-            races,
+            races: Vec::new(),
+        };
+        ReportPlan {
+            head,
+            shown,
+            names,
+            witnesses,
+            nodes,
+            repaired_by: Vec::new(),
+            explored: HashMap::new(),
         }
+    }
+
+    /// The first and second access's actions of each race shown, in order.
+    pub fn action_pairs(&self, an: &Analysis) -> Vec<(u32, u32)> {
+        let acc = &an.accesses;
+        self.shown
+            .iter()
+            .map(|&i| {
+                let r = &an.races[i];
+                (acc.get(r.first).action, acc.get(r.second).action)
+            })
+            .collect()
+    }
+
+    /// Sets each shown race's repairing policies (in the order of [`ReportPlan::action_pairs`]).
+    pub fn set_repaired_by(&mut self, by: Vec<Vec<String>>) {
+        self.repaired_by = by;
+    }
+
+    /// Merges the explorer's verdicts as [`RaceReport::attach_explored`] does: `lookup`
+    /// answers for each race shown, given its view (built one at a time, not kept).
+    pub fn attach_explored(
+        &mut self,
+        trace: &Trace,
+        an: &Analysis,
+        lookup: impl Fn(&RaceView) -> Option<Explored>,
+    ) {
+        let found = (0..self.shown.len())
+            .filter_map(|k| lookup(&self.view(trace, an, k)).map(|x| (k, x)))
+            .collect();
+        self.explored = found;
+    }
+
+    /// The view of the `k`th race shown.
+    fn view(&self, trace: &Trace, an: &Analysis, k: usize) -> RaceView {
+        let i = self.shown[k];
+        let acc = &an.accesses;
+        let r = &an.races[i];
+        let t = &an.tags[r.loc as usize];
+        let coverage = if !an.covered[i] {
+            "uncovered"
+        } else {
+            match &an.single {
+                Some(s) if s[i] => "single",
+                Some(_) => "multi",
+                None => "covered",
+            }
+        };
+        let location = self.names[&r.loc].clone();
+        let (location_name, node) = match self.nodes.location(&location) {
+            Some((name, node)) => (name, node.cloned()),
+            None => (location.clone(), None),
+        };
+        RaceView {
+            id: i,
+            location,
+            location_name,
+            node,
+            kind: crate::races::kind_name(acc, r),
+            covered: an.covered[i],
+            coverage,
+            covered_by: self.witnesses.get(&i).copied(),
+            tags: t.iter().map(Tag::name).collect(),
+            harmful: t.harmful(),
+            level: t.level().name(),
+            first: access_view(trace, &self.nodes, acc.get(r.first)),
+            second: access_view(trace, &self.nodes, acc.get(r.second)),
+            explored: self.explored.get(&k).cloned(),
+            repaired_by: self.repaired_by.get(k).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The races shown, one location at a time, in order.
+    pub fn groups<'a>(
+        &'a self,
+        trace: &'a Trace,
+        an: &'a Analysis,
+    ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
+        let mut start = 0;
+        self.shown
+            .chunk_by(move |&x, &y| an.races[x].loc == an.races[y].loc)
+            .map(move |ids| {
+                let ks = start..start + ids.len();
+                start = ks.end;
+                ks.map(|k| self.view(trace, an, k)).collect()
+            })
+    }
+
+    /// The whole report.
+    pub fn into_report(self, trace: &Trace, an: &Analysis) -> RaceReport {
+        let races = (0..self.shown.len())
+            .map(|k| self.view(trace, an, k))
+            .collect();
+        RaceReport { races, ..self.head }
     }
 }
 
 impl RaceReport {
+    /// Builds the report. `all` includes covered races.
+    pub fn new(trace: &Trace, an: &Analysis, all: bool) -> RaceReport {
+        ReportPlan::new(trace, an, all).into_report(trace, an)
+    }
+
     /// Fills each access's `code` with the source lines at its position.
     pub fn attach_sources(&mut self, sources: &dyn SourceProvider) {
-        let mut memo: HashMap<String, Option<Snippet>> = HashMap::new();
-        for r in &mut self.races {
-            for a in [&mut r.first, &mut r.second] {
-                if let Some(pos) = &a.source {
-                    a.code = memo
-                        .entry(pos.clone())
-                        .or_insert_with(|| sources.snippet(pos))
-                        .clone();
-                }
-            }
-        }
+        SourceMemo::default().attach(&mut self.races, sources);
     }
-}
 
-impl RaceReport {
     /// Merges the explorer's verdicts: `lookup` answers for a race (matched by location and
     /// the stable ids of its two actions).
     pub fn attach_explored(&mut self, lookup: impl Fn(&RaceView) -> Option<Explored>) {
         for r in &mut self.races {
             r.explored = lookup(r);
+        }
+    }
+}
+
+/// Source lines already looked up, by position (one lookup per position however many races
+/// show it).
+#[derive(Debug, Default)]
+pub struct SourceMemo {
+    memo: HashMap<String, Option<Snippet>>,
+}
+
+impl SourceMemo {
+    /// Fills each access's `code` with the source lines at its position.
+    pub fn attach(&mut self, races: &mut [RaceView], sources: &dyn SourceProvider) {
+        for r in races {
+            for a in [&mut r.first, &mut r.second] {
+                if let Some(pos) = &a.source {
+                    a.code = self
+                        .memo
+                        .entry(pos.clone())
+                        .or_insert_with(|| sources.snippet(pos))
+                        .clone();
+                }
+            }
         }
     }
 }

@@ -1,6 +1,10 @@
 //! Plain-text report: one block per location with races to look at, harmful first.
 
-use super::{AccessView, RaceReport, RaceView, group_repeats, reason};
+use super::{
+    AccessView, RaceReport, RaceView, ReportPlan, SourceMemo, SourceProvider, group_repeats, reason,
+};
+use crate::Analysis;
+use shepherd_trace::Trace;
 use std::fmt::Write;
 
 fn side(a: &AccessView) -> String {
@@ -31,6 +35,41 @@ fn side(a: &AccessView) -> String {
 /// Renders the report as text.
 pub fn render(r: &RaceReport) -> String {
     let mut out = String::new();
+    head(&mut out, r);
+    for group in r.races.chunk_by(|x, y| x.location == y.location) {
+        location(&mut out, group);
+    }
+    tail(&mut out, r.races.is_empty());
+    out
+}
+
+/// Writes the text report `plan` plans for `an` to `out` as [`render`] would render
+/// `plan.into_report(trace, an)` with `sources` attached, building the views of one location
+/// at a time (memory follows the largest location, not the whole report).
+pub fn write(
+    out: &mut dyn std::io::Write,
+    trace: &Trace,
+    an: &Analysis,
+    plan: &ReportPlan,
+    sources: &dyn SourceProvider,
+) -> std::io::Result<()> {
+    let mut memo = SourceMemo::default();
+    let mut buf = String::new();
+    head(&mut buf, &plan.head);
+    let mut empty = true;
+    for mut group in plan.groups(trace, an) {
+        empty = false;
+        memo.attach(&mut group, sources);
+        location(&mut buf, &group);
+        out.write_all(buf.as_bytes())?;
+        buf.clear();
+    }
+    tail(&mut buf, empty);
+    out.write_all(buf.as_bytes())
+}
+
+/// The summary lines.
+fn head(out: &mut String, r: &RaceReport) {
     let s = &r.summary;
     let _ = writeln!(
         out,
@@ -52,72 +91,68 @@ pub fn render(r: &RaceReport) -> String {
         l.only_covered,
         l.no_races + l.too_few_accesses
     );
-    // Repeats of a race (see `group_repeats`) are listed once, with their ids, so the report
-    // stays readable after long explorations.
-    let mut i = 0;
-    while i < r.races.len() {
-        let loc = r.races[i].location.as_str();
-        let end = r.races[i..]
-            .iter()
-            .position(|x| x.location != loc)
-            .map_or(r.races.len(), |k| i + k);
-        let group = &r.races[i..end];
-        let race = &group[0];
-        let _ = writeln!(out);
-        let marker = if race.harmful { "HARMFUL" } else { race.level };
-        let tags = if race.tags.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", race.tags.join(", "))
-        };
-        let _ = writeln!(out, "{marker} {}{tags}", race.location_name);
-        // The trace's own name keeps nodes that share a selector apart.
-        if race.location_name != race.location {
-            let _ = writeln!(out, "  trace location: {}", race.location);
-        }
-        let _ = writeln!(
-            out,
-            "  reason: {}",
-            reason(&race.tags, race.level == "only-covered")
-        );
-        let refs: Vec<&RaceView> = group.iter().collect();
-        for (k, repeats) in group_repeats(&refs) {
-            let race = &group[k];
-            let cov = if race.covered {
-                match race.covered_by {
-                    Some(by) => format!(" (covered, {}, by race {by})", race.coverage),
-                    None => format!(" (covered, {})", race.coverage),
-                }
-            } else {
-                String::new()
-            };
-            let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
-            let _ = writeln!(out, "    first:  {}", side(&race.first));
-            let _ = writeln!(out, "    second: {}", side(&race.second));
-            if let Some(x) = &race.explored {
-                let _ = writeln!(out, "    explored: {} ({})", x.verdict, x.reason);
-            }
-            if !race.repaired_by.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    ordered by policy: {}",
-                    race.repaired_by.join(", ")
-                );
-            }
-            if !repeats.is_empty() {
-                let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
-                let _ = writeln!(
-                    out,
-                    "    ... and {} more like it (same places, other events): races {}",
-                    repeats.len(),
-                    ids.join(", ")
-                );
-            }
-        }
-        i = end;
-    }
-    if r.races.is_empty() {
+}
+
+fn tail(out: &mut String, no_races: bool) {
+    if no_races {
         let _ = writeln!(out, "\nno uncovered races");
     }
-    out
+}
+
+/// The block of one location (its races, in order).
+fn location(out: &mut String, group: &[RaceView]) {
+    // Repeats of a race (see `group_repeats`) are listed once, with their ids, so the report
+    // stays readable after long explorations.
+    let race = &group[0];
+    let _ = writeln!(out);
+    let marker = if race.harmful { "HARMFUL" } else { race.level };
+    let tags = if race.tags.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", race.tags.join(", "))
+    };
+    let _ = writeln!(out, "{marker} {}{tags}", race.location_name);
+    // The trace's own name keeps nodes that share a selector apart.
+    if race.location_name != race.location {
+        let _ = writeln!(out, "  trace location: {}", race.location);
+    }
+    let _ = writeln!(
+        out,
+        "  reason: {}",
+        reason(&race.tags, race.level == "only-covered")
+    );
+    let refs: Vec<&RaceView> = group.iter().collect();
+    for (k, repeats) in group_repeats(&refs) {
+        let race = &group[k];
+        let cov = if race.covered {
+            match race.covered_by {
+                Some(by) => format!(" (covered, {}, by race {by})", race.coverage),
+                None => format!(" (covered, {})", race.coverage),
+            }
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  race {} {}{cov}", race.id, race.kind);
+        let _ = writeln!(out, "    first:  {}", side(&race.first));
+        let _ = writeln!(out, "    second: {}", side(&race.second));
+        if let Some(x) = &race.explored {
+            let _ = writeln!(out, "    explored: {} ({})", x.verdict, x.reason);
+        }
+        if !race.repaired_by.is_empty() {
+            let _ = writeln!(
+                out,
+                "    ordered by policy: {}",
+                race.repaired_by.join(", ")
+            );
+        }
+        if !repeats.is_empty() {
+            let ids: Vec<String> = repeats.iter().map(|&j| group[j].id.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "    ... and {} more like it (same places, other events): races {}",
+                repeats.len(),
+                ids.join(", ")
+            );
+        }
+    }
 }

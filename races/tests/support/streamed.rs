@@ -1,0 +1,41 @@
+//! The CLI's streamed text report (`text::write` over a `ReportPlan`) against `text::render`
+//! of the whole `RaceReport`, both given the same repairing policies and explorer verdicts.
+
+use shepherd_races::Analysis;
+use shepherd_races::report::{self, Explored, NoSources, RaceReport, RaceView, ReportPlan};
+use shepherd_trace::Trace;
+
+/// A verdict for two races in three (by id), none for the third.
+pub fn verdict(r: &RaceView) -> Option<Explored> {
+    let verdict = match r.id % 3 {
+        0 => "harmful",
+        1 => "harmless",
+        _ => return None,
+    };
+    Some(Explored {
+        verdict: verdict.to_owned(),
+        reason: format!("reason of race {}", r.id),
+        sequence: r.id.is_multiple_of(2).then_some(r.id as u64),
+    })
+}
+
+/// Asserts that the streamed report equals the one `render` gives for the whole report built
+/// by [`RaceReport::new`] (as the JSON and HTML reports are), and returns it.
+pub fn assert_streams_as_rendered(trace: &Trace, an: &Analysis, all: bool) -> String {
+    let policies = |k: usize| vec![format!("policy-{}", k % 3)];
+    let mut whole = RaceReport::new(trace, an, all);
+    for (k, r) in whole.races.iter_mut().enumerate() {
+        r.repaired_by = policies(k);
+    }
+    whole.attach_explored(verdict);
+    let want = report::text::render(&whole);
+    let mut plan = ReportPlan::new(trace, an, all);
+    let by = (0..plan.action_pairs(an).len()).map(policies).collect();
+    plan.set_repaired_by(by);
+    plan.attach_explored(trace, an, verdict);
+    let mut streamed = Vec::new();
+    report::text::write(&mut streamed, trace, an, &plan, &NoSources).unwrap();
+    let streamed = String::from_utf8(streamed).unwrap();
+    assert_eq!(streamed, want);
+    streamed
+}
