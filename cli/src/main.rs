@@ -3,6 +3,7 @@
 
 mod commands;
 mod demo_site;
+mod memory;
 mod progress;
 
 use clap::{Parser, Subcommand};
