@@ -307,7 +307,13 @@ fn connect(
     slot: Slot,
     req: Request<Incoming>,
 ) -> Response<ProxyBody> {
-    let Some(authority) = req.uri().authority().cloned() else {
+    // A copy: the parsed authority shares the outer connection's whole read buffer (16 KB),
+    // which the tunnel would otherwise keep alive for as long as it lives.
+    let authority = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str().parse::<Authority>());
+    let Some(Ok(authority)) = authority else {
         shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
         return respond::simple(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n");
     };
