@@ -19,7 +19,10 @@ pub(crate) fn worker_idle() {
         static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
     }
     let now = Instant::now();
-    if LAST.get().is_some_and(|last| now.duration_since(last) < EVERY) {
+    if LAST
+        .get()
+        .is_some_and(|last| now.duration_since(last) < EVERY)
+    {
         return;
     }
     LAST.set(Some(now));
