@@ -3,6 +3,7 @@
 
 mod commands;
 mod demo_site;
+mod memory;
 mod progress;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,8 @@ enum Command {
     Races(commands::races::Args),
     /// Convert recordings to and from HAR 1.2 (devtools, other proxies).
     Har(commands::har::Args),
+    /// Check a recording's integrity (SQLite and every body's digest), e.g. after a crash.
+    Check(commands::check::Args),
     /// Merge the sessions of several recordings into one recording.
     Merge(commands::har::MergeArgs),
     /// Print the instrumented form of an HTML or JavaScript file.

@@ -6,17 +6,25 @@ use crate::client_body::ClientBody;
 use crate::state::{Shared, Target};
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// The special host that serves the CA page (`http://shepherd.ca/`).
 pub(crate) const CA_HOST: &str = "shepherd.ca";
 
-/// Routes one request for `target`.
-pub(crate) async fn handle(
+/// Routes one request for `target`. Boxed: hyper keeps an HTTP/1.1 connection's request future
+/// in an allocation sized for it for as long as the connection lives, idle or not, and the
+/// routed future (pipeline, upstream request, recording) is kilobytes where a box is a pointer.
+pub(crate) fn handle(
     shared: Arc<Shared>,
     target: Target,
     req: Request<Incoming>,
-) -> Response<ProxyBody> {
+) -> Pin<Box<dyn Future<Output = Response<ProxyBody>> + Send>> {
+    Box::pin(route(shared, target, req))
+}
+
+async fn route(shared: Arc<Shared>, target: Target, req: Request<Incoming>) -> Response<ProxyBody> {
     let req = {
         let (parts, body) = req.into_parts();
         let body = ClientBody::new(body, shared.limits.body_timeout, || {

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A proxy that is accepting connections.
 pub(crate) struct Running {
@@ -134,6 +134,10 @@ fn bind(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
     socket.listen(backlog)
 }
 
+/// A client connection's place under [`Limits::max_connections`](crate::limits::Limits), shared
+/// by the connection and the tunnels it opens.
+type Slot = Arc<OwnedSemaphorePermit>;
+
 async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -188,15 +192,16 @@ async fn accept_loop(
                     }
                 }
             };
-            let _permit = permit;
             let _ = tcp.set_nodelay(true);
-            serve_client(shared, tcp, peer).await;
+            serve_client(shared, tcp, peer, Arc::new(permit)).await;
         });
     }
 }
 
-/// A client connection: TLS straight away (reverse / DNS-mapped use) or proxy HTTP.
-async fn serve_client(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
+/// A client connection: TLS straight away (reverse / DNS-mapped use) or proxy HTTP. `slot` is
+/// the connection's place under the cap: CONNECT tunnels outlive the outer connection (hyper
+/// finishes it at the upgrade), so each tunnel keeps a clone until it closes.
+async fn serve_client(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr, slot: Slot) {
     let mut first = [0u8; 1];
     let peeked = tokio::time::timeout(shared.limits.header_timeout, tcp.peek(&mut first)).await;
     match peeked {
@@ -206,7 +211,7 @@ async fn serve_client(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
         }
         Ok(Ok(_)) => {
             let svc_shared = shared.clone();
-            let service = service_fn(move |req| outer(svc_shared.clone(), peer, req));
+            let service = service_fn(move |req| outer(svc_shared.clone(), peer, slot.clone(), req));
             let conn = shared
                 .http
                 .serve_connection_with_upgrades(TokioIo::new(tcp), service);
@@ -223,6 +228,7 @@ async fn serve_client(shared: Arc<Shared>, tcp: TcpStream, peer: SocketAddr) {
 async fn outer(
     shared: Arc<Shared>,
     peer: SocketAddr,
+    slot: Slot,
     req: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     shared.stats.requests.fetch_add(1, Ordering::Relaxed);
@@ -230,7 +236,7 @@ async fn outer(
         if let Some(resp) = check_proxy_auth(&shared, &req) {
             return Ok(resp);
         }
-        return Ok(connect(shared, peer, req));
+        return Ok(connect(shared, peer, slot, req));
     }
     if let (Some(scheme), Some(authority)) = (req.uri().scheme(), req.uri().authority()) {
         let target = Target {
@@ -295,13 +301,25 @@ fn check_proxy_auth(shared: &Shared, req: &Request<Incoming>) -> Option<Response
     ))
 }
 
-fn connect(shared: Arc<Shared>, peer: SocketAddr, req: Request<Incoming>) -> Response<ProxyBody> {
-    let Some(authority) = req.uri().authority().cloned() else {
+fn connect(
+    shared: Arc<Shared>,
+    peer: SocketAddr,
+    slot: Slot,
+    req: Request<Incoming>,
+) -> Response<ProxyBody> {
+    // A copy: the parsed authority shares the outer connection's whole read buffer (16 KB),
+    // which the tunnel would otherwise keep alive for as long as it lives.
+    let authority = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str().parse::<Authority>());
+    let Some(Ok(authority)) = authority else {
         shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
         return respond::simple(StatusCode::BAD_REQUEST, "CONNECT needs host:port\n");
     };
     let upgrade = hyper::upgrade::on(req);
     tokio::spawn(async move {
+        let _slot = slot;
         match upgrade.await {
             Ok(upgraded) => tunnel(shared, TokioIo::new(upgraded), peer, authority).await,
             Err(e) => tracing::debug!(%peer, "CONNECT upgrade failed: {e}"),
@@ -322,12 +340,14 @@ where
         _ => return,
     }
     let prefix = buf.freeze();
-    let io = Rewind::new(prefix.clone(), io);
+    // Decided before the prefix moves into the stream: nothing else keeps it for the tunnel's life.
+    let tls = prefix[0] == 0x16;
+    let io = Rewind::new(prefix, io);
     let target = Target {
         scheme: Scheme::HTTPS,
         authority: authority.clone(),
     };
-    if prefix[0] == 0x16 {
+    if tls {
         intercept_tls(shared, io, peer, Some(target), Some(authority)).await;
     } else {
         let target = Target {

@@ -229,3 +229,33 @@ async fn connections_over_the_cap_wait_in_a_bounded_queue_or_are_closed_at_once(
             >= 1
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connect_tunnel_keeps_its_connection_slot() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let origin = Origin::start(true, false).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |c| {
+        c.limits.max_connections = 1;
+        c.limits.max_waiting = 0;
+    })
+    .await;
+    let authority = format!("localhost:{}", origin.addr.port());
+    let mut tunnel = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
+    tunnel
+        .write_all(format!("GET /hello HTTP/1.1\r\nHost: {authority}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut answer = [0u8; 12];
+    tunnel.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    // hyper ends the outer connection at the upgrade; the tunnel still holds the only slot, so
+    // the next connection is over the cap with no room to wait: closed at once.
+    let mut next = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
+    let mut buf = [0u8; 16];
+    let read = tokio::time::timeout(Duration::from_secs(2), next.read(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "a connection beyond the tunnel's slot was let in: {read:?}"
+    );
+    drop(tunnel);
+}

@@ -24,6 +24,7 @@
 //! with [`DateShift`] applied to the response headers.
 
 mod body;
+mod check;
 pub mod codec;
 mod dates;
 mod error;
@@ -38,6 +39,7 @@ mod store;
 mod websocket;
 
 pub use body::BodyReader;
+pub use check::CheckReport;
 pub use dates::{DateShift, shift_http_date, shift_set_cookie};
 pub use error::{Error, Result};
 pub use matcher::{LiveRequest, Match, MatchConfig, Matcher, Miss, RecordedRequest, Tier};

@@ -150,6 +150,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The condition on `body_chunks` rows no exchange refers to: chunks written by exchanges that
+/// were still in flight when their writer stopped.
+pub(crate) const ORPHAN_CHUNK: &str = "blob NOT IN (
+    SELECT req_body_blob FROM exchanges WHERE req_body_blob IS NOT NULL
+    UNION SELECT resp_body_blob FROM exchanges WHERE resp_body_blob IS NOT NULL)";
+
 fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     Ok(())
@@ -186,12 +192,7 @@ impl Recording {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         schema::migrate_to(&mut conn, schema::SCHEMA_VERSION)?;
-        conn.execute(
-            "DELETE FROM body_chunks WHERE blob NOT IN (
-                 SELECT req_body_blob FROM exchanges WHERE req_body_blob IS NOT NULL
-                 UNION SELECT resp_body_blob FROM exchanges WHERE resp_body_blob IS NOT NULL)",
-            [],
-        )?;
+        conn.execute(&format!("DELETE FROM body_chunks WHERE {ORPHAN_CHUNK}"), [])?;
         let max = |sql: &str| -> Result<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
         let next_exchange = max("SELECT coalesce(max(id), 0) + 1 FROM exchanges")?;
         let next_session = max("SELECT coalesce(max(id), 0) + 1 FROM sessions")?;

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes an `Args` struct (clap) and a `run` function.
 
 pub(crate) mod ca;
+pub(crate) mod check;
 pub(crate) mod demo;
 pub(crate) mod demo_repair;
 pub(crate) mod explore;
@@ -21,6 +22,7 @@ pub(crate) fn run(command: crate::Command, _home: Option<PathBuf>) -> anyhow::Re
         crate::Command::Merge(args) => har::run_merge(args, _home),
         crate::Command::Instrument(args) => instrument::run(args, _home),
         crate::Command::Ca(args) => ca::run(args, _home),
+        crate::Command::Check(args) => check::run(args, _home),
         crate::Command::Record(args) => proxy::run_record(args, _home),
         crate::Command::Replay(args) => proxy::run_replay(args, _home),
         crate::Command::Serve(args) => proxy::run_serve(args, _home),

@@ -183,8 +183,10 @@ fn run_proxy(run: Run, opts: StackOptions, home: Option<PathBuf>) -> anyhow::Res
     let spki = ca.spki_sha256_base64();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(crate::memory::worker_idle)
         .build()
         .context("starting the async runtime")?;
+    rt.spawn(crate::memory::wake_idle_workers());
     rt.block_on(async move {
         let random_secret = opts.operator_secret.is_none();
         let stack = Stack::start(run, opts, ca).await?;
