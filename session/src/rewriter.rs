@@ -382,15 +382,20 @@ mod tests {
         addr
     }
 
-    /// One absolute-form request through the proxy: (head, body).
+    /// One absolute-form GET through the proxy: (head, body).
     async fn get(proxy: std::net::SocketAddr, url: &str) -> (String, Vec<u8>) {
-        let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
         let host = url.split('/').nth(2).unwrap();
-        tcp.write_all(
-            format!("GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+        exchange(
+            proxy,
+            format!("GET {url} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
         )
         .await
-        .unwrap();
+    }
+
+    /// Sends `request` to the proxy and splits the answer: (lower-cased head, body).
+    async fn exchange(proxy: std::net::SocketAddr, request: String) -> (String, Vec<u8>) {
+        let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
+        tcp.write_all(request.as_bytes()).await.unwrap();
         let mut out = Vec::new();
         tcp.read_to_end(&mut out).await.unwrap();
         let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
@@ -461,22 +466,15 @@ mod tests {
 
     /// One POST through the proxy: (head, body).
     async fn post(proxy: std::net::SocketAddr, url: &str, body: &str) -> (String, Vec<u8>) {
-        let mut tcp = tokio::net::TcpStream::connect(proxy).await.unwrap();
         let host = url.split('/').nth(2).unwrap();
-        tcp.write_all(
+        exchange(
+            proxy,
             format!(
                 "POST {url} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
-            )
-            .as_bytes(),
+            ),
         )
         .await
-        .unwrap();
-        let mut out = Vec::new();
-        tcp.read_to_end(&mut out).await.unwrap();
-        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        let head = String::from_utf8_lossy(&out[..split]).to_ascii_lowercase();
-        (head, out[split + 4..].to_vec())
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
