@@ -372,6 +372,7 @@ impl Worker {
                 How::Callback(_, k) => k.clone(),
                 How::Gesture(_) => "user".to_string(),
             };
+            ctx.after_chunk = kind == "chunk";
             steps.push(Step {
                 name: name.clone(),
                 kind,
@@ -460,6 +461,15 @@ impl Worker {
                 self.timing.idle
             } else {
                 self.timing.idle * 4
+            };
+            // The parser takes a chunk in tasks of its own (it resumes after a parser-blocking
+            // script, and when the network hands it the bytes): a pause between them is not
+            // the end of the chunk, and ending the step there files the rest of the chunk's
+            // nodes under the next step (which then seems to create what the chunk did).
+            let quiet_for = if ctx.after_chunk {
+                quiet_for.max(self.timing.idle * 8)
+            } else {
+                quiet_for
             };
             if last.as_ref() != Some(&sig) {
                 last = Some(sig);
@@ -754,6 +764,8 @@ struct RunCtx {
     clock: u64,
     /// The last observation had nothing enabled (one more look before ending).
     drained: bool,
+    /// The step that just ran released an HTML chunk.
+    after_chunk: bool,
     /// What the last quiet state looked like, less what the last step released: any other
     /// difference is the step's effect.
     last_sig: Option<Sig>,
@@ -795,6 +807,7 @@ impl RunCtx {
             first_seen: HashMap::new(),
             clock: 0,
             drained: false,
+            after_chunk: false,
             last_sig: None,
         }
     }
