@@ -137,17 +137,15 @@ pub(crate) fn annotate(rep: &mut RaceReport, trace: &Trace, an: &Analysis) {
         .map(|r| (r.first.action, r.second.action))
         .collect();
     let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &pairs);
-    for (r, names) in rep.races.iter_mut().zip(by) {
+    for (r, names) in rep.races.iter_mut().zip(by.by_pair) {
         r.repaired_by = names;
     }
+    rep.summary.policies_undecided = by.undecided;
 }
 
 /// [`annotate`] for a report streamed from its plan.
 pub(crate) fn annotate_plan(plan: &mut ReportPlan, trace: &Trace, an: &Analysis) {
     let pairs = plan.action_pairs(an);
-    plan.set_repaired_by(shepherd_policies::covers::shipped_orderings(
-        trace,
-        &hb_arcs(an),
-        &pairs,
-    ));
+    let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &pairs);
+    plan.set_repaired_by(by.by_pair, by.undecided);
 }

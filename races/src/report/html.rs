@@ -504,6 +504,14 @@ pub fn render(
         );
     }
     o.push_str("</table>");
+    if !r.summary.policies_undecided.is_empty() {
+        let _ = write!(
+            o,
+            "<p class=muted>Repair policies not worked out (the trace is too long for the \
+             simulation's budget; <code>shepherd policy covers --policy NAME</code> has none): {}</p>",
+            esc(&r.summary.policies_undecided.join(", "))
+        );
+    }
     if !r.summary.tags.is_empty() {
         o.push_str("<p>Tags: ");
         for (t, n) in &r.summary.tags {

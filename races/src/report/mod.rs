@@ -199,6 +199,10 @@ pub struct Summary {
     pub locations: LevelCounts,
     /// Locations per tag (among those with uncovered races).
     pub tags: Vec<(String, usize)>,
+    /// Shipped repair policies whose orderings were not worked out (the trace was too long
+    /// for the simulation's budget): races do not say whether these order them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub policies_undecided: Vec<String>,
 }
 
 /// Locations per level.
@@ -424,6 +428,7 @@ impl ReportPlan {
                 uncovered: an.uncovered().count(),
                 locations: levels,
                 tags,
+                policies_undecided: Vec::new(),
             },
             races: Vec::new(),
         };
@@ -450,9 +455,11 @@ impl ReportPlan {
             .collect()
     }
 
-    /// Sets each shown race's repairing policies (in the order of [`ReportPlan::action_pairs`]).
-    pub fn set_repaired_by(&mut self, by: Vec<Vec<String>>) {
+    /// Sets each shown race's repairing policies (in the order of [`ReportPlan::action_pairs`])
+    /// and the policies not worked out.
+    pub fn set_repaired_by(&mut self, by: Vec<Vec<String>>, undecided: Vec<String>) {
         self.repaired_by = by;
+        self.head.summary.policies_undecided = undecided;
     }
 
     /// Merges the explorer's verdicts as [`RaceReport::attach_explored`] does: `lookup`

@@ -91,6 +91,14 @@ fn head(out: &mut String, r: &RaceReport) {
         l.only_covered,
         l.no_races + l.too_few_accesses
     );
+    if !s.policies_undecided.is_empty() {
+        let _ = writeln!(
+            out,
+            "repair policies not worked out (trace too long for the budget; `shepherd policy \
+             covers --policy NAME` has none): {}",
+            s.policies_undecided.join(", ")
+        );
+    }
 }
 
 fn tail(out: &mut String, no_races: bool) {

@@ -27,15 +27,17 @@ pub fn assert_streams_as_rendered(trace: &Trace, an: &Analysis, all: bool) -> St
     for (k, r) in whole.races.iter_mut().enumerate() {
         r.repaired_by = policies(k);
     }
+    whole.summary.policies_undecided = vec!["async-user".to_string()];
     whole.attach_explored(verdict);
     let want = report::text::render(&whole);
     let mut plan = ReportPlan::new(trace, an, all);
     let by = (0..plan.action_pairs(an).len()).map(policies).collect();
-    plan.set_repaired_by(by);
+    plan.set_repaired_by(by, vec!["async-user".to_string()]);
     plan.attach_explored(trace, an, verdict);
     let mut streamed = Vec::new();
     report::text::write(&mut streamed, trace, an, &plan, &NoSources).unwrap();
     let streamed = String::from_utf8(streamed).unwrap();
     assert_eq!(streamed, want);
+    assert!(streamed.contains("has none): async-user\n"), "{streamed}");
     streamed
 }

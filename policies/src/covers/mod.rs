@@ -1,0 +1,1039 @@
+//! The augmented happens-before ≤_P (EventRaceCommander §V-C): a policy P orders `u` before
+//! `v` when P would postpone or discard `v` until `u` has run. This module runs P over a
+//! recorded trace (the trace's actions are the events; fork arcs are the fork operations) and
+//! collects those orderings as extra edges, so a caller can ask, for each race of the trace,
+//! whether P orders its two actions.
+//!
+//! An edge `u → v` is added when a postpone or discard rule matches `begin(v)` and expires
+//! exactly when `u` has run (`arrived(u)`; `parsed`: the DOMContentLoaded action; `loaded`:
+//! the window load action; `arrived(pattern)` when one action of the trace matches it), and
+//! the rule is present in every schedule: it is an initial rule, or the action that added it
+//! is ordered before `v` (by happens-before and the edges found so far). Whether the rule had
+//! already expired when `v` ran in this trace does not matter: in another order it would not
+//! have. Time limits and `js` expirations order nothing. Two approximations: the order of
+//! fork operations in unordered actions is taken from the trace (it decides which fork a
+//! `once` rule sees first), and CSS selectors are judged from the trace's target labels
+//! (`tag`, `#id`, `tag#id`; others never match, so no ordering is claimed from them).
+
+use crate::ast::{Action, Cmp, Op};
+use crate::compile::glob_matches;
+use crate::ir::{Expiry, Filter, Policy, Pred, Rule, Subject, Term};
+use crate::kinds::{Kind, USER_TYPES};
+use shepherd_trace::{ActionId, ActionType, ArcKind, Op as TOp, Trace};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+#[cfg(test)]
+mod oracle;
+
+/// One ordering a policy adds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyEdge {
+    /// Runs first.
+    pub from: ActionId,
+    /// Waits for `from`.
+    pub to: ActionId,
+    /// The rule that makes it wait (`policy:line`).
+    pub rule: String,
+}
+
+/// Work units (rule instances examined, graph nodes visited) after which
+/// [`shipped_orderings`] gives a policy up: a policy that adds a rule per asynchronous
+/// operation meets every later user event, and a long session has a hundred thousand of
+/// each. About a second of work on one core.
+pub const SHIPPED_BUDGET: u64 = 200_000_000;
+
+/// Happens-before plus the orderings of a policy over one trace.
+#[derive(Clone, Debug)]
+pub struct Augmented {
+    /// The orderings the policies add that happens-before and the earlier orderings did not
+    /// already imply.
+    pub edges: Vec<PolicyEdge>,
+    /// The simulation stopped at its work budget: `edges` is incomplete, so `orders` may say
+    /// unordered where the policy orders.
+    pub exhausted: bool,
+    succ: Vec<Vec<(u32, Option<usize>)>>,
+    pred: Vec<Vec<u32>>,
+}
+
+/// What the simulation knows about one action.
+#[derive(Clone, Debug, Default)]
+struct Ev {
+    /// DOM event type for `event:<type>` actions.
+    dom_type: Option<String>,
+    kind: String,
+    user: bool,
+    /// Target label class (`BUTTON`, `XMLHttpRequest`, `Window`) and the target's `#id`.
+    target: Option<String>,
+    target_id: Option<String>,
+    url: Option<String>,
+    /// XHR events at readyState 4 (the response), per the events that follow.
+    xhr_done: bool,
+    creator: Option<ActionId>,
+    delay: Option<u32>,
+}
+
+struct Inst<'a> {
+    rule: &'a Rule,
+    policy: usize,
+    env: HashMap<String, ActionId>,
+    added_by: Option<ActionId>,
+    removed: bool,
+    /// Its expirations worked out once (set by the indexed simulation when it adds it).
+    facts: Facts,
+}
+
+/// An instance's expirations as numbers: it is expired at operation `now` when
+/// `arrive_by < arrived_to || parse_by < now`; `wait` is the action a postpone or discard
+/// rule on begin waits for. Expirations never un-expire, so they are fixed at creation.
+#[derive(Clone, Copy, Debug, Default)]
+struct Facts {
+    arrive_by: u32,
+    parse_by: u32,
+    wait: Option<ActionId>,
+}
+
+/// What makes two rule instances the same rule of the active set.
+type InstKey = (usize, usize, Vec<(String, ActionId)>, Option<ActionId>);
+
+impl Inst<'_> {
+    fn key(&self) -> InstKey {
+        let mut env: Vec<(String, ActionId)> =
+            self.env.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        env.sort_unstable();
+        (
+            self.rule as *const Rule as usize,
+            self.policy,
+            env,
+            self.added_by,
+        )
+    }
+}
+
+/// The instances of one rule whose predicate can match many actions. Instances of a rule
+/// differ only in their bindings, so when the predicate reads none of them it is judged once
+/// per operation for the whole group.
+struct Group<'a> {
+    rule: &'a Rule,
+    /// The predicate reads no variable.
+    unbound: bool,
+    members: Vec<usize>,
+}
+
+/// Where each live rule instance is looked for, per operation.
+#[derive(Default)]
+struct Index<'a> {
+    begin_groups: Vec<Group<'a>>,
+    fork_groups: Vec<Group<'a>>,
+    /// Instances whose predicate names only bound events, by the event they name.
+    begin_at: HashMap<ActionId, Vec<usize>>,
+    fork_at: HashMap<ActionId, Vec<usize>>,
+    /// Keys of the live instances.
+    live: HashSet<InstKey>,
+}
+
+impl<'a> Index<'a> {
+    fn add(&mut self, i: usize, inst: &Inst<'a>) {
+        let rule = inst.rule;
+        let (groups, at) = match rule.op {
+            Op::Begin => (&mut self.begin_groups, &mut self.begin_at),
+            Op::Fork => (&mut self.fork_groups, &mut self.fork_at),
+        };
+        let only_vars = !rule.pred.is_empty()
+            && rule
+                .pred
+                .iter()
+                .all(|t| matches!(t.subject, Subject::Var(_)));
+        if only_vars {
+            let mut named: Vec<ActionId> = rule
+                .pred
+                .iter()
+                .filter_map(|t| match &t.subject {
+                    Subject::Var(x) => inst.env.get(x).copied(),
+                    _ => None,
+                })
+                .collect();
+            named.sort_unstable();
+            named.dedup();
+            for a in named {
+                at.entry(a).or_default().push(i);
+            }
+            return;
+        }
+        match groups.iter_mut().find(|g| std::ptr::eq(g.rule, rule)) {
+            Some(g) => g.members.push(i),
+            None => groups.push(Group {
+                rule,
+                unbound: !rule.pred.iter().any(term_reads_vars),
+                members: vec![i],
+            }),
+        }
+    }
+}
+
+/// The trace facts every expiration and predicate is judged against.
+struct World<'t> {
+    evs: &'t [Ev],
+    n: usize,
+    dcl: Option<u32>,
+    load: Option<u32>,
+    /// First action matching an `arrived(pattern)` (by the pattern's address), computed once.
+    first_match: HashMap<*const Pred, Option<ActionId>>,
+}
+
+impl World<'_> {
+    /// Works out `inst`'s [`Facts`].
+    fn facts(&mut self, inst: &Inst) -> Facts {
+        let mut f = Facts {
+            arrive_by: u32::MAX,
+            parse_by: u32::MAX,
+            wait: None,
+        };
+        for e in &inst.rule.until {
+            match e {
+                Expiry::Parsed => f.parse_by = f.parse_by.min(self.dcl.unwrap_or(u32::MAX)),
+                Expiry::Loaded => f.parse_by = f.parse_by.min(self.load.unwrap_or(u32::MAX)),
+                Expiry::ArrivedVar(x) => {
+                    f.arrive_by = f
+                        .arrive_by
+                        .min(inst.env.get(x).copied().unwrap_or(u32::MAX))
+                }
+                Expiry::ArrivedMatch(p) => {
+                    f.arrive_by = f.arrive_by.min(self.first_match(p).unwrap_or(u32::MAX))
+                }
+                Expiry::After(_) | Expiry::Js(_) => {}
+            }
+        }
+        if inst.rule.action != Action::Dispatch
+            && inst.rule.op == Op::Begin
+            && let [only] = inst.rule.until.as_slice()
+        {
+            f.wait = self.waits_for(only, &inst.env);
+        }
+        f
+    }
+
+    fn first_match(&mut self, p: &Pred) -> Option<ActionId> {
+        let (evs, n) = (self.evs, self.n);
+        *self.first_match.entry(p as *const Pred).or_insert_with(|| {
+            let none = HashMap::new();
+            (0..n as u32).find(|&i| pred_matches(p, i, evs, &none))
+        })
+    }
+
+    /// The action a rule with this single expiration waits for.
+    fn waits_for(&mut self, e: &Expiry, env: &HashMap<String, ActionId>) -> Option<ActionId> {
+        match e {
+            Expiry::ArrivedVar(x) => env.get(x).copied(),
+            Expiry::Parsed => self.dcl,
+            Expiry::Loaded => self.load,
+            Expiry::ArrivedMatch(p) => {
+                let first = self.first_match(p)?;
+                let none = HashMap::new();
+                let second =
+                    (first + 1..self.n as u32).find(|&i| pred_matches(p, i, self.evs, &none));
+                second.is_none().then_some(first)
+            }
+            Expiry::After(_) | Expiry::Js(_) => None,
+        }
+    }
+}
+
+/// A rule instance that met an operation: what the simulation does with it.
+enum Met {
+    /// Matches and is not expired: its extensions run, a `once` rule goes.
+    Active,
+    /// Matches, is expired, but can still order (a postpone or discard rule that waits for
+    /// one action: in another order it would not have expired yet).
+    Expired,
+    /// No match.
+    Skip,
+    /// Expired and can neither order nor activate again (expirations never un-expire).
+    Dead,
+}
+
+impl Augmented {
+    /// Runs `policies` over `trace`; `hb` are the happens-before arcs (tail, head) the race
+    /// analysis used (logged and derived).
+    pub fn new(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> Augmented {
+        Augmented::with_budget(trace, hb, policies, u64::MAX)
+    }
+
+    /// [`Augmented::new`] that stops after `budget` work units (see [`Augmented::exhausted`]).
+    pub fn with_budget(
+        trace: &Trace,
+        hb: &[(u32, u32)],
+        policies: &[Policy],
+        budget: u64,
+    ) -> Augmented {
+        let n = trace.actions.len();
+        let mut aug = Augmented {
+            edges: Vec::new(),
+            exhausted: false,
+            succ: vec![Vec::new(); n],
+            pred: vec![Vec::new(); n],
+        };
+        for &(t, h) in hb {
+            if (t as usize) < n && (h as usize) < n && t < h {
+                aug.succ[t as usize].push((h, None));
+                aug.pred[h as usize].push(t);
+            }
+        }
+        let evs = describe(trace);
+        let forks = fork_lists(trace, &evs);
+        let mut world = World {
+            evs: &evs,
+            n,
+            dcl: (0..n)
+                .find(|&i| evs[i].dom_type.as_deref() == Some("DOMContentLoaded"))
+                .map(|i| i as u32),
+            load: (0..n)
+                .find(|&i| {
+                    evs[i].dom_type.as_deref() == Some("load")
+                        && evs[i].target.as_deref() == Some("Window")
+                })
+                .map(|i| i as u32),
+            first_match: HashMap::new(),
+        };
+        let mut insts: Vec<Inst> = Vec::new();
+        let mut index = Index::default();
+        for (pi, p) in policies.iter().enumerate() {
+            if !p.scopes.is_empty() {
+                let page = trace.header.page.as_deref().unwrap_or("");
+                if !p.scopes.iter().any(|g| glob_matches(g, page)) {
+                    continue;
+                }
+            }
+            for r in &p.rules {
+                let mut inst = Inst {
+                    rule: r,
+                    policy: pi,
+                    env: HashMap::new(),
+                    added_by: None,
+                    removed: false,
+                    facts: Facts::default(),
+                };
+                inst.facts = world.facts(&inst);
+                if index.live.insert(inst.key()) {
+                    index.add(insts.len(), &inst);
+                    insts.push(inst);
+                }
+            }
+        }
+        let mut work: u64 = 0;
+        // `mark[x] == stamp` while x is known to reach the action being begun.
+        let mut mark: Vec<u32> = vec![u32::MAX; n];
+        let mut stack: Vec<u32> = Vec::new();
+        for v in 0..n as u32 {
+            if work > budget {
+                aug.exhausted = true;
+                break;
+            }
+            // begin(v)
+            let mut activated = Vec::new();
+            // (waited-for action, instance) of the postpone and discard rules that met v.
+            let mut waits: Vec<(u32, usize)> = Vec::new();
+            // Killed after the walk over the index.
+            let mut dead: Vec<usize> = Vec::new();
+            let mut met = |i: usize, judged: bool, insts: &[Inst], world: &mut World| {
+                let inst = &insts[i];
+                if inst.removed {
+                    return;
+                }
+                match meet(inst, judged, v, v, v, world.evs) {
+                    Met::Skip => {}
+                    Met::Dead => dead.push(i),
+                    m => {
+                        if matches!(m, Met::Active) {
+                            activated.push(i);
+                        }
+                        if let Some(u) = inst.facts.wait
+                            && u < v
+                        {
+                            waits.push((u, i));
+                        }
+                    }
+                }
+            };
+            for g in &mut index.begin_groups {
+                // Judged first: a group is walked (and compacted) only for operations its
+                // predicate can match.
+                if g.unbound && !pred_matches(&g.rule.pred, v, &evs, &HashMap::new()) {
+                    continue;
+                }
+                work += g.members.len() as u64;
+                g.members.retain(|&i| !insts[i].removed);
+                for &i in &g.members {
+                    met(i, g.unbound, &insts, &mut world);
+                }
+            }
+            if let Some(list) = index.begin_at.remove(&v) {
+                work += list.len() as u64;
+                for i in list {
+                    met(i, false, &insts, &mut world);
+                }
+            }
+            for i in dead {
+                kill(&mut insts, &mut index, i);
+            }
+            if !waits.is_empty() {
+                // Everything that reaches v now; a rule added by an action that does not
+                // is absent in some schedule, so it orders nothing.
+                work += reach_back(&aug.pred, v, &mut mark, v, &mut stack);
+                waits.retain(|&(_, i)| match insts[i].added_by {
+                    None => true,
+                    Some(a) => a == v || mark[a as usize] == v,
+                });
+                // Latest first: an edge from u makes everything that reaches u reach v, so
+                // the earlier waits it implies add nothing.
+                waits.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+                waits.dedup_by_key(|w| w.0);
+                for (u, i) in waits {
+                    if mark[u as usize] == v {
+                        continue;
+                    }
+                    let idx = aug.edges.len();
+                    aug.succ[u as usize].push((v, Some(idx)));
+                    aug.pred[v as usize].push(u);
+                    aug.edges.push(PolicyEdge {
+                        from: u,
+                        to: v,
+                        rule: insts[i].rule.id.clone(),
+                    });
+                    work += reach_back(&aug.pred, u, &mut mark, v, &mut stack);
+                }
+            }
+            apply(
+                &mut insts, &mut index, &mut world, &activated, policies, v, v,
+            );
+            // Forks made by v (v has begun: arrived(v) holds for them).
+            for &w in &forks[v as usize] {
+                let mut activated = Vec::new();
+                let mut dead = Vec::new();
+                for g in &mut index.fork_groups {
+                    if g.unbound && !pred_matches(&g.rule.pred, w, &evs, &HashMap::new()) {
+                        continue;
+                    }
+                    work += g.members.len() as u64;
+                    g.members.retain(|&i| !insts[i].removed);
+                    for &i in &g.members {
+                        match meet(&insts[i], g.unbound, w, v, v + 1, &evs) {
+                            Met::Active => activated.push(i),
+                            Met::Dead => dead.push(i),
+                            Met::Expired | Met::Skip => {}
+                        }
+                    }
+                }
+                if let Some(list) = index.fork_at.remove(&w) {
+                    work += list.len() as u64;
+                    for i in list {
+                        if insts[i].removed {
+                            continue;
+                        }
+                        match meet(&insts[i], false, w, v, v + 1, &evs) {
+                            Met::Active => activated.push(i),
+                            Met::Dead => dead.push(i),
+                            Met::Expired | Met::Skip => {}
+                        }
+                    }
+                }
+                for i in dead {
+                    kill(&mut insts, &mut index, i);
+                }
+                apply(
+                    &mut insts, &mut index, &mut world, &activated, policies, w, v,
+                );
+            }
+        }
+        aug
+    }
+
+    /// Whether `a ≤_P b`: a path from `a` to `b` through happens-before and policy edges.
+    /// `Some(rules)` names the policy rules on the path found (empty when happens-before alone
+    /// orders them); `None` when unordered.
+    pub fn orders(&self, a: ActionId, b: ActionId) -> Option<Vec<String>> {
+        let mut unlimited = u64::MAX;
+        self.orders_within(a, b, &mut unlimited)
+    }
+
+    /// [`Augmented::orders`] that spends at most `budget` node visits (decremented);
+    /// `None` also when it runs out.
+    fn orders_within(&self, a: ActionId, b: ActionId, budget: &mut u64) -> Option<Vec<String>> {
+        if a == b {
+            return Some(Vec::new());
+        }
+        if a > b || (b as usize) >= self.succ.len() {
+            return None;
+        }
+        let mut prev: HashMap<u32, (u32, Option<usize>)> = HashMap::new();
+        let mut q = VecDeque::from([a]);
+        while let Some(x) = q.pop_front() {
+            *budget = budget.checked_sub(1)?;
+            for &(y, e) in &self.succ[x as usize] {
+                if y > b || y == a || prev.contains_key(&y) {
+                    continue;
+                }
+                prev.insert(y, (x, e));
+                if y == b {
+                    let mut rules = Vec::new();
+                    let mut cur = b;
+                    while cur != a {
+                        let (p, e) = prev[&cur];
+                        if let Some(i) = e {
+                            rules.push(self.edges[i].rule.clone());
+                        }
+                        cur = p;
+                    }
+                    rules.reverse();
+                    rules.dedup();
+                    return Some(rules);
+                }
+                q.push_back(y);
+            }
+        }
+        None
+    }
+}
+
+/// Marks with `stamp` every action that reaches `from` backwards through `pred` and is not
+/// marked yet (`from` included); returns the number of actions visited.
+fn reach_back(
+    pred: &[Vec<u32>],
+    from: u32,
+    mark: &mut [u32],
+    stamp: u32,
+    stack: &mut Vec<u32>,
+) -> u64 {
+    let mut visited = 0;
+    if mark[from as usize] == stamp {
+        return 0;
+    }
+    mark[from as usize] = stamp;
+    stack.clear();
+    stack.push(from);
+    while let Some(x) = stack.pop() {
+        visited += 1;
+        for &p in &pred[x as usize] {
+            if mark[p as usize] != stamp {
+                mark[p as usize] = stamp;
+                stack.push(p);
+            }
+        }
+    }
+    visited
+}
+
+/// How an instance meets operation `op` on action `at` (the begin of `at`, or its fork by
+/// `now`); `judged`: its predicate already matched for its whole group.
+fn meet(inst: &Inst, judged: bool, at: u32, now: u32, arrived_to: u32, evs: &[Ev]) -> Met {
+    if !judged && !pred_matches(&inst.rule.pred, at, evs, &inst.env) {
+        return Met::Skip;
+    }
+    let f = &inst.facts;
+    if f.arrive_by >= arrived_to && f.parse_by >= now {
+        return Met::Active;
+    }
+    if f.wait.is_some() {
+        Met::Expired
+    } else {
+        Met::Dead
+    }
+}
+
+/// The fork operations each action makes (an XHR's fork is the fork of its response; its
+/// other events are not forks).
+fn fork_lists(trace: &Trace, evs: &[Ev]) -> Vec<Vec<ActionId>> {
+    let mut forks: Vec<Vec<ActionId>> = vec![Vec::new(); evs.len()];
+    for a in &trace.arcs {
+        if a.kind == ArcKind::Fork && (a.head as usize) < evs.len() && (a.tail as usize) < evs.len()
+        {
+            let e = &evs[a.head as usize];
+            if e.target.as_deref() == Some("XMLHttpRequest") && !e.xhr_done {
+                continue;
+            }
+            forks[a.tail as usize].push(a.head);
+        }
+    }
+    forks
+}
+
+/// Whether a term reads a bound variable (its subject or a `from` filter's).
+fn term_reads_vars(t: &Term) -> bool {
+    matches!(t.subject, Subject::Var(_))
+        || t.filters.iter().any(|(_, f)| match f {
+            Filter::From(inner) => term_reads_vars(inner),
+            _ => false,
+        })
+}
+
+/// The instances the extensions of `activated` add (`bound`: the matched event; `by`: the
+/// action whose operation activated them).
+fn extensions<'a>(
+    insts: &[Inst<'a>],
+    activated: &[usize],
+    policies: &'a [Policy],
+    bound: ActionId,
+    by: ActionId,
+) -> Vec<Inst<'a>> {
+    let mut added = Vec::new();
+    // Activated instances of one rule that agree on the variables their extensions read
+    // add the same instances: only the first is extended (with k WAITREC instances active,
+    // each fork would otherwise build 2k instances for the set to throw 2k − 2 away).
+    let mut extended: HashSet<(usize, usize, Vec<Option<ActionId>>)> = HashSet::new();
+    for &i in activated {
+        let inst = &insts[i];
+        if inst.rule.then.is_empty() {
+            continue;
+        }
+        let read: Vec<Option<ActionId>> = inst
+            .rule
+            .then
+            .iter()
+            .flat_map(|(_, args)| args)
+            .filter(|a| inst.rule.bind.as_deref() != Some(a.as_str()))
+            .map(|a| inst.env.get(a).copied())
+            .collect();
+        if !extended.insert((inst.rule as *const Rule as usize, inst.policy, read)) {
+            continue;
+        }
+        for (t, args) in &inst.rule.then {
+            let Some(tpl) = policies[inst.policy].templates.get(t) else {
+                continue;
+            };
+            let mut env = HashMap::new();
+            for (param, arg) in tpl.params.iter().zip(args) {
+                let val = if inst.rule.bind.as_deref() == Some(arg.as_str()) {
+                    Some(bound)
+                } else {
+                    inst.env.get(arg).copied()
+                };
+                if let Some(v) = val {
+                    env.insert(param.clone(), v);
+                }
+            }
+            for r in &tpl.rules {
+                added.push(Inst {
+                    rule: r,
+                    policy: inst.policy,
+                    env: env.clone(),
+                    added_by: Some(by),
+                    removed: false,
+                    facts: Facts::default(),
+                });
+            }
+        }
+    }
+    added
+}
+
+/// The paper's update: activated once-rules go, extensions of activated rules come. The
+/// active rules are a set: an extension equal to a live instance (same rule, bindings and
+/// adding action) adds nothing. Without this, every asynchronous operation forked while
+/// several WAITREC instances are active would double them.
+fn apply<'a>(
+    insts: &mut Vec<Inst<'a>>,
+    index: &mut Index<'a>,
+    world: &mut World,
+    activated: &[usize],
+    policies: &'a [Policy],
+    bound: ActionId,
+    by: ActionId,
+) {
+    let added = extensions(insts, activated, policies, bound, by);
+    for &i in activated {
+        if insts[i].rule.once {
+            kill(insts, index, i);
+        }
+    }
+    for mut inst in added {
+        if index.live.insert(inst.key()) {
+            inst.facts = world.facts(&inst);
+            index.add(insts.len(), &inst);
+            insts.push(inst);
+        }
+    }
+}
+
+/// Removes instance `i` from the active set.
+fn kill(insts: &mut [Inst], index: &mut Index, i: usize) {
+    if !insts[i].removed {
+        insts[i].removed = true;
+        index.live.remove(&insts[i].key());
+    }
+}
+
+fn pred_matches(p: &[Term], v: ActionId, evs: &[Ev], env: &HashMap<String, ActionId>) -> bool {
+    p.iter().any(|t| term_matches(t, v, evs, env))
+}
+
+fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &HashMap<String, ActionId>) -> bool {
+    let Some(e) = evs.get(v as usize) else {
+        return false;
+    };
+    let subject = match &t.subject {
+        Subject::Var(x) => env.get(x) == Some(&v),
+        Subject::Type(ty) => e.dom_type.as_deref() == Some(ty.as_str()),
+        Subject::Kind(k) => match k {
+            Kind::User => {
+                e.user
+                    && e.dom_type
+                        .as_deref()
+                        .is_some_and(|ty| USER_TYPES.contains(&ty))
+            }
+            Kind::Timer => e.kind == "timer",
+            Kind::Interval => e.kind == "interval",
+            Kind::AnimationFrame => e.kind == "raf",
+            Kind::IdleCallback => e.kind == "idle",
+            Kind::Fetch => e.kind == "fetch" || e.kind == "body",
+            Kind::Xhr => e.xhr_done,
+            Kind::Script => e.kind == "script" && e.url.is_some(),
+        },
+    };
+    subject
+        && t.filters.iter().all(|(neg, f)| {
+            let m = match f {
+                Filter::On(sel) => selector_matches(sel, e),
+                Filter::Url(g) => e.url.as_deref().is_some_and(|u| glob_matches(g, u)),
+                Filter::State(s) => *s == 4 && e.xhr_done,
+                Filter::From(inner) => e.creator.is_some_and(|c| term_matches(inner, c, evs, env)),
+                Filter::Delay(c, ms) => e.delay.is_some_and(|d| {
+                    let d = u64::from(d);
+                    match c {
+                        Cmp::Lt => d < *ms,
+                        Cmp::Le => d <= *ms,
+                        Cmp::Gt => d > *ms,
+                        Cmp::Ge => d >= *ms,
+                        Cmp::Eq => d == *ms,
+                    }
+                }),
+            };
+            m != *neg
+        })
+}
+
+/// Simple selectors judged from the trace: `tag`, `#id`, `tag#id`, `*`, `window`, `document`.
+fn selector_matches(sel: &str, e: &Ev) -> bool {
+    sel.split(',').map(str::trim).any(|s| {
+        let tag = e.target.as_deref().unwrap_or("");
+        match s {
+            "window" => tag == "Window",
+            "document" => tag == "Document",
+            "*" => e.target.is_some(),
+            _ => {
+                let (t, id) = match s.split_once('#') {
+                    Some((t, id)) => (t, Some(id)),
+                    None => (s, None),
+                };
+                let simple = |x: &str| {
+                    x.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                };
+                if !simple(t) || !id.is_none_or(simple) {
+                    return false;
+                }
+                (t.is_empty() || t.eq_ignore_ascii_case(tag))
+                    && id.is_none_or(|id| e.target_id.as_deref() == Some(id))
+            }
+        }
+    })
+}
+
+/// Reads what the policy language can ask about each action from its kind, stable id, first
+/// scope label and the arcs into it.
+fn describe(trace: &Trace) -> Vec<Ev> {
+    let s = &trace.strings;
+    let mut evs: Vec<Ev> = trace
+        .actions
+        .iter()
+        .map(|a| {
+            let kind = s.get(a.kind).to_string();
+            let stable = s.get(a.stable);
+            let label = trace.ops_of(a.id).iter().find_map(|op| match op {
+                TOp::Enter { scope, .. } => Some(s.get(*scope)),
+                _ => None,
+            });
+            let mut e = Ev {
+                user: a.ty == ActionType::UserInterface,
+                ..Ev::default()
+            };
+            if let Some(t) = kind.strip_prefix("event:") {
+                e.dom_type = Some(t.to_string());
+                if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
+                    e.target = Some(l.split('[').next().unwrap_or("").to_string());
+                }
+            }
+            let last = stable.rsplit('/').next().unwrap_or("");
+            if let Some(at) = last.split_once('@').map(|(_, r)| r) {
+                let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
+                if let Some(id) = path.strip_prefix('#') {
+                    e.target_id = Some(id.split('>').next().unwrap_or(id).to_string());
+                }
+            }
+            match kind.as_str() {
+                "script" => {
+                    // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
+                    if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
+                        && let Some((how, what)) = l.split_once(' ')
+                        && matches!(how, "async" | "defer" | "inserted" | "module")
+                        && !what.starts_with('#')
+                    {
+                        e.url = Some(what.to_string());
+                    }
+                }
+                "fetch" => {
+                    e.url = label
+                        .and_then(|l| l.strip_prefix("fetch "))
+                        .map(str::to_string)
+                }
+                _ => {}
+            }
+            if e.target.as_deref() == Some("XMLHttpRequest")
+                && let Some(seg) = stable.split('/').find(|x| x.starts_with("xhr@"))
+            {
+                e.url = seg
+                    .strip_prefix("xhr@")
+                    .map(|r| r.rsplit_once('#').map_or(r, |(u, _)| u).to_string());
+            }
+            e.kind = kind;
+            e
+        })
+        .collect();
+    for a in &trace.arcs {
+        if a.kind == ArcKind::Fork && (a.head as usize) < evs.len() {
+            evs[a.head as usize].creator = Some(a.tail);
+            if a.delay_ms.is_some() {
+                evs[a.head as usize].delay = a.delay_ms;
+            }
+        }
+    }
+    // The response of each XHR: its first load/error/abort/timeout event, and the
+    // readystatechange right before it (readyState 4 fires first).
+    let mut by_xhr: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, a) in trace.actions.iter().enumerate() {
+        if evs[i].target.as_deref() == Some("XMLHttpRequest")
+            && let Some(label) = trace.ops_of(a.id).iter().find_map(|op| match op {
+                TOp::Enter { scope, .. } => Some(s.get(*scope)),
+                _ => None,
+            })
+            && let Some(t) = label.split(" @ ").nth(1)
+        {
+            by_xhr.entry(t.to_string()).or_default().push(i);
+        }
+    }
+    for list in by_xhr.values() {
+        if let Some(k) = list.iter().position(|&i| {
+            matches!(
+                evs[i].dom_type.as_deref(),
+                Some("load" | "error" | "abort" | "timeout")
+            )
+        }) {
+            let head = if k > 0 && evs[list[k - 1]].dom_type.as_deref() == Some("readystatechange")
+            {
+                k - 1
+            } else {
+                k
+            };
+            evs[list[head]].xhr_done = true;
+        }
+    }
+    evs
+}
+
+/// What the shipped policies order among some pairs of actions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShippedOrderings {
+    /// For `pairs[i]`: the shipped policies that order its first action before its second.
+    pub by_pair: Vec<Vec<String>>,
+    /// Shipped policies given up at [`SHIPPED_BUDGET`] (a long trace): they may order pairs
+    /// `by_pair` does not list; `shepherd policy covers` runs one without a budget.
+    pub undecided: Vec<String>,
+}
+
+/// For each pair `(first, second)` of actions (a race's two sides), the shipped policies that
+/// order `first` before `second`, within [`SHIPPED_BUDGET`] per policy.
+pub fn shipped_orderings(
+    trace: &Trace,
+    hb: &[(u32, u32)],
+    pairs: &[(ActionId, ActionId)],
+) -> ShippedOrderings {
+    shipped_orderings_within(trace, hb, pairs, SHIPPED_BUDGET)
+}
+
+/// [`shipped_orderings`] with another budget per policy (for the simulation, and again for
+/// the queries).
+pub fn shipped_orderings_within(
+    trace: &Trace,
+    hb: &[(u32, u32)],
+    pairs: &[(ActionId, ActionId)],
+    budget: u64,
+) -> ShippedOrderings {
+    let mut out = ShippedOrderings {
+        by_pair: vec![Vec::new(); pairs.len()],
+        undecided: Vec::new(),
+    };
+    for (name, _) in crate::SHIPPED {
+        let Ok(set) = crate::load(name) else { continue };
+        let aug = Augmented::with_budget(trace, hb, &set.policies, budget);
+        if aug.exhausted {
+            out.undecided.push(name.to_string());
+            continue;
+        }
+        // Races are unordered by happens-before: without a policy edge nothing orders them.
+        if aug.edges.is_empty() {
+            continue;
+        }
+        let mut left = budget;
+        let mut found = Vec::new();
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            if aug
+                .orders_within(a, b, &mut left)
+                .is_some_and(|rules| !rules.is_empty())
+            {
+                found.push(i);
+            }
+            if left == 0 {
+                break;
+            }
+        }
+        if left == 0 {
+            out.undecided.push(name.to_string());
+            continue;
+        }
+        for i in found {
+            out.by_pair[i].push(name.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use shepherd_trace::TraceBuilder;
+
+    /// The kinds of action the shipped policies tell apart, as the runtime labels them.
+    const SHAPES: [(ActionType, &str, &str); 8] = [
+        (
+            ActionType::Unknown,
+            "script",
+            "script:inserted https://s.test/a.js",
+        ),
+        (
+            ActionType::Unknown,
+            "script",
+            "script:async https://s.test/b.js",
+        ),
+        (ActionType::Timer, "timer", "timer"),
+        (ActionType::Network, "fetch", "fetch https://s.test/api"),
+        (
+            ActionType::Network,
+            "event:load",
+            "event:load @ XMLHttpRequest[4]",
+        ),
+        (
+            ActionType::UserInterface,
+            "event:click",
+            "event:click @ BUTTON[2]",
+        ),
+        (
+            ActionType::Unknown,
+            "event:DOMContentLoaded",
+            "event:DOMContentLoaded @ Document[0]",
+        ),
+        (ActionType::Unknown, "event:load", "event:load @ Window[0]"),
+    ];
+
+    /// A trace of `shapes` (indices into [`SHAPES`]) with fork arcs `forks` (tail index taken
+    /// modulo the head) and extra happens-before arcs `joins`.
+    fn trace(
+        shapes: &[usize],
+        forks: &[(usize, bool)],
+        joins: &[(usize, usize)],
+    ) -> (Trace, Vec<(u32, u32)>) {
+        let mut b = TraceBuilder::new();
+        for (i, &s) in shapes.iter().enumerate() {
+            let (ty, kind, label) = SHAPES[s % SHAPES.len()];
+            b.begin(ty, kind, &format!("doc/{kind}@#{i}"));
+            b.enter(label, None).exit();
+            b.end();
+        }
+        let n = shapes.len();
+        for (head, &(tail, yes)) in forks.iter().enumerate().take(n).skip(1) {
+            if yes {
+                b.fork((tail % head) as u32, head as u32);
+            }
+        }
+        let t = b.finish();
+        let mut hb: Vec<(u32, u32)> = t.arcs.iter().map(|a| (a.tail, a.head)).collect();
+        for &(x, y) in joins {
+            let (x, y) = (x % n, y % n);
+            if x < y {
+                hb.push((x as u32, y as u32));
+            }
+        }
+        (t, hb)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        /// The indexed simulation orders exactly what the plain one does, for every shipped
+        /// policy and for all of them together.
+        #[test]
+        fn indexed_simulation_agrees_with_the_plain_one(
+            shapes in proptest::collection::vec(0usize..8, 1..28),
+            forks in proptest::collection::vec((0usize..64, proptest::bool::weighted(0.6)), 28),
+            joins in proptest::collection::vec((0usize..28, 0usize..28), 0..6),
+        ) {
+            let (t, hb) = trace(&shapes, &forks, &joins);
+            let mut sets: Vec<Vec<Policy>> = crate::SHIPPED
+                .iter()
+                .filter_map(|(name, _)| crate::load(name).ok().map(|s| s.policies))
+                .collect();
+            sets.push(sets.concat());
+            for policies in &sets {
+                let aug = Augmented::new(&t, &hb, policies);
+                prop_assert!(!aug.exhausted);
+                let want = oracle::closure(&t, &hb, policies);
+                let n = t.actions.len() as u32;
+                for a in 0..n {
+                    for b in a..n {
+                        prop_assert_eq!(
+                            aug.orders(a, b).is_some(),
+                            want[a as usize].contains(&b),
+                            "{} -> {} under {:?}", a, b,
+                            policies.iter().map(|p| p.name.clone()).collect::<Vec<_>>()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A long session: async-user adds a rule per asynchronous operation and every click
+    /// meets all of them. The budget stops the simulation and the policy is reported
+    /// undecided instead of the analysis running for hours.
+    #[test]
+    fn a_policy_over_budget_is_undecided() {
+        let mut shapes = Vec::new();
+        for i in 0..3000 {
+            shapes.push(if i % 10 == 9 { 5 } else { 2 });
+        }
+        let forks: Vec<(usize, bool)> = (0..shapes.len()).map(|i| (i + 7, true)).collect();
+        let (t, hb) = trace(&shapes, &forks, &[]);
+        let pairs = [(0, 9), (1, 19)];
+        let unlimited = shipped_orderings_within(&t, &hb, &pairs, u64::MAX);
+        assert!(unlimited.undecided.is_empty());
+        let small = shipped_orderings_within(&t, &hb, &pairs, 10_000);
+        assert!(
+            small.undecided.contains(&"async-user".to_string()),
+            "{small:?}"
+        );
+        for (i, names) in small.by_pair.iter().enumerate() {
+            for name in names {
+                assert!(unlimited.by_pair[i].contains(name), "{name} on pair {i}");
+                assert!(!small.undecided.contains(name));
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The first implementation of the simulation, kept as the oracle of the indexed one: every
+//! rule instance is tried on every operation and every ordering is checked with a fresh
+//! search, as the paper states the semantics. Quadratic; tests only.
+
+use super::*;
+use std::collections::HashSet;
+
+/// The closure of happens-before plus the policy's edges: `reach[a]` holds every action `a`
+/// reaches.
+pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> Vec<HashSet<u32>> {
+    let n = trace.actions.len();
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(t, h) in hb {
+        if (t as usize) < n && (h as usize) < n && t < h {
+            succ[t as usize].push(h);
+        }
+    }
+    let reaches = |succ: &Vec<Vec<u32>>, a: u32, b: u32| -> bool {
+        if a == b {
+            return true;
+        }
+        let mut seen = HashSet::from([a]);
+        let mut q = VecDeque::from([a]);
+        while let Some(x) = q.pop_front() {
+            for &y in &succ[x as usize] {
+                if y == b {
+                    return true;
+                }
+                if y < b && seen.insert(y) {
+                    q.push_back(y);
+                }
+            }
+        }
+        false
+    };
+    let evs = describe(trace);
+    let forks = fork_lists(trace, &evs);
+    let dcl = (0..n)
+        .find(|&i| evs[i].dom_type.as_deref() == Some("DOMContentLoaded"))
+        .map(|i| i as u32);
+    let load = (0..n)
+        .find(|&i| {
+            evs[i].dom_type.as_deref() == Some("load") && evs[i].target.as_deref() == Some("Window")
+        })
+        .map(|i| i as u32);
+    let mut insts: Vec<Inst> = Vec::new();
+    for (pi, p) in policies.iter().enumerate() {
+        if !p.scopes.is_empty() {
+            let page = trace.header.page.as_deref().unwrap_or("");
+            if !p.scopes.iter().any(|g| glob_matches(g, page)) {
+                continue;
+            }
+        }
+        for r in &p.rules {
+            insts.push(Inst {
+                rule: r,
+                policy: pi,
+                env: HashMap::new(),
+                added_by: None,
+                removed: false,
+                facts: Facts::default(),
+            });
+        }
+    }
+    let mut arrived: HashSet<ActionId> = HashSet::new();
+    for v in 0..n as u32 {
+        let mut new_edges = Vec::new();
+        let mut activated = Vec::new();
+        for (i, inst) in insts.iter().enumerate() {
+            if inst.removed
+                || inst.rule.op != Op::Begin
+                || !pred_matches(&inst.rule.pred, v, &evs, &inst.env)
+            {
+                continue;
+            }
+            if !expired(&inst.rule.until, &inst.env, &arrived, dcl, load, v, &evs) {
+                activated.push(i);
+            }
+            if inst.rule.action == Action::Dispatch {
+                continue;
+            }
+            let present = match inst.added_by {
+                None => true,
+                Some(a) => reaches(&succ, a, v),
+            };
+            if !present {
+                continue;
+            }
+            if let [only] = inst.rule.until.as_slice()
+                && let Some(u) = waits_for(only, &inst.env, dcl, load, &evs, n)
+                && u < v
+            {
+                new_edges.push((u, v));
+            }
+        }
+        for (u, w) in new_edges {
+            if !reaches(&succ, u, w) {
+                succ[u as usize].push(w);
+            }
+        }
+        apply_plain(&mut insts, &activated, policies, v, v);
+        arrived.insert(v);
+        for &w in &forks[v as usize] {
+            let activated: Vec<usize> = insts
+                .iter()
+                .enumerate()
+                .filter(|(_, inst)| {
+                    !inst.removed
+                        && inst.rule.op == Op::Fork
+                        && pred_matches(&inst.rule.pred, w, &evs, &inst.env)
+                        && !expired(&inst.rule.until, &inst.env, &arrived, dcl, load, v, &evs)
+                })
+                .map(|(i, _)| i)
+                .collect();
+            apply_plain(&mut insts, &activated, policies, w, v);
+        }
+    }
+    (0..n as u32)
+        .map(|a| (a..n as u32).filter(|&b| reaches(&succ, a, b)).collect())
+        .collect()
+}
+
+/// The action a single expiration waits for, when it names exactly one.
+fn waits_for(
+    e: &Expiry,
+    env: &HashMap<String, ActionId>,
+    dcl: Option<u32>,
+    load: Option<u32>,
+    evs: &[Ev],
+    n: usize,
+) -> Option<ActionId> {
+    match e {
+        Expiry::ArrivedVar(x) => env.get(x).copied(),
+        Expiry::Parsed => dcl,
+        Expiry::Loaded => load,
+        Expiry::ArrivedMatch(p) => {
+            let none = HashMap::new();
+            let mut it = (0..n as u32).filter(|&i| pred_matches(p, i, evs, &none));
+            let first = it.next()?;
+            it.next().is_none().then_some(first)
+        }
+        Expiry::After(_) | Expiry::Js(_) => None,
+    }
+}
+
+/// Whether the rule is expired when operation at `now` happens (`arrived` excludes `now`).
+fn expired(
+    until: &[Expiry],
+    env: &HashMap<String, ActionId>,
+    arrived: &HashSet<ActionId>,
+    dcl: Option<u32>,
+    load: Option<u32>,
+    now: u32,
+    evs: &[Ev],
+) -> bool {
+    until.iter().any(|e| match e {
+        Expiry::Parsed => dcl.is_some_and(|d| d < now),
+        Expiry::Loaded => load.is_some_and(|d| d < now),
+        Expiry::ArrivedVar(x) => env.get(x).is_some_and(|u| arrived.contains(u)),
+        Expiry::ArrivedMatch(p) => {
+            let none = HashMap::new();
+            arrived.iter().any(|&u| pred_matches(p, u, evs, &none))
+        }
+        // Unknown in a trace: treated as not expired (the rule keeps adding what it adds).
+        Expiry::After(_) | Expiry::Js(_) => false,
+    })
+}
+
+/// The update with a linear search for an equal live instance (the active rules are a set).
+fn apply_plain<'a>(
+    insts: &mut Vec<Inst<'a>>,
+    activated: &[usize],
+    policies: &'a [Policy],
+    bound: ActionId,
+    by: ActionId,
+) {
+    let added = extensions(insts, activated, policies, bound, by);
+    for &i in activated {
+        if insts[i].rule.once {
+            insts[i].removed = true;
+        }
+    }
+    for inst in added {
+        let same = |x: &Inst| {
+            !x.removed
+                && std::ptr::eq(x.rule, inst.rule)
+                && x.policy == inst.policy
+                && x.env == inst.env
+                && x.added_by == inst.added_by
+        };
+        if !insts.iter().any(same) {
+            insts.push(inst);
+        }
+    }
+}
