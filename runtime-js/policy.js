@@ -259,9 +259,38 @@ function policyOp(op, pev) {
   }
   if (best === A_DISPATCH) by = null;
   for (let i = 0; i < act.length; i++) if (act[i].r.once) act[i].dead = true;
-  for (let i = 0; i < act.length; i++) extend(act[i], pev, now);
+  for (let i = 0; i < act.length; i++) if (!extendsLikeEarlier(act, i)) extend(act[i], pev, now);
   if (act.length > 0) policyCompact(now);
   return { action: best, by };
+}
+
+/**
+ * Whether an earlier instance of `act` adds exactly what `act[i]` would: the same rule of the
+ * same policy, with equal values for every variable its `then` passes besides the bound one.
+ * The active rules are a set; without this, k active WAITREC instances would each add
+ * WAITFOR(w) and WAITREC(w) on a fork, doubling the instances with every fork while
+ * initialisation is pending.
+ */
+function extendsLikeEarlier(act, i) {
+  const x = act[i];
+  const calls = x.r.then;
+  if (!calls || calls.length === 0) return true;
+  for (let j = 0; j < i; j++) {
+    const y = act[j];
+    if (y.r !== x.r || y.p !== x.p) continue;
+    let same = true;
+    for (let c = 0; c < calls.length && same; c++) {
+      const args = calls[c].a;
+      for (let k = 0; k < args.length; k++) {
+        if (args[k] !== x.r.bind && x.env[args[k]] !== y.env[args[k]]) {
+          same = false;
+          break;
+        }
+      }
+    }
+    if (same) return true;
+  }
+  return false;
 }
 
 /** Instantiates the templates of activated instance `x`'s `then` with `pev` bound. */

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         ("postponed_link_click_navigates", link),
         ("spinner_while_input_waits", spinner),
         ("liveness_guard_releases_and_reports", liveness),
+        ("waitrec_cascade_stays_a_set", cascade),
         ("reverse_https_staging_with_policy", reverse_https),
     ];
     run_cases(Mode::Repair, cases)
@@ -487,6 +488,29 @@ case!(liveness, |h| async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let _ = page.close().await;
+    Ok(())
+});
+
+// init-user-plus on a page with sixteen timers in flight during loading: without the set
+// semantics each fork doubled the WAITREC instances and the runtime hit its cap (an incident,
+// and rules stopped being added, so the policy stopped protecting the page).
+case!(cascade, |h| async move {
+    with_policy(&h, Some("init-user-plus")).await?;
+    let page = h.open("/repair/cascade/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'done'"),
+        Duration::from_secs(5),
+    )
+    .await?;
+    let figures = h.control(&page, "C.repair()").await?;
+    let _ = page.close().await;
+    ensure!(
+        figures["incidents"]
+            .as_array()
+            .is_some_and(|a| a.is_empty()),
+        "no incident: {figures}"
+    );
     Ok(())
 });
 
