@@ -112,43 +112,14 @@ fn check_explains_and_list_names_the_shipped_policies() {
     assert_eq!(v["compiled"]["postponesScripts"], true);
 }
 
-/// Gallery B in the order init-user allows: script.js, DOMContentLoaded, then the click that
-/// calls what script.js defined (nothing but timing orders the click after the script).
-fn gallery_b_trace() -> Vec<u8> {
-    use shepherd_trace::{ActionType, TraceBuilder};
-    let mut b = TraceBuilder::new();
-    let script = b.begin(ActionType::Unknown, "script", "doc/script@script.js#1");
-    b.enter("script:external https://g.test/script.js", None)
-        .write("Global.loadThumbs", Some("Function[9]"))
-        .exit();
-    b.end();
-    let dcl = b.begin(
-        ActionType::Unknown,
-        "event:DOMContentLoaded",
-        "doc/event:DOMContentLoaded@document#1",
-    );
-    b.enter("fire:DOMContentLoaded @ Document[1]", None).exit();
-    b.end();
-    b.begin(
-        ActionType::UserInterface,
-        "event:click",
-        "doc/event:click@#g1#1",
-    );
-    b.enter("fire:click @ BUTTON[3]", None)
-        .read("Global.loadThumbs", None)
-        .exit();
-    b.end();
-    b.join(script, dcl);
-    shepherd_trace::to_jsonl_bytes(&b.finish())
-}
-
 /// `shepherd races` says which shipped policies order a race (text and JSON), and `policy
 /// covers` agrees.
 #[test]
 fn races_name_the_shipped_policies_that_order_a_race() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("gallery-b.jsonl");
-    std::fs::write(&trace, gallery_b_trace()).unwrap();
+    // Gallery B in the order init-user allows: script.js, DOMContentLoaded, then the click
+    // that calls what script.js defined (nothing but timing orders the click after it).
+    let trace =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gallery-b.jsonl");
     let out = shepherd().arg("races").arg(&trace).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");

@@ -280,43 +280,21 @@ impl Augmented {
         }
         let evs = describe(trace);
         let forks = fork_lists(trace, &evs);
+        let (dcl, load) = landmarks(&evs);
         let mut world = World {
             evs: &evs,
             n,
-            dcl: (0..n)
-                .find(|&i| evs[i].dom_type.as_deref() == Some("DOMContentLoaded"))
-                .map(|i| i as u32),
-            load: (0..n)
-                .find(|&i| {
-                    evs[i].dom_type.as_deref() == Some("load")
-                        && evs[i].target.as_deref() == Some("Window")
-                })
-                .map(|i| i as u32),
+            dcl,
+            load,
             first_match: HashMap::new(),
         };
         let mut insts: Vec<Inst> = Vec::new();
         let mut index = Index::default();
-        for (pi, p) in policies.iter().enumerate() {
-            if !p.scopes.is_empty() {
-                let page = trace.header.page.as_deref().unwrap_or("");
-                if !p.scopes.iter().any(|g| glob_matches(g, page)) {
-                    continue;
-                }
-            }
-            for r in &p.rules {
-                let mut inst = Inst {
-                    rule: r,
-                    policy: pi,
-                    env: HashMap::new(),
-                    added_by: None,
-                    removed: false,
-                    facts: Facts::default(),
-                };
-                inst.facts = world.facts(&inst);
-                if index.live.insert(inst.key()) {
-                    index.add(insts.len(), &inst);
-                    insts.push(inst);
-                }
+        for mut inst in initial_instances(trace, policies) {
+            inst.facts = world.facts(&inst);
+            if index.live.insert(inst.key()) {
+                index.add(insts.len(), &inst);
+                insts.push(inst);
             }
         }
         let mut work: u64 = 0;
@@ -537,6 +515,35 @@ fn meet(inst: &Inst, judged: bool, at: u32, now: u32, arrived_to: u32, evs: &[Ev
     } else {
         Met::Dead
     }
+}
+
+/// The DOMContentLoaded action and the window's load action (`parsed`, `loaded`).
+fn landmarks(evs: &[Ev]) -> (Option<u32>, Option<u32>) {
+    let find = |f: &dyn Fn(&Ev) -> bool| evs.iter().position(f).map(|i| i as u32);
+    (
+        find(&|e| e.dom_type.as_deref() == Some("DOMContentLoaded")),
+        find(&|e| e.dom_type.as_deref() == Some("load") && e.target.as_deref() == Some("Window")),
+    )
+}
+
+/// An instance of every rule of the policies that apply to the trace's page.
+fn initial_instances<'a>(trace: &Trace, policies: &'a [Policy]) -> Vec<Inst<'a>> {
+    let page = trace.header.page.as_deref().unwrap_or("");
+    policies
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.scopes.is_empty() || p.scopes.iter().any(|g| glob_matches(g, page)))
+        .flat_map(|(pi, p)| {
+            p.rules.iter().map(move |r| Inst {
+                rule: r,
+                policy: pi,
+                env: HashMap::new(),
+                added_by: None,
+                removed: false,
+                facts: Facts::default(),
+            })
+        })
+        .collect()
 }
 
 /// The fork operations each action makes (an XHR's fork is the fork of its response; its

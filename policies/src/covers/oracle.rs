@@ -35,33 +35,8 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
     };
     let evs = describe(trace);
     let forks = fork_lists(trace, &evs);
-    let dcl = (0..n)
-        .find(|&i| evs[i].dom_type.as_deref() == Some("DOMContentLoaded"))
-        .map(|i| i as u32);
-    let load = (0..n)
-        .find(|&i| {
-            evs[i].dom_type.as_deref() == Some("load") && evs[i].target.as_deref() == Some("Window")
-        })
-        .map(|i| i as u32);
-    let mut insts: Vec<Inst> = Vec::new();
-    for (pi, p) in policies.iter().enumerate() {
-        if !p.scopes.is_empty() {
-            let page = trace.header.page.as_deref().unwrap_or("");
-            if !p.scopes.iter().any(|g| glob_matches(g, page)) {
-                continue;
-            }
-        }
-        for r in &p.rules {
-            insts.push(Inst {
-                rule: r,
-                policy: pi,
-                env: HashMap::new(),
-                added_by: None,
-                removed: false,
-                facts: Facts::default(),
-            });
-        }
-    }
+    let (dcl, load) = landmarks(&evs);
+    let mut insts = initial_instances(trace, policies);
     let mut arrived: HashSet<ActionId> = HashSet::new();
     for v in 0..n as u32 {
         let mut new_edges = Vec::new();
