@@ -116,7 +116,34 @@ struct Group<'a> {
     rule: &'a Rule,
     /// The predicate reads no variable.
     unbound: bool,
+    /// Every active member does the same thing: the predicate reads no variable, the rule
+    /// only dispatches, is not `once`, and its templates get only the matched event. Then one
+    /// active member stands for all (WAITREC(u) for a thousand pending u on every fork).
+    uniform: bool,
+    /// Instance indices; removed instances are dropped lazily.
     members: Vec<usize>,
+}
+
+impl Group<'_> {
+    /// Walks the members for one operation: `visit` judges a live member and says whether
+    /// the walk may stop. Returns the number of members looked at.
+    fn walk(&mut self, insts: &[Inst], mut visit: impl FnMut(usize) -> bool) -> u64 {
+        let (mut seen, mut gone) = (0usize, 0usize);
+        for &i in &self.members {
+            seen += 1;
+            if insts[i].removed {
+                gone += 1;
+                continue;
+            }
+            if visit(i) {
+                break;
+            }
+        }
+        if gone * 2 > self.members.len() {
+            self.members.retain(|&i| !insts[i].removed);
+        }
+        seen as u64
+    }
 }
 
 /// Where each live rule instance is looked for, per operation.
@@ -161,11 +188,20 @@ impl<'a> Index<'a> {
         }
         match groups.iter_mut().find(|g| std::ptr::eq(g.rule, rule)) {
             Some(g) => g.members.push(i),
-            None => groups.push(Group {
-                rule,
-                unbound: !rule.pred.iter().any(term_reads_vars),
-                members: vec![i],
-            }),
+            None => {
+                let unbound = !rule.pred.iter().any(term_reads_vars);
+                let only_bound = rule
+                    .then
+                    .iter()
+                    .flat_map(|(_, args)| args)
+                    .all(|a| rule.bind.as_deref() == Some(a.as_str()));
+                groups.push(Group {
+                    rule,
+                    unbound,
+                    uniform: unbound && !rule.once && rule.action == Action::Dispatch && only_bound,
+                    members: vec![i],
+                })
+            }
         }
     }
 }
@@ -312,23 +348,29 @@ impl Augmented {
             let mut waits: Vec<(u32, usize)> = Vec::new();
             // Killed after the walk over the index.
             let mut dead: Vec<usize> = Vec::new();
+            // Judges one instance; true when it is active.
             let mut met = |i: usize, judged: bool, insts: &[Inst], world: &mut World| {
                 let inst = &insts[i];
                 if inst.removed {
-                    return;
+                    return false;
                 }
                 match meet(inst, judged, v, v, v, world.evs) {
-                    Met::Skip => {}
-                    Met::Dead => dead.push(i),
+                    Met::Skip => false,
+                    Met::Dead => {
+                        dead.push(i);
+                        false
+                    }
                     m => {
-                        if matches!(m, Met::Active) {
-                            activated.push(i);
-                        }
                         if let Some(u) = inst.facts.wait
                             && u < v
                         {
                             waits.push((u, i));
                         }
+                        let active = matches!(m, Met::Active);
+                        if active {
+                            activated.push(i);
+                        }
+                        active
                     }
                 }
             };
@@ -338,11 +380,8 @@ impl Augmented {
                 if g.unbound && !pred_matches(&g.rule.pred, v, &evs, &HashMap::new()) {
                     continue;
                 }
-                work += g.members.len() as u64;
-                g.members.retain(|&i| !insts[i].removed);
-                for &i in &g.members {
-                    met(i, g.unbound, &insts, &mut world);
-                }
+                let (unbound, uniform) = (g.unbound, g.uniform);
+                work += g.walk(&insts, |i| met(i, unbound, &insts, &mut world) && uniform);
             }
             if let Some(list) = index.begin_at.remove(&v) {
                 work += list.len() as u64;
@@ -391,15 +430,20 @@ impl Augmented {
                     if g.unbound && !pred_matches(&g.rule.pred, w, &evs, &HashMap::new()) {
                         continue;
                     }
-                    work += g.members.len() as u64;
-                    g.members.retain(|&i| !insts[i].removed);
-                    for &i in &g.members {
-                        match meet(&insts[i], g.unbound, w, v, v + 1, &evs) {
-                            Met::Active => activated.push(i),
-                            Met::Dead => dead.push(i),
-                            Met::Expired | Met::Skip => {}
+                    let (unbound, uniform) = (g.unbound, g.uniform);
+                    work += g.walk(&insts, |i| {
+                        match meet(&insts[i], unbound, w, v, v + 1, &evs) {
+                            Met::Active => {
+                                activated.push(i);
+                                uniform
+                            }
+                            Met::Dead => {
+                                dead.push(i);
+                                false
+                            }
+                            Met::Expired | Met::Skip => false,
                         }
-                    }
+                    });
                 }
                 if let Some(list) = index.fork_at.remove(&w) {
                     work += list.len() as u64;
