@@ -21,6 +21,7 @@ use crate::ir::{Expiry, Filter, Policy, Pred, Rule, Subject, Term};
 use crate::kinds::{Kind, USER_TYPES};
 use shepherd_trace::{ActionId, ActionType, ArcKind, Op as TOp, Trace};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 #[cfg(test)]
 mod oracle;
@@ -51,8 +52,51 @@ pub struct Augmented {
     /// The simulation stopped at its work budget: `edges` is incomplete, so `orders` may say
     /// unordered where the policy orders.
     pub exhausted: bool,
-    succ: Vec<Vec<(u32, Option<usize>)>>,
+    base: Arc<Base>,
+    /// The policy edges by tail (to head, index in `edges`) and by head (from tail).
+    extra_succ: HashMap<u32, Vec<(u32, usize)>>,
+    extra_pred: HashMap<u32, Vec<u32>>,
+}
+
+/// What every policy's simulation reads from one trace: the actions as the policy language
+/// sees them, the forks, the landmarks and the happens-before graph. Worked out once for all
+/// the policies run over the trace.
+#[derive(Debug)]
+pub struct Base {
+    evs: Vec<Ev>,
+    forks: Vec<Vec<ActionId>>,
+    dcl: Option<u32>,
+    load: Option<u32>,
+    page: String,
+    succ: Vec<Vec<u32>>,
     pred: Vec<Vec<u32>>,
+}
+
+impl Base {
+    /// Reads `trace`; `hb` are the happens-before arcs (tail, head) the race analysis used.
+    pub fn new(trace: &Trace, hb: &[(u32, u32)]) -> Base {
+        let n = trace.actions.len();
+        let mut succ = vec![Vec::new(); n];
+        let mut pred = vec![Vec::new(); n];
+        for &(t, h) in hb {
+            if (t as usize) < n && (h as usize) < n && t < h {
+                succ[t as usize].push(h);
+                pred[h as usize].push(t);
+            }
+        }
+        let evs = describe(trace);
+        let forks = fork_lists(trace, &evs);
+        let (dcl, load) = landmarks(&evs);
+        Base {
+            evs,
+            forks,
+            dcl,
+            load,
+            page: trace.header.page.clone().unwrap_or_default(),
+            succ,
+            pred,
+        }
+    }
 }
 
 /// What the simulation knows about one action.
@@ -301,32 +345,30 @@ impl Augmented {
         policies: &[Policy],
         budget: u64,
     ) -> Augmented {
-        let n = trace.actions.len();
+        Augmented::over(Arc::new(Base::new(trace, hb)), policies, budget)
+    }
+
+    /// Runs `policies` over a trace read once into `base`, within `budget` work units.
+    pub fn over(base: Arc<Base>, policies: &[Policy], budget: u64) -> Augmented {
+        let n = base.evs.len();
         let mut aug = Augmented {
             edges: Vec::new(),
             exhausted: false,
-            succ: vec![Vec::new(); n],
-            pred: vec![Vec::new(); n],
+            base: base.clone(),
+            extra_succ: HashMap::new(),
+            extra_pred: HashMap::new(),
         };
-        for &(t, h) in hb {
-            if (t as usize) < n && (h as usize) < n && t < h {
-                aug.succ[t as usize].push((h, None));
-                aug.pred[h as usize].push(t);
-            }
-        }
-        let evs = describe(trace);
-        let forks = fork_lists(trace, &evs);
-        let (dcl, load) = landmarks(&evs);
+        let (evs, forks) = (&base.evs, &base.forks);
         let mut world = World {
-            evs: &evs,
+            evs,
             n,
-            dcl,
-            load,
+            dcl: base.dcl,
+            load: base.load,
             first_match: HashMap::new(),
         };
         let mut insts: Vec<Inst> = Vec::new();
         let mut index = Index::default();
-        for mut inst in initial_instances(trace, policies) {
+        for mut inst in initial_instances(&base.page, policies) {
             inst.facts = world.facts(&inst);
             if index.live.insert(inst.key()) {
                 index.add(insts.len(), &inst);
@@ -377,7 +419,7 @@ impl Augmented {
             for g in &mut index.begin_groups {
                 // Judged first: a group is walked (and compacted) only for operations its
                 // predicate can match.
-                if g.unbound && !pred_matches(&g.rule.pred, v, &evs, &HashMap::new()) {
+                if g.unbound && !pred_matches(&g.rule.pred, v, evs, &HashMap::new()) {
                     continue;
                 }
                 let (unbound, uniform) = (g.unbound, g.uniform);
@@ -395,7 +437,7 @@ impl Augmented {
             if !waits.is_empty() {
                 // Everything that reaches v now; a rule added by an action that does not
                 // is absent in some schedule, so it orders nothing.
-                work += reach_back(&aug.pred, v, &mut mark, v, &mut stack);
+                work += reach_back(&base.pred, &aug.extra_pred, v, &mut mark, v, &mut stack);
                 waits.retain(|&(_, i)| match insts[i].added_by {
                     None => true,
                     Some(a) => a == v || mark[a as usize] == v,
@@ -409,14 +451,14 @@ impl Augmented {
                         continue;
                     }
                     let idx = aug.edges.len();
-                    aug.succ[u as usize].push((v, Some(idx)));
-                    aug.pred[v as usize].push(u);
+                    aug.extra_succ.entry(u).or_default().push((v, idx));
+                    aug.extra_pred.entry(v).or_default().push(u);
                     aug.edges.push(PolicyEdge {
                         from: u,
                         to: v,
                         rule: insts[i].rule.id.clone(),
                     });
-                    work += reach_back(&aug.pred, u, &mut mark, v, &mut stack);
+                    work += reach_back(&base.pred, &aug.extra_pred, u, &mut mark, v, &mut stack);
                 }
             }
             apply(
@@ -427,12 +469,12 @@ impl Augmented {
                 let mut activated = Vec::new();
                 let mut dead = Vec::new();
                 for g in &mut index.fork_groups {
-                    if g.unbound && !pred_matches(&g.rule.pred, w, &evs, &HashMap::new()) {
+                    if g.unbound && !pred_matches(&g.rule.pred, w, evs, &HashMap::new()) {
                         continue;
                     }
                     let (unbound, uniform) = (g.unbound, g.uniform);
                     work += g.walk(&insts, |i| {
-                        match meet(&insts[i], unbound, w, v, v + 1, &evs) {
+                        match meet(&insts[i], unbound, w, v, v + 1, evs) {
                             Met::Active => {
                                 activated.push(i);
                                 uniform
@@ -451,7 +493,7 @@ impl Augmented {
                         if insts[i].removed {
                             continue;
                         }
-                        match meet(&insts[i], false, w, v, v + 1, &evs) {
+                        match meet(&insts[i], false, w, v, v + 1, evs) {
                             Met::Active => activated.push(i),
                             Met::Dead => dead.push(i),
                             Met::Expired | Met::Skip => {}
@@ -483,14 +525,16 @@ impl Augmented {
         if a == b {
             return Some(Vec::new());
         }
-        if a > b || (b as usize) >= self.succ.len() {
+        if a > b || (b as usize) >= self.base.succ.len() {
             return None;
         }
         let mut prev: HashMap<u32, (u32, Option<usize>)> = HashMap::new();
         let mut q = VecDeque::from([a]);
         while let Some(x) = q.pop_front() {
             *budget = budget.checked_sub(1)?;
-            for &(y, e) in &self.succ[x as usize] {
+            let base = self.base.succ[x as usize].iter().map(|&y| (y, None));
+            let extra = self.extra_succ.get(&x).into_iter().flatten();
+            for (y, e) in base.chain(extra.map(|&(y, i)| (y, Some(i)))) {
                 if y > b || y == a || prev.contains_key(&y) {
                     continue;
                 }
@@ -516,10 +560,11 @@ impl Augmented {
     }
 }
 
-/// Marks with `stamp` every action that reaches `from` backwards through `pred` and is not
-/// marked yet (`from` included); returns the number of actions visited.
+/// Marks with `stamp` every action that reaches `from` backwards through `pred` and `extra`
+/// and is not marked yet (`from` included); returns the number of actions visited.
 fn reach_back(
     pred: &[Vec<u32>],
+    extra: &HashMap<u32, Vec<u32>>,
     from: u32,
     mark: &mut [u32],
     stamp: u32,
@@ -534,7 +579,8 @@ fn reach_back(
     stack.push(from);
     while let Some(x) = stack.pop() {
         visited += 1;
-        for &p in &pred[x as usize] {
+        let more = extra.get(&x).map_or(&[][..], Vec::as_slice);
+        for &p in pred[x as usize].iter().chain(more) {
             if mark[p as usize] != stamp {
                 mark[p as usize] = stamp;
                 stack.push(p);
@@ -570,9 +616,8 @@ fn landmarks(evs: &[Ev]) -> (Option<u32>, Option<u32>) {
     )
 }
 
-/// An instance of every rule of the policies that apply to the trace's page.
-fn initial_instances<'a>(trace: &Trace, policies: &'a [Policy]) -> Vec<Inst<'a>> {
-    let page = trace.header.page.as_deref().unwrap_or("");
+/// An instance of every rule of the policies that apply to the trace's `page`.
+fn initial_instances<'a>(page: &str, policies: &'a [Policy]) -> Vec<Inst<'a>> {
     policies
         .iter()
         .enumerate()
@@ -921,9 +966,10 @@ pub fn shipped_orderings_within(
         by_pair: vec![Vec::new(); pairs.len()],
         undecided: Vec::new(),
     };
+    let base = Arc::new(Base::new(trace, hb));
     for (name, _) in crate::SHIPPED {
         let Ok(set) = crate::load(name) else { continue };
-        let aug = Augmented::with_budget(trace, hb, &set.policies, budget);
+        let aug = Augmented::over(base.clone(), &set.policies, budget);
         if aug.exhausted {
             out.undecided.push(name.to_string());
             continue;

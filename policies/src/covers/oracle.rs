@@ -36,7 +36,7 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
     let evs = describe(trace);
     let forks = fork_lists(trace, &evs);
     let (dcl, load) = landmarks(&evs);
-    let mut insts = initial_instances(trace, policies);
+    let mut insts = initial_instances(trace.header.page.as_deref().unwrap_or(""), policies);
     let mut arrived: HashSet<ActionId> = HashSet::new();
     for v in 0..n as u32 {
         let mut new_edges = Vec::new();
