@@ -9,7 +9,9 @@
 //! same queries, with ratios.
 //!
 //! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`,
-//! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`).
+//! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`,
+//! `SHEPHERD_BENCH_ALLOCATOR_DEFAULTS=1` leaves mimalloc and huge pages as they were before
+//! `shepherd races` tuned them).
 
 use shepherd_races::oracle::{Bfs, BitClocks};
 use shepherd_races::report::{NoSources, ReportPlan, text};
@@ -66,8 +68,23 @@ impl Write for Counter {
     }
 }
 
+/// The allocator set-up of `shepherd races` (`cli/src/memory.rs`, `for_batch_analysis`):
+/// transparent huge pages off, freed memory returned after 10 ms.
+fn for_batch_analysis() {
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+    // SAFETY: mi_option_set only stores the option (15 = mi_option_purge_delay).
+    unsafe { libmimalloc_sys::mi_option_set(15, 10) };
+}
+
 /// Child: load + analyse + report one file, as `shepherd races FILE` does; print figures.
 fn child(path: &str, single: bool) {
+    if std::env::var_os("SHEPHERD_BENCH_ALLOCATOR_DEFAULTS").is_none() {
+        for_batch_analysis();
+    }
     let base = mb_hwm();
     let c0 = cpu_ns();
     let t0 = Instant::now();
