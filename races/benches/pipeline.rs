@@ -10,6 +10,8 @@
 //!
 //! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`,
 //! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`,
+//! `SHEPHERD_BENCH_REPORT=FILE` copies each child's text report to FILE (each child
+//! overwrites it: run one child by hand to compare reports across a change),
 //! `SHEPHERD_BENCH_ALLOCATOR_DEFAULTS=1` leaves mimalloc and huge pages as they were before
 //! `shepherd races` tuned them).
 
@@ -55,16 +57,23 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Counts what the report writes (the CLI writes it to stdout).
-struct Counter(usize);
+/// Counts what the report writes (the CLI writes it to stdout), and copies it to a file when
+/// asked (to check that a change leaves the report as it was).
+struct Counter(usize, Option<BufWriter<std::fs::File>>);
 
 impl Write for Counter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0 += buf.len();
+        if let Some(f) = &mut self.1 {
+            f.write_all(buf)?;
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        match &mut self.1 {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -99,9 +108,12 @@ fn child(path: &str, single: bool) {
     let an = analyze(&trace, &opts).expect("analyse");
     let analysed = t0.elapsed();
     let (c2, hwm_analysis) = (cpu_ns(), mb_hwm());
-    let mut out = Counter(0);
+    let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
+        .map(|p| BufWriter::new(std::fs::File::create(p).expect("create report copy")));
+    let mut out = Counter(0, copy);
     let plan = ReportPlan::new(&trace, &an, false);
     text::write(&mut out, &trace, &an, &plan, &NoSources).expect("write to sink");
+    out.flush().expect("write report copy");
     let total = t0.elapsed();
     let (c3, hwm_report) = (cpu_ns(), mb_hwm());
     let t = an.timings;
