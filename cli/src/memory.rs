@@ -78,3 +78,18 @@ pub(crate) fn for_batch_analysis() {
     // SAFETY: mi_option_set only stores the option; mimalloc reads the delay when it purges.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ANALYSIS_PURGE_DELAY_MS) };
 }
+
+#[cfg(test)]
+mod tests {
+    /// `MI_OPTION_PURGE_DELAY` is an index into mimalloc's option table: a renumbering in a
+    /// later mimalloc would set another option. Only the purge delay defaults to 1000 (ms).
+    #[test]
+    fn the_purge_delay_index_names_the_purge_delay() {
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+            return;
+        }
+        // SAFETY: mi_option_get only reads the option.
+        let value = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
+        assert_eq!(value, 1000);
+    }
+}
