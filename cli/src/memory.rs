@@ -64,9 +64,11 @@ const ANALYSIS_PURGE_DELAY_MS: std::ffi::c_long = 10;
 ///
 /// - Transparent huge pages off for the process: mimalloc advises huge pages on its 1 GiB
 ///   arena, so every touched 2 MiB counted whole and freed memory could not be returned in
-///   smaller pieces (wide 115 000-action page: 124–133 MB → 104–107 MB peak). It was not
-///   faster either: on a busy machine the kernel spent 0.3 s of system time per run
-///   assembling huge pages. Children inherit the setting; these commands start none.
+///   smaller pieces (wide 115 000-action page: 124–133 MB → 104–107 MB peak). 4 KiB pages
+///   cost page faults (with the purge below, 0.02–0.1 s of CPU on that page), but huge
+///   pages were not reliably faster: on a busy machine the kernel sometimes spent 0.3–0.45 s
+///   of system time per run assembling them. Children inherit the setting; these commands
+///   start none.
 /// - Freed memory returned after [`ANALYSIS_PURGE_DELAY_MS`] instead of one second (→ 95 MB).
 pub(crate) fn for_batch_analysis() {
     // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process; a kernel without it
