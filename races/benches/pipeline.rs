@@ -9,7 +9,11 @@
 //! same queries, with ratios.
 //!
 //! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`,
-//! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`).
+//! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`,
+//! `SHEPHERD_BENCH_REPORT=FILE` copies each child's text report to FILE (each child
+//! overwrites it: run one child by hand to compare reports across a change),
+//! `SHEPHERD_BENCH_ALLOCATOR_DEFAULTS=1` leaves mimalloc and huge pages as they were before
+//! `shepherd races` tuned them).
 
 use shepherd_races::oracle::{Bfs, BitClocks};
 use shepherd_races::report::{NoSources, ReportPlan, text};
@@ -53,21 +57,43 @@ fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Counts what the report writes (the CLI writes it to stdout).
-struct Counter(usize);
+/// Counts what the report writes (the CLI writes it to stdout), and copies it to a file when
+/// asked (to check that a change leaves the report as it was).
+struct Counter(usize, Option<BufWriter<std::fs::File>>);
 
 impl Write for Counter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0 += buf.len();
+        if let Some(f) = &mut self.1 {
+            f.write_all(buf)?;
+        }
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        match &mut self.1 {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
     }
+}
+
+/// The allocator set-up of `shepherd races` (`cli/src/memory.rs`, `for_batch_analysis`):
+/// transparent huge pages off, freed memory returned after 10 ms.
+fn for_batch_analysis() {
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+    // SAFETY: mi_option_set only stores the option (15 = mi_option_purge_delay).
+    unsafe { libmimalloc_sys::mi_option_set(15, 10) };
 }
 
 /// Child: load + analyse + report one file, as `shepherd races FILE` does; print figures.
 fn child(path: &str, single: bool) {
+    if std::env::var_os("SHEPHERD_BENCH_ALLOCATOR_DEFAULTS").is_none() {
+        for_batch_analysis();
+    }
     let base = mb_hwm();
     let c0 = cpu_ns();
     let t0 = Instant::now();
@@ -82,9 +108,12 @@ fn child(path: &str, single: bool) {
     let an = analyze(&trace, &opts).expect("analyse");
     let analysed = t0.elapsed();
     let (c2, hwm_analysis) = (cpu_ns(), mb_hwm());
-    let mut out = Counter(0);
+    let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
+        .map(|p| BufWriter::new(std::fs::File::create(p).expect("create report copy")));
+    let mut out = Counter(0, copy);
     let plan = ReportPlan::new(&trace, &an, false);
     text::write(&mut out, &trace, &an, &plan, &NoSources).expect("write to sink");
+    out.flush().expect("write report copy");
     let total = t0.elapsed();
     let (c3, hwm_report) = (cpu_ns(), mb_hwm());
     let t = an.timings;

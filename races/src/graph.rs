@@ -55,6 +55,38 @@ pub struct HbArc {
     pub origin: ArcOrigin,
 }
 
+/// `arcs` in their order (head, tail, origin); every head is below `nodes`. A counting sort
+/// by head, then each head's few arcs compared: a comparison sort of the 200 000 arcs of a
+/// 115 000-action page was 4 % of its analysis.
+fn sort_by_head(nodes: u32, arcs: Vec<HbArc>) -> Vec<HbArc> {
+    let Some(&first) = arcs.first() else {
+        return arcs;
+    };
+    let mut next = vec![0u32; nodes as usize + 1];
+    for a in &arcs {
+        next[a.head as usize + 1] += 1;
+    }
+    for i in 0..nodes as usize {
+        next[i + 1] += next[i];
+    }
+    let mut sorted = vec![first; arcs.len()];
+    for a in &arcs {
+        let slot = &mut next[a.head as usize];
+        sorted[*slot as usize] = *a;
+        *slot += 1;
+    }
+    // `next[h]` is now where head h's arcs end (and h + 1's begin).
+    let mut start = 0;
+    for &end in &next[..nodes as usize] {
+        let group = &mut sorted[start..end as usize];
+        if group.len() > 1 {
+            group.sort_unstable();
+        }
+        start = end as usize;
+    }
+    sorted
+}
+
 /// Why a graph could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GraphError {
@@ -83,7 +115,7 @@ pub struct HbGraph {
 
 impl HbGraph {
     /// A graph with `nodes` nodes and the given arcs (validated, sorted, deduplicated).
-    pub fn new(nodes: u32, mut arcs: Vec<HbArc>) -> Result<HbGraph, GraphError> {
+    pub fn new(nodes: u32, arcs: Vec<HbArc>) -> Result<HbGraph, GraphError> {
         if let Some(a) = arcs.iter().find(|a| a.tail >= a.head || a.head >= nodes) {
             return Err(GraphError::BadArc {
                 tail: a.tail,
@@ -91,7 +123,7 @@ impl HbGraph {
                 nodes,
             });
         }
-        arcs.sort_unstable();
+        let mut arcs = sort_by_head(nodes, arcs);
         arcs.dedup_by(|b, a| a.head == b.head && a.tail == b.tail);
         let mut pred_off = vec![0u32; nodes as usize + 1];
         for a in &arcs {
@@ -212,5 +244,27 @@ mod tests {
         let s = g.successors();
         assert_eq!(s.of(0), &[2]);
         assert_eq!(s.of(2), &[3]);
+    }
+
+    #[test]
+    fn counting_sort_matches_a_comparison_sort() {
+        // Shuffled arcs with repeated heads, duplicate pairs and every origin.
+        let origins = [ArcOrigin::Fork, ArcOrigin::Join, ArcOrigin::TimerFifo];
+        let mut arcs = Vec::new();
+        let mut x = 12345u32;
+        for _ in 0..2_000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let head = 1 + (x >> 8) % 199;
+            let tail = (x >> 4) % head;
+            arcs.push(HbArc {
+                tail,
+                head,
+                origin: origins[(x % 3) as usize],
+            });
+        }
+        let mut want = arcs.clone();
+        want.sort_unstable();
+        assert_eq!(sort_by_head(200, arcs), want);
+        assert!(sort_by_head(5, Vec::new()).is_empty());
     }
 }

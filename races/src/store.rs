@@ -146,7 +146,7 @@ impl ClockStore {
     /// that is smaller.
     pub fn put(&mut self, key: u32, clock: &[u16]) {
         self.remove(key);
-        let nz = clock.iter().filter(|&&e| e != 0).count();
+        let nz = count_nonzero(clock);
         let sparse = 3 * nz < clock.len();
         let payload = if sparse { 3 * nz } else { clock.len() };
         let size = HEADER + payload;
@@ -164,11 +164,13 @@ impl ClockStore {
             (len >> 16) as u16,
         ]);
         if sparse {
-            for (c, &e) in clock.iter().enumerate() {
-                if e != 0 {
-                    chunk.extend_from_slice(&[c as u16, (c >> 16) as u16, e]);
-                }
-            }
+            let start = chunk.len();
+            chunk.resize(start + 3 * nz, 0);
+            let mut t = start;
+            for_each_nonzero(clock, |c, e| {
+                chunk[t..t + 3].copy_from_slice(&[c as u16, (c >> 16) as u16, e]);
+                t += 3;
+            });
         } else {
             chunk.extend_from_slice(clock);
         }
@@ -281,6 +283,39 @@ impl ClockStore {
     }
 }
 
+/// Non-zero entries of `clock`. Counted in `u16` lanes over blocks short enough not to
+/// overflow them, which vectorises (the plain filter-count did not, and was a fifth of the
+/// sweep's instructions on the 1 000-chain page).
+fn count_nonzero(clock: &[u16]) -> usize {
+    clock
+        .chunks(1 << 15)
+        .map(|b| usize::from(b.iter().fold(0u16, |n, &e| n + u16::from(e != 0))))
+        .sum()
+}
+
+/// Calls `f(index, entry)` for each non-zero entry in order, skipping zeros eight at a time:
+/// on a page with ≈ 1 000 chains ≈ 95 % of a clock's entries are 0.
+#[inline]
+fn for_each_nonzero(clock: &[u16], mut f: impl FnMut(usize, u16)) {
+    let (blocks, rest) = clock.as_chunks::<8>();
+    for (k, b) in blocks.iter().enumerate() {
+        // One 16-byte compare: the block's length is known here.
+        if *b != [0; 8] {
+            for (i, &e) in b.iter().enumerate() {
+                if e != 0 {
+                    f(8 * k + i, e);
+                }
+            }
+        }
+    }
+    let base = 8 * blocks.len();
+    for (i, &e) in rest.iter().enumerate() {
+        if e != 0 {
+            f(base + i, e);
+        }
+    }
+}
+
 fn block_len(chunk: &[u16], off: usize) -> (usize, bool) {
     let raw = u32::from(chunk[off + 2]) | (u32::from(chunk[off + 3]) << 16);
     ((raw & !SPARSE) as usize, raw & SPARSE != 0)
@@ -372,7 +407,9 @@ impl RunningJoin {
         };
         buf.clear();
         let mut old = v.iter().copied().peekable();
-        for (c, &e) in clock.iter().enumerate() {
+        // Merge by chain; an old word at a chain the clock does not reach is copied when the
+        // next reached chain (or the end) passes it.
+        for_each_nonzero(clock, |c, e| {
             let c = c as u32;
             while let Some(&w) = old.peek()
                 && w >> 16 < c
@@ -387,10 +424,8 @@ impl RunningJoin {
                 e = e.max(w as u16);
                 old.next();
             }
-            if e != 0 {
-                buf.push(c << 16 | u32::from(e));
-            }
-        }
+            buf.push(c << 16 | u32::from(e));
+        });
         buf.extend(old);
         let width = buf.last().map_or(0, |&w| (w >> 16) as usize + 1);
         if 2 * buf.len() >= width && width > 0 {
@@ -409,6 +444,29 @@ mod tests {
 
     fn dense(r: ClockRef<'_>, width: usize) -> Vec<u16> {
         (0..width as u32).map(|c| r.entry(c)).collect()
+    }
+
+    #[test]
+    fn nonzero_scans_match_the_plain_loop() {
+        // Lengths around the 8-entry blocks, zeros and values in blocks and in the remainder.
+        for len in [0usize, 1, 7, 8, 9, 16, 23, 1_052] {
+            for stride in [1usize, 3, 8, 13] {
+                let c: Vec<u16> = (0..len)
+                    .map(|i| if i % stride == 0 { (i as u16) | 1 } else { 0 })
+                    .collect();
+                let want: Vec<(usize, u16)> = c
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &e)| e != 0)
+                    .map(|(i, &e)| (i, e))
+                    .collect();
+                let mut got = Vec::new();
+                for_each_nonzero(&c, |i, e| got.push((i, e)));
+                assert_eq!(got, want, "len {len} stride {stride}");
+                assert_eq!(count_nonzero(&c), want.len());
+            }
+        }
+        assert_eq!(count_nonzero(&vec![1u16; 70_000]), 70_000);
     }
 
     #[test]

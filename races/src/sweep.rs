@@ -239,6 +239,7 @@ pub fn sweep(
 
     let mut chains = ChainTable::default();
     let (mut gs, mut ps, mut ss) = (Scratch::default(), Scratch::default(), Scratch::default());
+    let mut rs = Scratch::default();
     let mut window: VecDeque<(u32, u32, FifoKind)> = VecDeque::new(); // (fired, registrar, kind)
     let mut fifo_arcs: Vec<HbArc> = Vec::new();
     let mut new_fifo: Vec<u32> = Vec::new();
@@ -260,12 +261,28 @@ pub fn sweep(
         }
         new_fifo.clear();
         if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
+            // Up to TIMER_WINDOW lookups in the registrar's clock: a sparse one is spread into
+            // `rs` at the first, so that each is one load rather than a binary search.
+            let reg_clock = st.get(reg, Kind::G);
+            let mut spread = false;
             for &(a, ra, ka) in window.iter().rev() {
                 if !ka.precedes(kind) || gs.reaches(chains.chain_of(a), chains.pos_of(a)) {
                     continue;
                 }
                 let ordered = ra == reg
-                    || st.get(reg, Kind::G).entry(chains.chain_of(ra)) >= chains.pos_of(ra);
+                    || match reg_clock {
+                        ClockRef::Dense(_) => {
+                            reg_clock.entry(chains.chain_of(ra)) >= chains.pos_of(ra)
+                        }
+                        ClockRef::Sparse(_) => {
+                            if !spread {
+                                rs.clear();
+                                reg_clock.join_into(&mut rs);
+                                spread = true;
+                            }
+                            rs.reaches(chains.chain_of(ra), chains.pos_of(ra))
+                        }
+                    };
                 if ordered {
                     st.get(a, Kind::G).join_into(&mut gs);
                     new_fifo.push(a);

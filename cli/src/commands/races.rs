@@ -85,6 +85,8 @@ fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String)
 /// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
 pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+    // Every caller analyses what it loads.
+    crate::memory::for_batch_analysis();
     let progress = Progress::bytes(0, "reading the trace");
     let src =
         shepherd_session::trace_source::load_with_progress(path, None, &mut |done, total| {
