@@ -45,14 +45,14 @@ pub const SHIPPED_BUDGET: u64 = 200_000_000;
 
 /// Happens-before plus the orderings of a policy over one trace.
 #[derive(Clone, Debug)]
-pub struct Augmented {
+pub struct Augmented<'t> {
     /// The orderings the policies add that happens-before and the earlier orderings did not
     /// already imply.
     pub edges: Vec<PolicyEdge>,
     /// The simulation stopped at its work budget: `edges` is incomplete, so `orders` may say
     /// unordered where the policy orders.
     pub exhausted: bool,
-    base: Arc<Base>,
+    base: Arc<Base<'t>>,
     /// The policy edges by tail (to head, index in `edges`) and by head (from tail).
     extra_succ: HashMap<u32, Vec<(u32, usize)>>,
     extra_pred: HashMap<u32, Vec<u32>>,
@@ -62,8 +62,8 @@ pub struct Augmented {
 /// sees them, the forks, the landmarks and the happens-before graph. Worked out once for all
 /// the policies run over the trace.
 #[derive(Debug)]
-pub struct Base {
-    evs: Vec<Ev>,
+pub struct Base<'t> {
+    evs: Vec<Ev<'t>>,
     forks: Vec<Vec<ActionId>>,
     dcl: Option<u32>,
     load: Option<u32>,
@@ -72,9 +72,9 @@ pub struct Base {
     pred: Vec<Vec<u32>>,
 }
 
-impl Base {
+impl<'t> Base<'t> {
     /// Reads `trace`; `hb` are the happens-before arcs (tail, head) the race analysis used.
-    pub fn new(trace: &Trace, hb: &[(u32, u32)]) -> Base {
+    pub fn new(trace: &'t Trace, hb: &[(u32, u32)]) -> Base<'t> {
         let n = trace.actions.len();
         let mut succ = vec![Vec::new(); n];
         let mut pred = vec![Vec::new(); n];
@@ -100,16 +100,17 @@ impl Base {
 }
 
 /// What the simulation knows about one action.
+/// Its strings borrow the trace's (a long session has a hundred thousand actions).
 #[derive(Clone, Debug, Default)]
-struct Ev {
+struct Ev<'t> {
     /// DOM event type for `event:<type>` actions.
-    dom_type: Option<String>,
-    kind: String,
+    dom_type: Option<&'t str>,
+    kind: &'t str,
     user: bool,
     /// Target label class (`BUTTON`, `XMLHttpRequest`, `Window`) and the target's `#id`.
-    target: Option<String>,
-    target_id: Option<String>,
-    url: Option<String>,
+    target: Option<&'t str>,
+    target_id: Option<&'t str>,
+    url: Option<&'t str>,
     /// XHR events at readyState 4 (the response), per the events that follow.
     xhr_done: bool,
     creator: Option<ActionId>,
@@ -251,8 +252,8 @@ impl<'a> Index<'a> {
 }
 
 /// The trace facts every expiration and predicate is judged against.
-struct World<'t> {
-    evs: &'t [Ev],
+struct World<'w, 't> {
+    evs: &'w [Ev<'t>],
     n: usize,
     dcl: Option<u32>,
     load: Option<u32>,
@@ -260,7 +261,7 @@ struct World<'t> {
     first_match: HashMap<*const Pred, Option<ActionId>>,
 }
 
-impl World<'_> {
+impl World<'_, '_> {
     /// Works out `inst`'s [`Facts`].
     fn facts(&mut self, inst: &Inst) -> Facts {
         let mut f = Facts {
@@ -331,25 +332,25 @@ enum Met {
     Dead,
 }
 
-impl Augmented {
+impl<'t> Augmented<'t> {
     /// Runs `policies` over `trace`; `hb` are the happens-before arcs (tail, head) the race
     /// analysis used (logged and derived).
-    pub fn new(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> Augmented {
+    pub fn new(trace: &'t Trace, hb: &[(u32, u32)], policies: &[Policy]) -> Augmented<'t> {
         Augmented::with_budget(trace, hb, policies, u64::MAX)
     }
 
     /// [`Augmented::new`] that stops after `budget` work units (see [`Augmented::exhausted`]).
     pub fn with_budget(
-        trace: &Trace,
+        trace: &'t Trace,
         hb: &[(u32, u32)],
         policies: &[Policy],
         budget: u64,
-    ) -> Augmented {
+    ) -> Augmented<'t> {
         Augmented::over(Arc::new(Base::new(trace, hb)), policies, budget)
     }
 
     /// Runs `policies` over a trace read once into `base`, within `budget` work units.
-    pub fn over(base: Arc<Base>, policies: &[Policy], budget: u64) -> Augmented {
+    pub fn over(base: Arc<Base<'t>>, policies: &[Policy], budget: u64) -> Augmented<'t> {
         let n = base.evs.len();
         let mut aug = Augmented {
             edges: Vec::new(),
@@ -611,8 +612,8 @@ fn meet(inst: &Inst, judged: bool, at: u32, now: u32, arrived_to: u32, evs: &[Ev
 fn landmarks(evs: &[Ev]) -> (Option<u32>, Option<u32>) {
     let find = |f: &dyn Fn(&Ev) -> bool| evs.iter().position(f).map(|i| i as u32);
     (
-        find(&|e| e.dom_type.as_deref() == Some("DOMContentLoaded")),
-        find(&|e| e.dom_type.as_deref() == Some("load") && e.target.as_deref() == Some("Window")),
+        find(&|e| e.dom_type == Some("DOMContentLoaded")),
+        find(&|e| e.dom_type == Some("load") && e.target == Some("Window")),
     )
 }
 
@@ -643,7 +644,7 @@ fn fork_lists(trace: &Trace, evs: &[Ev]) -> Vec<Vec<ActionId>> {
         if a.kind == ArcKind::Fork && (a.head as usize) < evs.len() && (a.tail as usize) < evs.len()
         {
             let e = &evs[a.head as usize];
-            if e.target.as_deref() == Some("XMLHttpRequest") && !e.xhr_done {
+            if e.target == Some("XMLHttpRequest") && !e.xhr_done {
                 continue;
             }
             forks[a.tail as usize].push(a.head);
@@ -767,14 +768,9 @@ fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &HashMap<String, ActionI
     };
     let subject = match &t.subject {
         Subject::Var(x) => env.get(x) == Some(&v),
-        Subject::Type(ty) => e.dom_type.as_deref() == Some(ty.as_str()),
+        Subject::Type(ty) => e.dom_type == Some(ty.as_str()),
         Subject::Kind(k) => match k {
-            Kind::User => {
-                e.user
-                    && e.dom_type
-                        .as_deref()
-                        .is_some_and(|ty| USER_TYPES.contains(&ty))
-            }
+            Kind::User => e.user && e.dom_type.is_some_and(|ty| USER_TYPES.contains(&ty)),
             Kind::Timer => e.kind == "timer",
             Kind::Interval => e.kind == "interval",
             Kind::AnimationFrame => e.kind == "raf",
@@ -788,7 +784,7 @@ fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &HashMap<String, ActionI
         && t.filters.iter().all(|(neg, f)| {
             let m = match f {
                 Filter::On(sel) => selector_matches(sel, e),
-                Filter::Url(g) => e.url.as_deref().is_some_and(|u| glob_matches(g, u)),
+                Filter::Url(g) => e.url.is_some_and(|u| glob_matches(g, u)),
                 Filter::State(s) => *s == 4 && e.xhr_done,
                 Filter::From(inner) => e.creator.is_some_and(|c| term_matches(inner, c, evs, env)),
                 Filter::Delay(c, ms) => e.delay.is_some_and(|d| {
@@ -809,7 +805,7 @@ fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &HashMap<String, ActionI
 /// Simple selectors judged from the trace: `tag`, `#id`, `tag#id`, `*`, `window`, `document`.
 fn selector_matches(sel: &str, e: &Ev) -> bool {
     sel.split(',').map(str::trim).any(|s| {
-        let tag = e.target.as_deref().unwrap_or("");
+        let tag = e.target.unwrap_or("");
         match s {
             "window" => tag == "Window",
             "document" => tag == "Document",
@@ -827,7 +823,7 @@ fn selector_matches(sel: &str, e: &Ev) -> bool {
                     return false;
                 }
                 (t.is_empty() || t.eq_ignore_ascii_case(tag))
-                    && id.is_none_or(|id| e.target_id.as_deref() == Some(id))
+                    && id.is_none_or(|id| e.target_id == Some(id))
             }
         }
     })
@@ -835,13 +831,13 @@ fn selector_matches(sel: &str, e: &Ev) -> bool {
 
 /// Reads what the policy language can ask about each action from its kind, stable id, first
 /// scope label and the arcs into it.
-fn describe(trace: &Trace) -> Vec<Ev> {
+fn describe(trace: &Trace) -> Vec<Ev<'_>> {
     let s = &trace.strings;
     let mut evs: Vec<Ev> = trace
         .actions
         .iter()
         .map(|a| {
-            let kind = s.get(a.kind).to_string();
+            let kind = s.get(a.kind);
             let stable = s.get(a.stable);
             let label = trace.ops_of(a.id).iter().find_map(|op| match op {
                 TOp::Enter { scope, .. } => Some(s.get(*scope)),
@@ -852,19 +848,19 @@ fn describe(trace: &Trace) -> Vec<Ev> {
                 ..Ev::default()
             };
             if let Some(t) = kind.strip_prefix("event:") {
-                e.dom_type = Some(t.to_string());
+                e.dom_type = Some(t);
                 if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
-                    e.target = Some(l.split('[').next().unwrap_or("").to_string());
+                    e.target = Some(l.split('[').next().unwrap_or(""));
                 }
             }
             let last = stable.rsplit('/').next().unwrap_or("");
             if let Some(at) = last.split_once('@').map(|(_, r)| r) {
                 let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
                 if let Some(id) = path.strip_prefix('#') {
-                    e.target_id = Some(id.split('>').next().unwrap_or(id).to_string());
+                    e.target_id = Some(id.split('>').next().unwrap_or(id));
                 }
             }
-            match kind.as_str() {
+            match kind {
                 "script" => {
                     // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
                     if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
@@ -872,22 +868,18 @@ fn describe(trace: &Trace) -> Vec<Ev> {
                         && matches!(how, "async" | "defer" | "inserted" | "module")
                         && !what.starts_with('#')
                     {
-                        e.url = Some(what.to_string());
+                        e.url = Some(what);
                     }
                 }
-                "fetch" => {
-                    e.url = label
-                        .and_then(|l| l.strip_prefix("fetch "))
-                        .map(str::to_string)
-                }
+                "fetch" => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
                 _ => {}
             }
-            if e.target.as_deref() == Some("XMLHttpRequest")
+            if e.target == Some("XMLHttpRequest")
                 && let Some(seg) = stable.split('/').find(|x| x.starts_with("xhr@"))
             {
                 e.url = seg
                     .strip_prefix("xhr@")
-                    .map(|r| r.rsplit_once('#').map_or(r, |(u, _)| u).to_string());
+                    .map(|r| r.rsplit_once('#').map_or(r, |(u, _)| u));
             }
             e.kind = kind;
             e
@@ -903,27 +895,26 @@ fn describe(trace: &Trace) -> Vec<Ev> {
     }
     // The response of each XHR: its first load/error/abort/timeout event, and the
     // readystatechange right before it (readyState 4 fires first).
-    let mut by_xhr: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_xhr: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, a) in trace.actions.iter().enumerate() {
-        if evs[i].target.as_deref() == Some("XMLHttpRequest")
+        if evs[i].target == Some("XMLHttpRequest")
             && let Some(label) = trace.ops_of(a.id).iter().find_map(|op| match op {
                 TOp::Enter { scope, .. } => Some(s.get(*scope)),
                 _ => None,
             })
             && let Some(t) = label.split(" @ ").nth(1)
         {
-            by_xhr.entry(t.to_string()).or_default().push(i);
+            by_xhr.entry(t).or_default().push(i);
         }
     }
     for list in by_xhr.values() {
         if let Some(k) = list.iter().position(|&i| {
             matches!(
-                evs[i].dom_type.as_deref(),
+                evs[i].dom_type,
                 Some("load" | "error" | "abort" | "timeout")
             )
         }) {
-            let head = if k > 0 && evs[list[k - 1]].dom_type.as_deref() == Some("readystatechange")
-            {
+            let head = if k > 0 && evs[list[k - 1]].dom_type == Some("readystatechange") {
                 k - 1
             } else {
                 k
