@@ -488,7 +488,8 @@ impl<'t> Augmented<'t> {
                         }
                     });
                 }
-                if let Some(list) = index.fork_at.remove(&w) {
+                // Not taken out: an action with two creators is forked twice.
+                if let Some(list) = index.fork_at.get(&w).cloned() {
                     work += list.len() as u64;
                     for i in list {
                         if insts[i].removed {
