@@ -480,6 +480,10 @@ function wrapListener(listener, type, capture) {
   if (w !== undefined) return w;
   w = function (ev) {
     const self = this;
+    // Repair mode once the policy has nothing left to hold or add: the listener runs as if it
+    // had never been wrapped (no event description, no action), as listeners registered
+    // after that point do.
+    if (passive()) return callListener(listener, self, ev);
     if (!enterEvent(ev, self === undefined ? G : self, false)) {
       const st = wmGet(evState, ev);
       if (st !== undefined && st.calls !== null) st.calls[st.calls.length] = { listener, self };

@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         ("postponed_link_click_navigates", link),
         ("spinner_while_input_waits", spinner),
         ("liveness_guard_releases_and_reports", liveness),
-        ("waitrec_cascade_stays_a_set", cascade),
+        ("waitrec_cascade_stays_a_set_then_goes_passive", cascade),
         ("reverse_https_staging_with_policy", reverse_https),
     ];
     run_cases(Mode::Repair, cases)
@@ -504,12 +504,34 @@ case!(cascade, |h| async move {
     )
     .await?;
     let figures = h.control(&page, "C.repair()").await?;
-    let _ = page.close().await;
     ensure!(
         figures["incidents"]
             .as_array()
             .is_some_and(|a| a.is_empty()),
         "no incident: {figures}"
+    );
+    // Once nothing can be held any more the controller goes passive, and a listener it
+    // wrapped while the policy was active runs without the runtime making an action of it.
+    let start = std::time::Instant::now();
+    let stats = loop {
+        let stats = h.control(&page, "C.stats()").await?;
+        if stats["repairActive"] == json!(false) {
+            break stats;
+        }
+        ensure!(
+            start.elapsed() < Duration::from_secs(5),
+            "the policy never went quiet: {stats}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    page.click("#more").await?;
+    h.wait_for(&page, "window.clicks === 1", Duration::from_secs(2))
+        .await?;
+    let after = h.control(&page, "C.stats()").await?;
+    let _ = page.close().await;
+    ensure!(
+        after["actions"] == stats["actions"],
+        "the wrapped listener ran as an action after the policy went quiet: {stats} then {after}"
     );
     Ok(())
 });
