@@ -151,6 +151,22 @@ async fn explore_with(
 
 /// The user of the WordPress-shaped page: count, then greet.
 async fn count_then_greet(p: &Page) -> Result<()> {
+    // The image the load handler starts must have loaded before the clicks, so the recorded
+    // order (and the depth the reversal needs) is the same every run: when it arrived between
+    // or after the clicks, the race was found at bound 2. Read in an isolated world, so the
+    // wait itself reads nothing the trace would see.
+    let start = std::time::Instant::now();
+    let loaded =
+        "performance.getEntriesByType('resource').some(e => e.name.endsWith('/pixel.gif'))";
+    while p.evaluate_isolated(loaded).await? != Value::Bool(true) {
+        anyhow::ensure!(
+            start.elapsed() < Duration::from_secs(5),
+            "pixel.gif never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Its load event is the task after the response.
+    tokio::time::sleep(Duration::from_millis(100)).await;
     p.click("#a").await?;
     tokio::time::sleep(Duration::from_millis(100)).await;
     p.click("#b").await?;
