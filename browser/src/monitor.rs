@@ -18,6 +18,7 @@ pub(crate) const METHODS: &[&str] = &[
     "Network.requestWillBeSent",
     "Network.loadingFinished",
     "Network.loadingFailed",
+    "Network.dataReceived",
 ];
 
 /// One `console.*` call.
@@ -66,6 +67,10 @@ pub(crate) struct PageState {
     pub in_flight: HashMap<String, InFlight>,
     /// Last time a request started or ended.
     pub last_network: Instant,
+    /// Body bytes the page received per document URL (main frame and frames), summed over
+    /// its requests: a scheduler that releases a document in parts knows from this when a
+    /// part has reached the renderer.
+    pub document_bytes: HashMap<String, u64>,
     /// Main-frame document commits seen (a change means the page navigated).
     pub main_navigations: u64,
     /// URL of the last main-frame commit.
@@ -85,6 +90,7 @@ impl Default for PageState {
             dialogs: Vec::new(),
             in_flight: HashMap::new(),
             last_network: Instant::now(),
+            document_bytes: HashMap::new(),
             main_navigations: 0,
             main_url: None,
             quiet_world: None,
@@ -98,7 +104,13 @@ impl Default for PageState {
 pub(crate) struct InFlight {
     pub url: String,
     pub loader_id: String,
+    /// A document (a page or a frame): its received bytes are counted.
+    pub document: bool,
 }
+
+/// Most documents whose received bytes are counted (a page that creates frames in a loop
+/// cannot grow the map without bound).
+const MAX_DOCUMENTS: usize = 1_000;
 
 /// Caps so a page that logs in a loop cannot exhaust memory.
 const MAX_LOG: usize = 10_000;
@@ -203,14 +215,29 @@ pub(crate) async fn run(
                         .and_then(Value::as_str)
                         .unwrap_or("");
                     let loader = p.get("loaderId").and_then(Value::as_str).unwrap_or("");
+                    let document = p.get("type").and_then(Value::as_str) == Some("Document");
                     st.in_flight.insert(
                         id.to_string(),
                         InFlight {
                             url: url.chars().take(300).collect(),
                             loader_id: loader.to_string(),
+                            document,
                         },
                     );
                     st.last_network = Instant::now();
+                }
+            }
+            "Network.dataReceived" => {
+                let Some(id) = p.get("requestId").and_then(Value::as_str) else {
+                    continue;
+                };
+                let n = p.get("dataLength").and_then(Value::as_u64).unwrap_or(0);
+                let url = match st.in_flight.get(id) {
+                    Some(r) if r.document => r.url.clone(),
+                    _ => continue,
+                };
+                if st.document_bytes.len() < MAX_DOCUMENTS || st.document_bytes.contains_key(&url) {
+                    *st.document_bytes.entry(url).or_insert(0) += n;
                 }
             }
             "Network.loadingFinished" | "Network.loadingFailed" => {

@@ -278,7 +278,10 @@ impl Page {
     /// A PNG of the viewport.
     pub async fn screenshot(&self) -> Result<Vec<u8>> {
         let answer = self
-            .call("Page.captureScreenshot", json!({ "format": "png" }))
+            .call(
+                "Page.captureScreenshot",
+                json!({ "format": "png", "optimizeForSpeed": true }),
+            )
             .await?;
         let data = str_field(&answer, "data", "Page.captureScreenshot")?;
         base64::engine::general_purpose::STANDARD
@@ -321,6 +324,23 @@ impl Page {
             .collect();
         urls.sort();
         urls
+    }
+
+    /// Body bytes received so far for the document at `url` (a page or a frame; 0 when none),
+    /// summed over its requests. URLs longer than 300 characters are compared by their first
+    /// 300.
+    pub fn document_bytes(&self, url: &str) -> u64 {
+        let key: String = url.chars().take(300).collect();
+        self.lock_state()
+            .document_bytes
+            .get(&key)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// When the page last started or finished a request.
+    pub fn last_network_activity(&self) -> std::time::Instant {
+        self.lock_state().last_network
     }
 
     /// Forget the console messages, exceptions and dialogs collected so far.

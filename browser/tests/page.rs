@@ -178,3 +178,32 @@ fn scripts_on_new_document_screenshots_dialogs() {
         other.close().await.unwrap();
     });
 }
+
+/// The explorer opens the next execution's page while one runs: the running page must stay
+/// visible (a hidden page gets no animation frames and throttled timers) and count the bytes
+/// its document received.
+#[test]
+fn a_page_opened_beside_another_leaves_it_visible_and_counts_document_bytes() {
+    const BODY: &str = "<title>frames</title><p>frames</p>";
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(BODY))]).await;
+        let page = browser.new_isolated_page(None, None).await.unwrap();
+        assert_eq!(page.document_bytes(&server.url("/")), 0);
+        page.navigate(&server.url("/")).await.unwrap();
+        assert_eq!(
+            page.document_bytes(&server.url("/")),
+            BODY.len() as u64,
+            "the document's body, counted once"
+        );
+        let spare = browser.new_isolated_page(None, None).await.unwrap();
+        let frames = page
+            .evaluate(
+                "new Promise((done) => { let n = 0; const f = () => (++n === 3 ? done([document.visibilityState, n]) : requestAnimationFrame(f)); requestAnimationFrame(f); setTimeout(() => done([document.visibilityState, n]), 2000); })",
+            )
+            .await
+            .unwrap();
+        assert_eq!(frames, json!(["visible", 3]));
+        spare.close().await.unwrap();
+        page.close().await.unwrap();
+    });
+}
