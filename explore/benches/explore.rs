@@ -10,8 +10,9 @@
 //!
 //! `cargo bench -p shepherd-explore` (`APP=…` the app of 1 and 2, default vanillajs;
 //! `PARALLEL_APP=…` the app of 3, default angularjs, which has more races; `SEQUENCES=n` the
-//! sequences of each run of 3, default 8). Chromium and npm are required. Wall-clock figures
-//! move with the machine's load, printed first.
+//! sequences of each run of 3, default 8; `FIRST_FIGURES_ONLY=1` stops after 1 and 2;
+//! `RUST_LOG=shepherd_explore::runner=trace` logs every step's quiet wait). Chromium and npm
+//! are required. Wall-clock figures move with the machine's load, printed first.
 
 #[path = "../../cli/tests/support/todomvc.rs"]
 mod support;
@@ -125,6 +126,13 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(8);
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
+    let only_first = std::env::var_os("FIRST_FIGURES_ONLY").is_some();
     shepherd_testkit::chromium();
     let root = support::package_root();
     let server = support::StaticServer::start(root);
@@ -205,6 +213,10 @@ fn main() {
             "   R4's measure (enabled events never explored, mean over the states reached): {:.1} %",
             f * 100.0
         );
+    }
+
+    if only_first {
+        return;
     }
 
     // 3. Workers: the same number of sequences with 1, 2 and 4 workers.

@@ -28,6 +28,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How far into an execution the next one's page is opened (at once if it ends sooner):
+/// opening a page while the page under test loads slowed its first steps by about 100 ms.
+const SPARE_DELAY_MS: u64 = 700;
+
 /// How long to wait for what.
 #[derive(Clone, Debug)]
 pub struct Timing {
@@ -39,7 +43,7 @@ pub struct Timing {
     /// Longest wait for a quiet state (a page that never settles goes on after it).
     pub settle_limit: Duration,
     /// How long an event the plan names is waited for before it is skipped (the recorded
-    /// order and a job's prefix; a quarter of it in the approximately replayed part).
+    /// order and a job's prefix; an eighth of it in the approximately replayed part).
     pub patience: Duration,
     /// Longest execution.
     pub run_limit: Duration,
@@ -152,6 +156,9 @@ pub struct Worker {
     proxy_addr: String,
     auth: Option<(String, String)>,
     timing: Timing,
+    /// A fresh page made while the previous execution ran: opening one (a browser context and
+    /// a renderer) takes a quarter of a second, about a tenth of an execution.
+    spare: std::sync::Mutex<Option<Page>>,
 }
 
 /// What the page's controller reports.
@@ -175,6 +182,8 @@ struct Enabled {
     /// name -> how to run it.
     how: HashMap<String, How>,
     page: PageState,
+    /// Proxy id of each enabled chunk -> its document's URL.
+    chunk_urls: HashMap<u64, String>,
 }
 
 #[derive(Clone, Debug)]
@@ -274,11 +283,16 @@ impl Worker {
             proxy_addr,
             auth,
             timing: cfg.timing.clone(),
+            spare: std::sync::Mutex::new(None),
         })
     }
 
     /// Stops the browser (if launched here) and the proxy.
     pub async fn stop(self) {
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(page) = spare {
+            let _ = page.close().await;
+        }
         let _ = self.browser.close().await;
         self.stack.shutdown().await;
     }
@@ -293,22 +307,46 @@ impl Worker {
         self.sink.clear();
         holds.set_split_html(true);
         holds.set_hold_all(true);
-        let page = self
-            .browser
-            .new_isolated_page(Some(&self.proxy_addr), Some("<-loopback>"))
-            .await?;
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let page = match spare {
+            Some(page) => page,
+            None => self.new_page().await?,
+        };
         tracing::debug!("page ready after {:?}", started.elapsed());
         let _auth_task = match &self.auth {
             Some((u, p)) => Some(page.authenticate_proxy(u, p).await?),
             None => None,
         };
-        let result = self.drive(&page, site, plan, started).await;
+        // The next execution's page opens while this one runs (after its loading steps): the
+        // page sits at `about:blank` and asks the proxy nothing until it is navigated.
+        let (ended, end) = tokio::sync::oneshot::channel::<()>();
+        let drive = async {
+            let r = self.drive(&page, site, plan, started).await;
+            let _ = ended.send(());
+            r
+        };
+        let spare = async {
+            let _ = tokio::time::timeout(Duration::from_millis(SPARE_DELAY_MS), end).await;
+            self.new_page().await
+        };
+        let (result, next) = tokio::join!(drive, spare);
+        match next {
+            Ok(next) => *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(next),
+            Err(e) => tracing::debug!("no spare page: {e:#}"),
+        }
         // Let go of everything the proxy still holds for this page.
         holds.clear_rules();
         holds.release_all();
         let _ = page.close().await;
         tracing::debug!("execution done after {:?}", started.elapsed());
         result
+    }
+
+    async fn new_page(&self) -> anyhow::Result<Page> {
+        Ok(self
+            .browser
+            .new_isolated_page(Some(&self.proxy_addr), Some("<-loopback>"))
+            .await?)
     }
 
     async fn drive(
@@ -387,6 +425,17 @@ impl Worker {
                     How::Gesture(_) => {}
                 }
             }
+            ctx.chunk_sent = match &how {
+                How::Proxy(id) if ctx.after_chunk => en
+                    .chunk_urls
+                    .get(id)
+                    .map(|url| (url.clone(), page.document_bytes(url))),
+                _ => None,
+            };
+            ctx.fired_at = match &how {
+                How::Proxy(_) => Some(Instant::now()),
+                _ => None,
+            };
             self.fire(page, site, &how, &mut ctx).await?;
             tracing::trace!("ran {name} in {:?}", t1.elapsed());
         };
@@ -394,14 +443,21 @@ impl Worker {
         // The trace first (flushing ends the open action), then the DOM, then the picture.
         let mut snap = Snapshot::default();
         let trace = self.flushed_trace(page).await;
+        tracing::trace!("trace flushed after {:?}", t2.elapsed());
         if let Some(t) = &trace {
             snapshot::from_trace(t, &mut snap);
         }
         snap.dom = snapshot::dom(page).await.unwrap_or_default();
+        tracing::trace!("dom after {:?}", t2.elapsed());
         snap.requests = ctx.requests.clone();
         snap.requests.sort();
         if self.timing.screenshots {
             snap.screenshot = snapshot::screenshot(page).await.ok();
+            tracing::trace!(
+                "screenshot after {:?} ({} bytes)",
+                t2.elapsed(),
+                snap.screenshot.as_ref().map_or(0, Vec::len)
+            );
         }
         tracing::debug!(
             "end state in {:?}, execution {:?}, skipped {:?}",
@@ -425,7 +481,7 @@ impl Worker {
     async fn enabled(&self, page: &Page, site: &Site, ctx: &mut RunCtx) -> anyhow::Result<Enabled> {
         let holds = self.stack.proxy().holds();
         let start = Instant::now();
-        let mut last: Option<Sig> = None;
+        let mut last: Option<(Sig, Option<u64>)> = None;
         let mut since = Instant::now();
         // Whether anything moved since the last step ran: once it has, a short idle period
         // is enough; a step whose effect cannot be seen (a style sheet arriving) waits the
@@ -457,6 +513,11 @@ impl Worker {
                 .count();
             let sig = (state.clone(), held_ids, unheld);
             moved |= ctx.last_sig.as_ref() != Some(&sig);
+            // A released response that the browser has finished loading has had its effect
+            // on the network, even when the poll never saw it in flight.
+            moved |= ctx
+                .fired_at
+                .is_some_and(|t| page.last_network_activity() > t);
             let quiet_for = if moved {
                 self.timing.idle
             } else {
@@ -466,15 +527,36 @@ impl Worker {
             // script, and when the network hands it the bytes): a pause between them is not
             // the end of the chunk, and ending the step there files the rest of the chunk's
             // nodes under the next step (which then seems to create what the chunk did).
-            let quiet_for = if ctx.after_chunk {
-                quiet_for.max(self.timing.idle * 8)
-            } else {
-                quiet_for
+            // A released chunk counts once the browser has received bytes of its document
+            // after the release: the parser takes them in the task that receives them. Until
+            // then (or when the count never moves: a chunk the rewriter emptied) the step
+            // waits the long idle period from the release.
+            let doc_bytes = ctx
+                .chunk_sent
+                .as_ref()
+                .map(|(url, _)| page.document_bytes(url));
+            let arrived = match (&ctx.chunk_sent, doc_bytes) {
+                (Some((_, before)), Some(now)) => now > *before,
+                _ => false,
             };
-            if last.as_ref() != Some(&sig) {
-                last = Some(sig);
+            let quiet_for = match ctx.after_chunk {
+                true if arrived => quiet_for.max(self.timing.idle * 2),
+                true => quiet_for.max(self.timing.idle * 8),
+                false => quiet_for,
+            };
+            // Bytes still arriving (a chunk in several reads) keep the state moving. A document
+            // whose first chunk has arrived but whose runtime has not started yet is loading
+            // its runtime (the parser waits for it): ending the step there would leave the
+            // rest of the chunk to be parsed in the next step.
+            let observed = (sig, doc_bytes);
+            if last.as_ref() != Some(&observed) {
+                last = Some(observed);
                 since = Instant::now();
-            } else if state.open < 0 && unheld == 0 && since.elapsed() >= quiet_for {
+            } else if state.open < 0
+                && unheld == 0
+                && (state.ready || !arrived)
+                && since.elapsed() >= quiet_for
+            {
                 break;
             }
             if start.elapsed() >= self.timing.settle_limit {
@@ -487,7 +569,7 @@ impl Worker {
             }
             tokio::time::sleep(self.timing.poll).await;
         }
-        let Some(sig) = last else {
+        let Some((sig, _)) = last else {
             bail!("no observation");
         };
         ctx.last_sig = Some(sig.clone());
@@ -517,10 +599,12 @@ impl Worker {
                 }
             }
         }
+        let mut chunk_urls = HashMap::new();
         for (url, (k, id)) in next_chunk {
             let name = naming::chunk(&url, k);
             how.insert(name.clone(), How::Proxy(id));
             names.push(name);
+            chunk_urls.insert(id, url);
         }
         for (hid, stable, kind) in &state.held {
             let mut name = naming::callback(stable);
@@ -545,6 +629,7 @@ impl Worker {
             names,
             how,
             page: state,
+            chunk_urls,
         })
     }
 
@@ -734,7 +819,7 @@ enum Choice {
 
 /// The state of one execution's plan.
 struct RunCtx {
-    /// How long a planned event is waited for before it is skipped (a quarter of it for the
+    /// How long a planned event is waited for before it is skipped (an eighth of it for the
     /// approximately replayed part of a job, where skipping is expected).
     patience: Duration,
     waiting: Option<(String, Instant)>,
@@ -766,6 +851,12 @@ struct RunCtx {
     drained: bool,
     /// The step that just ran released an HTML chunk.
     after_chunk: bool,
+    /// That chunk's document URL and the bytes the browser had received of it before.
+    chunk_sent: Option<(String, u64)>,
+    /// When the step that just ran released a response or a chunk.
+    fired_at: Option<Instant>,
+    /// The quiet state in which a wait for a planned event last ran out.
+    gave_up_at: Option<Sig>,
     /// What the last quiet state looked like, less what the last step released: any other
     /// difference is the step's effect.
     last_sig: Option<Sig>,
@@ -808,6 +899,9 @@ impl RunCtx {
             clock: 0,
             drained: false,
             after_chunk: false,
+            chunk_sent: None,
+            fired_at: None,
+            gave_up_at: None,
             last_sig: None,
         }
     }
@@ -835,7 +929,7 @@ impl RunCtx {
     /// registered (they cannot be late). The recorded order and a job's prefix wait the whole
     /// patience (those events did happen at this point); the approximately replayed part skips
     /// at once when what enabled the event in the parent has not run here, and otherwise waits
-    /// a quarter of it (skipping is expected there).
+    /// an eighth of it (skipping is expected there).
     fn patient(&mut self, want: &str, full: bool) -> bool {
         if !naming::appears_late(want) {
             return false;
@@ -845,11 +939,23 @@ impl RunCtx {
         } else {
             match self.enablers.get(want) {
                 Some(by) if !self.ran.contains(by) => return false,
-                _ => self.patience / 4,
+                _ => self.patience / 8,
             }
         };
+        // Nothing has changed since the last wait ran out: what did not come then (a
+        // transition the browser decided not to run, the second of two such events) is not
+        // coming now either.
+        if self.gave_up_at.is_some() && self.gave_up_at == self.last_sig {
+            return false;
+        }
         match &self.waiting {
-            Some((w, since)) if w == want => since.elapsed() < limit,
+            Some((w, since)) if w == want => {
+                let wait = since.elapsed() < limit;
+                if !wait {
+                    self.gave_up_at = self.last_sig.clone();
+                }
+                wait
+            }
             _ => {
                 self.waiting = Some((want.to_string(), Instant::now()));
                 true
