@@ -390,10 +390,10 @@ impl Worker {
                     continue;
                 }
                 Choice::Done => {
-                    // Nothing enabled: give late requests (the icon, a beacon) a moment.
+                    // Nothing enabled: one more quiet period (four times --idle-ms, as nothing
+                    // moves) for late requests (the icon, a beacon).
                     if !ctx.drained {
                         ctx.drained = true;
-                        tokio::time::sleep(self.timing.idle * 4).await;
                         continue;
                     }
                     break en.names;
