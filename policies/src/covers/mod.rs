@@ -21,6 +21,7 @@ use crate::ir::{Expiry, Filter, Policy, Pred, Rule, Subject, Term};
 use crate::kinds::{Kind, USER_TYPES};
 use shepherd_trace::{ActionId, ActionType, ArcKind, Op as TOp, Trace};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 use std::sync::Arc;
 
 #[cfg(test)]
@@ -117,10 +118,42 @@ struct Ev<'t> {
     delay: Option<u32>,
 }
 
+/// A rule instance's bindings: template parameter → action, sorted by name. Shared by the
+/// rules of one template call and by the instance's key: a long trace makes a hundred
+/// thousand instances, and a map of owned names per instance (cloned again for its key) was
+/// most of the simulation's time and memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Env<'a>(Option<Rc<[(&'a str, ActionId)]>>);
+
+impl<'a> Env<'a> {
+    /// The bindings of `pairs` (a later binding of a name replaces an earlier one).
+    fn of(pairs: impl IntoIterator<Item = (&'a str, ActionId)>) -> Env<'a> {
+        let mut v: Vec<(&'a str, ActionId)> = Vec::new();
+        for (k, a) in pairs {
+            match v.iter_mut().find(|(x, _)| *x == k) {
+                Some(slot) => slot.1 = a,
+                None => v.push((k, a)),
+            }
+        }
+        if v.is_empty() {
+            return Env(None);
+        }
+        v.sort_unstable();
+        Env(Some(v.into()))
+    }
+
+    fn get(&self, name: &str) -> Option<ActionId> {
+        self.0
+            .as_deref()
+            .and_then(|v| v.iter().find(|(k, _)| *k == name))
+            .map(|&(_, a)| a)
+    }
+}
+
 struct Inst<'a> {
     rule: &'a Rule,
     policy: usize,
-    env: HashMap<String, ActionId>,
+    env: Env<'a>,
     added_by: Option<ActionId>,
     removed: bool,
     /// Its expirations worked out once (set by the indexed simulation when it adds it).
@@ -138,17 +171,14 @@ struct Facts {
 }
 
 /// What makes two rule instances the same rule of the active set.
-type InstKey = (usize, usize, Vec<(String, ActionId)>, Option<ActionId>);
+type InstKey<'a> = (usize, usize, Env<'a>, Option<ActionId>);
 
-impl Inst<'_> {
-    fn key(&self) -> InstKey {
-        let mut env: Vec<(String, ActionId)> =
-            self.env.iter().map(|(k, v)| (k.clone(), *v)).collect();
-        env.sort_unstable();
+impl<'a> Inst<'a> {
+    fn key(&self) -> InstKey<'a> {
         (
             self.rule as *const Rule as usize,
             self.policy,
-            env,
+            self.env.clone(),
             self.added_by,
         )
     }
@@ -167,14 +197,23 @@ struct Group<'a> {
     uniform: bool,
     /// Instance indices; removed instances are dropped lazily.
     members: Vec<usize>,
+    /// `members[..start]` are all removed: instances tend to go in the order they came
+    /// (WAITREC's expire as their events arrive), and a walk that stops at the first active
+    /// member would otherwise step over the same dead ones on every operation.
+    start: usize,
 }
 
 impl Group<'_> {
     /// Walks the members for one operation: `visit` judges a live member and says whether
     /// the walk may stop. Returns the number of members looked at.
     fn walk(&mut self, insts: &[Inst], mut visit: impl FnMut(usize) -> bool) -> u64 {
-        let (mut seen, mut gone) = (0usize, 0usize);
-        for &i in &self.members {
+        let skipped = self.members[self.start..]
+            .iter()
+            .take_while(|&&i| insts[i].removed)
+            .count();
+        self.start += skipped;
+        let (mut seen, mut gone) = (skipped, 0usize);
+        for &i in &self.members[self.start..] {
             seen += 1;
             if insts[i].removed {
                 gone += 1;
@@ -184,8 +223,9 @@ impl Group<'_> {
                 break;
             }
         }
-        if gone * 2 > self.members.len() {
+        if (gone + self.start) * 2 > self.members.len() {
             self.members.retain(|&i| !insts[i].removed);
+            self.start = 0;
         }
         seen as u64
     }
@@ -200,7 +240,7 @@ struct Index<'a> {
     begin_at: HashMap<ActionId, Vec<usize>>,
     fork_at: HashMap<ActionId, Vec<usize>>,
     /// Keys of the live instances.
-    live: HashSet<InstKey>,
+    live: HashSet<InstKey<'a>>,
 }
 
 impl<'a> Index<'a> {
@@ -220,7 +260,7 @@ impl<'a> Index<'a> {
                 .pred
                 .iter()
                 .filter_map(|t| match &t.subject {
-                    Subject::Var(x) => inst.env.get(x).copied(),
+                    Subject::Var(x) => inst.env.get(x),
                     _ => None,
                 })
                 .collect();
@@ -245,6 +285,7 @@ impl<'a> Index<'a> {
                     unbound,
                     uniform: unbound && !rule.once && rule.action == Action::Dispatch && only_bound,
                     members: vec![i],
+                    start: 0,
                 })
             }
         }
@@ -273,9 +314,7 @@ impl World<'_, '_> {
                 Expiry::Parsed => f.parse_by = f.parse_by.min(self.dcl.unwrap_or(u32::MAX)),
                 Expiry::Loaded => f.parse_by = f.parse_by.min(self.load.unwrap_or(u32::MAX)),
                 Expiry::ArrivedVar(x) => {
-                    f.arrive_by = f
-                        .arrive_by
-                        .min(inst.env.get(x).copied().unwrap_or(u32::MAX))
+                    f.arrive_by = f.arrive_by.min(inst.env.get(x).unwrap_or(u32::MAX))
                 }
                 Expiry::ArrivedMatch(p) => {
                     f.arrive_by = f.arrive_by.min(self.first_match(p).unwrap_or(u32::MAX))
@@ -295,20 +334,20 @@ impl World<'_, '_> {
     fn first_match(&mut self, p: &Pred) -> Option<ActionId> {
         let (evs, n) = (self.evs, self.evs.len());
         *self.first_match.entry(p as *const Pred).or_insert_with(|| {
-            let none = HashMap::new();
+            let none = Env::default();
             (0..n as u32).find(|&i| pred_matches(p, i, evs, &none))
         })
     }
 
     /// The action a rule with this single expiration waits for.
-    fn waits_for(&mut self, e: &Expiry, env: &HashMap<String, ActionId>) -> Option<ActionId> {
+    fn waits_for(&mut self, e: &Expiry, env: &Env) -> Option<ActionId> {
         match e {
-            Expiry::ArrivedVar(x) => env.get(x).copied(),
+            Expiry::ArrivedVar(x) => env.get(x),
             Expiry::Parsed => self.dcl,
             Expiry::Loaded => self.load,
             Expiry::ArrivedMatch(p) => {
                 let first = self.first_match(p)?;
-                let none = HashMap::new();
+                let none = Env::default();
                 let second = (first + 1..self.evs.len() as u32)
                     .find(|&i| pred_matches(p, i, self.evs, &none));
                 second.is_none().then_some(first)
@@ -409,7 +448,7 @@ impl<'t> Augmented<'t> {
             for g in &mut index.begin_groups {
                 // Judged first: a group is walked (and compacted) only for operations its
                 // predicate can match.
-                if g.unbound && !pred_matches(&g.rule.pred, v, evs, &HashMap::new()) {
+                if g.unbound && !pred_matches(&g.rule.pred, v, evs, &Env::default()) {
                     continue;
                 }
                 let (unbound, uniform) = (g.unbound, g.uniform);
@@ -459,7 +498,7 @@ impl<'t> Augmented<'t> {
                 let mut activated = Vec::new();
                 let mut dead = Vec::new();
                 for g in &mut index.fork_groups {
-                    if g.unbound && !pred_matches(&g.rule.pred, w, evs, &HashMap::new()) {
+                    if g.unbound && !pred_matches(&g.rule.pred, w, evs, &Env::default()) {
                         continue;
                     }
                     let (unbound, uniform) = (g.unbound, g.uniform);
@@ -617,7 +656,7 @@ fn initial_instances<'a>(page: &str, policies: &'a [Policy]) -> Vec<Inst<'a>> {
             p.rules.iter().map(move |r| Inst {
                 rule: r,
                 policy: pi,
-                env: HashMap::new(),
+                env: Env::default(),
                 added_by: None,
                 removed: false,
                 facts: Facts::default(),
@@ -668,17 +707,14 @@ fn extensions<'a>(
             let Some(tpl) = policies[inst.policy].templates.get(t) else {
                 continue;
             };
-            let mut env = HashMap::new();
-            for (param, arg) in tpl.params.iter().zip(args) {
+            let env = Env::of(tpl.params.iter().zip(args).filter_map(|(param, arg)| {
                 let val = if inst.rule.bind.as_deref() == Some(arg.as_str()) {
                     Some(bound)
                 } else {
-                    inst.env.get(arg).copied()
+                    inst.env.get(arg)
                 };
-                if let Some(v) = val {
-                    env.insert(param.clone(), v);
-                }
-            }
+                val.map(|v| (param.as_str(), v))
+            }));
             for r in &tpl.rules {
                 added.push(Inst {
                     rule: r,
@@ -723,23 +759,23 @@ fn apply<'a>(
 }
 
 /// Removes instance `i` from the active set.
-fn kill(insts: &mut [Inst], index: &mut Index, i: usize) {
+fn kill<'a>(insts: &mut [Inst<'a>], index: &mut Index<'a>, i: usize) {
     if !insts[i].removed {
         insts[i].removed = true;
         index.live.remove(&insts[i].key());
     }
 }
 
-fn pred_matches(p: &[Term], v: ActionId, evs: &[Ev], env: &HashMap<String, ActionId>) -> bool {
+fn pred_matches(p: &[Term], v: ActionId, evs: &[Ev], env: &Env) -> bool {
     p.iter().any(|t| term_matches(t, v, evs, env))
 }
 
-fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &HashMap<String, ActionId>) -> bool {
+fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &Env) -> bool {
     let Some(e) = evs.get(v as usize) else {
         return false;
     };
     let subject = match &t.subject {
-        Subject::Var(x) => env.get(x) == Some(&v),
+        Subject::Var(x) => env.get(x) == Some(v),
         Subject::Type(ty) => e.dom_type == Some(ty.as_str()),
         Subject::Kind(k) => match k {
             Kind::User => e.user && e.dom_type.is_some_and(|ty| USER_TYPES.contains(&ty)),
