@@ -64,27 +64,26 @@ pub struct Augmented<'t> {
 /// the policies run over the trace.
 #[derive(Debug)]
 pub struct Base<'t> {
-    evs: Vec<Ev<'t>>,
-    forks: Vec<Vec<ActionId>>,
+    evs: Evs<'t>,
+    forks: Csr,
     dcl: Option<u32>,
     load: Option<u32>,
     page: String,
-    succ: Vec<Vec<u32>>,
-    pred: Vec<Vec<u32>>,
+    succ: Csr,
+    pred: Csr,
 }
 
 impl<'t> Base<'t> {
     /// Reads `trace`; `hb` are the happens-before arcs (tail, head) the race analysis used.
     pub fn new(trace: &'t Trace, hb: &[(u32, u32)]) -> Base<'t> {
         let n = trace.actions.len();
-        let mut succ = vec![Vec::new(); n];
-        let mut pred = vec![Vec::new(); n];
-        for &(t, h) in hb {
-            if (t as usize) < n && (h as usize) < n && t < h {
-                succ[t as usize].push(h);
-                pred[h as usize].push(t);
-            }
-        }
+        let arcs = || {
+            hb.iter()
+                .copied()
+                .filter(|&(t, h)| (t as usize) < n && (h as usize) < n && t < h)
+        };
+        let succ = Csr::new(n, arcs());
+        let pred = Csr::new(n, arcs().map(|(t, h)| (h, t)));
         let evs = describe(trace);
         let forks = fork_lists(trace, &evs);
         let (dcl, load) = landmarks(&evs);
@@ -100,9 +99,53 @@ impl<'t> Base<'t> {
     }
 }
 
-/// What the simulation knows about one action.
-/// Its strings borrow the trace's (a long session has a hundred thousand actions).
-#[derive(Clone, Debug, Default)]
+/// Adjacency lists of `n` nodes in one array (compressed sparse rows), each list in the
+/// order its pairs came: a list per node was a quarter of the simulation's memory on a
+/// 115 000-action trace, the rest of which is a few bytes per action.
+#[derive(Debug, Default)]
+struct Csr {
+    /// `to[off[x]..off[x + 1]]` is node x's list.
+    off: Vec<u32>,
+    to: Vec<u32>,
+}
+
+impl Csr {
+    /// The lists of `pairs` (from, to), every `from` below `n`.
+    fn new(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Csr {
+        let mut off = vec![0u32; n + 1];
+        for (x, _) in pairs.clone() {
+            off[x as usize + 1] += 1;
+        }
+        for i in 0..n {
+            off[i + 1] += off[i];
+        }
+        let mut next = off.clone();
+        let mut to = vec![0u32; off[n] as usize];
+        for (x, y) in pairs {
+            let slot = &mut next[x as usize];
+            to[*slot as usize] = y;
+            *slot += 1;
+        }
+        Csr { off, to }
+    }
+
+    /// Node `x`'s list (empty past the last node).
+    fn of(&self, x: u32) -> &[u32] {
+        match (self.off.get(x as usize), self.off.get(x as usize + 1)) {
+            (Some(&a), Some(&b)) => &self.to[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// Number of nodes.
+    fn nodes(&self) -> usize {
+        self.off.len().saturating_sub(1)
+    }
+}
+
+/// What the simulation knows about one action, as predicates read it ([`Evs::get`]).
+/// Its strings borrow the trace's.
+#[derive(Clone, Copy, Debug, Default)]
 struct Ev<'t> {
     /// DOM event type for `event:<type>` actions.
     dom_type: Option<&'t str>,
@@ -147,6 +190,91 @@ impl<'a> Env<'a> {
             .as_deref()
             .and_then(|v| v.iter().find(|(k, _)| *k == name))
             .map(|&(_, a)| a)
+    }
+}
+
+/// No name ([`Names`]).
+const NO_NAME: u32 = u32::MAX;
+
+/// The texts predicates compare actions by (kinds, event types, target labels and ids, URLs),
+/// each stored once: a page has a hundred thousand actions and a few hundred such texts.
+#[derive(Debug, Default)]
+struct Names<'t> {
+    texts: Vec<&'t str>,
+    ids: HashMap<&'t str, u32>,
+}
+
+impl<'t> Names<'t> {
+    fn id(&mut self, s: Option<&'t str>) -> u32 {
+        let Some(s) = s else { return NO_NAME };
+        let texts = &mut self.texts;
+        *self.ids.entry(s).or_insert_with(|| {
+            texts.push(s);
+            (texts.len() - 1) as u32
+        })
+    }
+
+    fn get(&self, id: u32) -> Option<&'t str> {
+        self.texts.get(id as usize).copied()
+    }
+}
+
+/// An [`Ev`] as stored, its texts by [`Names`] id.
+#[derive(Clone, Copy, Debug)]
+struct Packed {
+    dom_type: u32,
+    kind: u32,
+    target: u32,
+    target_id: u32,
+    url: u32,
+    creator: Option<ActionId>,
+    delay: Option<u32>,
+    user: bool,
+    xhr_done: bool,
+}
+
+/// Every action's [`Ev`], packed.
+#[derive(Debug, Default)]
+struct Evs<'t> {
+    list: Vec<Packed>,
+    names: Names<'t>,
+}
+
+impl<'t> Evs<'t> {
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    fn push(&mut self, e: &Ev<'t>) {
+        let n = &mut self.names;
+        let p = Packed {
+            dom_type: n.id(e.dom_type),
+            kind: n.id(Some(e.kind)),
+            target: n.id(e.target),
+            target_id: n.id(e.target_id),
+            url: n.id(e.url),
+            creator: e.creator,
+            delay: e.delay,
+            user: e.user,
+            xhr_done: e.xhr_done,
+        };
+        self.list.push(p);
+    }
+
+    fn get(&self, v: ActionId) -> Option<Ev<'t>> {
+        let p = self.list.get(v as usize)?;
+        let n = &self.names;
+        Some(Ev {
+            dom_type: n.get(p.dom_type),
+            kind: n.get(p.kind).unwrap_or(""),
+            user: p.user,
+            target: n.get(p.target),
+            target_id: n.get(p.target_id),
+            url: n.get(p.url),
+            xhr_done: p.xhr_done,
+            creator: p.creator,
+            delay: p.delay,
+        })
     }
 }
 
@@ -294,7 +422,7 @@ impl<'a> Index<'a> {
 
 /// The trace facts every expiration and predicate is judged against.
 struct World<'w, 't> {
-    evs: &'w [Ev<'t>],
+    evs: &'w Evs<'t>,
     dcl: Option<u32>,
     load: Option<u32>,
     /// First action matching an `arrived(pattern)` (by the pattern's address), computed once.
@@ -494,7 +622,7 @@ impl<'t> Augmented<'t> {
                 &mut insts, &mut index, &mut world, &activated, policies, v, v,
             );
             // Forks made by v (v has begun: arrived(v) holds for them).
-            for &w in &forks[v as usize] {
+            for &w in forks.of(v) {
                 let mut activated = Vec::new();
                 let mut dead = Vec::new();
                 for g in &mut index.fork_groups {
@@ -555,14 +683,14 @@ impl<'t> Augmented<'t> {
         if a == b {
             return Some(Vec::new());
         }
-        if a > b || (b as usize) >= self.base.succ.len() {
+        if a > b || (b as usize) >= self.base.succ.nodes() {
             return None;
         }
         let mut prev: HashMap<u32, (u32, Option<usize>)> = HashMap::new();
         let mut q = VecDeque::from([a]);
         while let Some(x) = q.pop_front() {
             *budget = budget.checked_sub(1)?;
-            let base = self.base.succ[x as usize].iter().map(|&y| (y, None));
+            let base = self.base.succ.of(x).iter().map(|&y| (y, None));
             let extra = self.extra_succ.get(&x).into_iter().flatten();
             for (y, e) in base.chain(extra.map(|&(y, i)| (y, Some(i)))) {
                 if y > b || y == a || prev.contains_key(&y) {
@@ -593,7 +721,7 @@ impl<'t> Augmented<'t> {
 /// Marks with `stamp` every action that reaches `from` backwards through `pred` and `extra`
 /// and is not marked yet (`from` included); returns the number of actions visited.
 fn reach_back(
-    pred: &[Vec<u32>],
+    pred: &Csr,
     extra: &HashMap<u32, Vec<u32>>,
     from: u32,
     mark: &mut [u32],
@@ -610,7 +738,7 @@ fn reach_back(
     while let Some(x) = stack.pop() {
         visited += 1;
         let more = extra.get(&x).map_or(&[][..], Vec::as_slice);
-        for &p in pred[x as usize].iter().chain(more) {
+        for &p in pred.of(x).iter().chain(more) {
             if mark[p as usize] != stamp {
                 mark[p as usize] = stamp;
                 stack.push(p);
@@ -622,7 +750,7 @@ fn reach_back(
 
 /// How an instance meets operation `op` on action `at` (the begin of `at`, or its fork by
 /// `now`); `judged`: its predicate already matched for its whole group.
-fn meet(inst: &Inst, judged: bool, at: u32, now: u32, arrived_to: u32, evs: &[Ev]) -> Met {
+fn meet(inst: &Inst, judged: bool, at: u32, now: u32, arrived_to: u32, evs: &Evs) -> Met {
     if !judged && !pred_matches(&inst.rule.pred, at, evs, &inst.env) {
         return Met::Skip;
     }
@@ -638,8 +766,10 @@ fn meet(inst: &Inst, judged: bool, at: u32, now: u32, arrived_to: u32, evs: &[Ev
 }
 
 /// The DOMContentLoaded action and the window's load action (`parsed`, `loaded`).
-fn landmarks(evs: &[Ev]) -> (Option<u32>, Option<u32>) {
-    let find = |f: &dyn Fn(&Ev) -> bool| evs.iter().position(f).map(|i| i as u32);
+fn landmarks(evs: &Evs) -> (Option<u32>, Option<u32>) {
+    let find = |f: &dyn Fn(&Ev) -> bool| {
+        (0..evs.len() as u32).find(|&v| evs.get(v).is_some_and(|e| f(&e)))
+    };
     (
         find(&|e| e.dom_type == Some("DOMContentLoaded")),
         find(&|e| e.dom_type == Some("load") && e.target == Some("Window")),
@@ -667,19 +797,19 @@ fn initial_instances<'a>(page: &str, policies: &'a [Policy]) -> Vec<Inst<'a>> {
 
 /// The fork operations each action makes (an XHR's fork is the fork of its response; its
 /// other events are not forks).
-fn fork_lists(trace: &Trace, evs: &[Ev]) -> Vec<Vec<ActionId>> {
-    let mut forks: Vec<Vec<ActionId>> = vec![Vec::new(); evs.len()];
-    for a in &trace.arcs {
-        if a.kind == ArcKind::Fork && (a.head as usize) < evs.len() && (a.tail as usize) < evs.len()
-        {
-            let e = &evs[a.head as usize];
-            if e.target == Some("XMLHttpRequest") && !e.xhr_done {
-                continue;
-            }
-            forks[a.tail as usize].push(a.head);
+fn fork_lists(trace: &Trace, evs: &Evs) -> Csr {
+    let n = evs.len();
+    let forks = trace.arcs.iter().filter_map(|a| {
+        if a.kind != ArcKind::Fork || (a.tail as usize) >= n {
+            return None;
         }
-    }
-    forks
+        let e = evs.get(a.head)?;
+        if e.target == Some("XMLHttpRequest") && !e.xhr_done {
+            return None;
+        }
+        Some((a.tail, a.head))
+    });
+    Csr::new(n, forks)
 }
 
 /// Whether a term reads a bound variable (its subject or a `from` filter's).
@@ -766,12 +896,12 @@ fn kill<'a>(insts: &mut [Inst<'a>], index: &mut Index<'a>, i: usize) {
     }
 }
 
-fn pred_matches(p: &[Term], v: ActionId, evs: &[Ev], env: &Env) -> bool {
+fn pred_matches(p: &[Term], v: ActionId, evs: &Evs, env: &Env) -> bool {
     p.iter().any(|t| term_matches(t, v, evs, env))
 }
 
-fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &Env) -> bool {
-    let Some(e) = evs.get(v as usize) else {
+fn term_matches(t: &Term, v: ActionId, evs: &Evs, env: &Env) -> bool {
+    let Some(e) = evs.get(v) else {
         return false;
     };
     let subject = match &t.subject {
@@ -791,7 +921,7 @@ fn term_matches(t: &Term, v: ActionId, evs: &[Ev], env: &Env) -> bool {
     subject
         && t.filters.iter().all(|(neg, f)| {
             let m = match f {
-                Filter::On(sel) => selector_matches(sel, e),
+                Filter::On(sel) => selector_matches(sel, &e),
                 Filter::Url(g) => e.url.is_some_and(|u| glob_matches(g, u)),
                 Filter::State(s) => *s == 4 && e.xhr_done,
                 Filter::From(inner) => e.creator.is_some_and(|c| term_matches(inner, c, evs, env)),
@@ -839,73 +969,83 @@ fn selector_matches(sel: &str, e: &Ev) -> bool {
 
 /// Reads what the policy language can ask about each action from its kind, stable id, first
 /// scope label and the arcs into it.
-fn describe(trace: &Trace) -> Vec<Ev<'_>> {
+fn describe(trace: &Trace) -> Evs<'_> {
     let s = &trace.strings;
-    let mut evs: Vec<Ev> = trace
-        .actions
-        .iter()
-        .map(|a| {
-            let kind = s.get(a.kind);
-            let stable = s.get(a.stable);
-            let label = trace.ops_of(a.id).iter().find_map(|op| match op {
-                TOp::Enter { scope, .. } => Some(s.get(*scope)),
-                _ => None,
-            });
-            let mut e = Ev {
-                user: a.ty == ActionType::UserInterface,
-                ..Ev::default()
-            };
-            if let Some(t) = kind.strip_prefix("event:") {
-                e.dom_type = Some(t);
-                if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
-                    e.target = Some(l.split('[').next().unwrap_or(""));
-                }
-            }
-            let last = stable.rsplit('/').next().unwrap_or("");
-            if let Some(at) = last.split_once('@').map(|(_, r)| r) {
-                let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
-                if let Some(id) = path.strip_prefix('#') {
-                    e.target_id = Some(id.split('>').next().unwrap_or(id));
-                }
-            }
-            match kind {
-                "script" => {
-                    // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
-                    if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
-                        && let Some((how, what)) = l.split_once(' ')
-                        && matches!(how, "async" | "defer" | "inserted" | "module")
-                        && !what.starts_with('#')
-                    {
-                        e.url = Some(what);
-                    }
-                }
-                "fetch" => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
-                _ => {}
-            }
-            if e.target == Some("XMLHttpRequest")
-                && let Some(seg) = stable.split('/').find(|x| x.starts_with("xhr@"))
-            {
-                e.url = seg
-                    .strip_prefix("xhr@")
-                    .map(|r| r.rsplit_once('#').map_or(r, |(u, _)| u));
-            }
-            e.kind = kind;
-            e
-        })
-        .collect();
-    for a in &trace.arcs {
-        if a.kind == ArcKind::Fork && (a.head as usize) < evs.len() {
-            evs[a.head as usize].creator = Some(a.tail);
-            if a.delay_ms.is_some() {
-                evs[a.head as usize].delay = a.delay_ms;
+    let mut evs = Evs {
+        list: Vec::with_capacity(trace.actions.len()),
+        names: Names::default(),
+    };
+    for e in trace.actions.iter().map(|a| {
+        let kind = s.get(a.kind);
+        let stable = s.get(a.stable);
+        let label = trace.ops_of(a.id).iter().find_map(|op| match op {
+            TOp::Enter { scope, .. } => Some(s.get(*scope)),
+            _ => None,
+        });
+        let mut e = Ev {
+            user: a.ty == ActionType::UserInterface,
+            ..Ev::default()
+        };
+        if let Some(t) = kind.strip_prefix("event:") {
+            e.dom_type = Some(t);
+            if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
+                e.target = Some(l.split('[').next().unwrap_or(""));
             }
         }
+        let last = stable.rsplit('/').next().unwrap_or("");
+        if let Some(at) = last.split_once('@').map(|(_, r)| r) {
+            let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
+            if let Some(id) = path.strip_prefix('#') {
+                e.target_id = Some(id.split('>').next().unwrap_or(id));
+            }
+        }
+        match kind {
+            "script" => {
+                // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
+                if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
+                    && let Some((how, what)) = l.split_once(' ')
+                    && matches!(how, "async" | "defer" | "inserted" | "module")
+                    && !what.starts_with('#')
+                {
+                    e.url = Some(what);
+                }
+            }
+            "fetch" => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
+            _ => {}
+        }
+        if e.target == Some("XMLHttpRequest")
+            && let Some(seg) = stable.split('/').find(|x| x.starts_with("xhr@"))
+        {
+            e.url = seg
+                .strip_prefix("xhr@")
+                .map(|r| r.rsplit_once('#').map_or(r, |(u, _)| u));
+        }
+        e.kind = kind;
+        e
+    }) {
+        evs.push(&e);
+    }
+    for a in &trace.arcs {
+        if a.kind == ArcKind::Fork
+            && let Some(e) = evs.list.get_mut(a.head as usize)
+        {
+            e.creator = Some(a.tail);
+            if a.delay_ms.is_some() {
+                e.delay = a.delay_ms;
+            }
+        }
+    }
+    fn target<'t>(evs: &Evs<'t>, i: usize) -> Option<&'t str> {
+        evs.get(i as u32).and_then(|e| e.target)
+    }
+    fn dom_type<'t>(evs: &Evs<'t>, i: usize) -> Option<&'t str> {
+        evs.get(i as u32).and_then(|e| e.dom_type)
     }
     // The response of each XHR: its first load/error/abort/timeout event, and the
     // readystatechange right before it (readyState 4 fires first).
     let mut by_xhr: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, a) in trace.actions.iter().enumerate() {
-        if evs[i].target == Some("XMLHttpRequest")
+        if target(&evs, i) == Some("XMLHttpRequest")
             && let Some(label) = trace.ops_of(a.id).iter().find_map(|op| match op {
                 TOp::Enter { scope, .. } => Some(s.get(*scope)),
                 _ => None,
@@ -918,16 +1058,18 @@ fn describe(trace: &Trace) -> Vec<Ev<'_>> {
     for list in by_xhr.values() {
         if let Some(k) = list.iter().position(|&i| {
             matches!(
-                evs[i].dom_type,
+                dom_type(&evs, i),
                 Some("load" | "error" | "abort" | "timeout")
             )
         }) {
-            let head = if k > 0 && evs[list[k - 1]].dom_type == Some("readystatechange") {
+            let head = if k > 0 && dom_type(&evs, list[k - 1]) == Some("readystatechange") {
                 k - 1
             } else {
                 k
             };
-            evs[list[head]].xhr_done = true;
+            if let Some(e) = evs.list.get_mut(list[head]) {
+                e.xhr_done = true;
+            }
         }
     }
     evs

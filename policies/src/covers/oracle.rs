@@ -75,7 +75,7 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
         }
         apply_plain(&mut insts, &activated, policies, v, v);
         arrived.insert(v);
-        for &w in &forks[v as usize] {
+        for &w in forks.of(v) {
             let activated: Vec<usize> = insts
                 .iter()
                 .enumerate()
@@ -101,7 +101,7 @@ fn waits_for(
     env: &Env,
     dcl: Option<u32>,
     load: Option<u32>,
-    evs: &[Ev],
+    evs: &Evs,
     n: usize,
 ) -> Option<ActionId> {
     match e {
@@ -126,7 +126,7 @@ fn expired(
     dcl: Option<u32>,
     load: Option<u32>,
     now: u32,
-    evs: &[Ev],
+    evs: &Evs,
 ) -> bool {
     until.iter().any(|e| match e {
         Expiry::Parsed => dcl.is_some_and(|d| d < now),
