@@ -19,7 +19,7 @@ use crate::ast::{Action, Cmp, Op};
 use crate::compile::glob_matches;
 use crate::ir::{Expiry, Filter, Policy, Pred, Rule, Subject, Term};
 use crate::kinds::{Kind, USER_TYPES};
-use shepherd_trace::{ActionId, ActionType, ArcKind, Op as TOp, Trace};
+use shepherd_trace::{ActionId, ActionType, ArcKind, FastState, Op as TOp, Trace};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -201,7 +201,7 @@ const NO_NAME: u32 = u32::MAX;
 #[derive(Debug, Default)]
 struct Names<'t> {
     texts: Vec<&'t str>,
-    ids: HashMap<&'t str, u32>,
+    ids: HashMap<&'t str, u32, FastState>,
 }
 
 impl<'t> Names<'t> {
@@ -365,10 +365,10 @@ struct Index<'a> {
     begin_groups: Vec<Group<'a>>,
     fork_groups: Vec<Group<'a>>,
     /// Instances whose predicate names only bound events, by the event they name.
-    begin_at: HashMap<ActionId, Vec<usize>>,
-    fork_at: HashMap<ActionId, Vec<usize>>,
-    /// Keys of the live instances.
-    live: HashSet<InstKey<'a>>,
+    begin_at: HashMap<ActionId, Vec<usize>, FastState>,
+    fork_at: HashMap<ActionId, Vec<usize>, FastState>,
+    /// Keys of the live instances (std's SipHash was a third of the simulation's time).
+    live: HashSet<InstKey<'a>, FastState>,
 }
 
 impl<'a> Index<'a> {
@@ -686,7 +686,7 @@ impl<'t> Augmented<'t> {
         if a > b || (b as usize) >= self.base.succ.nodes() {
             return None;
         }
-        let mut prev: HashMap<u32, (u32, Option<usize>)> = HashMap::new();
+        let mut prev: HashMap<u32, (u32, Option<usize>), FastState> = HashMap::default();
         let mut q = VecDeque::from([a]);
         while let Some(x) = q.pop_front() {
             *budget = budget.checked_sub(1)?;
