@@ -133,21 +133,21 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
                 .cloned()
         })
     };
-    if args.json {
-        let mut rep = RaceReport::new(&trace, &analysis, args.all);
-        rep.attach_sources(&sources);
-        rep.attach_explored(lookup);
-        super::policy::annotate(&mut rep, &trace, &analysis);
-        println!("{}", report::json::render(&rep));
-    } else {
-        // Streamed one location at a time: a long session's report is never held whole.
+    // Both reports are streamed one location at a time from the plan: a long session's
+    // report is never held whole, and the policy step runs before any view is built.
+    {
         let mut plan = ReportPlan::new(&trace, &analysis, args.all);
         if explored.is_some() {
             plan.attach_explored(&trace, &analysis, lookup);
         }
         super::policy::annotate_plan(&mut plan, &trace, &analysis);
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        report::text::write(&mut out, &trace, &analysis, &plan, &sources)?;
+        if args.json {
+            report::json::write(&mut out, &trace, &analysis, &plan, &sources)?;
+            writeln!(out)?;
+        } else {
+            report::text::write(&mut out, &trace, &analysis, &plan, &sources)?;
+        }
         out.flush()?;
     }
     if let Some(out) = &args.html {
