@@ -36,6 +36,23 @@ use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 
+/// How many accesses (in trace order) ahead of the current one the sweep prefetches.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Hints the CPU to bring `x` into the cache.
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it reads nothing and `x` is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// How many recent timer fires and queue deliveries the FIFO rules look back over. EventRacer searches the whole
 /// graph; a bounded window keeps the pass linear. A missed FIFO arc can only add races (the
 /// order is weaker), never hide one.
@@ -325,6 +342,11 @@ pub fn sweep(
                 break;
             }
             next += 1;
+            // Accesses are stored by location, so each one in trace order is a cache miss;
+            // asking for one a few ahead overlaps them (≈ a tenth of the sweep was this load).
+            if let Some(&ahead) = order.get(next + PREFETCH_AHEAD) {
+                prefetch(acc.get(ahead));
+            }
             let l = x.loc as usize;
             if !may_race[l] {
                 continue;
