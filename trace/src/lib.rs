@@ -16,6 +16,8 @@ pub mod stats;
 
 pub use builder::{BuildError, TraceBuilder};
 pub use error::ReadError;
+/// The seeded hasher of the string interner, for other crates' maps keyed by trace data.
+pub use hash::{FastHasher, FastState};
 pub use jsonl::{JsonlLoader, read_jsonl, to_jsonl_bytes, write_jsonl};
 pub use model::*;
 pub use open::{Format, Loaded, load_path, load_reader};

@@ -75,7 +75,7 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
         }
         apply_plain(&mut insts, &activated, policies, v, v);
         arrived.insert(v);
-        for &w in &forks[v as usize] {
+        for &w in forks.of(v) {
             let activated: Vec<usize> = insts
                 .iter()
                 .enumerate()
@@ -98,18 +98,18 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
 /// The action a single expiration waits for, when it names exactly one.
 fn waits_for(
     e: &Expiry,
-    env: &HashMap<String, ActionId>,
+    env: &Env,
     dcl: Option<u32>,
     load: Option<u32>,
-    evs: &[Ev],
+    evs: &Evs,
     n: usize,
 ) -> Option<ActionId> {
     match e {
-        Expiry::ArrivedVar(x) => env.get(x).copied(),
+        Expiry::ArrivedVar(x) => env.get(x),
         Expiry::Parsed => dcl,
         Expiry::Loaded => load,
         Expiry::ArrivedMatch(p) => {
-            let none = HashMap::new();
+            let none = Env::default();
             let mut it = (0..n as u32).filter(|&i| pred_matches(p, i, evs, &none));
             let first = it.next()?;
             it.next().is_none().then_some(first)
@@ -121,19 +121,19 @@ fn waits_for(
 /// Whether the rule is expired when operation at `now` happens (`arrived` excludes `now`).
 fn expired(
     until: &[Expiry],
-    env: &HashMap<String, ActionId>,
+    env: &Env,
     arrived: &HashSet<ActionId>,
     dcl: Option<u32>,
     load: Option<u32>,
     now: u32,
-    evs: &[Ev],
+    evs: &Evs,
 ) -> bool {
     until.iter().any(|e| match e {
         Expiry::Parsed => dcl.is_some_and(|d| d < now),
         Expiry::Loaded => load.is_some_and(|d| d < now),
-        Expiry::ArrivedVar(x) => env.get(x).is_some_and(|u| arrived.contains(u)),
+        Expiry::ArrivedVar(x) => env.get(x).is_some_and(|u| arrived.contains(&u)),
         Expiry::ArrivedMatch(p) => {
-            let none = HashMap::new();
+            let none = Env::default();
             arrived.iter().any(|&u| pred_matches(p, u, evs, &none))
         }
         // Unknown in a trace: treated as not expired (the rule keeps adding what it adds).

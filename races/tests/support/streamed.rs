@@ -1,5 +1,6 @@
-//! The CLI's streamed text report (`text::write` over a `ReportPlan`) against `text::render`
-//! of the whole `RaceReport`, both given the same repairing policies and explorer verdicts.
+//! The CLI's streamed reports (`text::write` and `json::write` over a `ReportPlan`) against
+//! `text::render` and `json::render` of the whole `RaceReport`, all given the same repairing
+//! policies and explorer verdicts.
 
 use shepherd_races::Analysis;
 use shepherd_races::report::{self, Explored, NoSources, RaceReport, RaceView, ReportPlan};
@@ -19,8 +20,8 @@ pub fn verdict(r: &RaceView) -> Option<Explored> {
     })
 }
 
-/// Asserts that the streamed report equals the one `render` gives for the whole report built
-/// by [`RaceReport::new`] (as the JSON and HTML reports are), and returns it.
+/// Asserts that the streamed reports equal the ones `render` gives for the whole report built
+/// by [`RaceReport::new`] (as the HTML report is), and returns the text.
 pub fn assert_streams_as_rendered(trace: &Trace, an: &Analysis, all: bool) -> String {
     let policies = |k: usize| vec![format!("policy-{}", k % 3)];
     let mut whole = RaceReport::new(trace, an, all);
@@ -38,6 +39,12 @@ pub fn assert_streams_as_rendered(trace: &Trace, an: &Analysis, all: bool) -> St
     report::text::write(&mut streamed, trace, an, &plan, &NoSources).unwrap();
     let streamed = String::from_utf8(streamed).unwrap();
     assert_eq!(streamed, want);
+    let mut json = Vec::new();
+    report::json::write(&mut json, trace, an, &plan, &NoSources).unwrap();
+    assert_eq!(
+        String::from_utf8(json).unwrap(),
+        report::json::render(&whole)
+    );
     assert!(streamed.contains("has none): async-user\n"), "{streamed}");
     streamed
 }
