@@ -239,7 +239,13 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
             // A user event at a parsed node, ordered after the previous user event.
             let oid = nodes[r.skewed(nodes.len().min(200) as u64) as usize];
             let ty = ["mousemove", "click", "scroll", "keydown"][r.below(4) as usize];
-            b.begin(ActionType::UserInterface, "event", &format!("doc/ui:{id}"));
+            // Kind `event:<type>`, as the runtime writes it: what repair policies' user-event
+            // predicates match.
+            b.begin(
+                ActionType::UserInterface,
+                &format!("event:{ty}"),
+                &format!("doc/ui:{id}"),
+            );
             b.read(&format!("NodeTree:{oid}"), None);
             b.enter(&format!("fire:{ty} @ BUTTON[{oid}]"), None);
             b.read(&format!("BUTTON[{oid}].{ty}"), None);
