@@ -529,8 +529,8 @@ impl Worker {
             // nodes under the next step (which then seems to create what the chunk did).
             // A released chunk counts once the browser has received bytes of its document
             // after the release: the parser takes them in the task that receives them. Until
-            // then (or when the count never moves: a chunk the rewriter emptied) the step
-            // waits the long idle period from the release.
+            // then (or when the count never moves: a chunk the rewriter emptied) nothing may
+            // change for eight times --idle-ms, as before the count existed.
             let doc_bytes = ctx
                 .chunk_sent
                 .as_ref()
