@@ -66,8 +66,18 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
     let analysis = analyze(trace, &Options::default()).context("analysing the demo trace")?;
     let mut uncovered = RaceReport::new(trace, &analysis, false);
     let mut full = RaceReport::new(trace, &analysis, true);
-    super::policy::annotate(&mut uncovered, trace, &analysis);
-    super::policy::annotate(&mut full, trace, &analysis);
+    let lists = [
+        super::policy::race_pairs(&uncovered),
+        super::policy::race_pairs(&full),
+    ];
+    let (by, undecided) = super::policy::shipped_orderings(trace, &analysis, &lists);
+    let mut by = by.into_iter();
+    super::policy::set_repaired_by(
+        &mut uncovered,
+        by.next().unwrap_or_default(),
+        undecided.clone(),
+    );
+    super::policy::set_repaired_by(&mut full, by.next().unwrap_or_default(), undecided);
     let sources = shepherd_session::page_sources::from_recording(&rec).unwrap_or_default();
     let html = args.out.join("report.html");
     std::fs::write(

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Subcommand;
 use shepherd_policies::covers::Augmented;
-use shepherd_races::report::{RaceReport, ReportPlan};
+use shepherd_races::report::RaceReport;
 use shepherd_races::{Analysis, Options, analyze};
 use shepherd_trace::Trace;
 use std::path::PathBuf;
@@ -129,23 +129,37 @@ pub(crate) fn hb_arcs(an: &Analysis) -> Vec<(u32, u32)> {
     an.graph.arcs().iter().map(|a| (a.tail, a.head)).collect()
 }
 
-/// Fills each race's `repaired_by` with the shipped policies that order it.
-pub(crate) fn annotate(rep: &mut RaceReport, trace: &Trace, an: &Analysis) {
-    let pairs: Vec<(u32, u32)> = rep
-        .races
+/// For each list of action pairs (a report's races), the shipped policies that order each
+/// pair; and the policies given up at the budget. All lists share one simulation per policy:
+/// a report and its HTML page ask about the same trace, and on a long session each
+/// simulation costs up to its whole budget.
+pub(crate) fn shipped_orderings(
+    trace: &Trace,
+    an: &Analysis,
+    lists: &[Vec<(u32, u32)>],
+) -> (Vec<Vec<Vec<String>>>, Vec<String>) {
+    let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &lists.concat());
+    let mut names = by.by_pair.into_iter();
+    let split = lists
         .iter()
-        .map(|r| (r.first.action, r.second.action))
+        .map(|l| names.by_ref().take(l.len()).collect())
         .collect();
-    let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &pairs);
-    for (r, names) in rep.races.iter_mut().zip(by.by_pair) {
-        r.repaired_by = names;
-    }
-    rep.summary.policies_undecided = by.undecided;
+    (split, by.undecided)
 }
 
-/// [`annotate`] for a report streamed from its plan.
-pub(crate) fn annotate_plan(plan: &mut ReportPlan, trace: &Trace, an: &Analysis) {
-    let pairs = plan.action_pairs(an);
-    let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &pairs);
-    plan.set_repaired_by(by.by_pair, by.undecided);
+/// The action pairs of `rep`'s races, in order.
+pub(crate) fn race_pairs(rep: &RaceReport) -> Vec<(u32, u32)> {
+    rep.races
+        .iter()
+        .map(|r| (r.first.action, r.second.action))
+        .collect()
+}
+
+/// Fills each race's `repaired_by` (in the order of [`race_pairs`]) and the policies not
+/// worked out.
+pub(crate) fn set_repaired_by(rep: &mut RaceReport, by: Vec<Vec<String>>, undecided: Vec<String>) {
+    for (r, names) in rep.races.iter_mut().zip(by) {
+        r.repaired_by = names;
+    }
+    rep.summary.policies_undecided = undecided;
 }

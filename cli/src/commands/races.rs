@@ -133,6 +133,12 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
                 .cloned()
         })
     };
+    // The page folds covered races under their cover, so it always has them.
+    let mut full = args.html.as_ref().map(|_| {
+        let mut full = RaceReport::new(&trace, &analysis, true);
+        full.attach_explored(lookup);
+        full
+    });
     // Both reports are streamed one location at a time from the plan: a long session's
     // report is never held whole, and the policy step runs before any view is built.
     {
@@ -140,7 +146,14 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         if explored.is_some() {
             plan.attach_explored(&trace, &analysis, lookup);
         }
-        super::policy::annotate_plan(&mut plan, &trace, &analysis);
+        let mut lists = vec![plan.action_pairs(&analysis)];
+        lists.extend(full.as_ref().map(super::policy::race_pairs));
+        let (by, undecided) = super::policy::shipped_orderings(&trace, &analysis, &lists);
+        let mut by = by.into_iter();
+        plan.set_repaired_by(by.next().unwrap_or_default(), undecided.clone());
+        if let Some(full) = &mut full {
+            super::policy::set_repaired_by(full, by.next().unwrap_or_default(), undecided);
+        }
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         if args.json {
             report::json::write(&mut out, &trace, &analysis, &plan, &sources)?;
@@ -150,13 +163,9 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         }
         out.flush()?;
     }
-    if let Some(out) = &args.html {
-        // The page folds covered races under their cover, so it always has them.
-        let mut full = RaceReport::new(&trace, &analysis, true);
-        full.attach_explored(lookup);
-        super::policy::annotate(&mut full, &trace, &analysis);
+    if let (Some(out), Some(full)) = (&args.html, &full) {
         let progress = Progress::spinner("writing the HTML report");
-        let page = report::html::render(&full, &analysis, &trace, &sources);
+        let page = report::html::render(full, &analysis, &trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
         progress.finish();
     }
