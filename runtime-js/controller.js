@@ -244,6 +244,7 @@ function begin(d) {
   const id = nextAction++;
   counters.actions++;
   cur = id;
+  changed();
   info = {
     id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: 0, kind: d.kind,
     label: d.label, pos: !!d.pos, pev: d.pev,
@@ -308,6 +309,7 @@ function end() {
   }
   cur = -1;
   info = null;
+  changed();
   maybeFlush(FORWARD);
 }
 
@@ -512,6 +514,18 @@ let autoExplore = false;
 let virtualTime = false;
 let nextHid = 1;
 const held = objCreate(null); // hid -> {desc, go}
+// When what `stats()` reports as the page's state (actions, the open one, held callbacks) last
+// changed, on the native clock: a tool polling for a quiet page learns how long it has been
+// quiet from one poll instead of two polls `idle` apart.
+let lastChange = perfNow();
+
+function perfNow() {
+  return nPerfNow !== null && perfObj ? nPerfNow(perfObj) : 0;
+}
+
+function changed() {
+  lastChange = perfNow();
+}
 let heldCount = 0;
 let schedule = null; // stable ids to release in this order (follow mode)
 let schedPos = 0;
@@ -568,6 +582,7 @@ function hold(d, go) {
   held[d.hid] = { desc: d, go: d.rep === true ? () => policyLetGo(d, go) : go };
   heldCount++;
   counters.held++;
+  changed();
   if (d.rep === true) repairHeld(d);
   if (schedule !== null) rApply(nQueueMicrotask, G, [advanceSchedule]);
   return d.hid;
@@ -594,6 +609,7 @@ function release(hid) {
   if (h === undefined) return false;
   delete held[hid];
   heldCount--;
+  changed();
   rApply(nSetTimeout, G, [h.go, 0]);
   return true;
 }
@@ -603,6 +619,7 @@ function discardHeld(hid) {
   if (h === undefined) return false;
   delete held[hid];
   heldCount--;
+  changed();
   counters.discarded++;
   return true;
 }
@@ -729,6 +746,8 @@ const control = freeze({
       actions: counters.actions,
       open: cur,
       held: heldCount,
+      /** Milliseconds since `actions`, `open` or the held callbacks last changed. */
+      unchangedMs: perfNow() - lastChange,
       heldTotal: counters.held,
       discarded: counters.discarded,
       exceptions: counters.exceptions,

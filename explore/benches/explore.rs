@@ -10,7 +10,7 @@
 //!
 //! `cargo bench -p shepherd-explore` (`APP=…` the app of 1 and 2, default vanillajs;
 //! `PARALLEL_APP=…` the app of 3, default angularjs, which has more races; `SEQUENCES=n` the
-//! sequences of each run of 3, default 8; `FIRST_FIGURES_ONLY=1` stops after 1 and 2;
+//! sequences of each run of 3, default 8; `REPEAT=n` the explorations behind 1, default 5; `FIRST_FIGURES_ONLY=1` stops after 1 and 2;
 //! `RUST_LOG=shepherd_explore::runner=trace` logs every step's quiet wait). Chromium and npm
 //! are required. Wall-clock figures move with the machine's load, printed first.
 
@@ -126,6 +126,10 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(8);
+    let repeat: usize = std::env::var("REPEAT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
     if std::env::var_os("RUST_LOG").is_some() {
         tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -162,28 +166,46 @@ fn main() {
             .join(" ")
     );
 
-    // 1 + 2: one worker, bound 1 to the end (at most 64 sequences).
+    // 1 + 2: one worker, bound 1 to the end (at most 64 sequences), explored `repeat` times
+    // from scratch: one exploration of a small app reorders a sequence or two, and one
+    // execution's time moves by a tenth with the machine's load.
     let site = site_of(&app);
-    let (one, t1) = rt.block_on(timed(&site, 1, 64, &dir.path().join("single")));
+    let mut explorations = Vec::new();
+    for i in 0..repeat.max(1) {
+        explorations.push(rt.block_on(timed(&site, 1, 64, &dir.path().join(format!("single{i}")))));
+    }
+    let (one, t1) = &explorations[0];
     let steps = one.runs.first().map_or(0, |r| r.steps.len());
-    let jobs: Vec<f64> = one
-        .runs
+    let secs = |r: &shepherd_explore::exploration::RunRecord| r.elapsed_ms as f64 / 1000.0;
+    let mut jobs: Vec<f64> = explorations
         .iter()
-        .skip(1)
-        .map(|r| r.elapsed_ms as f64 / 1000.0)
+        .flat_map(|(o, _)| o.runs.iter().skip(1).map(secs))
         .collect();
-    let initial = one
-        .runs
-        .first()
-        .map_or(0.0, |r| r.elapsed_ms as f64 / 1000.0);
+    jobs.sort_by(f64::total_cmp);
+    let mut initials: Vec<f64> = explorations
+        .iter()
+        .filter_map(|(o, _)| o.runs.first().map(secs))
+        .collect();
+    initials.sort_by(f64::total_cmp);
+    let median = |v: &[f64]| match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    };
+    let initial = median(&initials);
     let per_job = if jobs.is_empty() {
         initial
     } else {
-        jobs.iter().sum::<f64>() / jobs.len() as f64
+        median(&jobs)
+    };
+    let range = match (jobs.first(), jobs.last()) {
+        (Some(lo), Some(hi)) => format!("{lo:.2}-{hi:.2}"),
+        _ => "none".into(),
     };
     println!(
-        "1. seconds per explored sequence ({app}, {steps} steps): {per_job:.2} s per reordered execution (mean of {}), {initial:.2} s for the initial one (the recorded order, events waited for); {:.2} s overall with the browser start ({} sequences in {:.1} s); target <= {TARGET_SECONDS} s (R4: 18 s): {} ({:.2}x the target)",
+        "1. seconds per explored sequence ({app}, {steps} steps): {per_job:.2} s per reordered execution (median of {}, range {range}, {} explorations), {initial:.2} s for the initial one (the recorded order, events waited for); {:.2} s overall with the browser start ({} sequences in {:.1} s); target <= {TARGET_SECONDS} s (R4: 18 s): {} ({:.2}x the target)",
         jobs.len(),
+        explorations.len(),
         t1.as_secs_f64() / one.runs.len().max(1) as f64,
         one.runs.len(),
         t1.as_secs_f64(),

@@ -200,7 +200,7 @@ const OBSERVE_JS: &str = r#"(() => {
   if (!C) return null;
   const s = C.stats();
   const held = C.pending().map((d) => [d.hid, d.stable, d.kind]);
-  return { doc: s.doc, actions: s.actions, open: s.open, held };
+  return { doc: s.doc, actions: s.actions, open: s.open, held, unchanged: s.unchangedMs };
 })()"#;
 
 // User events run (the explorer fires them itself); so do `pagereveal`, which the browser
@@ -482,13 +482,19 @@ impl Worker {
         let holds = self.stack.proxy().holds();
         let start = Instant::now();
         let mut last: Option<(Sig, Option<u64>)> = None;
+        // When the last change was seen: the page reports how long its own state has been
+        // unchanged (so a change is dated when it happened, not when a poll saw it); the
+        // proxy's holds, requests in flight and document bytes are dated by the poll.
         let mut since = Instant::now();
+        let mut asked = Instant::now();
         // Whether anything moved since the last step ran: once it has, a short idle period
         // is enough; a step whose effect cannot be seen (a style sheet arriving) waits the
         // long one.
         let mut moved = false;
         loop {
-            let state = self.page_state(page).await?;
+            let asked_before = std::mem::replace(&mut asked, Instant::now());
+            let (state, unchanged) = self.page_state(page).await?;
+            let seen = Instant::now();
             if state.ready && state.doc != ctx.installed {
                 page.evaluate(&INSTALL_JS.replace("SECRET", &js_str(&self.secret)))
                     .await
@@ -549,14 +555,27 @@ impl Worker {
             // its runtime (the parser waits for it): ending the step there would leave the
             // rest of the chunk to be parsed in the next step.
             let observed = (sig, doc_bytes);
-            if last.as_ref() != Some(&observed) {
-                last = Some(observed);
-                since = Instant::now();
-            } else if state.open < 0
-                && unheld == 0
-                && (state.ready || !arrived)
-                && since.elapsed() >= quiet_for
-            {
+            let page_changed = last.as_ref().map(|((s, ..), _)| s) != Some(&observed.0.0);
+            let rest_changed = last.as_ref().is_none_or(|((_, h, u), b)| {
+                (h, u, b) != (&observed.0.1, &observed.0.2, &observed.1)
+            });
+            // A page state that differs from the last poll's changed after that poll was sent,
+            // whatever the page's clock says; one without a runtime is dated by the poll.
+            let page_at = match unchanged {
+                Some(d) => Some(seen.checked_sub(d).unwrap_or(seen)),
+                None => page_changed.then_some(seen),
+            };
+            let page_at = page_at.map(|t| if page_changed { t.max(asked_before) } else { t });
+            if rest_changed {
+                since = seen;
+            }
+            if let Some(t) = page_at {
+                since = since.max(t);
+            }
+            last = Some(observed);
+            let settled = state.open < 0 && unheld == 0 && (state.ready || !arrived);
+            let quiet = seen.saturating_duration_since(since);
+            if settled && quiet >= quiet_for {
                 break;
             }
             if start.elapsed() >= self.timing.settle_limit {
@@ -567,7 +586,14 @@ impl Worker {
                 );
                 break;
             }
-            tokio::time::sleep(self.timing.poll).await;
+            // Settled: poll again when the quiet period would be over, or sooner (what the
+            // proxy and the network do is only seen by polling, and document bytes arriving
+            // shorten a chunk's period). Otherwise something runs: poll soon.
+            let wait = match settled {
+                true => (quiet_for - quiet).clamp(Duration::from_millis(1), self.timing.poll),
+                false => self.timing.poll,
+            };
+            tokio::time::sleep(wait).await;
         }
         let Some((sig, _)) = last else {
             bail!("no observation");
@@ -633,7 +659,8 @@ impl Worker {
         })
     }
 
-    async fn page_state(&self, page: &Page) -> anyhow::Result<PageState> {
+    /// The controller's state, and how long it has been unchanged (`None` with no runtime).
+    async fn page_state(&self, page: &Page) -> anyhow::Result<(PageState, Option<Duration>)> {
         let v = match page
             .evaluate(&OBSERVE_JS.replace("SECRET", &js_str(&self.secret)))
             .await
@@ -646,11 +673,17 @@ impl Worker {
             Err(e) => return Err(e.into()),
         };
         if v.is_null() {
-            return Ok(PageState {
+            let none = PageState {
                 open: -1,
                 ..PageState::default()
-            });
+            };
+            return Ok((none, None));
         }
+        // A runtime older than `unchangedMs` (a cached script) is dated by the poll.
+        let unchanged = v["unchanged"]
+            .as_f64()
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
         let held = v["held"]
             .as_array()
             .map(|a| {
@@ -665,13 +698,14 @@ impl Worker {
                     .collect()
             })
             .unwrap_or_default();
-        Ok(PageState {
+        let state = PageState {
             ready: true,
             doc: v["doc"].as_str().unwrap_or_default().to_string(),
             actions: v["actions"].as_u64().unwrap_or(0) as u32,
             open: v["open"].as_i64().unwrap_or(-1),
             held,
-        })
+        };
+        Ok((state, unchanged))
     }
 
     async fn target_exists(&self, page: &Page, g: &Gesture) -> bool {

@@ -152,8 +152,21 @@ case!(hold_and_release_timers, |h| async move {
         h.control(&page, &format!("C.release({second})")).await? == json!(false),
         "released once"
     );
+    // How long the state has been unchanged: the whole pause since B ran, then almost nothing
+    // once a discard changes the held list (the explorer dates changes by it).
+    let quiet = h.control(&page, "C.stats().unchangedMs").await?;
+    ensure!(
+        quiet.as_f64().is_some_and(|ms| ms >= 100.0),
+        "unchanged for the pause: {quiet}"
+    );
     let first = list[0]["hid"].as_u64().context("hid")?;
-    h.control(&page, &format!("C.discard({first})")).await?;
+    let quiet = h
+        .control(&page, &format!("(C.discard({first}), C.stats().unchangedMs)"))
+        .await?;
+    ensure!(
+        quiet.as_f64().is_some_and(|ms| ms < 50.0),
+        "a discard is a change: {quiet}"
+    );
     tokio::time::sleep(PAUSE).await;
     ensure!(
         page.evaluate("ran.join(',')").await? == json!("B"),
