@@ -386,6 +386,7 @@ impl Worker {
                 Choice::Run(name) => name,
                 // The planned event may only be late (a parser still busy, a slow machine).
                 Choice::Wait => {
+                    ctx.after_gesture = false;
                     tokio::time::sleep(self.timing.idle).await;
                     continue;
                 }
@@ -394,6 +395,7 @@ impl Worker {
                     // moves) for late requests (the icon, a beacon).
                     if !ctx.drained {
                         ctx.drained = true;
+                        ctx.after_gesture = false;
                         continue;
                     }
                     break en.names;
@@ -411,6 +413,7 @@ impl Worker {
                 How::Gesture(_) => "user".to_string(),
             };
             ctx.after_chunk = kind == "chunk";
+            ctx.after_gesture = kind == "user";
             steps.push(Step {
                 name: name.clone(),
                 kind,
@@ -489,8 +492,9 @@ impl Worker {
         let mut asked = Instant::now();
         // Whether anything moved since the last step ran: once it has, a short idle period
         // is enough; a step whose effect cannot be seen (a style sheet arriving) waits the
-        // long one.
-        let mut moved = false;
+        // long one. A gesture has had its effect: DevTools answers an input event once the
+        // renderer has handled it, and the page runs input before the polls that follow.
+        let mut moved = ctx.after_gesture;
         loop {
             let asked_before = std::mem::replace(&mut asked, Instant::now());
             let (state, unchanged) = self.page_state(page).await?;
@@ -576,6 +580,7 @@ impl Worker {
             let settled = state.open < 0 && unheld == 0 && (state.ready || !arrived);
             let quiet = seen.saturating_duration_since(since);
             if settled && quiet >= quiet_for {
+                tracing::trace!("quiet for {quiet_for:?} (moved {moved}, chunk bytes {arrived})");
                 break;
             }
             if start.elapsed() >= self.timing.settle_limit {
@@ -885,6 +890,8 @@ struct RunCtx {
     drained: bool,
     /// The step that just ran released an HTML chunk.
     after_chunk: bool,
+    /// The step that just ran was a gesture.
+    after_gesture: bool,
     /// That chunk's document URL and the bytes the browser had received of it before.
     chunk_sent: Option<(String, u64)>,
     /// When the step that just ran released a response or a chunk.
@@ -933,6 +940,7 @@ impl RunCtx {
             clock: 0,
             drained: false,
             after_chunk: false,
+            after_gesture: false,
             chunk_sent: None,
             fired_at: None,
             gave_up_at: None,

@@ -161,7 +161,10 @@ case!(hold_and_release_timers, |h| async move {
     );
     let first = list[0]["hid"].as_u64().context("hid")?;
     let quiet = h
-        .control(&page, &format!("(C.discard({first}), C.stats().unchangedMs)"))
+        .control(
+            &page,
+            &format!("(C.discard({first}), C.stats().unchangedMs)"),
+        )
         .await?;
     ensure!(
         quiet.as_f64().is_some_and(|ms| ms < 50.0),
