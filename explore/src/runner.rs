@@ -172,6 +172,21 @@ struct PageState {
     held: Vec<(u64, String, String)>,
 }
 
+/// How often the proxy's and the network's side is looked at while the page is quiet (cheap:
+/// nothing leaves this process).
+const OUTSIDE_POLL: Duration = Duration::from_millis(1);
+
+/// A step's effects as this process sees them: the proxy's held items, requests in flight that
+/// it does not hold, bytes of the released chunk's document, and whether the browser has
+/// loaded anything since the step released a response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Outside {
+    held: Vec<u64>,
+    unheld: usize,
+    doc_bytes: Option<u64>,
+    loaded: bool,
+}
+
 /// What quiet detection compares: the controller's state, the proxy's held items, requests in
 /// flight that the proxy does not hold.
 type Sig = (PageState, Vec<u64>, usize);
@@ -329,7 +344,32 @@ impl Worker {
             let _ = tokio::time::timeout(Duration::from_millis(SPARE_DELAY_MS), end).await;
             self.new_page().await
         };
+        // Where the renderer's time went (script, style, layout), for `RUST_LOG=…=trace`.
+        let profiled = tracing::enabled!(tracing::Level::TRACE)
+            && page.call("Performance.enable", json!({})).await.is_ok();
         let (result, next) = tokio::join!(drive, spare);
+        if profiled && let Ok(m) = page.call("Performance.getMetrics", json!({})).await {
+            let wanted = [
+                "TaskDuration",
+                "ScriptDuration",
+                "RecalcStyleDuration",
+                "LayoutDuration",
+                "TaskOtherDuration",
+            ];
+            let figures: Vec<String> = m["metrics"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| {
+                    let name = x["name"].as_str()?;
+                    let v = x["value"].as_f64()?;
+                    wanted
+                        .contains(&name)
+                        .then(|| format!("{name} {:.0} ms", v * 1000.0))
+                })
+                .collect();
+            tracing::trace!("renderer main thread: {}", figures.join(", "));
+        }
         match next {
             Ok(next) => *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(next),
             Err(e) => tracing::debug!("no spare page: {e:#}"),
@@ -509,25 +549,11 @@ impl Worker {
                 }
                 continue;
             }
-            let held = holds.pending();
-            let held_ids: Vec<u64> = held.iter().map(|h| h.id).collect();
-            let unheld = page
-                .requests_in_flight()
-                .into_iter()
-                .filter(|u| {
-                    !u.contains("/__shepherd/")
-                        && !u.starts_with("data:")
-                        && !u.starts_with("blob:")
-                        && !held.iter().any(|h| &h.url == u)
-                })
-                .count();
+            let outside = self.outside(page, ctx);
+            let (held_ids, unheld) = (outside.held.clone(), outside.unheld);
             let sig = (state.clone(), held_ids, unheld);
             moved |= ctx.last_sig.as_ref() != Some(&sig);
-            // A released response that the browser has finished loading has had its effect
-            // on the network, even when the poll never saw it in flight.
-            moved |= ctx
-                .fired_at
-                .is_some_and(|t| page.last_network_activity() > t);
+            moved |= outside.loaded;
             let quiet_for = if moved {
                 self.timing.idle
             } else {
@@ -541,10 +567,7 @@ impl Worker {
             // after the release: the parser takes them in the task that receives them. Until
             // then (or when the count never moves: a chunk the rewriter emptied) nothing may
             // change for eight times --idle-ms, as before the count existed.
-            let doc_bytes = ctx
-                .chunk_sent
-                .as_ref()
-                .map(|(url, _)| page.document_bytes(url));
+            let doc_bytes = outside.doc_bytes;
             let arrived = match (&ctx.chunk_sent, doc_bytes) {
                 (Some((_, before)), Some(now)) => now > *before,
                 _ => false,
@@ -591,14 +614,26 @@ impl Worker {
                 );
                 break;
             }
-            // Settled: poll again when the quiet period would be over, or sooner (what the
-            // proxy and the network do is only seen by polling, and document bytes arriving
-            // shorten a chunk's period). Otherwise something runs: poll soon.
-            let wait = match settled {
-                true => (quiet_for - quiet).clamp(Duration::from_millis(1), self.timing.poll),
-                false => self.timing.poll,
-            };
-            tokio::time::sleep(wait).await;
+            if !settled {
+                // Something runs: look again soon.
+                tokio::time::sleep(self.timing.poll).await;
+                continue;
+            }
+            // Settled: the page dates its own changes, so it is asked again only when the
+            // quiet period would be over. Until then only what this process sees is watched
+            // (each question to the page is a task on its main thread, and DevTools traffic
+            // in the browser): the proxy's holds, requests in flight, document bytes, loads.
+            let deadline = seen + (quiet_for - quiet);
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                tokio::time::sleep((deadline - now).min(OUTSIDE_POLL)).await;
+                if self.outside(page, ctx) != outside {
+                    break;
+                }
+            }
         }
         let Some((sig, _)) = last else {
             bail!("no observation");
@@ -662,6 +697,34 @@ impl Worker {
             page: state,
             chunk_urls,
         })
+    }
+
+    /// What this process sees of a step's effects, without asking the page.
+    fn outside(&self, page: &Page, ctx: &RunCtx) -> Outside {
+        let held = self.stack.proxy().holds().pending();
+        let unheld = page
+            .requests_in_flight()
+            .into_iter()
+            .filter(|u| {
+                !u.contains("/__shepherd/")
+                    && !u.starts_with("data:")
+                    && !u.starts_with("blob:")
+                    && !held.iter().any(|h| &h.url == u)
+            })
+            .count();
+        Outside {
+            held: held.iter().map(|h| h.id).collect(),
+            unheld,
+            doc_bytes: ctx
+                .chunk_sent
+                .as_ref()
+                .map(|(url, _)| page.document_bytes(url)),
+            // A released response that the browser has finished loading has had its effect
+            // on the network, even when no poll saw it in flight.
+            loaded: ctx
+                .fired_at
+                .is_some_and(|t| page.last_network_activity() > t),
+        }
     }
 
     /// The controller's state, and how long it has been unchanged (`None` with no runtime).
