@@ -38,7 +38,9 @@ pub struct Timing {
     /// Nothing may change for this long before a state counts as quiet (four times as long
     /// when nothing changed at all since the last step).
     pub idle: Duration,
-    /// How often the page and the proxy are polled while waiting.
+    /// How often the page is asked for its state while something runs in it (a quiet page is
+    /// asked again when its quiet period would end, or as soon as the proxy or the network
+    /// shows a change).
     pub poll: Duration,
     /// Longest wait for a quiet state (a page that never settles goes on after it).
     pub settle_limit: Duration,
@@ -527,7 +529,7 @@ impl Worker {
         let mut last: Option<(Sig, Option<u64>)> = None;
         // When the last change was seen: the page reports how long its own state has been
         // unchanged (so a change is dated when it happened, not when a poll saw it); the
-        // proxy's holds, requests in flight and document bytes are dated by the poll.
+        // proxy's holds, requests in flight and document bytes are dated when seen.
         let mut since = Instant::now();
         let mut asked = Instant::now();
         // Whether anything moved since the last step ran: once it has, a short idle period
