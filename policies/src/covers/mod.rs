@@ -776,6 +776,7 @@ impl<'t> Augmented<'t> {
                 false => none,
             };
             let succ = self.base.succ.of(x).iter().copied();
+            let from = m.fs.len();
             for y in succ.chain(extra.iter().map(|&(y, _)| y)) {
                 if y > b {
                     continue;
@@ -788,6 +789,8 @@ impl<'t> Augmented<'t> {
                     m.fs.push(y);
                 }
             }
+            // The latest on top: it gets nearest the second action soonest.
+            m.fs[from..].sort_unstable();
             let Some(x) = m.bs.pop() else {
                 return Some(false);
             };
@@ -796,6 +799,7 @@ impl<'t> Augmented<'t> {
                 true => self.extra_pred.get(&x).map_or(no_preds, Vec::as_slice),
                 false => no_preds,
             };
+            let from = m.bs.len();
             for &p in self.base.pred.of(x).iter().chain(extra) {
                 if p < a {
                     continue;
@@ -808,6 +812,8 @@ impl<'t> Augmented<'t> {
                     m.bs.push(p);
                 }
             }
+            // The earliest on top, nearest the first action.
+            m.bs[from..].sort_unstable_by(|x, y| y.cmp(x));
         }
     }
 
