@@ -24,6 +24,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 #[cfg(test)]
 mod oracle;
@@ -1497,54 +1498,101 @@ pub fn shipped_orderings_within(
         undecided: Vec::new(),
     };
     let base = Arc::new(Base::new(trace, hb));
-    for (name, _) in crate::SHIPPED {
-        let Ok(set) = crate::load(name) else { continue };
-        // Decided without the simulation (and so never given up at the budget).
-        if !may_order(&base, &set.policies) {
-            continue;
-        }
-        let aug = Augmented::over(base.clone(), &set.policies, budget);
-        if aug.exhausted {
-            out.undecided.push(name.to_string());
-            continue;
-        }
-        // Races are unordered by happens-before: without a policy edge nothing orders them.
-        if aug.edges.is_empty() {
-            continue;
-        }
-        let mut left = budget;
-        let mut found = Vec::new();
-        let mut m = Meeting::default();
-        for (i, &(a, b)) in pairs.iter().enumerate() {
-            // Ordered with a policy rule on the way: reached with the policy edges and not
-            // without. Happens-before orders no race; for a pair it orders, whether the
-            // path found names a rule is left to the search that finds it.
-            let ordered = match aug.reaches(a, b, true, &mut m, &mut left) {
-                Some(true) => match aug.reaches(a, b, false, &mut m, &mut left) {
-                    Some(false) => true,
-                    Some(true) => aug
-                        .orders_within(a, b, &mut left)
-                        .is_some_and(|rules| !rules.is_empty()),
-                    None => false,
-                },
-                _ => false,
+    // The policies are independent: two at a time when there are two cores (the two that
+    // meet every user event take most of the step on a long session). Which policy orders
+    // which pair does not depend on it.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, AtomicOrdering::Relaxed);
+            let Some((name, _)) = crate::SHIPPED.get(k) else {
+                return done;
             };
-            if ordered {
-                found.push(i);
-            }
-            if left == 0 {
-                break;
-            }
+            done.push((k, decide(&base, name, pairs, budget)));
         }
-        if left == 0 {
-            out.undecided.push(name.to_string());
-            continue;
-        }
-        for i in found {
-            out.by_pair[i].push(name.to_string());
+    };
+    let mut decided: Vec<(usize, Decided)> = if workers > 1 {
+        std::thread::scope(|s| {
+            let other = s.spawn(work);
+            let mut mine = work();
+            // A panic in the other worker is a bug: passed on as it is.
+            match other.join() {
+                Ok(theirs) => mine.extend(theirs),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+            mine
+        })
+    } else {
+        work()
+    };
+    decided.sort_unstable_by_key(|&(k, _)| k);
+    for (k, d) in decided {
+        let name = crate::SHIPPED[k].0;
+        match d {
+            Decided::Orders(found) => {
+                for i in found {
+                    out.by_pair[i].push(name.to_string());
+                }
+            }
+            Decided::Undecided => out.undecided.push(name.to_string()),
         }
     }
     out
+}
+
+/// What [`decide`] found for one shipped policy.
+enum Decided {
+    /// The indices of the pairs it orders.
+    Orders(Vec<usize>),
+    /// Given up at the budget.
+    Undecided,
+}
+
+/// Which of `pairs` the shipped policy `name` orders, within `budget` for the simulation and
+/// again for the questions.
+fn decide(base: &Arc<Base>, name: &str, pairs: &[(ActionId, ActionId)], budget: u64) -> Decided {
+    let Ok(set) = crate::load(name) else {
+        return Decided::Orders(Vec::new());
+    };
+    // Decided without the simulation (and so never given up at the budget).
+    if !may_order(base, &set.policies) {
+        return Decided::Orders(Vec::new());
+    }
+    let aug = Augmented::over(base.clone(), &set.policies, budget);
+    if aug.exhausted {
+        return Decided::Undecided;
+    }
+    // Races are unordered by happens-before: without a policy edge nothing orders them.
+    if aug.edges.is_empty() {
+        return Decided::Orders(Vec::new());
+    }
+    let mut left = budget;
+    let mut found = Vec::new();
+    let mut m = Meeting::default();
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        // Ordered with a policy rule on the way: reached with the policy edges and not
+        // without. Happens-before orders no race; for a pair it orders, whether the
+        // path found names a rule is left to the search that finds it.
+        let ordered = match aug.reaches(a, b, true, &mut m, &mut left) {
+            Some(true) => match aug.reaches(a, b, false, &mut m, &mut left) {
+                Some(false) => true,
+                Some(true) => aug
+                    .orders_within(a, b, &mut left)
+                    .is_some_and(|rules| !rules.is_empty()),
+                None => false,
+            },
+            _ => false,
+        };
+        if ordered {
+            found.push(i);
+        }
+        if left == 0 {
+            return Decided::Undecided;
+        }
+    }
+    Decided::Orders(found)
 }
 
 #[cfg(test)]
