@@ -60,9 +60,14 @@ pub struct Augmented<'t> {
     /// unordered where the policy orders.
     pub exhausted: bool,
     base: Arc<Base<'t>>,
-    /// The policy edges by tail (to head, index in `edges`) and by head (from tail).
-    extra_succ: HashMap<u32, Vec<(u32, usize)>>,
-    extra_pred: HashMap<u32, Vec<u32>>,
+    /// The policy edges by tail (their indices in `edges`), made when the simulation ends.
+    extra_succ: Csr,
+    /// The policy edges into x are `edges[pred_off[x]..pred_off[x + 1]]`: a simulation adds
+    /// them in the order of their heads. While it runs, the list ends at the action being
+    /// begun, whose edges run to the end of `edges`. Arrays instead of a map per direction
+    /// (≈ 40 000 edges, each with its own small list): less memory and no hashing in the
+    /// searches.
+    pred_off: Vec<u32>,
 }
 
 /// What every policy's simulation reads from one trace: the actions as the policy language
@@ -108,7 +113,7 @@ impl<'t> Base<'t> {
 /// Adjacency lists of `n` nodes in one array (compressed sparse rows), each list in the
 /// order its pairs came: a list per node was a quarter of the simulation's memory on a
 /// 115 000-action trace, the rest of which is a few bytes per action.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Csr {
     /// `to[off[x]..off[x + 1]]` is node x's list.
     off: Vec<u32>,
@@ -572,8 +577,8 @@ impl<'t> Augmented<'t> {
             edges: Vec::new(),
             exhausted: false,
             base: base.clone(),
-            extra_succ: HashMap::new(),
-            extra_pred: HashMap::new(),
+            extra_succ: Csr::default(),
+            pred_off: vec![0],
         };
         let (evs, forks) = (&base.evs, &base.forks);
         let mut world = World {
@@ -612,7 +617,8 @@ impl<'t> Augmented<'t> {
             let mut dead: Vec<usize> = Vec::new();
             let graph = Graph {
                 pred: &base.pred,
-                extra: &aug.extra_pred,
+                edges: &aug.edges,
+                pred_off: &aug.pred_off,
             };
             for g in &mut index.begin_groups {
                 // Judged first: a group is walked (and compacted) only for operations its
@@ -661,14 +667,12 @@ impl<'t> Augmented<'t> {
                         v,
                         Graph {
                             pred: &base.pred,
-                            extra: &aug.extra_pred,
+                            edges: &aug.edges,
+                            pred_off: &aug.pred_off,
                         },
                     ) {
                         continue;
                     }
-                    let idx = aug.edges.len();
-                    aug.extra_succ.entry(u).or_default().push((v, idx));
-                    aug.extra_pred.entry(v).or_default().push(u);
                     aug.edges.push(PolicyEdge {
                         from: u,
                         to: v,
@@ -725,8 +729,31 @@ impl<'t> Augmented<'t> {
                     &mut insts, &mut index, &mut world, &activated, policies, w, v,
                 );
             }
+            aug.pred_off.push(aug.edges.len() as u32);
         }
+        // Also after a stop at the budget: every action gets its (maybe empty) list.
+        aug.pred_off.resize(n + 1, aug.edges.len() as u32);
+        aug.extra_succ = Csr::new(
+            n,
+            aug.edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.from, i as u32)),
+        );
         aug
+    }
+
+    /// The tails of the policy edges into `x`.
+    fn policy_preds(&self, x: u32) -> impl Iterator<Item = u32> + '_ {
+        Graph::policy_preds_of(&self.edges, &self.pred_off, x)
+    }
+
+    /// The policy edges out of `x`: head and index in `edges`.
+    fn policy_succs(&self, x: u32) -> impl Iterator<Item = (u32, usize)> + '_ {
+        self.extra_succ
+            .of(x)
+            .iter()
+            .filter_map(|&i| self.edges.get(i as usize).map(|e| (e.to, i as usize)))
     }
 
     /// Whether `a ≤_P b`: a path from `a` to `b` through happens-before and policy edges.
@@ -765,21 +792,16 @@ impl<'t> Augmented<'t> {
         m.bwd[b as usize] = s;
         m.fs.push(a);
         m.bs.push(b);
-        let none: &[(u32, usize)] = &[];
-        let no_preds: &[u32] = &[];
         loop {
             // A side with nothing left to search has found all it can reach.
             let Some(x) = m.fs.pop() else {
                 return Some(false);
             };
             *budget = budget.checked_sub(1)?;
-            let extra = match with_policy {
-                true => self.extra_succ.get(&x).map_or(none, Vec::as_slice),
-                false => none,
-            };
+            let extra = self.policy_succs(x).filter(|_| with_policy);
             let succ = self.base.succ.of(x).iter().copied();
             let from = m.fs.len();
-            for y in succ.chain(extra.iter().map(|&(y, _)| y)) {
+            for y in succ.chain(extra.map(|(y, _)| y)) {
                 if y > b {
                     continue;
                 }
@@ -797,12 +819,9 @@ impl<'t> Augmented<'t> {
                 return Some(false);
             };
             *budget = budget.checked_sub(1)?;
-            let extra = match with_policy {
-                true => self.extra_pred.get(&x).map_or(no_preds, Vec::as_slice),
-                false => no_preds,
-            };
+            let extra = self.policy_preds(x).filter(|_| with_policy);
             let from = m.bs.len();
-            for &p in self.base.pred.of(x).iter().chain(extra) {
+            for p in self.base.pred.of(x).iter().copied().chain(extra) {
                 if p < a {
                     continue;
                 }
@@ -833,8 +852,8 @@ impl<'t> Augmented<'t> {
         while let Some(x) = q.pop_front() {
             *budget = budget.checked_sub(1)?;
             let base = self.base.succ.of(x).iter().map(|&y| (y, None));
-            let extra = self.extra_succ.get(&x).into_iter().flatten();
-            for (y, e) in base.chain(extra.map(|&(y, i)| (y, Some(i)))) {
+            let extra = self.policy_succs(x).map(|(y, i)| (y, Some(i)));
+            for (y, e) in base.chain(extra) {
                 if y > b || y == a || prev.contains_key(&y) {
                     continue;
                 }
@@ -892,13 +911,26 @@ impl Meeting {
 #[derive(Clone, Copy)]
 struct Graph<'g> {
     pred: &'g Csr,
-    extra: &'g HashMap<u32, Vec<u32>>,
+    /// The policy edges so far and where each head's begin ([`Augmented::pred_off`]).
+    edges: &'g [PolicyEdge],
+    pred_off: &'g [u32],
 }
 
 impl Graph<'_> {
     fn preds(&self, x: u32) -> impl Iterator<Item = u32> + '_ {
-        let more = self.extra.get(&x).map_or(&[][..], Vec::as_slice);
-        self.pred.of(x).iter().chain(more).copied()
+        let more = Graph::policy_preds_of(self.edges, self.pred_off, x);
+        self.pred.of(x).iter().copied().chain(more)
+    }
+
+    /// The tails of the policy edges into `x` ([`Augmented::pred_off`]).
+    fn policy_preds_of<'e>(
+        edges: &'e [PolicyEdge],
+        pred_off: &[u32],
+        x: u32,
+    ) -> impl Iterator<Item = u32> + 'e {
+        let at = |i: usize| pred_off.get(i).map_or(edges.len(), |&o| o as usize);
+        let (lo, hi) = (at(x as usize), at(x as usize + 1));
+        edges.get(lo..hi).unwrap_or(&[]).iter().map(|e| e.from)
     }
 }
 
