@@ -749,11 +749,11 @@ impl Worker {
             };
             return Ok((none, None));
         }
-        // A runtime older than `unchangedMs` (a cached script) is dated by the poll.
+        // A runtime older than `unchangedMs` (a cached script) is dated by the poll, and so is
+        // a figure no duration can hold (the page's scripts run in this world).
         let unchanged = v["unchanged"]
             .as_f64()
-            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok());
         let held = v["held"]
             .as_array()
             .map(|a| {
