@@ -189,6 +189,13 @@ struct Outside {
     loaded: bool,
 }
 
+impl Outside {
+    /// The quiet state this makes with the page's.
+    fn sig(&self, page: &PageState) -> Sig {
+        (page.clone(), self.held.clone(), self.unheld)
+    }
+}
+
 /// What quiet detection compares: the controller's state, the proxy's held items, requests in
 /// flight that the proxy does not hold.
 type Sig = (PageState, Vec<u64>, usize);
@@ -526,7 +533,8 @@ impl Worker {
     async fn enabled(&self, page: &Page, site: &Site, ctx: &mut RunCtx) -> anyhow::Result<Enabled> {
         let holds = self.stack.proxy().holds();
         let start = Instant::now();
-        let mut last: Option<(Sig, Option<u64>)> = None;
+        // The last poll's page state and what this process saw with it.
+        let mut last: Option<(PageState, Outside)> = None;
         // When the last change was seen: the page reports how long its own state has been
         // unchanged (so a change is dated when it happened, not when a poll saw it); the
         // proxy's holds, requests in flight and document bytes are dated when seen.
@@ -552,9 +560,8 @@ impl Worker {
                 continue;
             }
             let outside = self.outside(page, ctx);
-            let (held_ids, unheld) = (outside.held.clone(), outside.unheld);
-            let sig = (state.clone(), held_ids, unheld);
-            moved |= ctx.last_sig.as_ref() != Some(&sig);
+            let unheld = outside.unheld;
+            moved |= ctx.last_sig.as_ref() != Some(&outside.sig(&state));
             moved |= outside.loaded;
             let quiet_for = if moved {
                 self.timing.idle
@@ -583,10 +590,11 @@ impl Worker {
             // whose first chunk has arrived but whose runtime has not started yet is loading
             // its runtime (the parser waits for it): ending the step there would leave the
             // rest of the chunk to be parsed in the next step.
-            let observed = (sig, doc_bytes);
-            let page_changed = last.as_ref().map(|((s, ..), _)| s) != Some(&observed.0.0);
-            let rest_changed = last.as_ref().is_none_or(|((_, h, u), b)| {
-                (h, u, b) != (&observed.0.1, &observed.0.2, &observed.1)
+            let page_changed = last.as_ref().map(|(s, _)| s) != Some(&state);
+            // A load is not a change of its own: what it causes is.
+            let rest_changed = last.as_ref().is_none_or(|(_, o)| {
+                (&o.held, o.unheld, o.doc_bytes)
+                    != (&outside.held, outside.unheld, outside.doc_bytes)
             });
             // A page state that differs from the last poll's changed after that poll was sent,
             // whatever the page's clock says; one without a runtime is dated by the poll.
@@ -601,18 +609,18 @@ impl Worker {
             if let Some(t) = page_at {
                 since = since.max(t);
             }
-            last = Some(observed);
             let settled = state.open < 0 && unheld == 0 && (state.ready || !arrived);
+            let open = state.open >= 0;
             let quiet = seen.saturating_duration_since(since);
+            last = Some((state, outside.clone()));
             if settled && quiet >= quiet_for {
                 tracing::trace!("quiet for {quiet_for:?} (moved {moved}, chunk bytes {arrived})");
                 break;
             }
             if start.elapsed() >= self.timing.settle_limit {
                 tracing::debug!(
-                    "no quiet state within {:?} ({unheld} requests in flight, action open: {})",
+                    "no quiet state within {:?} ({unheld} requests in flight, action open: {open})",
                     self.timing.settle_limit,
-                    state.open >= 0
                 );
                 break;
             }
@@ -637,11 +645,10 @@ impl Worker {
                 }
             }
         }
-        let Some((sig, _)) = last else {
+        let Some((state, outside)) = last else {
             bail!("no observation");
         };
-        ctx.last_sig = Some(sig.clone());
-        let (state, _, _) = sig;
+        ctx.last_sig = Some(outside.sig(&state));
         // Name what the proxy holds: chunks (only the next one of each document can go out)
         // and responses (numbered per URL in the order the page asked for them).
         let mut names = Vec::new();
