@@ -129,27 +129,50 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, Error> {
     analyze_with_phases(trace, opts, &mut |_| {})
 }
 
-/// [`analyze`], calling `phase` with the name of each phase as it starts (`accesses`,
-/// `happens-before and races`, `filters`), for progress displays on large traces.
+/// A phase of [`analyze_with_phases`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading the shared-location accesses.
+    Accesses,
+    /// The sweep: happens-before, races and coverage. The analysis' memory peaks here.
+    Sweep,
+    /// Tagging locations with the filters. The sweep's clocks are freed by then, so work
+    /// started at this phase does not add to the peak.
+    Filters,
+}
+
+impl Phase {
+    /// What the phase does, for progress displays.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Accesses => "accesses",
+            Phase::Sweep => "happens-before and races",
+            Phase::Filters => "filters",
+        }
+    }
+}
+
+/// [`analyze`], calling `phase` with each phase as it starts, for progress displays on large
+/// traces and for callers that start other work once the memory peak is behind.
 pub fn analyze_with_phases(
     trace: &Trace,
     opts: &Options,
-    phase: &mut dyn FnMut(&'static str),
+    phase: &mut dyn FnMut(Phase),
 ) -> Result<Analysis, Error> {
     let mut timings = Timings::default();
-    phase("accesses");
+    phase(Phase::Accesses);
     let t = Instant::now();
     let scan = accesses::scan(trace, &opts.fixes)?;
     timings.scan = t.elapsed();
 
-    phase("happens-before and races");
+    phase(Phase::Sweep);
     let t = Instant::now();
     let out = sweep::sweep(trace, &scan, &opts.fixes, opts.single_coverage)?;
     timings.graph = out.graph_time;
     timings.clocks = t.elapsed().saturating_sub(out.graph_time);
     let acc = scan.accesses;
 
-    phase("filters");
+    phase(Phase::Filters);
     let t = Instant::now();
     let tags = filters::tag(
         trace,

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::Subcommand;
-use shepherd_policies::covers::Augmented;
+use shepherd_policies::covers::{Augmented, TraceFacts};
 use shepherd_races::report::RaceReport;
 use shepherd_races::{Analysis, Options, analyze};
 use shepherd_trace::Trace;
@@ -132,13 +132,17 @@ pub(crate) fn hb_arcs(an: &Analysis) -> Vec<(u32, u32)> {
 /// For each list of action pairs (a report's races), the shipped policies that order each
 /// pair; and the policies given up at the budget. All lists share one simulation per policy:
 /// a report and its HTML page ask about the same trace, and on a long session each
-/// simulation costs up to its whole budget.
-pub(crate) fn shipped_orderings(
-    trace: &Trace,
+/// simulation costs up to its whole budget. `facts`: the trace's [`TraceFacts`] when read
+/// already (read here otherwise).
+pub(crate) fn shipped_orderings<'t>(
+    trace: &'t Trace,
     an: &Analysis,
     lists: &[Vec<(u32, u32)>],
+    facts: Option<TraceFacts<'t>>,
 ) -> (Vec<Vec<Vec<String>>>, Vec<String>) {
-    let by = shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(an), &lists.concat());
+    let facts = facts.unwrap_or_else(|| TraceFacts::new(trace));
+    let by =
+        shepherd_policies::covers::shipped_orderings_with(facts, &hb_arcs(an), &lists.concat());
     let mut names = by.by_pair.into_iter();
     let split = lists
         .iter()

@@ -69,16 +69,39 @@ pub struct Augmented<'t> {
     pred_off: Vec<u32>,
 }
 
-/// What every policy's simulation reads from one trace: the actions as the policy language
-/// sees them, the forks, the landmarks and the happens-before graph. Worked out once for all
-/// the policies run over the trace.
+/// What every policy's simulation reads from the trace alone: the actions as the policy
+/// language sees them, the forks and the landmarks. It needs no happens-before graph, so a
+/// caller can build it while the race analysis runs ([`shipped_orderings_with`]).
 #[derive(Debug)]
-pub struct Base<'t> {
+pub struct TraceFacts<'t> {
     evs: Evs<'t>,
     forks: Csr,
     dcl: Option<u32>,
     load: Option<u32>,
     page: String,
+}
+
+impl<'t> TraceFacts<'t> {
+    /// Reads `trace`.
+    pub fn new(trace: &'t Trace) -> TraceFacts<'t> {
+        let evs = describe(trace);
+        let forks = fork_lists(trace, &evs);
+        let (dcl, load) = landmarks(&evs);
+        TraceFacts {
+            evs,
+            forks,
+            dcl,
+            load,
+            page: trace.header.page.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// What every policy's simulation reads from one trace: its [`TraceFacts`] and the
+/// happens-before graph. Worked out once for all the policies run over the trace.
+#[derive(Debug)]
+pub struct Base<'t> {
+    facts: TraceFacts<'t>,
     succ: Csr,
     pred: Csr,
 }
@@ -86,7 +109,12 @@ pub struct Base<'t> {
 impl<'t> Base<'t> {
     /// Reads `trace`; `hb` are the happens-before arcs (tail, head) the race analysis used.
     pub fn new(trace: &'t Trace, hb: &[(u32, u32)]) -> Base<'t> {
-        let n = trace.actions.len();
+        Base::with_facts(TraceFacts::new(trace), hb)
+    }
+
+    /// [`Base::new`] from facts read before.
+    pub fn with_facts(facts: TraceFacts<'t>, hb: &[(u32, u32)]) -> Base<'t> {
+        let n = facts.evs.len();
         let arcs = || {
             hb.iter()
                 .copied()
@@ -94,18 +122,7 @@ impl<'t> Base<'t> {
         };
         let succ = Csr::new(n, arcs());
         let pred = Csr::new(n, arcs().map(|(t, h)| (h, t)));
-        let evs = describe(trace);
-        let forks = fork_lists(trace, &evs);
-        let (dcl, load) = landmarks(&evs);
-        Base {
-            evs,
-            forks,
-            dcl,
-            load,
-            page: trace.header.page.clone().unwrap_or_default(),
-            succ,
-            pred,
-        }
+        Base { facts, succ, pred }
     }
 }
 
@@ -571,7 +588,7 @@ impl<'t> Augmented<'t> {
     /// Runs `policies` over a trace read once into `base`; stops after `budget` work units
     /// (see [`Augmented::exhausted`]).
     pub fn over(base: Arc<Base<'t>>, policies: &[Policy], budget: u64) -> Augmented<'t> {
-        let n = base.evs.len();
+        let n = base.facts.evs.len();
         let mut aug = Augmented {
             edges: Vec::new(),
             exhausted: false,
@@ -579,16 +596,16 @@ impl<'t> Augmented<'t> {
             extra_succ: Csr::default(),
             pred_off: vec![0],
         };
-        let (evs, forks) = (&base.evs, &base.forks);
+        let (evs, forks) = (&base.facts.evs, &base.facts.forks);
         let mut world = World {
             evs,
-            dcl: base.dcl,
-            load: base.load,
+            dcl: base.facts.dcl,
+            load: base.facts.load,
             first_match: HashMap::new(),
         };
         let mut insts: Vec<Inst> = Vec::new();
         let mut index = Index::default();
-        for mut inst in initial_instances(&base.page, policies) {
+        for mut inst in initial_instances(&base.facts.page, policies) {
             inst.facts = world.facts(&inst);
             if index.live.insert(inst.key()) {
                 index.add(insts.len(), &inst);
@@ -1340,7 +1357,8 @@ fn subject_matches(s: &Subject, v: ActionId, e: &Ev, env: &Env) -> bool {
 /// step on a long page-load trace) cannot add an ordering.
 fn may_order(base: &Base, policies: &[Policy]) -> bool {
     let none = Env::default();
-    let n = base.evs.len() as u32;
+    let evs = &base.facts.evs;
+    let n = evs.len() as u32;
     policies
         .iter()
         .flat_map(|p| {
@@ -1352,11 +1370,7 @@ fn may_order(base: &Base, policies: &[Policy]) -> bool {
         .flat_map(|r| r.pred.iter())
         .any(|t| match &t.subject {
             Subject::Var(_) => true,
-            s => (0..n).any(|v| {
-                base.evs
-                    .get(v)
-                    .is_some_and(|e| subject_matches(s, v, &e, &none))
-            }),
+            s => (0..n).any(|v| evs.get(v).is_some_and(|e| subject_matches(s, v, &e, &none))),
         })
 }
 
@@ -1514,7 +1528,17 @@ pub fn shipped_orderings(
     hb: &[(u32, u32)],
     pairs: &[(ActionId, ActionId)],
 ) -> ShippedOrderings {
-    shipped_orderings_within(trace, hb, pairs, SHIPPED_BUDGET)
+    shipped_orderings_with(TraceFacts::new(trace), hb, pairs)
+}
+
+/// [`shipped_orderings`] from [`TraceFacts`] read before: reading them needs no
+/// happens-before graph, so the CLI reads them on another core while the race analysis runs.
+pub fn shipped_orderings_with(
+    facts: TraceFacts,
+    hb: &[(u32, u32)],
+    pairs: &[(ActionId, ActionId)],
+) -> ShippedOrderings {
+    orderings_within(facts, hb, pairs, SHIPPED_BUDGET)
 }
 
 /// [`shipped_orderings`] with another budget per policy (for the simulation, and again for
@@ -1525,57 +1549,133 @@ pub fn shipped_orderings_within(
     pairs: &[(ActionId, ActionId)],
     budget: u64,
 ) -> ShippedOrderings {
+    orderings_within(TraceFacts::new(trace), hb, pairs, budget)
+}
+
+fn orderings_within(
+    facts: TraceFacts,
+    hb: &[(u32, u32)],
+    pairs: &[(ActionId, ActionId)],
+    budget: u64,
+) -> ShippedOrderings {
+    let base = Arc::new(Base::with_facts(facts, hb));
+    let names: Vec<&str> = crate::SHIPPED.iter().map(|(name, _)| *name).collect();
+    let simulations = names.iter().map(|name| simulate(&base, name, budget));
+    let mut answers = Answers::default();
+    // On two cores the questions about one policy's edges are answered while the next policy
+    // is simulated. One simulation at a time: two alive at once raised `shepherd races`' peak
+    // on the races bench's wide page from 87 MB to 92-97 MB (a simulation's rule instances
+    // are ≈ 11 MB there).
+    let found: Vec<Answer> = if two_cores() {
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel::<Simulated>();
+            let answerer = s.spawn(move || {
+                rx.into_iter()
+                    .map(|sim| answers.of(sim, pairs, budget))
+                    .collect()
+            });
+            for sim in simulations {
+                // Fails only when the answering thread is gone (it panicked): its join says why.
+                if tx.send(sim).is_err() {
+                    break;
+                }
+            }
+            drop(tx);
+            answerer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    } else {
+        simulations
+            .map(|sim| answers.of(sim, pairs, budget))
+            .collect()
+    };
     let mut out = ShippedOrderings {
         by_pair: vec![Vec::new(); pairs.len()],
         undecided: Vec::new(),
     };
-    let base = Arc::new(Base::new(trace, hb));
-    // One policy at a time: two simulations alive at once raised `shepherd races`' peak on
-    // the races bench's wide page from 91-92 MB to 104-108 MB for 0.1-0.2 s of wall time.
-    let decided = crate::SHIPPED
-        .iter()
-        .enumerate()
-        .map(|(k, (name, _))| (k, decide(&base, name, pairs, budget)));
-    for (k, d) in decided {
-        let name = crate::SHIPPED[k].0;
-        match d {
-            Decided::Orders(found) => {
-                for i in found {
+    for (name, found) in names.iter().zip(found) {
+        match found {
+            Some(list) => {
+                for i in list {
                     out.by_pair[i].push(name.to_string());
                 }
             }
-            Decided::Undecided => out.undecided.push(name.to_string()),
+            None => out.undecided.push(name.to_string()),
         }
     }
     out
 }
 
-/// What [`decide`] found for one shipped policy.
-enum Decided {
-    /// The indices of the pairs it orders.
-    Orders(Vec<usize>),
-    /// Given up at the budget.
-    Undecided,
+/// Whether a second core is there for the policy step's questions.
+fn two_cores() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
 
-/// Which of `pairs` the shipped policy `name` orders, within `budget` for the simulation and
-/// again for the questions.
-fn decide(base: &Arc<Base>, name: &str, pairs: &[(ActionId, ActionId)], budget: u64) -> Decided {
+/// What simulating one shipped policy gave.
+enum Simulated<'t> {
+    /// It orders no pair of this trace.
+    Nothing,
+    /// Given up at the budget.
+    Undecided,
+    /// The policy's edges: it may order pairs.
+    Graph(Augmented<'t>),
+}
+
+/// Simulates the shipped policy `name` within `budget`.
+fn simulate<'t>(base: &Arc<Base<'t>>, name: &str, budget: u64) -> Simulated<'t> {
     let Ok(set) = crate::load(name) else {
-        return Decided::Orders(Vec::new());
+        return Simulated::Nothing;
     };
     // Decided without the simulation (and so never given up at the budget).
     if !may_order(base, &set.policies) {
-        return Decided::Orders(Vec::new());
+        return Simulated::Nothing;
     }
     let aug = Augmented::over(base.clone(), &set.policies, budget);
     if aug.exhausted {
-        return Decided::Undecided;
+        Simulated::Undecided
+    } else if aug.edges.is_empty() {
+        // Races are unordered by happens-before: without a policy edge nothing orders them.
+        Simulated::Nothing
+    } else {
+        Simulated::Graph(aug)
     }
-    // Races are unordered by happens-before: without a policy edge nothing orders them.
-    if aug.edges.is_empty() {
-        return Decided::Orders(Vec::new());
+}
+
+/// The answers given so far, by the edges they were asked of: policies that add the same
+/// edges order the same pairs (which rule added an edge does not matter to that), so they
+/// are asked once. On the races bench's pages `init-user-plus` and `async-user` add the same
+/// 41 000 edges (the pages never finish parsing), and answering was ≈ 30 ms each.
+#[derive(Default)]
+struct Answers {
+    by_edges: Vec<(Vec<(ActionId, ActionId)>, Answer)>,
+}
+
+/// The indices of the pairs a policy orders; `None` when it was given up at the budget.
+type Answer = Option<Vec<usize>>;
+
+impl Answers {
+    /// The indices of the `pairs` that `sim` orders; `None` when the simulation or the
+    /// questions ran out of `budget`.
+    fn of(&mut self, sim: Simulated, pairs: &[(ActionId, ActionId)], budget: u64) -> Answer {
+        let aug = match sim {
+            Simulated::Nothing => return Some(Vec::new()),
+            Simulated::Undecided => return None,
+            Simulated::Graph(aug) => aug,
+        };
+        let edges: Vec<(ActionId, ActionId)> = aug.edges.iter().map(|e| (e.from, e.to)).collect();
+        if let Some((_, found)) = self.by_edges.iter().find(|(e, _)| *e == edges) {
+            return found.clone();
+        }
+        let found = ask(&aug, pairs, budget);
+        self.by_edges.push((edges, found.clone()));
+        found
     }
+}
+
+/// The indices of the `pairs` that `aug` orders with a policy rule on the way; `None` when the
+/// questions together need more than `budget` node visits.
+fn ask(aug: &Augmented, pairs: &[(ActionId, ActionId)], budget: u64) -> Answer {
     let mut left = budget;
     let mut found = Vec::new();
     let mut m = Meeting::default();
@@ -1593,14 +1693,14 @@ fn decide(base: &Arc<Base>, name: &str, pairs: &[(ActionId, ActionId)], budget: 
             },
             _ => false,
         };
+        if left == 0 {
+            return None;
+        }
         if ordered {
             found.push(i);
         }
-        if left == 0 {
-            return Decided::Undecided;
-        }
     }
-    Decided::Orders(found)
+    Some(found)
 }
 
 #[cfg(test)]
