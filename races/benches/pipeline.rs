@@ -17,7 +17,7 @@
 //! `SHEPHERD_BENCH_ALLOCATOR_DEFAULTS=1` leaves mimalloc and huge pages as they were before
 //! `shepherd races` tuned them).
 
-use shepherd_policies::covers::{TraceFacts, shipped_orderings_with};
+use shepherd_policies::covers::{TraceFacts, shipped_orderings_deferred};
 use shepherd_races::oracle::{Bfs, BitClocks};
 use shepherd_races::report::{NoSources, ReportPlan, text};
 use shepherd_races::synth::{SynthConfig, generate};
@@ -108,30 +108,46 @@ fn child(path: &str, single: bool) {
         single_coverage: single,
         ..Options::default()
     };
-    // As the CLI: the policies' trace facts are read on a second core once the sweep is over.
-    let (an, facts) = std::thread::scope(|s| {
-        let mut facts = None;
-        let an = analyze_with_phases(&trace, &opts, &mut |phase| {
-            if phase == Phase::Filters {
-                facts = Some(s.spawn(|| TraceFacts::new(&trace)));
-            }
-        });
-        (an, facts.map(|t| t.join().expect("trace facts")))
-    });
-    let an = an.expect("analyse");
-    let facts = facts.expect("the analysis reached its filters");
-    let analysed = t0.elapsed();
-    let (c2, hwm_analysis) = (cpu_ns(), mb_hwm());
+    // As the CLI (`cli/src/commands/races.rs`): the repair policies' simulations start on a
+    // second core once the sweep is over, and get the pairs to answer for once the report
+    // is planned.
     let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
         .map(|p| BufWriter::new(std::fs::File::create(p).expect("create report copy")));
     let mut out = Counter(0, copy);
-    let mut plan = ReportPlan::new(&trace, &an, false);
-    // The CLI's policy step (`cli/src/commands/policy.rs`, `annotate_plan`).
-    let hb: Vec<(u32, u32)> = an.graph.arcs().iter().map(|a| (a.tail, a.head)).collect();
-    let by = shipped_orderings_with(facts, &hb, &plan.action_pairs(&an));
-    drop(hb);
-    let ordered = by.by_pair.iter().filter(|p| !p.is_empty()).count();
-    plan.set_repaired_by(by.by_pair, by.undecided);
+    let (pairs_tx, pairs_rx) = std::sync::mpsc::channel::<Vec<(u32, u32)>>();
+    let mut pairs_rx = Some(pairs_rx);
+    let (an, analysed, (c2, hwm_analysis), plan, ordered) = std::thread::scope(|s| {
+        let mut policies = None;
+        let an = analyze_with_phases(&trace, &opts, &mut |phase| {
+            if let Phase::Filters { graph } = phase
+                && let Some(rx) = pairs_rx.take()
+            {
+                let hb: Vec<(u32, u32)> = graph.arcs().iter().map(|a| (a.tail, a.head)).collect();
+                // As the CLI's `memory::release_freed`.
+                // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
+                unsafe { libmimalloc_sys::mi_collect(true) };
+                let trace = &trace;
+                policies = Some(s.spawn(move || {
+                    let facts = TraceFacts::new(trace);
+                    shipped_orderings_deferred(facts, &hb, move || rx.recv().unwrap_or_default())
+                }));
+            }
+        })
+        .expect("analyse");
+        let analysed = t0.elapsed();
+        let after_analysis = (cpu_ns(), mb_hwm());
+        let mut plan = ReportPlan::new(&trace, &an, false);
+        pairs_tx
+            .send(plan.action_pairs(&an))
+            .expect("policy thread");
+        let by = policies
+            .expect("the analysis reached its filters")
+            .join()
+            .expect("policy thread");
+        let ordered = by.by_pair.iter().filter(|p| !p.is_empty()).count();
+        plan.set_repaired_by(by.by_pair, by.undecided);
+        (an, analysed, after_analysis, plan, ordered)
+    });
     let policies = t0.elapsed();
     let (cp, hwm_policies) = (cpu_ns(), mb_hwm());
     text::write(&mut out, &trace, &an, &plan, &NoSources).expect("write to sink");

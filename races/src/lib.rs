@@ -130,24 +130,28 @@ pub fn analyze(trace: &Trace, opts: &Options) -> Result<Analysis, Error> {
 }
 
 /// A phase of [`analyze_with_phases`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+#[derive(Clone, Copy, Debug)]
+pub enum Phase<'a> {
     /// Reading the shared-location accesses.
     Accesses,
     /// The sweep: happens-before, races and coverage. The analysis' memory peaks here.
     Sweep,
     /// Tagging locations with the filters. The sweep's clocks are freed by then, so work
-    /// started at this phase does not add to the peak.
-    Filters,
+    /// started at this phase does not add to the peak; `graph` is the final happens-before
+    /// (what the repair policies' simulations read).
+    Filters {
+        /// The happens-before graph the races were found with.
+        graph: &'a HbGraph,
+    },
 }
 
-impl Phase {
+impl Phase<'_> {
     /// What the phase does, for progress displays.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Accesses => "accesses",
             Phase::Sweep => "happens-before and races",
-            Phase::Filters => "filters",
+            Phase::Filters { .. } => "filters",
         }
     }
 }
@@ -157,7 +161,7 @@ impl Phase {
 pub fn analyze_with_phases(
     trace: &Trace,
     opts: &Options,
-    phase: &mut dyn FnMut(Phase),
+    phase: &mut dyn FnMut(Phase<'_>),
 ) -> Result<Analysis, Error> {
     let mut timings = Timings::default();
     phase(Phase::Accesses);
@@ -172,7 +176,7 @@ pub fn analyze_with_phases(
     timings.clocks = t.elapsed().saturating_sub(out.graph_time);
     let acc = scan.accesses;
 
-    phase(Phase::Filters);
+    phase(Phase::Filters { graph: &out.graph });
     let t = Instant::now();
     let tags = filters::tag(
         trace,

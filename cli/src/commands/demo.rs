@@ -70,7 +70,7 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         super::policy::race_pairs(&uncovered),
         super::policy::race_pairs(&full),
     ];
-    let (by, undecided) = super::policy::shipped_orderings(trace, &analysis, &lists, None);
+    let (by, undecided) = super::policy::shipped_orderings(trace, &analysis, &lists);
     let mut by = by.into_iter();
     super::policy::set_repaired_by(
         &mut uncovered,

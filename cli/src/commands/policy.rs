@@ -3,7 +3,8 @@
 
 use anyhow::Context;
 use clap::Subcommand;
-use shepherd_policies::covers::{Augmented, TraceFacts};
+use shepherd_policies::covers::{Augmented, ShippedOrderings};
+use shepherd_races::graph::HbGraph;
 use shepherd_races::report::RaceReport;
 use shepherd_races::{Analysis, Options, analyze};
 use shepherd_trace::Trace;
@@ -97,7 +98,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
             let t = super::races::load_trace(&trace)?;
             let an = analyze(&t, &Options::default())
                 .with_context(|| format!("cannot analyse {}", trace.display()))?;
-            let aug = Augmented::new(&t, &hb_arcs(&an), &set.policies);
+            let aug = Augmented::new(&t, &hb_arcs(&an.graph), &set.policies);
             let rep = RaceReport::new(&t, &an, false);
             let (mut ordered, mut total) = (0, 0);
             for r in &rep.races {
@@ -125,24 +126,30 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
 }
 
 /// The happens-before arcs (logged and derived) the analysis used.
-pub(crate) fn hb_arcs(an: &Analysis) -> Vec<(u32, u32)> {
-    an.graph.arcs().iter().map(|a| (a.tail, a.head)).collect()
+pub(crate) fn hb_arcs(graph: &HbGraph) -> Vec<(u32, u32)> {
+    graph.arcs().iter().map(|a| (a.tail, a.head)).collect()
 }
 
 /// For each list of action pairs (a report's races), the shipped policies that order each
 /// pair; and the policies given up at the budget. All lists share one simulation per policy:
 /// a report and its HTML page ask about the same trace, and on a long session each
-/// simulation costs up to its whole budget. `facts`: the trace's [`TraceFacts`] when read
-/// already (read here otherwise).
-pub(crate) fn shipped_orderings<'t>(
-    trace: &'t Trace,
+/// simulation costs up to its whole budget.
+pub(crate) fn shipped_orderings(
+    trace: &Trace,
     an: &Analysis,
     lists: &[Vec<(u32, u32)>],
-    facts: Option<TraceFacts<'t>>,
 ) -> (Vec<Vec<Vec<String>>>, Vec<String>) {
-    let facts = facts.unwrap_or_else(|| TraceFacts::new(trace));
     let by =
-        shepherd_policies::covers::shipped_orderings_with(facts, &hb_arcs(an), &lists.concat());
+        shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(&an.graph), &lists.concat());
+    split_by_list(by, lists)
+}
+
+/// Splits the answers for `lists` concatenated back into one list per list, and the policies
+/// given up at the budget.
+pub(crate) fn split_by_list(
+    by: ShippedOrderings,
+    lists: &[Vec<(u32, u32)>],
+) -> (Vec<Vec<Vec<String>>>, Vec<String>) {
     let mut names = by.by_pair.into_iter();
     let split = lists
         .iter()

@@ -2,7 +2,7 @@
 
 use crate::progress::Progress;
 use anyhow::Context;
-use shepherd_policies::covers::TraceFacts;
+use shepherd_policies::covers::{TraceFacts, shipped_orderings_deferred};
 use shepherd_races::report::{self, Explored, RaceReport, RaceView, ReportPlan};
 use shepherd_races::{Options, Phase, analyze_with_phases};
 use shepherd_trace::Trace;
@@ -106,7 +106,24 @@ pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let explored = match &args.explored {
+        Some(p) => Some(load_explored(p)?),
+        None => None,
+    };
     let trace = load_trace(&args.file)?;
+    std::thread::scope(|s| analyse_and_report(s, &args, &trace, explored.as_ref()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The analysis and the reports. The repair policies' simulations read only the trace and
+/// happens-before, so they start on a second core as soon as the sweep is over (a thread of
+/// `scope`) and learn which races to answer for once the report is planned.
+fn analyse_and_report<'s, 't: 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    args: &Args,
+    trace: &'t Trace,
+    explored: Option<&HashMap<(String, String, String), Explored>>,
+) -> anyhow::Result<()> {
     // Single coverage only says how a covered race is covered: reports without covered races
     // (no `--all`, no HTML page) never show it, and it costs a third clock per action (wide
     // 115 000-action page: ≈ 0.2 s and 17 MB of the analysis' 0.5 s and 95 MB).
@@ -116,51 +133,67 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     };
     let progress = Progress::spinner("analysing");
     let actions = trace.actions.len();
-    // What the repair policies read from the trace alone is read on a second core while the
-    // analysis ends (races bench, wide page: ≈ 20 ms off the wall time). Started once the
-    // sweep is over, so it does not add to the analysis' memory peak (≈ 5 MB).
-    let (analysis, facts) = std::thread::scope(|s| {
-        let mut facts = None;
-        let analysis = analyze_with_phases(&trace, &opts, &mut |phase| {
-            if phase == Phase::Filters {
-                facts = Some(s.spawn(|| TraceFacts::new(&trace)));
-            }
-            progress.message(format!("analysing {actions} actions: {}", phase.name()));
-        });
-        let facts = facts.map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        (analysis, facts)
-    });
-    let analysis = analysis.with_context(|| format!("cannot analyse {}", args.file.display()))?;
+    // The pairs of actions to answer for, sent once the report is planned. If this thread
+    // fails first, the sender goes and the policy thread ends with no pairs.
+    let (pairs_tx, pairs_rx) = std::sync::mpsc::channel::<Vec<(u32, u32)>>();
+    let mut pairs_rx = Some(pairs_rx);
+    let mut policies = None;
+    let analysis = analyze_with_phases(trace, &opts, &mut |phase| {
+        // Started once the sweep is over, so it does not add to the analysis' memory peak.
+        if let Phase::Filters { graph } = phase
+            && let Some(rx) = pairs_rx.take()
+        {
+            let hb = super::policy::hb_arcs(graph);
+            crate::memory::release_freed();
+            policies = Some(s.spawn(move || {
+                let facts = TraceFacts::new(trace);
+                shipped_orderings_deferred(facts, &hb, move || rx.recv().unwrap_or_default())
+            }));
+        }
+        progress.message(format!("analysing {actions} actions: {}", phase.name()));
+    })
+    .with_context(|| format!("cannot analyse {}", args.file.display()))?;
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
     progress.message("loading page sources for the report");
     let sources = shepherd_session::page_sources::for_trace_file(&args.file);
     progress.finish();
-    let explored = match &args.explored {
-        Some(p) => Some(load_explored(p)?),
-        None => None,
-    };
     let lookup = |r: &RaceView| {
-        explored.as_ref().and_then(|m| {
+        explored.and_then(|m| {
             m.get(&race_key(&r.location, &r.first.stable, &r.second.stable))
                 .cloned()
         })
     };
     // The page folds covered races under their cover, so it always has them.
     let mut full = args.html.as_ref().map(|_| {
-        let mut full = RaceReport::new(&trace, &analysis, true);
+        let mut full = RaceReport::new(trace, &analysis, true);
         full.attach_explored(lookup);
         full
     });
     // Both reports are streamed one location at a time from the plan: a long session's
-    // report is never held whole, and the policy step runs before any view is built.
+    // report is never held whole.
     {
-        let mut plan = ReportPlan::new(&trace, &analysis, args.all);
+        let mut plan = ReportPlan::new(trace, &analysis, args.all);
         if explored.is_some() {
-            plan.attach_explored(&trace, &analysis, lookup);
+            plan.attach_explored(trace, &analysis, lookup);
         }
         let mut lists = vec![plan.action_pairs(&analysis)];
         lists.extend(full.as_ref().map(super::policy::race_pairs));
-        let (by, undecided) = super::policy::shipped_orderings(&trace, &analysis, &lists, facts);
+        let by = match policies {
+            Some(thread) => {
+                // Fails only when the policy thread is gone: its join says why.
+                let _ = pairs_tx.send(lists.concat());
+                thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+            // The analysis always reaches its filters; this is only a fallback.
+            None => shepherd_policies::covers::shipped_orderings(
+                trace,
+                &super::policy::hb_arcs(&analysis.graph),
+                &lists.concat(),
+            ),
+        };
+        let (by, undecided) = super::policy::split_by_list(by, &lists);
         let mut by = by.into_iter();
         plan.set_repaired_by(by.next().unwrap_or_default(), undecided.clone());
         if let Some(full) = &mut full {
@@ -168,18 +201,18 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         }
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         if args.json {
-            report::json::write(&mut out, &trace, &analysis, &plan, &sources)?;
+            report::json::write(&mut out, trace, &analysis, &plan, &sources)?;
             writeln!(out)?;
         } else {
-            report::text::write(&mut out, &trace, &analysis, &plan, &sources)?;
+            report::text::write(&mut out, trace, &analysis, &plan, &sources)?;
         }
         out.flush()?;
     }
     if let (Some(out), Some(full)) = (&args.html, &full) {
         let progress = Progress::spinner("writing the HTML report");
-        let page = report::html::render(full, &analysis, &trace, &sources);
+        let page = report::html::render(full, &analysis, trace, &sources);
         std::fs::write(out, page).with_context(|| format!("cannot write {}", out.display()))?;
         progress.finish();
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

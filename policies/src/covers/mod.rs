@@ -1532,11 +1532,24 @@ pub fn shipped_orderings(
 }
 
 /// [`shipped_orderings`] from [`TraceFacts`] read before: reading them needs no
-/// happens-before graph, so the CLI reads them on another core while the race analysis runs.
+/// happens-before graph, so a caller can read them on another core while the race analysis
+/// runs.
 pub fn shipped_orderings_with(
     facts: TraceFacts,
     hb: &[(u32, u32)],
     pairs: &[(ActionId, ActionId)],
+) -> ShippedOrderings {
+    orderings_within(facts, hb, || pairs.to_vec(), SHIPPED_BUDGET)
+}
+
+/// [`shipped_orderings_with`], asking `pairs` for the pairs only when a simulation needs
+/// them: the simulations read only the trace and happens-before, so a caller can start them
+/// (on another core) before it has worked out which races it reports, and send the pairs
+/// when it has. `pairs` runs on another thread than the caller's when there are two cores.
+pub fn shipped_orderings_deferred(
+    facts: TraceFacts,
+    hb: &[(u32, u32)],
+    pairs: impl FnOnce() -> Vec<(ActionId, ActionId)> + Send,
 ) -> ShippedOrderings {
     orderings_within(facts, hb, pairs, SHIPPED_BUDGET)
 }
@@ -1549,30 +1562,29 @@ pub fn shipped_orderings_within(
     pairs: &[(ActionId, ActionId)],
     budget: u64,
 ) -> ShippedOrderings {
-    orderings_within(TraceFacts::new(trace), hb, pairs, budget)
+    orderings_within(TraceFacts::new(trace), hb, || pairs.to_vec(), budget)
 }
 
 fn orderings_within(
     facts: TraceFacts,
     hb: &[(u32, u32)],
-    pairs: &[(ActionId, ActionId)],
+    pairs: impl FnOnce() -> Vec<(ActionId, ActionId)> + Send,
     budget: u64,
 ) -> ShippedOrderings {
     let base = Arc::new(Base::with_facts(facts, hb));
     let names: Vec<&str> = crate::SHIPPED.iter().map(|(name, _)| *name).collect();
     let simulations = names.iter().map(|name| simulate(&base, name, budget));
-    let mut answers = Answers::default();
+    let mut answers = Answers::new(pairs);
     // On two cores the questions about one policy's edges are answered while the next policy
     // is simulated. One simulation at a time: two alive at once raised `shepherd races`' peak
     // on the races bench's wide page from 87 MB to 92-97 MB (a simulation's rule instances
     // are ≈ 11 MB there).
-    let found: Vec<Answer> = if two_cores() {
+    let (found, pairs): (Vec<Answer>, usize) = if two_cores() {
         std::thread::scope(|s| {
             let (tx, rx) = std::sync::mpsc::channel::<Simulated>();
             let answerer = s.spawn(move || {
-                rx.into_iter()
-                    .map(|sim| answers.of(sim, pairs, budget))
-                    .collect()
+                let found = rx.into_iter().map(|sim| answers.of(sim, budget)).collect();
+                (found, answers.pairs().len())
             });
             for sim in simulations {
                 // Fails only when the answering thread is gone (it panicked): its join says why.
@@ -1586,12 +1598,11 @@ fn orderings_within(
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
     } else {
-        simulations
-            .map(|sim| answers.of(sim, pairs, budget))
-            .collect()
+        let found = simulations.map(|sim| answers.of(sim, budget)).collect();
+        (found, answers.pairs().len())
     };
     let mut out = ShippedOrderings {
-        by_pair: vec![Vec::new(); pairs.len()],
+        by_pair: vec![Vec::new(); pairs],
         undecided: Vec::new(),
     };
     for (name, found) in names.iter().zip(found) {
@@ -1646,18 +1657,36 @@ fn simulate<'t>(base: &Arc<Base<'t>>, name: &str, budget: u64) -> Simulated<'t> 
 /// edges order the same pairs (which rule added an edge does not matter to that), so they
 /// are asked once. On the races bench's pages `init-user-plus` and `async-user` add the same
 /// 41 000 edges (the pages never finish parsing), and answering was ≈ 30 ms each.
-#[derive(Default)]
-struct Answers {
+struct Answers<F> {
+    /// The pairs asked about, once known ([`Answers::pairs`]).
+    pairs: Option<Vec<(ActionId, ActionId)>>,
+    /// Gives the pairs the first time they are needed.
+    source: Option<F>,
     by_edges: Vec<(Vec<(ActionId, ActionId)>, Answer)>,
 }
 
 /// The indices of the pairs a policy orders; `None` when it was given up at the budget.
 type Answer = Option<Vec<usize>>;
 
-impl Answers {
-    /// The indices of the `pairs` that `sim` orders; `None` when the simulation or the
+impl<F: FnOnce() -> Vec<(ActionId, ActionId)>> Answers<F> {
+    fn new(source: F) -> Answers<F> {
+        Answers {
+            pairs: None,
+            source: Some(source),
+            by_edges: Vec::new(),
+        }
+    }
+
+    /// The pairs asked about (asked for the first time here).
+    fn pairs(&mut self) -> &[(ActionId, ActionId)] {
+        let source = &mut self.source;
+        self.pairs
+            .get_or_insert_with(|| source.take().map(|f| f()).unwrap_or_default())
+    }
+
+    /// The indices of the pairs that `sim` orders; `None` when the simulation or the
     /// questions ran out of `budget`.
-    fn of(&mut self, sim: Simulated, pairs: &[(ActionId, ActionId)], budget: u64) -> Answer {
+    fn of(&mut self, sim: Simulated, budget: u64) -> Answer {
         let aug = match sim {
             Simulated::Nothing => return Some(Vec::new()),
             Simulated::Undecided => return None,
@@ -1667,7 +1696,7 @@ impl Answers {
         if let Some((_, found)) = self.by_edges.iter().find(|(e, _)| *e == edges) {
             return found.clone();
         }
-        let found = ask(&aug, pairs, budget);
+        let found = ask(&aug, self.pairs(), budget);
         self.by_edges.push((edges, found.clone()));
         found
     }
@@ -1877,6 +1906,14 @@ mod tests {
             let pairs: Vec<(u32, u32)> = (0..n).flat_map(|a| (a..n).map(move |b| (a, b))).collect();
             let by = shipped_orderings_within(&t, &hb, &pairs, u64::MAX);
             prop_assert!(by.undecided.is_empty());
+            // Pairs given late (asked for once, on whichever thread answers) change nothing.
+            let asked = std::sync::atomic::AtomicUsize::new(0);
+            let late = shipped_orderings_deferred(TraceFacts::new(&t), &hb, || {
+                asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                pairs.clone()
+            });
+            prop_assert_eq!(&late, &by);
+            prop_assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 1);
             for (name, _) in crate::SHIPPED {
                 let Ok(set) = crate::load(name) else { continue };
                 let aug = Augmented::new(&t, &hb, &set.policies);
