@@ -108,9 +108,9 @@ fn child(path: &str, single: bool) {
         single_coverage: single,
         ..Options::default()
     };
-    // As the CLI (`cli/src/commands/races.rs`): the repair policies' simulations start on a
-    // second core once the sweep is over, and get the pairs to answer for once the report
-    // is planned.
+    // As the CLI (`cli/src/commands/races.rs`): the policies' trace facts are read on the
+    // second core during the sweep, their simulations start there once the sweep is over, and
+    // get the pairs to answer for once the report is planned.
     let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
         .map(|p| BufWriter::new(std::fs::File::create(p).expect("create report copy")));
     let mut out = Counter(0, copy);
@@ -118,20 +118,25 @@ fn child(path: &str, single: bool) {
     let mut pairs_rx = Some(pairs_rx);
     let (an, analysed, (c2, hwm_analysis), plan, ordered) = std::thread::scope(|s| {
         let mut policies = None;
-        let an = analyze_with_phases(&trace, &opts, &mut |phase| {
-            if let Phase::Filters { graph } = phase
-                && let Some(rx) = pairs_rx.take()
-            {
-                let hb: Vec<(u32, u32)> = graph.arcs().iter().map(|a| (a.tail, a.head)).collect();
-                // As the CLI's `memory::release_freed`.
-                // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
-                unsafe { libmimalloc_sys::mi_collect(true) };
-                let trace = &trace;
-                policies = Some(s.spawn(move || {
-                    let facts = TraceFacts::new(trace);
-                    shipped_orderings_deferred(facts, &hb, move || rx.recv().unwrap_or_default())
-                }));
+        let mut facts = None;
+        let an = analyze_with_phases(&trace, &opts, &mut |phase| match phase {
+            Phase::Sweep => facts = Some(s.spawn(|| TraceFacts::new(&trace))),
+            Phase::Filters { graph } => {
+                if let (Some(rx), Some(facts)) = (pairs_rx.take(), facts.take()) {
+                    let hb: Vec<(u32, u32)> =
+                        graph.arcs().iter().map(|a| (a.tail, a.head)).collect();
+                    // As the CLI's `memory::release_freed`.
+                    // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
+                    unsafe { libmimalloc_sys::mi_collect(true) };
+                    policies = Some(s.spawn(move || {
+                        let facts = facts.join().expect("trace facts");
+                        shipped_orderings_deferred(facts, &hb, move || {
+                            rx.recv().unwrap_or_default()
+                        })
+                    }));
+                }
             }
+            Phase::Accesses => {}
         })
         .expect("analyse");
         let analysed = t0.elapsed();

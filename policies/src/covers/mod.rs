@@ -1573,33 +1573,47 @@ fn orderings_within(
 ) -> ShippedOrderings {
     let base = Arc::new(Base::with_facts(facts, hb));
     let names: Vec<&str> = crate::SHIPPED.iter().map(|(name, _)| *name).collect();
-    let simulations = names.iter().map(|name| simulate(&base, name, budget));
     let mut answers = Answers::new(pairs);
-    // On two cores the questions about one policy's edges are answered while the next policy
-    // is simulated. One simulation at a time: two alive at once raised `shepherd races`' peak
-    // on the races bench's wide page from 87 MB to 92-97 MB (a simulation's rule instances
-    // are ≈ 11 MB there).
-    let (found, pairs): (Vec<Answer>, usize) = if two_cores() {
+    let mut found: Vec<Answer> = vec![Some(Vec::new()); names.len()];
+    let pairs = if two_cores() {
+        // The policies that make a rule instance per asynchronous operation are simulated
+        // one after the other on this thread: two alive at once raised `shepherd races`' peak
+        // on the races bench's wide page from 87 MB to 92-97 MB (their instances are ≈ 11 MB
+        // there). The others are light; the second thread simulates them, then answers the
+        // questions about each policy's edges as they come (while the next is simulated).
+        let heavy = |k: &usize| PER_ASYNC_OPERATION.contains(&names[*k]);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Simulated)>();
         std::thread::scope(|s| {
-            let (tx, rx) = std::sync::mpsc::channel::<Simulated>();
-            let answerer = s.spawn(move || {
-                let found = rx.into_iter().map(|sim| answers.of(sim, budget)).collect();
-                (found, answers.pairs().len())
+            let answerer = s.spawn(|| {
+                let mut got = Vec::new();
+                for k in (0..names.len()).filter(|k| !heavy(k)) {
+                    got.push((k, answers.of(simulate(&base, names[k], budget), budget)));
+                }
+                for (k, sim) in rx {
+                    got.push((k, answers.of(sim, budget)));
+                }
+                (got, answers.pairs().len())
             });
-            for sim in simulations {
+            for k in (0..names.len()).filter(heavy) {
                 // Fails only when the answering thread is gone (it panicked): its join says why.
-                if tx.send(sim).is_err() {
+                if tx.send((k, simulate(&base, names[k], budget))).is_err() {
                     break;
                 }
             }
             drop(tx);
-            answerer
+            let (got, pairs) = answerer
                 .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            for (k, answer) in got {
+                found[k] = answer;
+            }
+            pairs
         })
     } else {
-        let found = simulations.map(|sim| answers.of(sim, budget)).collect();
-        (found, answers.pairs().len())
+        for (k, name) in names.iter().enumerate() {
+            found[k] = answers.of(simulate(&base, name, budget), budget);
+        }
+        answers.pairs().len()
     };
     let mut out = ShippedOrderings {
         by_pair: vec![Vec::new(); pairs],
@@ -1617,6 +1631,10 @@ fn orderings_within(
     }
     out
 }
+
+/// The shipped policies whose simulation keeps a rule instance for every asynchronous
+/// operation (WAITFOR, WAITREC): the expensive ones, simulated one at a time.
+const PER_ASYNC_OPERATION: [&str; 2] = ["init-user-plus", "async-user"];
 
 /// Whether a second core is there for the policy step's questions.
 fn two_cores() -> bool {
@@ -1946,6 +1964,15 @@ mod tests {
     /// A long session: async-user adds a rule per asynchronous operation and every click
     /// meets all of them. The budget stops the simulation and the policy is reported
     /// undecided instead of the analysis running for hours.
+    /// The policies simulated one at a time are shipped ones (a misspelt name would let two
+    /// of them run at once).
+    #[test]
+    fn the_heavy_policies_are_shipped() {
+        for name in PER_ASYNC_OPERATION {
+            assert!(crate::SHIPPED.iter().any(|(n, _)| *n == name), "{name}");
+        }
+    }
+
     #[test]
     fn a_policy_over_budget_is_undecided() {
         let mut shapes = Vec::new();
