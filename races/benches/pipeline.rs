@@ -47,13 +47,18 @@ fn mb_hwm() -> f64 {
     vm_hwm_kib() as f64 / 1024.0
 }
 
-/// CPU time of this thread in ns (`/proc/thread-self/schedstat`): robust when the machine is
-/// shared and wall time is inflated by other processes.
+/// CPU time of the whole process in ns (every thread's: work moved to another thread counts):
+/// robust when the machine is shared and wall time is inflated by other processes.
 fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn ms(d: std::time::Duration) -> f64 {
