@@ -3,8 +3,9 @@
 //! (≈ 1 000 chains: many independent timers, requests and callbacks). Each trace is written
 //! as JSONL; then, per shape and configuration, a fresh child process does what the CLI does —
 //! load, analyse, mark each race shown with the shipped repair policies that order it
-//! (`shepherd_policies::covers::shipped_orderings`), write the text report (streamed, one
-//! location at a time) — printing wall and CPU time per phase, without and with the policy
+//! (`shepherd_policies::covers::shipped_orderings`), write the text report (streamed a few
+//! locations at a time, rendered on two threads) — printing wall and CPU time (of every
+//! thread) per phase, without and with the policy
 //! step, and the peak resident memory (VmHWM) after each phase. The child
 //! runs with mimalloc, the `shepherd` binary's allocator, so resident figures are the CLI's.
 //! Baselines run in the parent: reachability by BFS and by plain bit-vector clocks, on the

@@ -139,8 +139,9 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         full.attach_explored(lookup);
         full
     });
-    // Both reports are streamed one location at a time from the plan: a long session's
-    // report is never held whole, and the policy step runs before any view is built.
+    // Both reports are streamed from the plan a few locations at a time (large ones rendered
+    // on two threads): a long session's report is never held whole, and the policy step runs
+    // before any view is built.
     {
         let mut plan = ReportPlan::new(&trace, &analysis, args.all);
         if explored.is_some() {

@@ -1,6 +1,7 @@
 //! JSON report (schema: `docs/races-json.md`, version [`super::JSON_VERSION`]).
 
-use super::{RaceReport, RaceView, ReportPlan, SourceMemo, SourceProvider};
+use super::stream::{self, Batching};
+use super::{RaceReport, RaceView, ReportPlan, SourceProvider};
 use crate::Analysis;
 use serde::Serialize;
 use serde_json::ser::Formatter;
@@ -14,36 +15,59 @@ pub fn render(r: &RaceReport) -> String {
 }
 
 /// Writes to `out` what [`render`] renders for `plan.into_report(trace, an)` with `sources`
-/// attached, building the views of one location at a time: a long session's report is tens
-/// of megabytes of JSON, twice that as views, and was held whole twice over.
+/// attached, building the views of a few locations at a time: a long session's report is
+/// tens of megabytes of JSON, twice that as views, and was held whole twice over. Large
+/// reports render on two threads.
 pub fn write(
     out: &mut dyn std::io::Write,
     trace: &Trace,
     an: &Analysis,
     plan: &ReportPlan,
-    sources: &dyn SourceProvider,
+    sources: &(dyn SourceProvider + Sync),
+) -> std::io::Result<()> {
+    write_batched(out, trace, an, plan, sources, Batching::DEFAULT)
+}
+
+/// [`write`], cutting and sharing the work as `batching` says.
+pub(crate) fn write_batched(
+    out: &mut dyn std::io::Write,
+    trace: &Trace,
+    an: &Analysis,
+    plan: &ReportPlan,
+    sources: &(dyn SourceProvider + Sync),
+    batching: Batching,
 ) -> std::io::Result<()> {
     // `races` is the report's last field: the head renders with it empty, and each race is
-    // spliced in as the pretty printer would nest it (two levels deeper: four spaces).
+    // printed as the pretty printer would nest it.
     let head = render(&plan.head);
     let Some(prefix) = head.strip_suffix("[]\n}") else {
         return out.write_all(head.as_bytes());
     };
     out.write_all(prefix.as_bytes())?;
-    let mut memo = SourceMemo::default();
-    let mut buf = Vec::new();
-    let mut first = true;
-    for mut group in plan.groups(trace, an) {
-        memo.attach(&mut group, sources);
-        for r in &group {
-            buf.extend_from_slice(if first { b"[\n    " } else { b",\n    " });
-            race(&mut buf, r)?;
-            first = false;
-        }
-        out.write_all(&buf)?;
-        buf.clear();
-    }
-    out.write_all(if first { b"[]\n}" } else { b"\n  ]\n}" })
+    let batches = plan.batches(an, batching.races);
+    stream::write_in_order(
+        out,
+        plan.shown.len(),
+        batches.len(),
+        batching,
+        |memo, k, buf: &mut Vec<u8>| {
+            let ks = batches.get(k).cloned().unwrap_or_default();
+            for mut group in plan.groups_at(trace, an, ks) {
+                memo.attach(&mut group, sources);
+                for r in &group {
+                    let first = k == 0 && buf.is_empty();
+                    buf.extend_from_slice(if first { b"[\n    " } else { b",\n    " });
+                    race(buf, r)?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    out.write_all(if batches.is_empty() {
+        b"[]\n}"
+    } else {
+        b"\n  ]\n}"
+    })
 }
 
 /// Appends race `r` to `buf` as the pretty printer nests it in the report's `races`.

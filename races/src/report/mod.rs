@@ -5,6 +5,7 @@ pub mod html;
 pub mod json;
 pub mod names;
 pub mod sources;
+mod stream;
 pub mod text;
 
 use crate::Analysis;
@@ -17,6 +18,7 @@ use shepherd_trace::{ActionType, Op, Trace};
 pub use sources::{InlineCode, InlineFinder, PageSources, Snippet, SourceLine};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Version of the JSON schema (`docs/races-json.md`).
 pub const JSON_VERSION: u32 = 1;
@@ -353,9 +355,9 @@ fn witnesses(an: &Analysis, shown: &[usize]) -> HashMap<usize, usize> {
 }
 
 /// A report before its races are rendered: the counts, and which races to show in which
-/// order. [`RaceReport::new`] turns every race into a [`RaceView`] at once; the text report
-/// of the CLI takes them one location at a time ([`ReportPlan::groups`]), so a trace with
-/// tens of thousands of uncovered races never holds all their views.
+/// order. [`RaceReport::new`] turns every race into a [`RaceView`] at once; the CLI's text and
+/// JSON reports ([`text::write`], [`json::write`]) take them a batch of whole locations at a
+/// time, so a trace with tens of thousands of uncovered races never holds all their views.
 #[derive(Debug)]
 pub struct ReportPlan {
     /// The report without races.
@@ -547,14 +549,49 @@ impl ReportPlan {
         trace: &'a Trace,
         an: &'a Analysis,
     ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
-        let mut start = 0;
+        self.groups_at(trace, an, 0..self.shown.len())
+    }
+
+    /// The races shown at positions `ks`, one location at a time (`ks` should start and end
+    /// between locations, as [`ReportPlan::batches`] cuts them).
+    fn groups_at<'a>(
+        &'a self,
+        trace: &'a Trace,
+        an: &'a Analysis,
+        ks: Range<usize>,
+    ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
+        let mut start = ks.start;
         self.shown
+            .get(ks)
+            .unwrap_or(&[])
             .chunk_by(move |&x, &y| an.races[x].loc == an.races[y].loc)
             .map(move |ids| {
                 let ks = start..start + ids.len();
                 start = ks.end;
                 ks.map(|k| self.view(trace, an, k)).collect()
             })
+    }
+
+    /// The positions of the races shown cut between locations into runs of at least `races`
+    /// races (the last may have fewer), in order: the streamed reports' batches.
+    fn batches(&self, an: &Analysis, races: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut end = 0;
+        for ids in self
+            .shown
+            .chunk_by(|&x, &y| an.races[x].loc == an.races[y].loc)
+        {
+            end += ids.len();
+            if end - start >= races {
+                out.push(start..end);
+                start = end;
+            }
+        }
+        if end > start {
+            out.push(start..end);
+        }
+        out
     }
 
     /// The whole report.

@@ -1,8 +1,7 @@
 //! Plain-text report: one block per location with races to look at, harmful first.
 
-use super::{
-    AccessView, RaceReport, RaceView, ReportPlan, SourceMemo, SourceProvider, group_repeats, reason,
-};
+use super::stream::{self, Batching};
+use super::{AccessView, RaceReport, RaceView, ReportPlan, SourceProvider, group_repeats, reason};
 use crate::Analysis;
 use shepherd_trace::Trace;
 use std::fmt::Write;
@@ -57,27 +56,48 @@ pub fn render(r: &RaceReport) -> String {
 }
 
 /// Writes the text report `plan` plans for `an` to `out` as [`render`] would render
-/// `plan.into_report(trace, an)` with `sources` attached, building the views of one location
-/// at a time (memory follows the largest location, not the whole report).
+/// `plan.into_report(trace, an)` with `sources` attached, building the views of a few
+/// locations at a time (memory follows the batches waiting to be written, not the whole
+/// report); large reports render on two threads.
 pub fn write(
     out: &mut dyn std::io::Write,
     trace: &Trace,
     an: &Analysis,
     plan: &ReportPlan,
-    sources: &dyn SourceProvider,
+    sources: &(dyn SourceProvider + Sync),
 ) -> std::io::Result<()> {
-    let mut memo = SourceMemo::default();
+    write_batched(out, trace, an, plan, sources, Batching::DEFAULT)
+}
+
+/// [`write`], cutting and sharing the work as `batching` says.
+pub(crate) fn write_batched(
+    out: &mut dyn std::io::Write,
+    trace: &Trace,
+    an: &Analysis,
+    plan: &ReportPlan,
+    sources: &(dyn SourceProvider + Sync),
+    batching: Batching,
+) -> std::io::Result<()> {
     let mut buf = String::new();
     head(&mut buf, &plan.head);
-    let mut empty = true;
-    for mut group in plan.groups(trace, an) {
-        empty = false;
-        memo.attach(&mut group, sources);
-        location(&mut buf, &group);
-        out.write_all(buf.as_bytes())?;
-        buf.clear();
-    }
-    tail(&mut buf, empty);
+    out.write_all(buf.as_bytes())?;
+    let batches = plan.batches(an, batching.races);
+    stream::write_in_order(
+        out,
+        plan.shown.len(),
+        batches.len(),
+        batching,
+        |memo, k, buf: &mut String| {
+            let ks = batches.get(k).cloned().unwrap_or_default();
+            for mut group in plan.groups_at(trace, an, ks) {
+                memo.attach(&mut group, sources);
+                location(buf, &group);
+            }
+            Ok(())
+        },
+    )?;
+    let mut buf = String::new();
+    tail(&mut buf, batches.is_empty());
     out.write_all(buf.as_bytes())
 }
 
