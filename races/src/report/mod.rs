@@ -400,34 +400,45 @@ impl ReportPlan {
         let shown: Vec<usize> = (0..an.races.len())
             .filter(|&i| all || !an.covered[i])
             .collect();
-        let names: HashMap<u32, String> = shown
-            .iter()
-            .map(|&i| an.races[i].loc)
-            .map(|l| (l, acc.locs.name(trace, l)))
-            .collect();
+        // Each location's name once (not once per race: most locations show several).
+        let mut names: HashMap<u32, String> = HashMap::new();
+        let mut named = vec![false; acc.locs.len()];
+        for &i in &shown {
+            let l = an.races[i].loc;
+            match named.get_mut(l as usize) {
+                Some(true) => {}
+                Some(done) => {
+                    *done = true;
+                    names.insert(l, acc.locs.name(trace, l));
+                }
+                None => {
+                    names.entry(l).or_insert_with(|| acc.locs.name(trace, l));
+                }
+            }
+        }
+        drop(named);
         // Order: level (highest first), location name, race index. The locations are ranked
         // once (equal level and name, equal rank), then the races sorted by rank: comparing
-        // the races by name through two hash lookups each was 6 % of a wide page's run.
+        // the races by name through two hash lookups each was 6 % of a wide page's run. The
+        // locations are sorted with their names at hand (looking both up in each comparison
+        // was half of planning a wide page's report).
         let level = |l: u32| std::cmp::Reverse(an.tags[l as usize].level());
-        let mut locs: Vec<u32> = names.keys().copied().collect();
-        locs.sort_unstable_by(|&a, &b| {
-            level(a)
-                .cmp(&level(b))
-                .then_with(|| names[&a].cmp(&names[&b]))
-        });
+        let mut by_name: Vec<(std::cmp::Reverse<Level>, &str, u32)> = names
+            .iter()
+            .map(|(&l, name)| (level(l), name.as_str(), l))
+            .collect();
+        by_name.sort_unstable();
         let mut rank = vec![0u32; acc.locs.len()];
         let mut r = 0u32;
-        for (k, &l) in locs.iter().enumerate() {
-            if k > 0 {
-                let p = locs[k - 1];
-                if level(p) != level(l) || names[&p] != names[&l] {
-                    r += 1;
-                }
+        for (k, &(lv, name, l)) in by_name.iter().enumerate() {
+            if k > 0 && (by_name[k - 1].0, by_name[k - 1].1) != (lv, name) {
+                r += 1;
             }
             if let Some(slot) = rank.get_mut(l as usize) {
                 *slot = r;
             }
         }
+        drop(by_name);
         let rank_of = |x: usize| rank.get(an.races[x].loc as usize).copied().unwrap_or(0);
         let mut keyed: Vec<(u32, usize)> = shown.iter().map(|&x| (rank_of(x), x)).collect();
         keyed.sort_unstable();
