@@ -3,8 +3,9 @@
 //! (≈ 1 000 chains: many independent timers, requests and callbacks). Each trace is written
 //! as JSONL; then, per shape and configuration, a fresh child process does what the CLI does —
 //! load, analyse, mark each race shown with the shipped repair policies that order it
-//! (`shepherd_policies::covers::shipped_orderings`), write the text report (streamed, one
-//! location at a time) — printing wall and CPU time per phase, without and with the policy
+//! (`shepherd_policies::covers::shipped_orderings`), write the text report (streamed a few
+//! locations at a time, rendered on two threads) — printing wall and CPU time (of every
+//! thread) per phase, without and with the policy
 //! step, and the peak resident memory (VmHWM) after each phase. The child
 //! runs with mimalloc, the `shepherd` binary's allocator, so resident figures are the CLI's.
 //! Baselines run in the parent: reachability by BFS and by plain bit-vector clocks, on the
@@ -47,13 +48,18 @@ fn mb_hwm() -> f64 {
     vm_hwm_kib() as f64 / 1024.0
 }
 
-/// CPU time of this thread in ns (`/proc/thread-self/schedstat`): robust when the machine is
-/// shared and wall time is inflated by other processes.
+/// CPU time of the whole process in ns (every thread's: work moved to another thread counts):
+/// robust when the machine is shared and wall time is inflated by other processes.
 fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn ms(d: std::time::Duration) -> f64 {

@@ -19,11 +19,13 @@ pub struct Race {
 
 /// The race's kind, e.g. `WRITE-READ` or `READ-UPDATE`.
 pub fn kind_name(acc: &Accesses, r: &Race) -> String {
-    format!(
-        "{}-{}",
+    // Not format!: reports name the kind of every race shown (a tenth of the text report).
+    [
         acc.get(r.first).kind.name(),
-        acc.get(r.second).kind.name()
-    )
+        "-",
+        acc.get(r.second).kind.name(),
+    ]
+    .concat()
 }
 
 /// All candidate races, sorted by the trace position of the second access, then the first.

@@ -182,8 +182,8 @@ fn analyse_and_report<'s, 't: 's>(
         full.attach_explored(lookup);
         full
     });
-    // Both reports are streamed one location at a time from the plan: a long session's
-    // report is never held whole.
+    // Both reports are streamed from the plan a few locations at a time (large ones rendered
+    // on two threads): a long session's report is never held whole.
     {
         let mut plan = ReportPlan::new(trace, &analysis, args.all);
         if explored.is_some() {

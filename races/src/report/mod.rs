@@ -5,6 +5,7 @@ pub mod html;
 pub mod json;
 pub mod names;
 pub mod sources;
+mod stream;
 pub mod text;
 
 use crate::Analysis;
@@ -17,6 +18,7 @@ use shepherd_trace::{ActionType, Op, Trace};
 pub use sources::{InlineCode, InlineFinder, PageSources, Snippet, SourceLine};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Version of the JSON schema (`docs/races-json.md`).
 pub const JSON_VERSION: u32 = 1;
@@ -234,29 +236,38 @@ fn type_name(t: ActionType) -> &'static str {
 
 /// Source position and innermost scope label of an access.
 pub fn access_context(trace: &Trace, x: &Access) -> (Option<String>, Option<String>) {
-    let mut stack: Vec<(u32, Option<u32>)> = Vec::new();
-    if let Some(a) = trace.actions.get(x.action as usize) {
-        let end = x.op.min(a.ops.end);
-        for o in trace
-            .ops
-            .get(a.ops.start as usize..end as usize)
-            .unwrap_or(&[])
-        {
-            match o {
-                Op::Enter { scope, src } => stack.push((*scope, *src)),
-                Op::Exit => {
-                    stack.pop();
+    let ops = trace
+        .actions
+        .get(x.action as usize)
+        .and_then(|a| {
+            trace
+                .ops
+                .get(a.ops.start as usize..x.op.min(a.ops.end) as usize)
+        })
+        .unwrap_or(&[]);
+    // Walked backwards from the access, the scopes still open are the `Enter`s that no later
+    // `Exit` closes, innermost first: the walk stops at the first one with a position, usually
+    // a few operations back, where the forward walk replayed the action's whole prefix on an
+    // allocated stack (a quarter of the text report's time). An `Exit` with nothing open is
+    // ignored either way.
+    let (mut scope, mut src) = (None, None);
+    let mut closed = 0usize;
+    for o in ops.iter().rev() {
+        match o {
+            Op::Exit => closed += 1,
+            Op::Enter { .. } if closed > 0 => closed -= 1,
+            Op::Enter { scope: l, src: s } => {
+                scope.get_or_insert(*l);
+                if s.is_some() {
+                    src = *s;
+                    break;
                 }
-                _ => {}
             }
+            _ => {}
         }
     }
-    let src = stack
-        .iter()
-        .rev()
-        .find_map(|(_, s)| s.map(|s| trace.strings.get(s).to_owned()));
-    let scope = stack.last().map(|(l, _)| trace.strings.get(*l).to_owned());
-    (src, scope)
+    let text = |s| trace.strings.get(s).to_owned();
+    (src.map(text), scope.map(text))
 }
 
 /// The access's own source position (`url:line:col`), when the trace logged one.
@@ -344,9 +355,9 @@ fn witnesses(an: &Analysis, shown: &[usize]) -> HashMap<usize, usize> {
 }
 
 /// A report before its races are rendered: the counts, and which races to show in which
-/// order. [`RaceReport::new`] turns every race into a [`RaceView`] at once; the text report
-/// of the CLI takes them one location at a time ([`ReportPlan::groups`]), so a trace with
-/// tens of thousands of uncovered races never holds all their views.
+/// order. [`RaceReport::new`] turns every race into a [`RaceView`] at once; the CLI's text and
+/// JSON reports ([`text::write`], [`json::write`]) take them a batch of whole locations at a
+/// time, so a trace with tens of thousands of uncovered races never holds all their views.
 #[derive(Debug)]
 pub struct ReportPlan {
     /// The report without races.
@@ -389,34 +400,45 @@ impl ReportPlan {
         let shown: Vec<usize> = (0..an.races.len())
             .filter(|&i| all || !an.covered[i])
             .collect();
-        let names: HashMap<u32, String> = shown
-            .iter()
-            .map(|&i| an.races[i].loc)
-            .map(|l| (l, acc.locs.name(trace, l)))
-            .collect();
+        // Each location's name once (not once per race: most locations show several).
+        let mut names: HashMap<u32, String> = HashMap::new();
+        let mut named = vec![false; acc.locs.len()];
+        for &i in &shown {
+            let l = an.races[i].loc;
+            match named.get_mut(l as usize) {
+                Some(true) => {}
+                Some(done) => {
+                    *done = true;
+                    names.insert(l, acc.locs.name(trace, l));
+                }
+                None => {
+                    names.entry(l).or_insert_with(|| acc.locs.name(trace, l));
+                }
+            }
+        }
+        drop(named);
         // Order: level (highest first), location name, race index. The locations are ranked
         // once (equal level and name, equal rank), then the races sorted by rank: comparing
-        // the races by name through two hash lookups each was 6 % of a wide page's run.
+        // the races by name through two hash lookups each was 6 % of a wide page's run. The
+        // locations are sorted with their names at hand (looking both up in each comparison
+        // was half of planning a wide page's report).
         let level = |l: u32| std::cmp::Reverse(an.tags[l as usize].level());
-        let mut locs: Vec<u32> = names.keys().copied().collect();
-        locs.sort_unstable_by(|&a, &b| {
-            level(a)
-                .cmp(&level(b))
-                .then_with(|| names[&a].cmp(&names[&b]))
-        });
+        let mut by_name: Vec<(std::cmp::Reverse<Level>, &str, u32)> = names
+            .iter()
+            .map(|(&l, name)| (level(l), name.as_str(), l))
+            .collect();
+        by_name.sort_unstable();
         let mut rank = vec![0u32; acc.locs.len()];
         let mut r = 0u32;
-        for (k, &l) in locs.iter().enumerate() {
-            if k > 0 {
-                let p = locs[k - 1];
-                if level(p) != level(l) || names[&p] != names[&l] {
-                    r += 1;
-                }
+        for (k, &(lv, name, l)) in by_name.iter().enumerate() {
+            if k > 0 && (by_name[k - 1].0, by_name[k - 1].1) != (lv, name) {
+                r += 1;
             }
             if let Some(slot) = rank.get_mut(l as usize) {
                 *slot = r;
             }
         }
+        drop(by_name);
         let rank_of = |x: usize| rank.get(an.races[x].loc as usize).copied().unwrap_or(0);
         let mut keyed: Vec<(u32, usize)> = shown.iter().map(|&x| (rank_of(x), x)).collect();
         keyed.sort_unstable();
@@ -538,14 +560,49 @@ impl ReportPlan {
         trace: &'a Trace,
         an: &'a Analysis,
     ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
-        let mut start = 0;
+        self.groups_at(trace, an, 0..self.shown.len())
+    }
+
+    /// The races shown at positions `ks`, one location at a time (`ks` should start and end
+    /// between locations, as [`ReportPlan::batches`] cuts them).
+    fn groups_at<'a>(
+        &'a self,
+        trace: &'a Trace,
+        an: &'a Analysis,
+        ks: Range<usize>,
+    ) -> impl Iterator<Item = Vec<RaceView>> + 'a {
+        let mut start = ks.start;
         self.shown
+            .get(ks)
+            .unwrap_or(&[])
             .chunk_by(move |&x, &y| an.races[x].loc == an.races[y].loc)
             .map(move |ids| {
                 let ks = start..start + ids.len();
                 start = ks.end;
                 ks.map(|k| self.view(trace, an, k)).collect()
             })
+    }
+
+    /// The positions of the races shown cut between locations into runs of at least `races`
+    /// races (the last may have fewer), in order: the streamed reports' batches.
+    fn batches(&self, an: &Analysis, races: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut end = 0;
+        for ids in self
+            .shown
+            .chunk_by(|&x, &y| an.races[x].loc == an.races[y].loc)
+        {
+            end += ids.len();
+            if end - start >= races {
+                out.push(start..end);
+                start = end;
+            }
+        }
+        if end > start {
+            out.push(start..end);
+        }
+        out
     }
 
     /// The whole report.
@@ -614,5 +671,73 @@ pub fn reason(tags: &[&str], covered: bool) -> String {
         "covered: ordered by another race treated as synchronisation".to_owned()
     } else {
         "uncovered race: both orders are possible (EventRacer Thm. 3.6)".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accesses::AccessKind;
+    use proptest::prelude::*;
+    use shepherd_trace::{ActionType, TraceBuilder};
+
+    /// The definition: replay the action's operations up to the access on a stack of open
+    /// scopes (an `Exit` with nothing open does nothing).
+    fn replayed(trace: &Trace, x: &Access) -> (Option<String>, Option<String>) {
+        let mut stack: Vec<(u32, Option<u32>)> = Vec::new();
+        if let Some(a) = trace.actions.get(x.action as usize) {
+            let end = x.op.min(a.ops.end);
+            for o in trace
+                .ops
+                .get(a.ops.start as usize..end as usize)
+                .unwrap_or(&[])
+            {
+                match o {
+                    Op::Enter { scope, src } => stack.push((*scope, *src)),
+                    Op::Exit => {
+                        stack.pop();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let src = stack
+            .iter()
+            .rev()
+            .find_map(|(_, s)| s.map(|s| trace.strings.get(s).to_owned()));
+        let scope = stack.last().map(|(l, _)| trace.strings.get(*l).to_owned());
+        (src, scope)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// The backward walk finds what replaying the action finds, at every operation of
+        /// random actions (unbalanced exits included) and past their ends.
+        #[test]
+        fn access_context_is_the_replayed_stack(
+            actions in prop::collection::vec(prop::collection::vec(0u8..6, 0..24), 1..4)
+        ) {
+            let mut b = TraceBuilder::new();
+            for (i, ops) in actions.iter().enumerate() {
+                b.begin(ActionType::Unknown, "a", &format!("a{i}"));
+                for (k, &o) in ops.iter().enumerate() {
+                    match o {
+                        0 => b.enter(&format!("s{k}"), None),
+                        1 => b.enter(&format!("s{k}"), Some(&format!("u:{k}:1"))),
+                        2 | 3 => b.exit(),
+                        _ => b.read("Global.x", None),
+                    };
+                }
+                b.end();
+            }
+            let trace = b.finish();
+            for (action, a) in trace.actions.iter().enumerate() {
+                for op in a.ops.start..=a.ops.end + 1 {
+                    let x = Access { op, action: action as u32, loc: 0, kind: AccessKind::Read };
+                    prop_assert_eq!(access_context(&trace, &x), replayed(&trace, &x), "{} {}", action, op);
+                }
+            }
+        }
     }
 }

@@ -143,13 +143,29 @@ impl NodeNames {
     /// Scope label `label` with its event target named (`fire:click @ INPUT[14]` →
     /// `fire:click @ input#coupon`), or `None` when it names no described node.
     pub fn label(&self, label: &str) -> Option<String> {
-        let (head, target) = label.rsplit_once(" @ ")?;
+        let (head, target) = split_target(label)?;
         let (_, n, rest) = numbered(target)?;
         if !rest.is_empty() {
             return None;
         }
         Some(format!("{head} @ {}", self.node(n)?.name))
     }
+}
+
+/// `label.rsplit_once(" @ ")`, found by its `@`: a string pattern sets up a two-way
+/// searcher on each call, and every access of a report asks its scope label once.
+fn split_target(label: &str) -> Option<(&str, &str)> {
+    let mut end = label.len();
+    while let Some(at) = label[..end].rfind('@') {
+        if let (Some(head), Some(target)) = (
+            label[..at].strip_suffix(' '),
+            label[at + 1..].strip_prefix(' '),
+        ) {
+            return Some((head, target));
+        }
+        end = at;
+    }
+    None
 }
 
 /// `name` + `prop`, with `what` in parentheses, moving a node's ` (detached)` to the end:
@@ -276,6 +292,26 @@ mod tests {
         assert_eq!(n.label("fire:load @ Window[0]"), None);
         assert_eq!(n.label("script:inline #1"), None);
         assert_eq!(n.label("fire:click @ INPUT[14]x"), None);
+    }
+
+    #[test]
+    fn targets_split_as_rsplit_once_does() {
+        for label in [
+            "fire:click @ INPUT[14]",
+            "a @ b @ c",
+            " @ @ ",
+            "@ x",
+            "x @",
+            " @",
+            "@",
+            "",
+            "no target",
+            "x@y @z",
+            "é @ ü @",
+            "a  @  b",
+        ] {
+            assert_eq!(split_target(label), label.rsplit_once(" @ "), "{label:?}");
+        }
     }
 
     #[test]
