@@ -6,10 +6,12 @@ use clap::Subcommand;
 use shepherd_policies::covers::{Augmented, ShippedOrderings};
 use shepherd_races::graph::HbGraph;
 use shepherd_races::report::RaceReport;
+use shepherd_races::report::text::PendingMarks;
 use shepherd_races::{Analysis, Options, analyze};
 use shepherd_trace::Trace;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::thread::ScopedJoinHandle;
 
 /// Check, list and evaluate repair policies.
 #[derive(clap::Args)]
@@ -138,7 +140,7 @@ pub(crate) fn shipped_orderings(
     trace: &Trace,
     an: &Analysis,
     lists: &[Vec<(u32, u32)>],
-) -> (Vec<Vec<Vec<String>>>, Vec<String>) {
+) -> ListMarks {
     let by =
         shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(&an.graph), &lists.concat());
     split_by_list(by, lists)
@@ -149,13 +151,83 @@ pub(crate) fn shipped_orderings(
 pub(crate) fn split_by_list(
     by: ShippedOrderings,
     lists: &[Vec<(u32, u32)>],
-) -> (Vec<Vec<Vec<String>>>, Vec<String>) {
+) -> ListMarks {
     let mut names = by.by_pair.into_iter();
     let split = lists
         .iter()
         .map(|l| names.by_ref().take(l.len()).collect())
         .collect();
     (split, by.undecided)
+}
+
+/// Per list of action pairs, the shipped policies that order each pair; and the policies
+/// given up at the budget.
+pub(crate) type ListMarks = (Vec<Vec<Vec<String>>>, Vec<String>);
+
+/// The shipped policies' marks of a report's races (and its HTML page's), worked out on a
+/// thread of their own or already known.
+pub(crate) struct PolicyMarks<'s> {
+    thread: Option<ScopedJoinHandle<'s, ShippedOrderings>>,
+    /// How many pairs each list has.
+    lens: Vec<usize>,
+    /// Per list, the policies that order each pair; and the policies not worked out.
+    done: Option<ListMarks>,
+}
+
+impl<'s> PolicyMarks<'s> {
+    /// Marks for `lists` (concatenated) that `thread` is working out.
+    pub(crate) fn working(
+        thread: ScopedJoinHandle<'s, ShippedOrderings>,
+        lists: &[Vec<(u32, u32)>],
+    ) -> Self {
+        PolicyMarks {
+            thread: Some(thread),
+            lens: lists.iter().map(Vec::len).collect(),
+            done: None,
+        }
+    }
+
+    /// Marks for `lists` (concatenated) already worked out.
+    pub(crate) fn done(by: ShippedOrderings, lists: &[Vec<(u32, u32)>]) -> Self {
+        PolicyMarks {
+            thread: None,
+            lens: Vec::new(),
+            done: Some(split_by_list(by, lists)),
+        }
+    }
+
+    /// The marks of list `k` (taken out: asked once per list), waiting for the thread.
+    pub(crate) fn of_list(&mut self, k: usize) -> (Vec<Vec<String>>, Vec<String>) {
+        if let Some(thread) = self.thread.take() {
+            let by = thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let mut names = by.by_pair.into_iter();
+            let split = self
+                .lens
+                .iter()
+                .map(|&n| names.by_ref().take(n).collect())
+                .collect();
+            self.done = Some((split, by.undecided));
+        }
+        match &mut self.done {
+            Some((lists, undecided)) => (
+                lists.get_mut(k).map(std::mem::take).unwrap_or_default(),
+                undecided.clone(),
+            ),
+            None => Default::default(),
+        }
+    }
+}
+
+impl PendingMarks for PolicyMarks<'_> {
+    fn is_ready(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    fn take(&mut self) -> (Vec<Vec<String>>, Vec<String>) {
+        self.of_list(0)
+    }
 }
 
 /// The action pairs of `rep`'s races, in order.

@@ -1,5 +1,6 @@
 //! `shepherd races FILE`: offline race detection (EventRacer's algorithms) on a trace.
 
+use super::policy::PolicyMarks;
 use crate::progress::Progress;
 use anyhow::Context;
 use shepherd_policies::covers::{TraceFacts, shipped_orderings_deferred};
@@ -191,33 +192,38 @@ fn analyse_and_report<'s, 't: 's>(
         }
         let mut lists = vec![plan.action_pairs(&analysis)];
         lists.extend(full.as_ref().map(super::policy::race_pairs));
-        let by = match policies {
+        let mut marks = match policies {
             Some(thread) => {
                 // Fails only when the policy thread is gone: its join says why.
                 let _ = pairs_tx.send(lists.concat());
-                thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                PolicyMarks::working(thread, &lists)
             }
             // The analysis always reaches its filters; this is only a fallback.
-            None => shepherd_policies::covers::shipped_orderings(
-                trace,
-                &super::policy::hb_arcs(&analysis.graph),
-                &lists.concat(),
+            None => PolicyMarks::done(
+                shepherd_policies::covers::shipped_orderings(
+                    trace,
+                    &super::policy::hb_arcs(&analysis.graph),
+                    &lists.concat(),
+                ),
+                &lists,
             ),
         };
-        let (by, undecided) = super::policy::split_by_list(by, &lists);
-        let mut by = by.into_iter();
-        plan.set_repaired_by(by.next().unwrap_or_default(), undecided.clone());
-        if let Some(full) = &mut full {
-            super::policy::set_repaired_by(full, by.next().unwrap_or_default(), undecided);
-        }
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         if args.json {
+            let (by, undecided) = marks.of_list(0);
+            plan.set_repaired_by(by, undecided);
             report::json::write(&mut out, trace, &analysis, &plan, &sources)?;
             writeln!(out)?;
         } else {
-            report::text::write(&mut out, trace, &analysis, &plan, &sources)?;
+            // Rendered while the policies are worked out (races bench, wide page: the
+            // report's ≈ 35 ms of wall time hidden behind the simulations).
+            report::text::write_marks_later(
+                &mut out, trace, &analysis, &plan, &sources, &mut marks,
+            )?;
+        }
+        if let Some(full) = &mut full {
+            let (by, undecided) = marks.of_list(1);
+            super::policy::set_repaired_by(full, by, undecided);
         }
         out.flush()?;
     }

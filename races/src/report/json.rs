@@ -46,7 +46,7 @@ pub(crate) fn write_batched(
     out.write_all(prefix.as_bytes())?;
     let batches = plan.batches(an, batching.races);
     stream::write_in_order(
-        out,
+        &mut stream::Plain(&mut *out),
         plan.shown.len(),
         batches.len(),
         batching,

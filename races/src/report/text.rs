@@ -49,7 +49,7 @@ pub fn render(r: &RaceReport) -> String {
     let mut out = String::new();
     head(&mut out, r);
     for group in r.races.chunk_by(|x, y| x.location == y.location) {
-        location(&mut out, group);
+        location(&mut out, group, None);
     }
     tail(&mut out, r.races.is_empty());
     out
@@ -83,7 +83,7 @@ pub(crate) fn write_batched(
     out.write_all(buf.as_bytes())?;
     let batches = plan.batches(an, batching.races);
     stream::write_in_order(
-        out,
+        &mut stream::Plain(&mut *out),
         plan.shown.len(),
         batches.len(),
         batching,
@@ -91,7 +91,7 @@ pub(crate) fn write_batched(
             let ks = batches.get(k).cloned().unwrap_or_default();
             for mut group in plan.groups_at(trace, an, ks) {
                 memo.attach(&mut group, sources);
-                location(buf, &group);
+                location(buf, &group, None);
             }
             Ok(())
         },
@@ -99,6 +99,146 @@ pub(crate) fn write_batched(
     let mut buf = String::new();
     tail(&mut buf, batches.is_empty());
     out.write_all(buf.as_bytes())
+}
+
+/// Repair-policy marks still being worked out when a report starts ([`write_marks_later`]).
+pub trait PendingMarks {
+    /// Whether [`PendingMarks::take`] would return at once.
+    fn is_ready(&self) -> bool;
+    /// For each race shown (in the order of [`ReportPlan::action_pairs`]) the policies that
+    /// order it, and the policies not worked out; waits until they are worked out.
+    fn take(&mut self) -> (Vec<Vec<String>>, Vec<String>);
+}
+
+/// [`write`] for a plan whose repair-policy marks are still being worked out (on other
+/// threads): the report is rendered meanwhile, without them, up to
+/// [`Batching::ahead`](stream::Batching) bytes, and written once `marks` has them, each
+/// race's `ordered by policy` line put where it belongs. The plan's own marks are ignored.
+pub fn write_marks_later(
+    out: &mut dyn std::io::Write,
+    trace: &Trace,
+    an: &Analysis,
+    plan: &ReportPlan,
+    sources: &(dyn SourceProvider + Sync),
+    marks: &mut dyn PendingMarks,
+) -> std::io::Result<()> {
+    write_marks_later_batched(out, trace, an, plan, sources, marks, Batching::DEFAULT)
+}
+
+/// [`write_marks_later`], cutting and sharing the work as `batching` says.
+pub(crate) fn write_marks_later_batched(
+    out: &mut dyn std::io::Write,
+    trace: &Trace,
+    an: &Analysis,
+    plan: &ReportPlan,
+    sources: &(dyn SourceProvider + Sync),
+    marks: &mut dyn PendingMarks,
+    batching: Batching,
+) -> std::io::Result<()> {
+    let batches = plan.batches(an, batching.races);
+    let mut sink = Spliced {
+        out: &mut *out,
+        head: &plan.head,
+        marks,
+        by: None,
+    };
+    stream::write_in_order(
+        &mut sink,
+        plan.shown.len(),
+        batches.len(),
+        batching,
+        |memo, k, buf: &mut Holed| {
+            let ks = batches.get(k).cloned().unwrap_or_default();
+            let mut at = ks.start;
+            for mut group in plan.groups_at(trace, an, ks) {
+                memo.attach(&mut group, sources);
+                location(&mut buf.text, &group, Some((&mut buf.holes, at)));
+                at += group.len();
+            }
+            Ok(())
+        },
+    )?;
+    // A report without races was never opened by a batch.
+    stream::Sink::<Holed>::wait_open(&mut sink)?;
+    let mut buf = String::new();
+    tail(&mut buf, batches.is_empty());
+    out.write_all(buf.as_bytes())
+}
+
+/// A batch of the text report rendered without its repair-policy lines, and where each
+/// would go.
+#[derive(Default)]
+pub(crate) struct Holed {
+    text: String,
+    /// (byte offset in `text`, position of the race among those shown), in order.
+    holes: Vec<(usize, usize)>,
+}
+
+impl AsRef<[u8]> for Holed {
+    fn as_ref(&self) -> &[u8] {
+        self.text.as_bytes()
+    }
+}
+
+impl stream::Batch for Holed {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.holes.clear();
+    }
+}
+
+/// Writes [`Holed`] batches once the marks are there: the summary first (it names the
+/// policies not worked out), then each batch with its races' `ordered by policy` lines.
+struct Spliced<'o, 'm> {
+    out: &'o mut dyn std::io::Write,
+    head: &'o RaceReport,
+    marks: &'m mut dyn PendingMarks,
+    /// The marks of the races shown, once taken (the summary is written then).
+    by: Option<Vec<Vec<String>>>,
+}
+
+impl stream::Sink<Holed> for Spliced<'_, '_> {
+    fn open(&mut self) -> bool {
+        self.by.is_some() || self.marks.is_ready()
+    }
+
+    fn wait_open(&mut self) -> std::io::Result<()> {
+        if self.by.is_some() {
+            return Ok(());
+        }
+        let (by, undecided) = self.marks.take();
+        let mut summary = self.head.clone();
+        summary.summary.policies_undecided = undecided;
+        let mut buf = String::new();
+        head(&mut buf, &summary);
+        self.by = Some(by);
+        self.out.write_all(buf.as_bytes())
+    }
+
+    fn write(&mut self, b: &Holed) -> std::io::Result<()> {
+        self.wait_open()?;
+        let by = self.by.as_deref().unwrap_or_default();
+        let mut from = 0;
+        let mut line = String::new();
+        for &(at, k) in &b.holes {
+            let Some(names) = by.get(k).filter(|n| !n.is_empty()) else {
+                continue;
+            };
+            self.out.write_all(&b.text.as_bytes()[from..at])?;
+            line.clear();
+            marks_line(&mut line, names);
+            self.out.write_all(line.as_bytes())?;
+            from = at;
+        }
+        self.out.write_all(&b.text.as_bytes()[from..])
+    }
+}
+
+/// A race's `ordered by policy` line.
+fn marks_line(out: &mut String, names: &[String]) {
+    out.push_str("    ordered by policy: ");
+    out.push_str(&names.join(", "));
+    out.push('\n');
 }
 
 /// The summary lines.
@@ -140,8 +280,14 @@ fn tail(out: &mut String, no_races: bool) {
     }
 }
 
-/// The block of one location (its races, in order).
-fn location(out: &mut String, group: &[RaceView]) {
+/// The block of one location (its races, in order). With `holes` (the list and the position
+/// of the group's first race among those shown), each race's `ordered by policy` line is not
+/// written but its place recorded ([`write_marks_later`]).
+fn location(
+    out: &mut String,
+    group: &[RaceView],
+    mut holes: Option<(&mut Vec<(usize, usize)>, usize)>,
+) {
     // Repeats of a race (see `group_repeats`) are listed once, with their ids, so the report
     // stays readable after long explorations.
     let Some(race) = group.first() else {
@@ -191,10 +337,10 @@ fn location(out: &mut String, group: &[RaceView]) {
             out.push_str(&x.reason);
             out.push_str(")\n");
         }
-        if !race.repaired_by.is_empty() {
-            out.push_str("    ordered by policy: ");
-            out.push_str(&race.repaired_by.join(", "));
-            out.push('\n');
+        match &mut holes {
+            Some((list, first)) => list.push((out.len(), *first + k)),
+            None if !race.repaired_by.is_empty() => marks_line(out, &race.repaired_by),
+            None => {}
         }
         if !repeats.is_empty() {
             let _ = write!(
