@@ -213,6 +213,26 @@ impl Strings {
         }
     }
 
+    /// Interns `s` whose hash under [`hash_state`](Self::hash_state) is `h`, computed
+    /// elsewhere (the parallel reader hashes on the thread that parsed the text).
+    pub(crate) fn intern_owned_hashed(&mut self, s: String, h: u64) -> StrId {
+        match self.find(&s, h) {
+            Some(id) => id,
+            None => self.insert_new(s, h),
+        }
+    }
+
+    /// The hasher of this table's index.
+    pub(crate) fn hash_state(&self) -> &crate::hash::FastState {
+        &self.state
+    }
+
+    /// Makes room for `additional` more strings (the readers reserve from the input's size).
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.texts.reserve(additional);
+        self.by_hash.reserve(additional);
+    }
+
     fn hash(&self, s: &str) -> u64 {
         use std::hash::BuildHasher;
         self.state.hash_one(s)

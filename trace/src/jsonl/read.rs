@@ -80,6 +80,9 @@ pub(super) struct State {
     /// Nodes described so far (a repeated description is ignored).
     pub(super) described: HashSet<u32>,
     pub(super) seen_header: bool,
+    /// Every string number so far is its own id (files whose texts are all distinct, as our
+    /// writer and the runtime make them): merging a part read ahead then needs no rewrite.
+    pub(super) identity: bool,
 }
 
 impl Default for JsonlLoader {
@@ -101,6 +104,7 @@ impl JsonlLoader {
                 current: None,
                 described: HashSet::new(),
                 seen_header: false,
+                identity: true,
             },
             line_no: 0,
             offset: 0,
@@ -157,8 +161,8 @@ impl JsonlLoader {
 /// thread (`super::parallel`), keeps its records and defers the checks that need the state
 /// at its start to the merge.
 pub(super) trait Sink {
-    /// True once a header line was read (records before it are an error).
-    fn seen_header(&self) -> bool;
+    /// Called before each record: false when no header line came before it (an error).
+    fn record_allowed(&mut self) -> bool;
     /// A valid header line.
     fn header(&mut self, header: Header);
     /// `["s",n,text]`; `n_at` is where `n` is.
@@ -209,7 +213,7 @@ fn parse_line<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
             c.i = end;
             return Ok(());
         }
-        Some(b'[') if !sink.seen_header() => {
+        Some(b'[') if !sink.record_allowed() => {
             return Err((c.i, "no header line before the first record".into()));
         }
         Some(b'[') => {
@@ -427,7 +431,7 @@ fn opt_str_ref<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<Option<StrId>, L
 
 impl Sink for State {
     #[inline]
-    fn seen_header(&self) -> bool {
+    fn record_allowed(&mut self) -> bool {
         self.seen_header
     }
 
@@ -443,6 +447,7 @@ impl Sink for State {
         let known = self.strings.len() as u64;
         if n == known {
             let id = self.trace.strings.intern_owned(text);
+            self.identity &= u64::from(id) == n;
             self.strings.push(id);
         } else if n < known {
             // Re-sent by a later batch: fine when it says the same thing.
