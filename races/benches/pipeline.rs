@@ -22,7 +22,7 @@ use shepherd_races::oracle::{Bfs, BitClocks};
 use shepherd_races::report::{NoSources, ReportPlan, text};
 use shepherd_races::synth::{SynthConfig, generate};
 use shepherd_races::{Options, analyze};
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -47,13 +47,19 @@ fn mb_hwm() -> f64 {
     vm_hwm_kib() as f64 / 1024.0
 }
 
-/// CPU time of this thread in ns (`/proc/thread-self/schedstat`): robust when the machine is
-/// shared and wall time is inflated by other processes.
+/// CPU time of the process in ns, all threads (the loader's too, also once they have ended):
+/// robust when the machine is shared and wall time is inflated by other processes.
 fn cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -100,8 +106,10 @@ fn child(path: &str, single: bool) {
     let base = mb_hwm();
     let c0 = cpu_ns();
     let t0 = Instant::now();
-    let f = std::fs::File::open(path).expect("open trace");
-    let trace = shepherd_trace::read_jsonl(BufReader::with_capacity(1 << 20, f)).expect("read");
+    // What `shepherd races FILE` calls (through `shepherd_session::trace_source`).
+    let trace = shepherd_trace::load_path_with_progress(Path::new(path), &mut |_, _| {})
+        .expect("read")
+        .trace;
     let load = t0.elapsed();
     let (c1, hwm_load) = (cpu_ns(), mb_hwm());
     let opts = Options {
