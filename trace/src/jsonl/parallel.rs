@@ -32,6 +32,9 @@ pub(crate) const PARALLEL_MIN_BYTES: u64 = 4 << 20;
 /// (its own copy and the merged one), so more parts cost more memory while the gain shrinks.
 const MAX_PARTS: usize = 4;
 
+/// A part with fewer operations is merged on one thread (another costs more than it saves).
+const PARALLEL_MERGE_MIN_OPS: usize = 1 << 16;
+
 /// Read buffer per part.
 const BUFFER: usize = 1 << 18;
 
@@ -291,37 +294,8 @@ impl JsonlLoader {
             st.seen_header = true;
             st.trace.header = header;
         }
-        for &i in &new {
-            let Some(d) = part.defs.get_mut(i as usize) else {
-                continue;
-            };
-            let n = StrId::try_from(st.strings.len()).unwrap_or(StrId::MAX);
-            let id = st
-                .trace
-                .strings
-                .intern_owned_hashed(std::mem::take(&mut d.text), d.hash);
-            st.identity &= id == n;
-            st.strings.push(id);
-        }
-        // Numbers that are their own ids (the usual case) need no rewrite.
-        if !st.identity {
-            let map = &st.strings[..];
-            let id = |n: StrId| map.get(n as usize).copied().unwrap_or(StrId::MAX);
-            for op in &mut part.ops {
-                *op = rewrite(op, id);
-            }
-            for a in &mut part.actions {
-                a.kind = id(a.kind);
-                a.stable = id(a.stable);
-            }
-            for d in &mut part.nodes {
-                d.tag = id(d.tag);
-                d.path = d.path.map(id);
-                d.id = d.id.map(id);
-                d.classes = d.classes.map(id);
-            }
-        }
         let ops0 = st.trace.ops.len() as u32;
+        let actions0 = st.trace.actions.len();
         if part.inherited_ops > 0
             && let Some(a) = st
                 .current
@@ -334,14 +308,75 @@ impl JsonlLoader {
             Open::Closed => st.current = None,
             Open::Local(i) => st.current = part.actions.get(i).map(|a| a.id),
         }
-        if ops0 > 0 {
-            for a in &mut part.actions {
-                a.ops = a.ops.start.wrapping_add(ops0)..a.ops.end.wrapping_add(ops0);
+        // The records are appended while the strings are interned: both take milliseconds
+        // for a large part, and the copies do not depend on the ids (rewritten below when
+        // numbers are not ids).
+        let State {
+            trace,
+            strings: map,
+            identity,
+            ..
+        } = st;
+        let Trace {
+            strings,
+            ops,
+            actions,
+            arcs,
+            ..
+        } = trace;
+        let (part_ops, part_actions, part_arcs) = (part.ops, part.actions, part.arcs);
+        let parallel = ops0 > 0 && part_ops.len() >= PARALLEL_MERGE_MIN_OPS;
+        let copy = move || {
+            append(ops, part_ops);
+            let at = actions.len();
+            append(actions, part_actions);
+            if ops0 > 0 {
+                for a in actions.get_mut(at..).unwrap_or_default() {
+                    a.ops = a.ops.start.wrapping_add(ops0)..a.ops.end.wrapping_add(ops0);
+                }
+            }
+            append(arcs, part_arcs);
+        };
+        let mut intern = || {
+            for &i in &new {
+                let Some(d) = part.defs.get_mut(i as usize) else {
+                    continue;
+                };
+                let n = StrId::try_from(map.len()).unwrap_or(StrId::MAX);
+                let id = strings.intern_owned_hashed(std::mem::take(&mut d.text), d.hash);
+                *identity &= id == n;
+                map.push(id);
+            }
+        };
+        if parallel {
+            std::thread::scope(|scope| {
+                scope.spawn(copy);
+                intern();
+            });
+        } else {
+            // The first part's records are moved, not copied.
+            copy();
+            intern();
+        }
+        // Numbers that are their own ids (the usual case) need no rewrite.
+        if !st.identity {
+            let map = &st.strings[..];
+            let id = |n: StrId| map.get(n as usize).copied().unwrap_or(StrId::MAX);
+            let t = &mut st.trace;
+            for op in t.ops.get_mut(ops0 as usize..).unwrap_or_default() {
+                *op = rewrite(op, id);
+            }
+            for a in t.actions.get_mut(actions0..).unwrap_or_default() {
+                a.kind = id(a.kind);
+                a.stable = id(a.stable);
+            }
+            for d in &mut part.nodes {
+                d.tag = id(d.tag);
+                d.path = d.path.map(id);
+                d.id = d.id.map(id);
+                d.classes = d.classes.map(id);
             }
         }
-        append(&mut st.trace.ops, part.ops);
-        append(&mut st.trace.actions, part.actions);
-        append(&mut st.trace.arcs, part.arcs);
         for d in part.nodes {
             if st.described.insert(d.node) {
                 st.trace.nodes.push(d);
