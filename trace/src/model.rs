@@ -227,10 +227,11 @@ impl Strings {
         &self.state
     }
 
-    /// Makes room for `additional` more strings (the readers reserve from the input's size).
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        self.texts.reserve(additional);
-        self.by_hash.reserve(additional);
+    /// Makes room for `additional` more strings if the allocator grants it (the readers
+    /// reserve from the input's size, which must not abort the process when huge).
+    pub(crate) fn try_reserve(&mut self, additional: usize) {
+        let _ = self.texts.try_reserve(additional);
+        let _ = self.by_hash.try_reserve(additional);
     }
 
     fn hash(&self, s: &str) -> u64 {

@@ -165,8 +165,8 @@ pub(crate) fn read_parts<S: Source + ?Sized>(
     let stop = AtomicUsize::new(usize::MAX);
     let mut loader = JsonlLoader::new();
     let strings = estimate(len, BYTES_PER_STRING);
-    loader.state.trace.strings.reserve(strings);
-    loader.state.strings.reserve(strings);
+    loader.state.trace.strings.try_reserve(strings);
+    let _ = loader.state.strings.try_reserve(strings);
     let hasher = loader.state.trace.strings.hash_state().clone();
     std::thread::scope(|scope| {
         let (read, stop, hasher) = (&read, &stop, &hasher);
@@ -253,6 +253,14 @@ const BYTES_PER_STRING: u64 = 112;
 
 fn estimate(bytes: u64, per: u64) -> usize {
     usize::try_from(bytes / per).unwrap_or(0)
+}
+
+/// A vector with room for `n` elements if the allocator grants it: the size comes from the
+/// input's, and a huge input of blank lines must not abort the process.
+fn reserved<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    let _ = v.try_reserve(n);
+    v
 }
 
 impl JsonlLoader {
@@ -535,12 +543,12 @@ impl Part {
         let mut part = Part {
             header: None,
             needs_header: false,
-            actions: Vec::with_capacity(estimate(len, BYTES_PER_ACTION)),
-            arcs: Vec::with_capacity(estimate(len, BYTES_PER_ARC)),
-            ops: Vec::with_capacity(estimate(len, BYTES_PER_OP)),
+            actions: reserved(estimate(len, BYTES_PER_ACTION)),
+            arcs: reserved(estimate(len, BYTES_PER_ARC)),
+            ops: reserved(estimate(len, BYTES_PER_OP)),
             nodes: Vec::new(),
             described: HashSet::new(),
-            defs: Vec::with_capacity(estimate(len, BYTES_PER_STRING)),
+            defs: reserved(estimate(len, BYTES_PER_STRING)),
             hasher,
             defined_below: 0,
             outer_refs: 0,
