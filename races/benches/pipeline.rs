@@ -23,7 +23,7 @@ use shepherd_races::oracle::{Bfs, BitClocks};
 use shepherd_races::report::{NoSources, ReportPlan, text};
 use shepherd_races::synth::{SynthConfig, generate};
 use shepherd_races::{Options, Phase, analyze, analyze_with_phases};
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -106,8 +106,10 @@ fn child(path: &str, single: bool) {
     let base = mb_hwm();
     let c0 = cpu_ns();
     let t0 = Instant::now();
-    let f = std::fs::File::open(path).expect("open trace");
-    let trace = shepherd_trace::read_jsonl(BufReader::with_capacity(1 << 20, f)).expect("read");
+    // What `shepherd races FILE` calls (through `shepherd_session::trace_source`).
+    let trace = shepherd_trace::load_path_with_progress(Path::new(path), &mut |_, _| {})
+        .expect("read")
+        .trace;
     let load = t0.elapsed();
     let (c1, hwm_load) = (cpu_ns(), mb_hwm());
     let opts = Options {

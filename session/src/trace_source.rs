@@ -3,7 +3,7 @@
 
 use anyhow::{Context, bail};
 use shepherd_recording::{Progress, Recording};
-use shepherd_trace::{Format, Loaded, load_reader};
+use shepherd_trace::{Format, Loaded, load_bytes, load_path_with_progress};
 use std::io::Read;
 use std::path::Path;
 
@@ -29,23 +29,6 @@ pub fn is_recording(path: &Path) -> anyhow::Result<bool> {
     Ok(n == head.len() && head == SQLITE_MAGIC)
 }
 
-/// A reader that reports `(bytes read, total)` as it goes.
-struct Counting<'a, R> {
-    inner: R,
-    read: u64,
-    total: u64,
-    progress: Progress<'a>,
-}
-
-impl<R: Read> Read for Counting<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        (self.progress)(self.read, self.total);
-        Ok(n)
-    }
-}
-
 /// Loads the trace in `path`. For a recording, `doc` picks the document (a document id or a
 /// substring of its page URL); by default the largest trace of the newest session, which is
 /// the top-level page in a normal recording.
@@ -54,22 +37,16 @@ pub fn load(path: &Path, doc: Option<&str>) -> anyhow::Result<Source> {
 }
 
 /// [`load`], reporting `(bytes parsed, bytes in the trace)` to `progress`, for large traces.
+/// A large JSONL trace is parsed in parts on several threads
+/// (`shepherd_trace::load_path_with_progress`, `load_bytes`).
 pub fn load_with_progress(
     path: &Path,
     doc: Option<&str>,
     progress: Progress<'_>,
 ) -> anyhow::Result<Source> {
     if !is_recording(path)? {
-        let file =
-            std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let counted = Counting {
-            inner: file,
-            read: 0,
-            total,
-            progress,
-        };
-        let loaded = load_reader(counted).with_context(|| format!("reading {}", path.display()))?;
+        let loaded = load_path_with_progress(path, progress)
+            .with_context(|| format!("reading {}", path.display()))?;
         let page = loaded.trace.header.page.clone();
         return Ok(Source {
             loaded,
@@ -117,13 +94,7 @@ pub fn load_with_progress(
         }
     };
     let bytes = rec.trace_jsonl(chosen.session, &chosen.doc)?;
-    let counted = Counting {
-        inner: bytes.as_slice(),
-        read: 0,
-        total: bytes.len() as u64,
-        progress,
-    };
-    let loaded = load_reader(counted)
+    let loaded = load_bytes(&bytes, progress)
         .with_context(|| format!("reading trace {} of {}", chosen.doc, path.display()))?;
     if loaded.format != Format::Jsonl {
         bail!(

@@ -18,7 +18,7 @@ pub use builder::{BuildError, TraceBuilder};
 pub use error::ReadError;
 /// The seeded hasher of the string interner, for other crates' maps keyed by trace data.
 pub use hash::{FastHasher, FastState};
-pub use jsonl::{JsonlLoader, read_jsonl, to_jsonl_bytes, write_jsonl};
+pub use jsonl::{JsonlLoader, read_jsonl, read_jsonl_parts, to_jsonl_bytes, write_jsonl};
 pub use model::*;
-pub use open::{Format, Loaded, load_path, load_reader};
+pub use open::{Format, Loaded, load_bytes, load_path, load_path_with_progress, load_reader};
 pub use stats::{ActionView, OpView, TraceStats};

@@ -213,6 +213,27 @@ impl Strings {
         }
     }
 
+    /// Interns `s` whose hash under [`hash_state`](Self::hash_state) is `h`, computed
+    /// elsewhere (the parallel reader hashes on the thread that parsed the text).
+    pub(crate) fn intern_owned_hashed(&mut self, s: String, h: u64) -> StrId {
+        match self.find(&s, h) {
+            Some(id) => id,
+            None => self.insert_new(s, h),
+        }
+    }
+
+    /// The hasher of this table's index.
+    pub(crate) fn hash_state(&self) -> &crate::hash::FastState {
+        &self.state
+    }
+
+    /// Makes room for `additional` more strings if the allocator grants it (the readers
+    /// reserve from the input's size, which must not abort the process when huge).
+    pub(crate) fn try_reserve(&mut self, additional: usize) {
+        let _ = self.texts.try_reserve(additional);
+        let _ = self.by_hash.try_reserve(additional);
+    }
+
     fn hash(&self, s: &str) -> u64 {
         use std::hash::BuildHasher;
         self.state.hash_one(s)

@@ -3,10 +3,13 @@
 
 use crate::er::{self, looks_like_jsonl};
 use crate::error::ReadError;
-use crate::jsonl::read_jsonl;
+use crate::jsonl::{Source, even_cuts, parts_for, read_jsonl, read_parts};
 use crate::model::Trace;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+
+/// How much of the input the format is sniffed from (and the sequential reader's buffer).
+const HEAD: usize = 1 << 18;
 
 /// The file formats this crate reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,15 +45,9 @@ pub struct Loaded {
 
 /// Reads a trace from `input`, sniffing its format from the first buffered bytes.
 pub fn load_reader(input: impl Read) -> Result<Loaded, ReadError> {
-    let mut r = BufReader::with_capacity(1 << 18, input);
-    let jsonl = looks_like_jsonl(r.fill_buf()?);
-    if jsonl {
-        return Ok(Loaded {
-            trace: read_jsonl(r)?,
-            format: Format::Jsonl,
-            original_ids: None,
-            warnings: Vec::new(),
-        });
+    let mut r = BufReader::with_capacity(HEAD, input);
+    if looks_like_jsonl(r.fill_buf()?) {
+        return Ok(jsonl(read_jsonl(r)?));
     }
     let mut bytes = Vec::new();
     r.read_to_end(&mut bytes)?;
@@ -65,7 +62,95 @@ pub fn load_reader(input: impl Read) -> Result<Loaded, ReadError> {
 
 /// Reads the trace file at `path` (JSONL or `ER_actionlog`).
 pub fn load_path(path: &Path) -> Result<Loaded, ReadError> {
-    load_reader(std::fs::File::open(path)?)
+    load_path_with_progress(path, &mut |_, _| {})
+}
+
+/// [`load_path`], reporting `(bytes read, file size)` to `progress` now and then (on the
+/// calling thread). A JSONL file of several MB is parsed in parts on up to four threads
+/// ([`read_jsonl_parts`](crate::read_jsonl_parts)); the trace and any error are the ones
+/// [`read_jsonl`] gives.
+pub fn load_path_with_progress(
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Loaded, ReadError> {
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    // Only a regular file can be read at several offsets at once (not a pipe).
+    #[cfg(unix)]
+    if meta.is_file() && is_jsonl(&file, meta.len())? {
+        return read_jsonl_in_parts(&file, meta.len(), progress);
+    }
+    load_reader(Counting {
+        inner: file,
+        read: 0,
+        total: meta.len(),
+        progress,
+    })
+}
+
+/// [`load_reader`] for a trace held in memory (a recording's), reporting `(bytes read,
+/// total)` to `progress`. A large JSONL trace is parsed in parts on several threads, as by
+/// [`load_path_with_progress`].
+pub fn load_bytes(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Loaded, ReadError> {
+    let len = bytes.len() as u64;
+    if is_jsonl(bytes, len)? {
+        return read_jsonl_in_parts(bytes, len, progress);
+    }
+    load_reader(Counting {
+        inner: bytes,
+        read: 0,
+        total: len,
+        progress,
+    })
+}
+
+fn read_jsonl_in_parts<S: Source + ?Sized>(
+    src: &S,
+    len: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Loaded, ReadError> {
+    let cuts = even_cuts(len, parts_for(len));
+    Ok(jsonl(read_parts(src, len, &cuts, progress)?))
+}
+
+/// Sniffs the format from the same prefix [`load_reader`] looks at.
+fn is_jsonl<S: Source + ?Sized>(src: &S, len: u64) -> std::io::Result<bool> {
+    let mut head = vec![0u8; usize::try_from(len).map_or(HEAD, |l| l.min(HEAD))];
+    let mut n = 0;
+    while n < head.len() {
+        let got = src.read_at(&mut head[n..], n as u64)?;
+        if got == 0 {
+            break;
+        }
+        n += got;
+    }
+    Ok(looks_like_jsonl(&head[..n]))
+}
+
+fn jsonl(trace: Trace) -> Loaded {
+    Loaded {
+        trace,
+        format: Format::Jsonl,
+        original_ids: None,
+        warnings: Vec::new(),
+    }
+}
+
+/// A reader that reports `(bytes read, total)` as it goes.
+struct Counting<'a, R> {
+    inner: R,
+    read: u64,
+    total: u64,
+    progress: &'a mut dyn FnMut(u64, u64),
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        (self.progress)(self.read, self.total);
+        Ok(n)
+    }
 }
 
 #[cfg(test)]

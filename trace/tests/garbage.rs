@@ -1,11 +1,12 @@
 //! Deterministic garbage for both readers: thousands of mutated and random inputs must give a
 //! result or an error naming an offset inside the input — never a panic — and a read must never
 //! allocate much more than the input's size justifies (a per-thread counting allocator checks).
+//! The JSONL reader in parts gives the same result or error as the sequential one.
 
 mod common;
 
 use shepherd_trace::er::{read_er, to_er_bytes};
-use shepherd_trace::{ReadError, read_jsonl, to_jsonl_bytes};
+use shepherd_trace::{ReadError, read_jsonl, read_jsonl_parts, to_jsonl_bytes};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -128,6 +129,14 @@ fn check(input: &[u8]) {
         "JSONL read of {} bytes allocated {peak}",
         input.len()
     );
+    // Read in parts on other threads, the same trace or the same error.
+    let len = input.len() as u64;
+    let parts = read_jsonl_parts(input, &[len / 3, len / 2 + 1, len - len / 5]);
+    match (&r, parts) {
+        (Ok(a), Ok(b)) => assert_eq!(*a, b),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (a, b) => panic!("sequential {a:?}, in parts {b:?}"),
+    }
     if let Err(e) = r {
         check_offset(&e, input.len());
     }

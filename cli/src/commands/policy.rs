@@ -148,10 +148,7 @@ pub(crate) fn shipped_orderings(
 
 /// Splits the answers for `lists` concatenated back into one list per list, and the policies
 /// given up at the budget.
-pub(crate) fn split_by_list(
-    by: ShippedOrderings,
-    lists: &[Vec<(u32, u32)>],
-) -> ListMarks {
+pub(crate) fn split_by_list(by: ShippedOrderings, lists: &[Vec<(u32, u32)>]) -> ListMarks {
     let mut names = by.by_pair.into_iter();
     let split = lists
         .iter()

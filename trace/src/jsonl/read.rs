@@ -14,8 +14,19 @@ use std::io::BufRead;
 ///
 /// Lines are parsed where they lie in `input`'s buffer; only a line that straddles two buffer
 /// fills is copied. Wrap files in a `BufReader` (a large capacity such as 256 KiB helps).
-pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace, ReadError> {
+pub fn read_jsonl(input: impl BufRead) -> Result<Trace, ReadError> {
     let mut loader = JsonlLoader::new();
+    for_each_block(input, |block| loader.lines(block))?;
+    loader.finish()
+}
+
+/// Hands `input` to `f` as blocks of complete lines, each where it lies in `input`'s buffer;
+/// only a line that straddles two buffer fills is copied. The last block may end without a
+/// `\n` (end of input) and may be empty.
+pub(super) fn for_each_block<E: From<std::io::Error>>(
+    mut input: impl BufRead,
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
     let mut carry: Vec<u8> = Vec::new();
     loop {
         let buf = input.fill_buf()?;
@@ -28,7 +39,7 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace, ReadError> {
             match buf.iter().position(|&b| b == b'\n') {
                 Some(i) => {
                     carry.extend_from_slice(&buf[..=i]);
-                    loader.lines(&carry)?;
+                    f(&carry)?;
                     carry.clear();
                     start = i + 1;
                 }
@@ -41,12 +52,11 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace, ReadError> {
         }
         let rest = &buf[start..];
         let complete = rest.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        loader.lines(&rest[..complete])?;
+        f(&rest[..complete])?;
         carry.extend_from_slice(&rest[complete..]);
         input.consume(n);
     }
-    loader.lines(&carry)?;
-    loader.finish()
+    f(&carry)
 }
 
 /// Incremental JSONL loader: feed it lines (for example upload batches as they arrive), then
@@ -54,16 +64,25 @@ pub fn read_jsonl(mut input: impl BufRead) -> Result<Trace, ReadError> {
 /// everything fed so far.
 #[derive(Debug)]
 pub struct JsonlLoader {
-    trace: Trace,
+    pub(super) state: State,
+    pub(super) line_no: u64,
+    pub(super) offset: u64,
+}
+
+/// What the loader has built from the lines fed so far.
+#[derive(Debug)]
+pub(super) struct State {
+    pub(super) trace: Trace,
     /// File string number → interned id (files may define the same text twice).
-    strings: Vec<StrId>,
+    pub(super) strings: Vec<StrId>,
     /// Action open for ops, if any.
-    current: Option<ActionId>,
+    pub(super) current: Option<ActionId>,
     /// Nodes described so far (a repeated description is ignored).
-    described: HashSet<u32>,
-    seen_header: bool,
-    line_no: u64,
-    offset: u64,
+    pub(super) described: HashSet<u32>,
+    pub(super) seen_header: bool,
+    /// Every string number so far is its own id (files whose texts are all distinct, as our
+    /// writer and the runtime make them): merging a part read ahead then needs no rewrite.
+    pub(super) identity: bool,
 }
 
 impl Default for JsonlLoader {
@@ -73,17 +92,20 @@ impl Default for JsonlLoader {
 }
 
 /// A format error inside one block: byte index in the block and message.
-type LineErr = (usize, String);
+pub(super) type LineErr = (usize, String);
 
 impl JsonlLoader {
     /// An empty loader.
     pub fn new() -> JsonlLoader {
         JsonlLoader {
-            trace: Trace::default(),
-            strings: Vec::new(),
-            current: None,
-            described: HashSet::new(),
-            seen_header: false,
+            state: State {
+                trace: Trace::default(),
+                strings: Vec::new(),
+                current: None,
+                described: HashSet::new(),
+                seen_header: false,
+                identity: true,
+            },
             line_no: 0,
             offset: 0,
         }
@@ -110,20 +132,12 @@ impl JsonlLoader {
     /// Consumes complete lines: `block` holds whole `\n`-terminated lines, except that the
     /// last one may lack its `\n` (end of input).
     pub fn lines(&mut self, block: &[u8]) -> Result<(), ReadError> {
-        let mut c = Cursor { b: block, i: 0 };
-        while c.i < block.len() {
-            self.line_no += 1;
-            let line_start = c.i;
-            if let Err((at, message)) = self.parse_line(&mut c) {
-                return Err(ReadError::Jsonl {
-                    line: self.line_no,
-                    offset: self.offset + at as u64,
-                    message,
-                });
-            }
-            // `parse_line` stops on the `\n` (or the end of the block).
-            debug_assert!(c.i >= line_start);
-            c.i += 1;
+        if let Err((at, message)) = parse_block(&mut self.state, block, &mut self.line_no) {
+            return Err(ReadError::Jsonl {
+                line: self.line_no,
+                offset: self.offset + at as u64,
+                message,
+            });
         }
         self.offset += block.len() as u64;
         Ok(())
@@ -131,277 +145,364 @@ impl JsonlLoader {
 
     /// The trace read so far. An action still open (trace cut at unload) is kept as is.
     pub fn finish(self) -> Result<Trace, ReadError> {
-        if !self.seen_header {
+        if !self.state.seen_header {
             return Err(ReadError::Jsonl {
                 line: self.line_no,
                 offset: self.offset,
                 message: "empty trace: no header line".into(),
             });
         }
-        Ok(self.trace)
+        Ok(self.state.trace)
+    }
+}
+
+/// Where parsed records go. The parser is shared: the sequential loader ([`State`]) applies
+/// each record to the trace at once; a later part of a large file, parsed ahead on another
+/// thread (`super::parallel`), keeps its records and defers the checks that need the state
+/// at its start to the merge.
+pub(super) trait Sink {
+    /// Called before each record: false when no header line came before it (an error).
+    fn record_allowed(&mut self) -> bool;
+    /// A valid header line.
+    fn header(&mut self, header: Header);
+    /// `["s",n,text]`; `n_at` is where `n` is.
+    fn define(&mut self, n: u64, n_at: usize, text: String) -> Result<(), LineErr>;
+    /// A reference to string number `n`, at `at`.
+    fn str_ref(&mut self, n: u64, at: usize) -> Result<StrId, LineErr>;
+    /// `["b",a,...]`; `a_at` is where `a` is.
+    fn begin(&mut self, a: u64, a_at: usize, action: Action) -> Result<(), LineErr>;
+    /// An arc whose tail is smaller than its head; `h_at` is where the head is.
+    fn arc(&mut self, arc: Arc, h_at: usize) -> Result<(), LineErr>;
+    /// An operation whose record starts at `at`.
+    fn op(&mut self, op: Op, at: usize) -> Result<(), LineErr>;
+    /// A node description.
+    fn node(&mut self, desc: NodeDesc);
+    /// `["n",a]`; `a_at` is where `a` is.
+    fn end(&mut self, a: u64, a_at: usize) -> Result<(), LineErr>;
+}
+
+/// Parses the complete lines of `block` into `sink`, counting them in `line_no`.
+pub(super) fn parse_block<S: Sink>(
+    sink: &mut S,
+    block: &[u8],
+    line_no: &mut u64,
+) -> Result<(), LineErr> {
+    let mut c = Cursor { b: block, i: 0 };
+    while c.i < block.len() {
+        *line_no += 1;
+        let line_start = c.i;
+        parse_line(sink, &mut c)?;
+        // `parse_line` stops on the `\n` (or the end of the block).
+        debug_assert!(c.i >= line_start);
+        c.i += 1;
+    }
+    Ok(())
+}
+
+/// Parses the line at the cursor and leaves the cursor on its `\n` (or the block's end).
+fn parse_line<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
+    c.ws();
+    match c.peek() {
+        None => {} // blank line (e.g. between concatenated batches)
+        Some(b'{') => {
+            let end = c.b[c.i..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(c.b.len(), |e| c.i + e);
+            sink.header(header(&c.b[c.i..end], c.i)?);
+            c.i = end;
+            return Ok(());
+        }
+        Some(b'[') if !sink.record_allowed() => {
+            return Err((c.i, "no header line before the first record".into()));
+        }
+        Some(b'[') => {
+            c.i += 1;
+            record(sink, c)?;
+        }
+        Some(_) => return Err((c.i, "expected a record `[...]` or a header `{...}`".into())),
+    }
+    c.ws();
+    if c.peek().is_some() {
+        return Err((c.i, "unexpected data after the record".into()));
+    }
+    Ok(())
+}
+
+fn header(line: &[u8], at: usize) -> Result<Header, LineErr> {
+    #[derive(serde::Deserialize)]
+    struct Raw {
+        format: String,
+        version: u32,
+        #[serde(default)]
+        page: Option<String>,
+    }
+    let raw: Raw = serde_json::from_slice(line).map_err(|e| (at, format!("bad header: {e}")))?;
+    if raw.format != "shepherd-trace" {
+        return Err((
+            at,
+            format!("not a shepherd trace (format {:?})", raw.format),
+        ));
+    }
+    if raw.version == 0 || raw.version > FORMAT_VERSION {
+        return Err((
+            at,
+            format!(
+                "trace format version {} is not supported (this reader knows 1..={FORMAT_VERSION})",
+                raw.version
+            ),
+        ));
+    }
+    Ok(Header {
+        version: raw.version,
+        page: raw.page,
+    })
+}
+
+fn record<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
+    c.ws();
+    let tag_at = c.i;
+    let tag = c.short_tag()?;
+    match tag {
+        b's' => {
+            let n_at = c.pos_after_comma()?;
+            let n = c.uint()?;
+            c.comma()?;
+            let text = c.string()?;
+            c.close()?;
+            sink.define(n, n_at, text)?;
+        }
+        b'b' => {
+            let a_at = c.pos_after_comma()?;
+            let a = c.uint()?;
+            c.comma()?;
+            let ty_at = c.i;
+            let ty = c.uint()?;
+            let ty = match ty {
+                0 => ActionType::Unknown,
+                1 => ActionType::Timer,
+                2 => ActionType::UserInterface,
+                3 => ActionType::Network,
+                4 => ActionType::Continuation,
+                _ => return Err((ty_at, format!("unknown action type {ty}"))),
+            };
+            c.comma()?;
+            let kind = str_ref(sink, c)?;
+            c.comma()?;
+            let stable = str_ref(sink, c)?;
+            c.close()?;
+            let action = Action {
+                id: a as ActionId,
+                ty,
+                kind,
+                stable,
+                ops: 0..0,
+            };
+            sink.begin(a, a_at, action)?;
+        }
+        b'a' => {
+            let t_at = c.pos_after_comma()?;
+            let tail = c.uint()?;
+            c.comma()?;
+            let h_at = c.i;
+            let head = c.uint()?;
+            c.comma()?;
+            let k_at = c.i;
+            let kind = match c.short_tag()? {
+                b'f' => ArcKind::Fork,
+                b'j' => ArcKind::Join,
+                k => return Err((k_at, format!("unknown arc kind {:?}", k as char))),
+            };
+            let delay_ms = if c.more()? {
+                let d_at = c.i;
+                let d = c.uint()?;
+                Some(u32::try_from(d).map_err(|_| (d_at, format!("delay {d} too large")))?)
+            } else {
+                None
+            };
+            c.close()?;
+            if tail >= head {
+                return Err((
+                    t_at,
+                    format!("arc {tail} -> {head}: the tail must be smaller"),
+                ));
+            }
+            let arc = Arc {
+                tail: tail as ActionId,
+                head: head as ActionId,
+                kind,
+                delay_ms,
+            };
+            sink.arc(arc, h_at)?;
+        }
+        b'r' | b'w' => {
+            c.comma()?;
+            let loc = str_ref(sink, c)?;
+            // `["r",L]`, `["r",L,V]`, `["r",L,V|null,P]` (version 2 added P).
+            let mut value = None;
+            let mut pos = Pos::NONE;
+            if c.more()? {
+                if !c.null() {
+                    value = Some(str_ref(sink, c)?);
+                }
+                if c.more()? {
+                    pos = Pos::new(str_ref(sink, c)?);
+                }
+            }
+            c.close()?;
+            let op = if tag == b'r' {
+                Op::Read { loc, value, pos }
+            } else {
+                Op::Write { loc, value, pos }
+            };
+            sink.op(op, tag_at)?;
+        }
+        b'e' => {
+            c.comma()?;
+            let scope = str_ref(sink, c)?;
+            let src = opt_str_ref(sink, c)?;
+            c.close()?;
+            sink.op(Op::Enter { scope, src }, tag_at)?;
+        }
+        b'x' => {
+            c.close()?;
+            sink.op(Op::Exit, tag_at)?;
+        }
+        b'!' => {
+            c.comma()?;
+            let message = str_ref(sink, c)?;
+            let src = opt_str_ref(sink, c)?;
+            c.close()?;
+            sink.op(Op::Exception { message, src }, tag_at)?;
+        }
+        b'd' => {
+            // `["d",N,T]` with up to three optional elements P, I, C, each a string
+            // number or `null` (version 3).
+            c.comma()?;
+            // `uint` stops at u32::MAX.
+            let node = c.uint()? as u32;
+            c.comma()?;
+            let tag = str_ref(sink, c)?;
+            let mut rest = [None; 3];
+            for slot in &mut rest {
+                if !c.more()? {
+                    break;
+                }
+                if !c.null() {
+                    *slot = Some(str_ref(sink, c)?);
+                }
+            }
+            c.close()?;
+            let [path, id, classes] = rest;
+            sink.node(NodeDesc {
+                node,
+                tag,
+                path,
+                id,
+                classes,
+            });
+        }
+        b'n' => {
+            let a_at = c.pos_after_comma()?;
+            let a = c.uint()?;
+            c.close()?;
+            sink.end(a, a_at)?;
+        }
+        t => return Err((tag_at, format!("unknown record tag {:?}", t as char))),
+    }
+    Ok(())
+}
+
+#[inline]
+fn str_ref<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<StrId, LineErr> {
+    let at = c.i;
+    let n = c.uint()?;
+    sink.str_ref(n, at)
+}
+
+#[inline]
+fn opt_str_ref<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<Option<StrId>, LineErr> {
+    if c.more()? {
+        Ok(Some(str_ref(sink, c)?))
+    } else {
+        Ok(None)
+    }
+}
+
+impl Sink for State {
+    #[inline]
+    fn record_allowed(&mut self) -> bool {
+        self.seen_header
     }
 
-    /// Parses the line at the cursor and leaves the cursor on its `\n` (or the block's end).
-    fn parse_line(&mut self, c: &mut Cursor) -> Result<(), LineErr> {
-        c.ws();
-        match c.peek() {
-            None => {} // blank line (e.g. between concatenated batches)
-            Some(b'{') => {
-                let end = c.b[c.i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(c.b.len(), |e| c.i + e);
-                self.header(&c.b[c.i..end], c.i)?;
-                c.i = end;
-                return Ok(());
-            }
-            Some(b'[') if !self.seen_header => {
-                return Err((c.i, "no header line before the first record".into()));
-            }
-            Some(b'[') => {
-                c.i += 1;
-                self.record(c)?;
-            }
-            Some(_) => return Err((c.i, "expected a record `[...]` or a header `{...}`".into())),
-        }
-        c.ws();
-        if c.peek().is_some() {
-            return Err((c.i, "unexpected data after the record".into()));
-        }
-        Ok(())
-    }
-
-    fn header(&mut self, line: &[u8], at: usize) -> Result<(), LineErr> {
-        #[derive(serde::Deserialize)]
-        struct Raw {
-            format: String,
-            version: u32,
-            #[serde(default)]
-            page: Option<String>,
-        }
-        let raw: Raw =
-            serde_json::from_slice(line).map_err(|e| (at, format!("bad header: {e}")))?;
-        if raw.format != "shepherd-trace" {
-            return Err((
-                at,
-                format!("not a shepherd trace (format {:?})", raw.format),
-            ));
-        }
-        if raw.version == 0 || raw.version > FORMAT_VERSION {
-            return Err((
-                at,
-                format!(
-                    "trace format version {} is not supported (this reader knows 1..={FORMAT_VERSION})",
-                    raw.version
-                ),
-            ));
-        }
+    fn header(&mut self, header: Header) {
         // A header after the first one starts another upload batch of the same page.
         if !self.seen_header {
             self.seen_header = true;
-            self.trace.header = Header {
-                version: raw.version,
-                page: raw.page,
-            };
+            self.trace.header = header;
+        }
+    }
+
+    fn define(&mut self, n: u64, n_at: usize, text: String) -> Result<(), LineErr> {
+        let known = self.strings.len() as u64;
+        if n == known {
+            let id = self.trace.strings.intern_owned(text);
+            self.identity &= u64::from(id) == n;
+            self.strings.push(id);
+        } else if n < known {
+            // Re-sent by a later batch: fine when it says the same thing.
+            let id = self.strings[n as usize];
+            if self.trace.strings.get(id) != text {
+                return Err((n_at, format!("string {n} redefined with different text")));
+            }
+        } else {
+            return Err((
+                n_at,
+                format!("string {n} defined out of order (expected {known})"),
+            ));
         }
         Ok(())
     }
 
-    fn record(&mut self, c: &mut Cursor) -> Result<(), LineErr> {
-        c.ws();
-        let tag_at = c.i;
-        let tag = c.short_tag()?;
-        match tag {
-            b's' => {
-                let n_at = c.pos_after_comma()?;
-                let n = c.uint()?;
-                c.comma()?;
-                let text = c.string()?;
-                c.close()?;
-                let known = self.strings.len() as u64;
-                if n == known {
-                    let id = self.trace.strings.intern_owned(text);
-                    self.strings.push(id);
-                } else if n < known {
-                    // Re-sent by a later batch: fine when it says the same thing.
-                    let id = self.strings[n as usize];
-                    if self.trace.strings.get(id) != text {
-                        return Err((n_at, format!("string {n} redefined with different text")));
-                    }
-                } else {
-                    return Err((
-                        n_at,
-                        format!("string {n} defined out of order (expected {known})"),
-                    ));
-                }
-            }
-            b'b' => {
-                let a_at = c.pos_after_comma()?;
-                let a = c.uint()?;
-                c.comma()?;
-                let ty_at = c.i;
-                let ty = c.uint()?;
-                let ty = match ty {
-                    0 => ActionType::Unknown,
-                    1 => ActionType::Timer,
-                    2 => ActionType::UserInterface,
-                    3 => ActionType::Network,
-                    4 => ActionType::Continuation,
-                    _ => return Err((ty_at, format!("unknown action type {ty}"))),
-                };
-                c.comma()?;
-                let kind = self.str_ref(c)?;
-                c.comma()?;
-                let stable = self.str_ref(c)?;
-                c.close()?;
-                let expected = self.trace.actions.len() as u64;
-                if a != expected {
-                    return Err((
-                        a_at,
-                        format!("action {a} begins out of order (expected {expected})"),
-                    ));
-                }
-                let at = self.trace.ops.len() as u32;
-                self.trace.actions.push(Action {
-                    id: a as ActionId,
-                    ty,
-                    kind,
-                    stable,
-                    ops: at..at,
-                });
-                self.current = Some(a as ActionId);
-            }
-            b'a' => {
-                let t_at = c.pos_after_comma()?;
-                let tail = c.uint()?;
-                c.comma()?;
-                let h_at = c.i;
-                let head = c.uint()?;
-                c.comma()?;
-                let k_at = c.i;
-                let kind = match c.short_tag()? {
-                    b'f' => ArcKind::Fork,
-                    b'j' => ArcKind::Join,
-                    k => return Err((k_at, format!("unknown arc kind {:?}", k as char))),
-                };
-                let delay_ms = if c.more()? {
-                    let d_at = c.i;
-                    let d = c.uint()?;
-                    Some(u32::try_from(d).map_err(|_| (d_at, format!("delay {d} too large")))?)
-                } else {
-                    None
-                };
-                c.close()?;
-                if tail >= head {
-                    return Err((
-                        t_at,
-                        format!("arc {tail} -> {head}: the tail must be smaller"),
-                    ));
-                }
-                if head >= self.trace.actions.len() as u64 {
-                    return Err((
-                        h_at,
-                        format!("arc {tail} -> {head}: action {head} has not begun"),
-                    ));
-                }
-                self.trace.arcs.push(Arc {
-                    tail: tail as ActionId,
-                    head: head as ActionId,
-                    kind,
-                    delay_ms,
-                });
-            }
-            b'r' | b'w' => {
-                c.comma()?;
-                let loc = self.str_ref(c)?;
-                // `["r",L]`, `["r",L,V]`, `["r",L,V|null,P]` (version 2 added P).
-                let mut value = None;
-                let mut pos = Pos::NONE;
-                if c.more()? {
-                    if !c.null() {
-                        value = Some(self.str_ref(c)?);
-                    }
-                    if c.more()? {
-                        pos = Pos::new(self.str_ref(c)?);
-                    }
-                }
-                c.close()?;
-                let op = if tag == b'r' {
-                    Op::Read { loc, value, pos }
-                } else {
-                    Op::Write { loc, value, pos }
-                };
-                self.push_op(op, tag_at)?;
-            }
-            b'e' => {
-                c.comma()?;
-                let scope = self.str_ref(c)?;
-                let src = self.opt_str_ref(c)?;
-                c.close()?;
-                self.push_op(Op::Enter { scope, src }, tag_at)?;
-            }
-            b'x' => {
-                c.close()?;
-                self.push_op(Op::Exit, tag_at)?;
-            }
-            b'!' => {
-                c.comma()?;
-                let message = self.str_ref(c)?;
-                let src = self.opt_str_ref(c)?;
-                c.close()?;
-                self.push_op(Op::Exception { message, src }, tag_at)?;
-            }
-            b'd' => {
-                // `["d",N,T]` with up to three optional elements P, I, C, each a string
-                // number or `null` (version 3).
-                c.comma()?;
-                // `uint` stops at u32::MAX.
-                let node = c.uint()? as u32;
-                c.comma()?;
-                let tag = self.str_ref(c)?;
-                let mut rest = [None; 3];
-                for slot in &mut rest {
-                    if !c.more()? {
-                        break;
-                    }
-                    if !c.null() {
-                        *slot = Some(self.str_ref(c)?);
-                    }
-                }
-                c.close()?;
-                // Re-sent by a later batch: the first description stands.
-                if self.described.insert(node) {
-                    let [path, id, classes] = rest;
-                    self.trace.nodes.push(NodeDesc {
-                        node,
-                        tag,
-                        path,
-                        id,
-                        classes,
-                    });
-                }
-            }
-            b'n' => {
-                let a_at = c.pos_after_comma()?;
-                let a = c.uint()?;
-                c.close()?;
-                if self.current.map(u64::from) != Some(a) {
-                    return Err((
-                        a_at,
-                        match self.current {
-                            Some(cur) => format!("end of action {a} while action {cur} is open"),
-                            None => format!("end of action {a} while no action is open"),
-                        },
-                    ));
-                }
-                self.current = None;
-            }
-            t => return Err((tag_at, format!("unknown record tag {:?}", t as char))),
+    #[inline]
+    fn str_ref(&mut self, n: u64, at: usize) -> Result<StrId, LineErr> {
+        match self.strings.get(n as usize) {
+            Some(&id) => Ok(id),
+            None => Err(undefined_string(at, n)),
         }
+    }
+
+    fn begin(&mut self, a: u64, a_at: usize, mut action: Action) -> Result<(), LineErr> {
+        let expected = self.trace.actions.len() as u64;
+        if a != expected {
+            return Err((
+                a_at,
+                format!("action {a} begins out of order (expected {expected})"),
+            ));
+        }
+        let at = self.trace.ops.len() as u32;
+        action.ops = at..at;
+        self.trace.actions.push(action);
+        self.current = Some(a as ActionId);
         Ok(())
     }
 
-    fn push_op(&mut self, op: Op, at: usize) -> Result<(), LineErr> {
+    fn arc(&mut self, arc: Arc, h_at: usize) -> Result<(), LineErr> {
+        if u64::from(arc.head) >= self.trace.actions.len() as u64 {
+            return Err((
+                h_at,
+                format!(
+                    "arc {} -> {}: action {} has not begun",
+                    arc.tail, arc.head, arc.head
+                ),
+            ));
+        }
+        self.trace.arcs.push(arc);
+        Ok(())
+    }
+
+    #[inline]
+    fn op(&mut self, op: Op, at: usize) -> Result<(), LineErr> {
         let Some(cur) = self.current else {
             return Err((at, "operation outside an action".into()));
         };
@@ -413,23 +514,25 @@ impl JsonlLoader {
         Ok(())
     }
 
-    #[inline]
-    fn str_ref(&self, c: &mut Cursor) -> Result<StrId, LineErr> {
-        let at = c.i;
-        let n = c.uint()?;
-        match self.strings.get(n as usize) {
-            Some(&id) => Ok(id),
-            None => Err(undefined_string(at, n)),
+    fn node(&mut self, desc: NodeDesc) {
+        // Re-sent by a later batch: the first description stands.
+        if self.described.insert(desc.node) {
+            self.trace.nodes.push(desc);
         }
     }
 
-    #[inline]
-    fn opt_str_ref(&self, c: &mut Cursor) -> Result<Option<StrId>, LineErr> {
-        if c.more()? {
-            Ok(Some(self.str_ref(c)?))
-        } else {
-            Ok(None)
+    fn end(&mut self, a: u64, a_at: usize) -> Result<(), LineErr> {
+        if self.current.map(u64::from) != Some(a) {
+            return Err((
+                a_at,
+                match self.current {
+                    Some(cur) => format!("end of action {a} while action {cur} is open"),
+                    None => format!("end of action {a} while no action is open"),
+                },
+            ));
         }
+        self.current = None;
+        Ok(())
     }
 }
 
