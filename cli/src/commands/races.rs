@@ -142,9 +142,8 @@ fn analyse_and_report<'s, 't: 's>(
     let mut facts = None;
     let analysis = analyze_with_phases(trace, &opts, &mut |phase| {
         match phase {
-            // The sweep keeps one core busy: the other reads the policies' trace facts
-            // (races bench, wide page: ≈ 20 ms off the wall time for ≈ 5 MB more at the
-            // analysis' memory peak, 88 → 93 MB).
+            // The sweep keeps one core busy: the other reads the policies' trace facts then
+            // (≈ 20 ms, twice that once the report renders beside it).
             Phase::Sweep => facts = Some(s.spawn(|| TraceFacts::new(trace))),
             // The simulations need the final happens-before: they start once the sweep is
             // over, and get the races to answer for once the report is planned.

@@ -339,6 +339,50 @@ impl<'a> Inst<'a> {
     }
 }
 
+/// The rule instances of a simulation, by index, in chunks of [`Insts::CHUNK`]: a policy that
+/// makes one per asynchronous operation has 85 000 on the races bench's wide page, and a
+/// vector of them doubled (and was copied) as it grew, holding up to three times their size
+/// at once while the report was rendered beside it.
+#[derive(Default)]
+struct Insts<'a> {
+    chunks: Vec<Vec<Inst<'a>>>,
+    len: usize,
+}
+
+impl<'a> Insts<'a> {
+    const CHUNK: usize = 4096;
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, inst: Inst<'a>) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < Insts::CHUNK => c.push(inst),
+            _ => {
+                let mut c = Vec::with_capacity(Insts::CHUNK);
+                c.push(inst);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
+    }
+}
+
+impl<'a> std::ops::Index<usize> for Insts<'a> {
+    type Output = Inst<'a>;
+
+    fn index(&self, i: usize) -> &Inst<'a> {
+        &self.chunks[i / Insts::CHUNK][i % Insts::CHUNK]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Insts<'_> {
+    fn index_mut(&mut self, i: usize) -> &mut Self::Output {
+        &mut self.chunks[i / Insts::CHUNK][i % Insts::CHUNK]
+    }
+}
+
 /// The instances of one rule whose predicate can match many actions. Instances of a rule
 /// differ only in their bindings, so when the predicate reads none of them it is judged once
 /// per operation for the whole group.
@@ -392,7 +436,7 @@ impl Group<'_> {
 impl Group<'_> {
     /// Walks the members for one operation: `visit` judges a live member and says whether
     /// the walk may stop. Returns the number of members looked at.
-    fn walk(&mut self, insts: &[Inst], mut visit: impl FnMut(usize) -> bool) -> u64 {
+    fn walk(&mut self, insts: &Insts, mut visit: impl FnMut(usize) -> bool) -> u64 {
         let skipped = self.members[self.start..]
             .iter()
             .take_while(|&&i| insts[i].removed)
@@ -603,7 +647,7 @@ impl<'t> Augmented<'t> {
             load: base.facts.load,
             first_match: HashMap::new(),
         };
-        let mut insts: Vec<Inst> = Vec::new();
+        let mut insts = Insts::default();
         let mut index = Index::default();
         for mut inst in initial_instances(&base.facts.page, policies) {
             inst.facts = world.facts(&inst);
@@ -1053,7 +1097,7 @@ impl Back {
 /// Judges instance `i` on the begin of `v` (`judged`: its predicate already matched):
 /// collects its wait and whether it dies; true when it is active.
 fn met(
-    insts: &[Inst],
+    insts: &Insts,
     i: usize,
     judged: bool,
     v: u32,
@@ -1090,7 +1134,7 @@ fn met(
 #[allow(clippy::too_many_arguments)]
 fn settle(
     g: &mut Group,
-    insts: &[Inst],
+    insts: &Insts,
     v: u32,
     evs: &Evs,
     back: &mut Back,
@@ -1229,7 +1273,7 @@ fn term_reads_vars(t: &Term) -> bool {
 /// The instances the extensions of `activated` add (`bound`: the matched event; `by`: the
 /// action whose operation activated them).
 fn extensions<'a>(
-    insts: &[Inst<'a>],
+    insts: &(impl std::ops::Index<usize, Output = Inst<'a>> + ?Sized),
     activated: &[usize],
     policies: &'a [Policy],
     bound: ActionId,
@@ -1270,7 +1314,7 @@ fn extensions<'a>(
 /// adding action) adds nothing. Without this, every asynchronous operation forked while
 /// several WAITREC instances are active would double them.
 fn apply<'a>(
-    insts: &mut Vec<Inst<'a>>,
+    insts: &mut Insts<'a>,
     index: &mut Index<'a>,
     world: &mut World,
     activated: &[usize],
@@ -1294,7 +1338,7 @@ fn apply<'a>(
 }
 
 /// Removes instance `i` from the active set.
-fn kill<'a>(insts: &mut [Inst<'a>], index: &mut Index<'a>, i: usize) {
+fn kill<'a>(insts: &mut Insts<'a>, index: &mut Index<'a>, i: usize) {
     if !insts[i].removed {
         insts[i].removed = true;
         index.live.remove(&insts[i].key());

@@ -149,7 +149,7 @@ fn apply_plain<'a>(
     bound: ActionId,
     by: ActionId,
 ) {
-    let added = extensions(insts, activated, policies, bound, by);
+    let added = extensions(&**insts, activated, policies, bound, by);
     for &i in activated {
         if insts[i].rule.once {
             insts[i].removed = true;

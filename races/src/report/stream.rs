@@ -11,7 +11,7 @@ use super::SourceMemo;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, TryRecvError};
 
 /// How the streamed reports cut and share their work.
@@ -173,9 +173,15 @@ where
     let pool = Pool(Mutex::new(Vec::new()));
     let waiting = batching.waiting.max(1);
     let (tx, rx) = mpsc::sync_channel::<(usize, io::Result<B>)>(waiting);
+    // While the sink is closed only the caller renders: what the sink waits for (the repair
+    // policies) is being worked out on the other core, and is the longer of the two.
+    let opened = AtomicBool::new(out.open());
     std::thread::scope(|s| {
         let worker = s.spawn(|| {
             let mut memo = SourceMemo::default();
+            while !opened.load(Ordering::Acquire) {
+                std::thread::park_timeout(std::time::Duration::from_millis(5));
+            }
             loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k >= batches {
@@ -197,8 +203,13 @@ where
             next: &next,
             pool: &pool,
             rx,
+            opened: &opened,
+            worker: worker.thread().clone(),
         }
         .run(&render);
+        // A caller that stopped early (its write failed) lets the worker go to its end.
+        opened.store(true, Ordering::Release);
+        worker.thread().unpark();
         match worker.join() {
             Ok(()) => written,
             // The worker's panic is a bug: raise it where the report was asked for.
@@ -218,6 +229,9 @@ struct Caller<'a, 'o, B> {
     pool: &'a Pool<B>,
     /// Dropped when [`Caller::run`] returns, which stops the worker at its next batch.
     rx: mpsc::Receiver<(usize, io::Result<B>)>,
+    /// Set once the sink has opened: the worker waits for it.
+    opened: &'a AtomicBool,
+    worker: std::thread::Thread,
 }
 
 impl<B: Batch> Caller<'_, '_, B> {
@@ -236,6 +250,10 @@ impl<B: Batch> Caller<'_, '_, B> {
         let mut held = 0;
         while written < self.batches {
             let open = self.out.open();
+            if open && !self.opened.load(Ordering::Relaxed) {
+                self.opened.store(true, Ordering::Release);
+                self.worker.unpark();
+            }
             if open && let Some(b) = ready.remove(&written) {
                 let b = b?;
                 held -= b.as_ref().len();
