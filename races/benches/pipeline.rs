@@ -118,7 +118,7 @@ fn child(path: &str, single: bool) {
         ..Options::default()
     };
     // As the CLI (`cli/src/commands/races.rs`): the policies' trace facts are read on the
-    // second core during the sweep, their simulations start there once the sweep is over and
+    // second core during a multi-coverage-only sweep, their simulations start there once the sweep is over and
     // get the pairs to answer for once the report is planned, and the text report is
     // rendered meanwhile, its policy lines spliced in when they come.
     let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
@@ -130,16 +130,22 @@ fn child(path: &str, single: bool) {
         let mut policies = None;
         let mut facts = None;
         let an = analyze_with_phases(&trace, &opts, &mut |phase| match phase {
-            Phase::Sweep => facts = Some(s.spawn(|| TraceFacts::new(&trace))),
+            Phase::Sweep if !single => facts = Some(s.spawn(|| TraceFacts::new(&trace))),
+            Phase::Sweep => {}
             Phase::Filters { graph } => {
-                if let (Some(rx), Some(facts)) = (pairs_rx.take(), facts.take()) {
+                if let Some(rx) = pairs_rx.take() {
                     let hb: Vec<(u32, u32)> =
                         graph.arcs().iter().map(|a| (a.tail, a.head)).collect();
                     // As the CLI's `memory::release_freed`.
                     // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
                     unsafe { libmimalloc_sys::mi_collect(true) };
+                    let facts = facts.take();
+                    let trace = &trace;
                     policies = Some(s.spawn(move || {
-                        let facts = facts.join().expect("trace facts");
+                        let facts = match facts {
+                            Some(t) => t.join().expect("trace facts"),
+                            None => TraceFacts::new(trace),
+                        };
                         shipped_orderings_deferred(facts, &hb, move || {
                             rx.recv().unwrap_or_default()
                         })

@@ -143,18 +143,27 @@ fn analyse_and_report<'s, 't: 's>(
     let analysis = analyze_with_phases(trace, &opts, &mut |phase| {
         match phase {
             // The sweep keeps one core busy: the other reads the policies' trace facts then
-            // (≈ 20 ms, twice that once the report renders beside it).
-            Phase::Sweep => facts = Some(s.spawn(|| TraceFacts::new(trace))),
+            // (≈ 20 ms, twice that once the report renders beside it). Not beside a sweep
+            // that also computes single coverage: its own peak is ≈ 95 MB on the wide bench
+            // page, and the facts' ≈ 5 MB would take it past 100 MB.
+            Phase::Sweep if !opts.single_coverage => {
+                facts = Some(s.spawn(|| TraceFacts::new(trace)));
+            }
+            Phase::Sweep => {}
             // The simulations need the final happens-before: they start once the sweep is
             // over, and get the races to answer for once the report is planned.
             Phase::Filters { graph } => {
-                if let (Some(rx), Some(facts)) = (pairs_rx.take(), facts.take()) {
+                if let Some(rx) = pairs_rx.take() {
                     let hb = super::policy::hb_arcs(graph);
                     crate::memory::release_freed();
+                    let facts = facts.take();
                     policies = Some(s.spawn(move || {
-                        let facts = facts
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                        let facts = match facts {
+                            Some(t) => t
+                                .join()
+                                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                            None => TraceFacts::new(trace),
+                        };
                         shipped_orderings_deferred(facts, &hb, move || {
                             rx.recv().unwrap_or_default()
                         })
