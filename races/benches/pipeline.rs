@@ -111,6 +111,9 @@ fn child(path: &str, single: bool) {
     let trace = shepherd_trace::load_path_with_progress(Path::new(path), &mut |_, _| {})
         .expect("read")
         .trace;
+    // As the CLI's `load_trace` (`memory::release_freed`).
+    // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
+    unsafe { libmimalloc_sys::mi_collect(true) };
     let load = t0.elapsed();
     let (c1, hwm_load) = (cpu_ns(), mb_hwm());
     let opts = Options {

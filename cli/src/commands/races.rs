@@ -95,6 +95,9 @@ pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
             progress.update(done, total)
         })?;
     progress.finish();
+    // The parts a large trace was read in were merged on this thread, and the other threads'
+    // heaps are gone: what they freed is returned now, not after the sweep has grown past it.
+    crate::memory::release_freed();
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
