@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::Rng;
+
 use shepherd_trace::er::{read_er, to_er_bytes};
 use shepherd_trace::{ReadError, read_jsonl, read_jsonl_parts, to_jsonl_bytes};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -44,21 +46,6 @@ fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     PEAK.with(|p| p.set(base));
     let r = f();
     (r, PEAK.with(Cell::get) - base)
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 const INTERESTING: &[&[u8]] = &[

@@ -4,30 +4,14 @@
 
 mod common;
 
+use common::Rng;
+
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use shepherd_trace::{
     ActionType, Format, ReadError, Trace, TraceBuilder, load_bytes, load_path_with_progress,
     read_jsonl, read_jsonl_parts, to_jsonl_bytes,
 };
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-}
 
 /// The trace, or the error as the CLI shows it (line, byte offset, message).
 fn outcome(r: Result<Trace, ReadError>) -> Result<Trace, String> {
