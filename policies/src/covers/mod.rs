@@ -1410,12 +1410,26 @@ fn may_order(base: &Base, policies: &[Policy]) -> bool {
                 .iter()
                 .chain(p.templates.values().flat_map(|t| t.rules.iter()))
         })
-        .filter(|r| r.action != Action::Dispatch && r.op == Op::Begin)
+        .filter(|r| r.action != Action::Dispatch && r.op == Op::Begin && can_wait(r, &base.facts))
         .flat_map(|r| r.pred.iter())
         .any(|t| match &t.subject {
             Subject::Var(_) => true,
             s => (0..n).any(|v| evs.get(v).is_some_and(|e| subject_matches(s, v, &e, &none))),
         })
+}
+
+/// Whether a postpone or discard rule on begin can wait for an action of this trace, as
+/// [`World::facts`] works its wait out: only a rule with exactly one expiration waits, and
+/// `parsed` and `loaded` name an action only when the trace has it (a trace cut before
+/// DOMContentLoaded, like the races bench's synthetic pages, has neither). A rule that waits
+/// for nothing orders nothing.
+fn can_wait(r: &Rule, facts: &TraceFacts) -> bool {
+    match r.until.as_slice() {
+        [Expiry::Parsed] => facts.dcl.is_some(),
+        [Expiry::Loaded] => facts.load.is_some(),
+        [Expiry::ArrivedVar(_) | Expiry::ArrivedMatch(_)] => true,
+        _ => false,
+    }
 }
 
 /// Simple selectors judged from the trace: `tag`, `#id`, `tag#id`, `*`, `window`, `document`.
