@@ -26,9 +26,7 @@ pub(crate) fn worker_idle() {
         return;
     }
     LAST.set(Some(now));
-    // SAFETY: mi_collect has no preconditions; it only touches the calling thread's heap and
-    // the allocator's own arenas.
-    unsafe { libmimalloc_sys::mi_collect(true) };
+    release_freed();
 }
 
 /// Wakes the workers every second so that a collection skipped at the end of a burst (too soon
@@ -81,11 +79,11 @@ pub(crate) fn for_batch_analysis() {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ANALYSIS_PURGE_DELAY_MS) };
 }
 
-/// Returns what this thread's heap has freed to the OS now, before another thread starts
-/// allocating: a thread allocates from its own heap, so memory the sweep freed on the main
-/// thread but that was not returned yet ([`ANALYSIS_PURGE_DELAY_MS`]) would otherwise still
-/// count while the repair policies' thread fills new pages (races bench, wide page: the
-/// peak rose from 87-88 MB to 90 MB).
+/// Returns what this thread's heap has freed to the OS now. `shepherd races` calls it before
+/// another thread starts allocating: a thread allocates from its own heap, so memory freed
+/// on the main thread but not returned yet ([`ANALYSIS_PURGE_DELAY_MS`]) would still count
+/// while the other thread fills new pages. (On the races bench's pages its effect on the
+/// peak was within the run-to-run spread of 1-2 MB.)
 pub(crate) fn release_freed() {
     // SAFETY: mi_collect has no preconditions; it only touches the calling thread's heap and
     // the allocator's own arenas.

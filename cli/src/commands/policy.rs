@@ -143,16 +143,17 @@ pub(crate) fn shipped_orderings(
 ) -> ListMarks {
     let by =
         shepherd_policies::covers::shipped_orderings(trace, &hb_arcs(&an.graph), &lists.concat());
-    split_by_list(by, lists)
+    let lens: Vec<usize> = lists.iter().map(Vec::len).collect();
+    split_by_list(by, &lens)
 }
 
-/// Splits the answers for `lists` concatenated back into one list per list, and the policies
-/// given up at the budget.
-pub(crate) fn split_by_list(by: ShippedOrderings, lists: &[Vec<(u32, u32)>]) -> ListMarks {
+/// Splits the answers for lists of `lens` pairs, concatenated, back into one list per list,
+/// and the policies given up at the budget.
+fn split_by_list(by: ShippedOrderings, lens: &[usize]) -> ListMarks {
     let mut names = by.by_pair.into_iter();
-    let split = lists
+    let split = lens
         .iter()
-        .map(|l| names.by_ref().take(l.len()).collect())
+        .map(|&n| names.by_ref().take(n).collect())
         .collect();
     (split, by.undecided)
 }
@@ -162,7 +163,7 @@ pub(crate) fn split_by_list(by: ShippedOrderings, lists: &[Vec<(u32, u32)>]) -> 
 pub(crate) type ListMarks = (Vec<Vec<Vec<String>>>, Vec<String>);
 
 /// The shipped policies' marks of a report's races (and its HTML page's), worked out on a
-/// thread of their own or already known.
+/// thread of their own.
 pub(crate) struct PolicyMarks<'s> {
     thread: Option<ScopedJoinHandle<'s, ShippedOrderings>>,
     /// How many pairs each list has.
@@ -184,28 +185,13 @@ impl<'s> PolicyMarks<'s> {
         }
     }
 
-    /// Marks for `lists` (concatenated) already worked out.
-    pub(crate) fn done(by: ShippedOrderings, lists: &[Vec<(u32, u32)>]) -> Self {
-        PolicyMarks {
-            thread: None,
-            lens: Vec::new(),
-            done: Some(split_by_list(by, lists)),
-        }
-    }
-
     /// The marks of list `k` (taken out: asked once per list), waiting for the thread.
     pub(crate) fn of_list(&mut self, k: usize) -> (Vec<Vec<String>>, Vec<String>) {
         if let Some(thread) = self.thread.take() {
             let by = thread
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let mut names = by.by_pair.into_iter();
-            let split = self
-                .lens
-                .iter()
-                .map(|&n| names.by_ref().take(n).collect())
-                .collect();
-            self.done = Some((split, by.undecided));
+            self.done = Some(split_by_list(by, &self.lens));
         }
         match &mut self.done {
             Some((lists, undecided)) => (

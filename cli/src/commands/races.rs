@@ -203,22 +203,16 @@ fn analyse_and_report<'s, 't: 's>(
         }
         let mut lists = vec![plan.action_pairs(&analysis)];
         lists.extend(full.as_ref().map(super::policy::race_pairs));
-        let mut marks = match policies {
-            Some(thread) => {
-                // Fails only when the policy thread is gone: its join says why.
-                let _ = pairs_tx.send(lists.concat());
-                PolicyMarks::working(thread, &lists)
-            }
-            // The analysis always reaches its filters; this is only a fallback.
-            None => PolicyMarks::done(
-                shepherd_policies::covers::shipped_orderings(
-                    trace,
-                    &super::policy::hb_arcs(&analysis.graph),
-                    &lists.concat(),
-                ),
-                &lists,
-            ),
+        // The analysis reaches its filters (where the policy thread starts) before it returns.
+        let Some(thread) = policies else {
+            anyhow::bail!(
+                "the analysis of {} ended before its filters",
+                args.file.display()
+            );
         };
+        // Fails only when the policy thread is gone: its join says why.
+        let _ = pairs_tx.send(lists.concat());
+        let mut marks = PolicyMarks::working(thread, &lists);
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         if args.json {
             let (by, undecided) = marks.of_list(0);

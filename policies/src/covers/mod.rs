@@ -71,7 +71,7 @@ pub struct Augmented<'t> {
 
 /// What every policy's simulation reads from the trace alone: the actions as the policy
 /// language sees them, the forks and the landmarks. It needs no happens-before graph, so a
-/// caller can build it while the race analysis runs ([`shipped_orderings_with`]).
+/// caller can build it while the race analysis runs ([`shipped_orderings_deferred`]).
 #[derive(Debug)]
 pub struct TraceFacts<'t> {
     evs: Evs<'t>,
@@ -675,11 +675,7 @@ impl<'t> Augmented<'t> {
             let mut waits: Vec<(u32, usize)> = Vec::new();
             // Killed after the walk over the index.
             let mut dead: Vec<usize> = Vec::new();
-            let graph = Graph {
-                pred: &base.pred,
-                edges: &aug.edges,
-                pred_off: &aug.pred_off,
-            };
+            let graph = aug.graph();
             for g in &mut index.begin_groups {
                 // Judged first: a group is walked (and compacted) only for operations its
                 // predicate can match.
@@ -722,15 +718,7 @@ impl<'t> Augmented<'t> {
                 waits.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
                 waits.dedup_by_key(|w| w.0);
                 for (u, i) in waits {
-                    if back.reaches(
-                        u,
-                        v,
-                        Graph {
-                            pred: &base.pred,
-                            edges: &aug.edges,
-                            pred_off: &aug.pred_off,
-                        },
-                    ) {
+                    if back.reaches(u, v, aug.graph()) {
                         continue;
                     }
                     aug.edges.push(PolicyEdge {
@@ -801,6 +789,15 @@ impl<'t> Augmented<'t> {
                 .map(|(i, e)| (e.from, i as u32)),
         );
         aug
+    }
+
+    /// Happens-before and the policy edges found so far, backwards.
+    fn graph(&self) -> Graph<'_> {
+        Graph {
+            pred: &self.base.pred,
+            edges: &self.edges,
+            pred_off: &self.pred_off,
+        }
     }
 
     /// The tails of the policy edges into `x`.
@@ -1586,24 +1583,20 @@ pub fn shipped_orderings(
     hb: &[(u32, u32)],
     pairs: &[(ActionId, ActionId)],
 ) -> ShippedOrderings {
-    shipped_orderings_with(TraceFacts::new(trace), hb, pairs)
+    orderings_within(
+        TraceFacts::new(trace),
+        hb,
+        || pairs.to_vec(),
+        SHIPPED_BUDGET,
+    )
 }
 
-/// [`shipped_orderings`] from [`TraceFacts`] read before: reading them needs no
-/// happens-before graph, so a caller can read them on another core while the race analysis
-/// runs.
-pub fn shipped_orderings_with(
-    facts: TraceFacts,
-    hb: &[(u32, u32)],
-    pairs: &[(ActionId, ActionId)],
-) -> ShippedOrderings {
-    orderings_within(facts, hb, || pairs.to_vec(), SHIPPED_BUDGET)
-}
-
-/// [`shipped_orderings_with`], asking `pairs` for the pairs only when a simulation needs
-/// them: the simulations read only the trace and happens-before, so a caller can start them
-/// (on another core) before it has worked out which races it reports, and send the pairs
-/// when it has. `pairs` runs on another thread than the caller's when there are two cores.
+/// [`shipped_orderings`] from [`TraceFacts`] read before (they need no happens-before
+/// graph, so a caller can read them on another core while the race analysis runs), asking
+/// `pairs` for the pairs only when a simulation needs them: the simulations read only the
+/// trace and happens-before, so a caller can start them (on another core) before it has
+/// worked out which races it reports, and send the pairs when it has. `pairs` runs on
+/// another thread than the caller's when there are two cores.
 pub fn shipped_orderings_deferred(
     facts: TraceFacts,
     hb: &[(u32, u32)],
