@@ -137,6 +137,11 @@ impl ClockStore {
         self.peak
     }
 
+    /// How many keys have a clock (counted: for checks, not hot paths).
+    pub fn held(&self) -> usize {
+        self.at.iter().filter(|&&at| at != NOWHERE).count()
+    }
+
     /// Whether `key` has a clock.
     pub fn has(&self, key: u32) -> bool {
         self.at[key as usize] != NOWHERE
