@@ -311,6 +311,15 @@ impl Scratch {
         if c < self.width { self.buf[c] } else { 0 }
     }
 
+    /// All entries, at least `len` of them (those beyond the width are 0): for loops that
+    /// look up many chains without a bounds branch each.
+    pub fn padded(&mut self, len: usize) -> &[u16] {
+        if self.buf.len() < len {
+            self.buf.resize(len, 0);
+        }
+        &self.buf
+    }
+
     /// Current width (entries beyond are 0).
     pub fn width(&self) -> usize {
         self.width

@@ -41,9 +41,10 @@ use crate::races::Race;
 use crate::store::{ClockRef, ClockStore, RunningJoin};
 use plus::{Commands, PlusHalf};
 use shepherd_trace::{ActionType, Trace};
-use std::collections::VecDeque;
+use window::Window;
 
 mod plus;
+mod window;
 
 const NONE: u32 = u32::MAX;
 
@@ -91,18 +92,6 @@ pub struct SweepOutput {
     pub peak_entries: usize,
     /// Time spent building the static graph (the rest of the sweep is the fused pass).
     pub graph_time: std::time::Duration,
-}
-
-/// A timer fire or queue delivery in the FIFO window, with the chain and position of it and of
-/// its registrar: every later fire looks at all of the window, which then reads nothing but
-/// the window and two clocks (not the chain table at two places per entry).
-#[derive(Clone, Copy)]
-struct Fire {
-    /// The action it ran in: (id, chain, position).
-    at: (u32, u32, u16),
-    /// The action that registered or posted it: (id, chain, position).
-    registrar: (u32, u32, u16),
-    kind: FifoKind,
 }
 
 /// Which of an action's clocks the happens-before half's store key names.
@@ -400,7 +389,7 @@ fn happens_before(input: &Input, plus: Commands) -> GHalf {
     let mut chains = ChainTable::default();
     let (mut gs, mut ss) = (Scratch::default(), Scratch::default());
     let mut rs = Scratch::default();
-    let mut window: VecDeque<Fire> = VecDeque::new();
+    let mut window = Window::default();
     let mut fifo_arcs: Vec<HbArc> = Vec::new();
     let mut new_fifo: Vec<u32> = Vec::new();
     let mut races: Vec<Race> = Vec::new();
@@ -419,37 +408,24 @@ fn happens_before(input: &Input, plus: Commands) -> GHalf {
         }
         new_fifo.clear();
         if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
-            // Up to TIMER_WINDOW lookups in the registrar's clock: a sparse one is spread into
-            // `rs` at the first, so that each is one load rather than a binary search.
-            let reg_clock = st.get(reg, Kind::G);
-            let mut spread = false;
-            for f in window.iter().rev() {
-                let a = f.at.0;
-                if !f.kind.precedes(kind) || gs.reaches(f.at.1, f.at.2) {
+            rs.clear();
+            st.get(reg, Kind::G).join_into(&mut rs);
+            let nc = chains.chains();
+            window.pick(kind, rs.padded(nc), gs.padded(nc));
+            let mut j = 0;
+            while let Some((a, ac, ap)) = window.picked(j) {
+                j += 1;
+                // An earlier pick joined may have brought this one below.
+                if gs.reaches(ac, ap) {
                     continue;
                 }
-                let (ra, rc, rp) = f.registrar;
-                let ordered = ra == reg
-                    || match reg_clock {
-                        ClockRef::Dense(_) => reg_clock.entry(rc) >= rp,
-                        ClockRef::Sparse(_) => {
-                            if !spread {
-                                rs.clear();
-                                reg_clock.join_into(&mut rs);
-                                spread = true;
-                            }
-                            rs.reaches(rc, rp)
-                        }
-                    };
-                if ordered {
-                    st.get(a, Kind::G).join_into(&mut gs);
-                    new_fifo.push(a);
-                    fifo_arcs.push(HbArc {
-                        tail: a,
-                        head: v,
-                        origin: kind.origin(),
-                    });
-                }
+                st.get(a, Kind::G).join_into(&mut gs);
+                new_fifo.push(a);
+                fifo_arcs.push(HbArc {
+                    tail: a,
+                    head: v,
+                    origin: kind.origin(),
+                });
             }
         }
         // Fast path: continue the chain of a predecessor whose only successor left is v.
@@ -627,11 +603,11 @@ fn happens_before(input: &Input, plus: Commands) -> GHalf {
         // Seal v.
         if let Some(&Some((reg, kind))) = fifo.get(v as usize) {
             st.succ[v as usize] += 1;
-            window.push_back(Fire {
-                at: (v, c, pos),
-                registrar: (reg, chains.chain_of(reg), chains.pos_of(reg)),
+            window.push(
+                (v, c, pos),
+                (chains.chain_of(reg), chains.pos_of(reg)),
                 kind,
-            });
+            );
         }
         let vu = v as usize;
         if st.succ[vu] > 0 {
@@ -644,9 +620,7 @@ fn happens_before(input: &Input, plus: Commands) -> GHalf {
         st.plus_kept[vu] = keep_plus;
         st.plus.seal(v, &new_fifo, c, pos, keep_plus);
         if window.len() > TIMER_WINDOW
-            && let Some(Fire {
-                at: (old, _, _), ..
-            }) = window.pop_front()
+            && let Some(old) = window.pop_oldest()
         {
             st.succ[old as usize] -= 1;
             st.maybe_free(old);
@@ -678,6 +652,69 @@ mod tests {
     use crate::oracle;
     use crate::synth::{SynthConfig, generate};
     use proptest::prelude::*;
+    use shepherd_trace::TraceBuilder;
+
+    /// A trace made of timer fires (three delays) and deliveries of three queues, each
+    /// registered or posted by an earlier action, with a few joins: what the FIFO window is
+    /// about. Per action `(cause, kind, join)`: kind 0-2 a timer of delay 0/10/20 ms, 3-5 a
+    /// delivery of queue 0-2, 6 a plain fork.
+    fn fifo_trace(actions: &[(u32, u8, u32)]) -> Trace {
+        let mut b = TraceBuilder::new();
+        // Queue names with neighbouring string ids: a queue must not precede the next one.
+        for q in 0..3 {
+            b.intern(&format!("Queue:q{q}"));
+        }
+        let mut ids = Vec::new();
+        for (i, &(_, kind, _)) in actions.iter().enumerate() {
+            let ty = if kind < 3 {
+                ActionType::Timer
+            } else {
+                ActionType::Unknown
+            };
+            ids.push(b.begin(ty, "a", &format!("a{i}")));
+            if (3..6).contains(&kind) {
+                b.read(&format!("Queue:q{}", kind - 3), None);
+            }
+            b.write(&format!("Global.v{}", i % 7), Some("1"));
+            b.end();
+        }
+        for (i, &(cause, kind, join)) in actions.iter().enumerate().skip(1) {
+            let (t, h) = (ids[cause as usize % i], ids[i]);
+            match kind {
+                0..3 => b.fork_delay(t, h, u32::from(kind) * 10),
+                _ => b.fork(t, h),
+            };
+            let j = join as usize % i;
+            if j != cause as usize % i && join % 3 == 0 {
+                b.join(ids[j], h);
+            }
+        }
+        b.finish()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The sweep derives the same timer and queue FIFO arcs as the clock builder of
+        /// `chains.rs` (its own window, `fixes::TimerFifo`), so the same graph.
+        #[test]
+        fn fifo_arcs_agree_with_the_clock_builder(
+            actions in prop::collection::vec((any::<u32>(), 0u8..7, any::<u32>()), 2..700),
+        ) {
+            let trace = fifo_trace(&actions);
+            let fixes = FixOptions::default();
+            let s = scan(&trace, &fixes).unwrap();
+            let (want, _) = crate::chains::build(&trace, &s, &fixes).unwrap();
+            let mut want = want.arcs().to_vec();
+            want.sort();
+            for split in [false, true] {
+                let (got, _) = sweep_with(&trace, &s, &fixes, false, split).unwrap();
+                let mut got = got.graph.arcs().to_vec();
+                got.sort();
+                prop_assert_eq!(&got, &want);
+            }
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
