@@ -120,10 +120,10 @@ fn child(path: &str, single: bool) {
         single_coverage: single,
         ..Options::default()
     };
-    // As the CLI (`cli/src/commands/races.rs`): the policies' trace facts are read on the
-    // second core during a multi-coverage-only sweep, their simulations start there once the sweep is over and
-    // get the pairs to answer for once the report is planned, and the text report is
-    // rendered meanwhile, its policy lines spliced in when they come.
+    // As the CLI (`cli/src/commands/races.rs`): the policies' simulations (and the trace
+    // facts they read) start on another thread once the sweep is over and get the pairs to
+    // answer for once the report is planned, and the text report is rendered meanwhile, its
+    // policy lines spliced in when they come.
     let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
         .map(|p| BufWriter::new(std::fs::File::create(p).expect("create report copy")));
     let mut out = Counter(0, copy);
@@ -131,9 +131,7 @@ fn child(path: &str, single: bool) {
     let mut pairs_rx = Some(pairs_rx);
     let (an, analysed, (c2, hwm_analysis), ordered) = std::thread::scope(|s| {
         let mut policies = None;
-        let mut facts = None;
         let an = analyze_with_phases(&trace, &opts, &mut |phase| match phase {
-            Phase::Sweep if !single => facts = Some(s.spawn(|| TraceFacts::new(&trace))),
             Phase::Sweep => {}
             Phase::Filters { graph } => {
                 if let Some(rx) = pairs_rx.take() {
@@ -142,14 +140,9 @@ fn child(path: &str, single: bool) {
                     // As the CLI's `memory::release_freed`.
                     // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
                     unsafe { libmimalloc_sys::mi_collect(true) };
-                    let facts = facts.take();
                     let trace = &trace;
                     policies = Some(s.spawn(move || {
-                        let facts = match facts {
-                            Some(t) => t.join().expect("trace facts"),
-                            None => TraceFacts::new(trace),
-                        };
-                        shipped_orderings_deferred(facts, &hb, move || {
+                        shipped_orderings_deferred(TraceFacts::new(trace), &hb, move || {
                             rx.recv().unwrap_or_default()
                         })
                     }));

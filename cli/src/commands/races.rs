@@ -142,37 +142,25 @@ fn analyse_and_report<'s, 't: 's>(
     let (pairs_tx, pairs_rx) = std::sync::mpsc::channel::<Vec<(u32, u32)>>();
     let mut pairs_rx = Some(pairs_rx);
     let mut policies = None;
-    let mut facts = None;
     let analysis = analyze_with_phases(trace, &opts, &mut |phase| {
         match phase {
-            // The sweep keeps one core busy: the other reads the policies' trace facts then
-            // (≈ 20 ms, twice that once the report renders beside it). Not beside a sweep
-            // that also computes single coverage: its own peak is ≈ 95 MB on the wide bench
-            // page, and the facts' ≈ 5 MB would take it past 100 MB.
-            Phase::Sweep if !opts.single_coverage => {
-                facts = Some(s.spawn(|| TraceFacts::new(trace)));
-            }
-            Phase::Sweep => {}
             // The simulations need the final happens-before: they start once the sweep is
-            // over, and get the races to answer for once the report is planned.
+            // over, and get the races to answer for once the report is planned. The sweep
+            // keeps both cores busy (its two halves); the policies' trace facts are read
+            // after it, on the policy thread: read beside it they saved ≈ 20 ms on the wide
+            // bench page but raised its peak, which is the sweep's end, by ≈ 3 MB.
             Phase::Filters { graph } => {
                 if let Some(rx) = pairs_rx.take() {
                     let hb = super::policy::hb_arcs(graph);
                     crate::memory::release_freed();
-                    let facts = facts.take();
                     policies = Some(s.spawn(move || {
-                        let facts = match facts {
-                            Some(t) => t
-                                .join()
-                                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                            None => TraceFacts::new(trace),
-                        };
-                        shipped_orderings_deferred(facts, &hb, move || {
+                        shipped_orderings_deferred(TraceFacts::new(trace), &hb, move || {
                             rx.recv().unwrap_or_default()
                         })
                     }));
                 }
             }
+            Phase::Sweep => {}
             Phase::Accesses => {}
         }
         progress.message(format!("analysing {actions} actions: {}", phase.name()));
