@@ -113,7 +113,8 @@ pub struct Analysis {
     pub tags: Vec<LocTags>,
     /// Phase timings.
     pub timings: Timings,
-    /// Most clock entries (`u16`) held at once during the sweep.
+    /// Most clock entries (`u16`) held at once during the sweep (the sum of its two halves'
+    /// peaks).
     pub peak_clock_entries: usize,
 }
 

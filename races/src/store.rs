@@ -1,4 +1,5 @@
-//! Where the streaming sweep (`sweep.rs`) keeps the clocks later actions still need.
+//! Where the streaming sweep (`sweep/`) keeps the clocks later actions still need (each of its
+//! two halves has a store of its own).
 //!
 //! Two things made the per-clock boxes this replaces grow far beyond the clocks they held
 //! (≈ 190 MB resident for ≈ 30 MB of live entries on a 1 000-chain trace):
