@@ -8,6 +8,26 @@ use crate::fixes::{self, FixOptions, TimerFifo};
 use crate::graph::{GraphError, HbGraph};
 use shepherd_trace::{ActionType, Trace};
 
+/// The happens-before graph before the timer and queue FIFO arcs (which need clocks): logged
+/// arcs, the static derived ones, and the auto-explore fix. Shared with the streaming sweep.
+pub(crate) fn static_graph(
+    trace: &Trace,
+    scan: &Scan,
+    opts: &FixOptions,
+) -> Result<HbGraph, GraphError> {
+    let mut arcs = HbGraph::logged_arcs(trace);
+    arcs.extend_from_slice(&scan.derived);
+    if opts.auto_explore {
+        let ui: Vec<bool> = trace
+            .actions
+            .iter()
+            .map(|a| a.ty == ActionType::UserInterface)
+            .collect();
+        fixes::fix_auto_explore(&mut arcs, &scan.auto, &ui);
+    }
+    HbGraph::new(trace.actions.len() as u32, arcs)
+}
+
 /// Builds the final happens-before graph (including timer and queue FIFO arcs) and its
 /// clocks, from the trace and its access scan (static derived arcs, auto-explored actions,
 /// queue deliveries).
@@ -17,18 +37,7 @@ pub fn build(
     opts: &FixOptions,
 ) -> Result<(HbGraph, Clocks), GraphError> {
     let n = trace.actions.len() as u32;
-    let (derived, auto) = (&scan.derived, &scan.auto);
-    let mut arcs = HbGraph::logged_arcs(trace);
-    arcs.extend_from_slice(derived);
-    if opts.auto_explore {
-        let ui: Vec<bool> = trace
-            .actions
-            .iter()
-            .map(|a| a.ty == ActionType::UserInterface)
-            .collect();
-        fixes::fix_auto_explore(&mut arcs, auto, &ui);
-    }
-    let graph = HbGraph::new(n, arcs)?;
+    let graph = static_graph(trace, scan, opts)?;
 
     let fifo_of = fixes::fifo_members(trace, &scan.queues, opts);
 

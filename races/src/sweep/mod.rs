@@ -40,7 +40,7 @@ use crate::graph::{GraphError, HbArc, HbGraph};
 use crate::races::Race;
 use crate::store::{ClockRef, ClockStore, RunningJoin};
 use plus::{Commands, PlusHalf};
-use shepherd_trace::{ActionType, Trace};
+use shepherd_trace::Trace;
 use window::Window;
 
 mod plus;
@@ -273,17 +273,7 @@ fn sweep_with(
 ) -> Result<(SweepOutput, Leftovers), GraphError> {
     let started = std::time::Instant::now();
     let n = trace.actions.len() as u32;
-    let mut arcs = HbGraph::logged_arcs(trace);
-    arcs.extend_from_slice(&scan.derived);
-    if opts.auto_explore {
-        let ui: Vec<bool> = trace
-            .actions
-            .iter()
-            .map(|a| a.ty == ActionType::UserInterface)
-            .collect();
-        fixes::fix_auto_explore(&mut arcs, &scan.auto, &ui);
-    }
-    let graph = HbGraph::new(n, arcs)?;
+    let graph = crate::chains::static_graph(trace, scan, opts)?;
     let graph_time = started.elapsed();
 
     // Registrar/poster and FIFO kind of each timer fire and queue delivery.
@@ -652,7 +642,7 @@ mod tests {
     use crate::oracle;
     use crate::synth::{SynthConfig, generate};
     use proptest::prelude::*;
-    use shepherd_trace::TraceBuilder;
+    use shepherd_trace::{ActionType, TraceBuilder};
 
     /// A trace made of timer fires (three delays) and deliveries of three queues, each
     /// registered or posted by an earlier action, with a few joins: what the FIFO window is
