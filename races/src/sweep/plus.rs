@@ -67,11 +67,11 @@ pub(super) struct Answers {
 }
 
 impl<'g> PlusHalf<'g> {
-    /// State for a graph of `graph.nodes()` actions and `locations` locations.
-    pub(super) fn new(graph: &'g HbGraph, actions: u32, locations: usize) -> PlusHalf<'g> {
+    /// State for the actions of `graph` and `locations` locations.
+    pub(super) fn new(graph: &'g HbGraph, locations: usize) -> PlusHalf<'g> {
         PlusHalf {
             graph,
-            clocks: ClockStore::new(actions as usize),
+            clocks: ClockStore::new(graph.nodes() as usize),
             cur: crate::clocks::Scratch::default(),
             v: 0,
             minimal: vec![Vec::new(); locations],
