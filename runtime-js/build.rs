@@ -1,5 +1,6 @@
-//! Generates the list of embedded JavaScript files. `access.js` (written by the JS-pass
-//! engineer) is included when it exists, so the runtime builds before and after it lands.
+//! Generates the list of embedded JavaScript files. Every file of [`FILES`] must exist and
+//! every `.js` file of the folder must be listed: a runtime silently built without one of its
+//! parts (or with a new file forgotten) would trace less and still pass most tests.
 
 use std::env;
 use std::fmt::Write as _;
@@ -36,12 +37,23 @@ fn main() {
     for name in FILES {
         let path = Path::new(&dir).join(name);
         println!("cargo:rerun-if-changed={}", path.display());
-        if path.exists() {
-            let _ = writeln!(
-                code,
-                "    ({name:?}, include_str!({:?})),",
-                path.display().to_string()
-            );
+        if !path.is_file() {
+            panic!("runtime file {name} is listed in build.rs but missing from {dir}");
+        }
+        let _ = writeln!(
+            code,
+            "    ({name:?}, include_str!({:?})),",
+            path.display().to_string()
+        );
+    }
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) => panic!("cannot list {dir}: {e}"),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".js") && !FILES.contains(&name.as_str()) {
+            panic!("{name} is in {dir} but not listed in build.rs: add it to FILES in order");
         }
     }
     code.push_str("];\n");

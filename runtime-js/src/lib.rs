@@ -249,6 +249,7 @@ mod tests {
         let names: Vec<&str> = FILES.iter().map(|(n, _)| *n).collect();
         for f in [
             "prelude.js",
+            "credentials.js",
             "trace.js",
             "controller.js",
             "names.js",
@@ -263,6 +264,7 @@ mod tests {
             "dom.js",
             "policy.js",
             "repair.js",
+            "access.js",
             "boot.js",
         ] {
             assert!(names.contains(&f), "{f} missing from {names:?}");
