@@ -401,7 +401,7 @@ struct Refs<'a> {
 
 impl Refs<'_> {
     /// Records `segments` (a path as written, `crate`/`self`/`super` included) when it names
-    /// something inside the crate. `relative` paths may also start with a child module's name.
+    /// something inside the crate; a path may also start with a child module's name.
     fn record(&mut self, segments: &[String]) {
         let Some(first) = segments.first() else {
             return;
@@ -447,7 +447,7 @@ impl Refs<'_> {
         }
     }
 
-    /// The paths of a `use` tree, each as segments (`*` kept as the last segment of a glob).
+    /// Records every path of a `use` tree (a glob uses the module it names).
     fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
         match tree {
             syn::UseTree::Path(p) => {
