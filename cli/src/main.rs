@@ -69,11 +69,30 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Before any proxy computes its connection cap from it.
     shepherd_proxy::limits::raise_descriptor_limit();
-    match commands::run(cli.command, cli.home) {
+    match run(cli.command, cli.home) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Runs the subcommand (one module of `commands/` each).
+fn run(command: Command, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Demo(args) => commands::demo::run(args, _home),
+        Command::Har(args) => commands::har::run(args, _home),
+        Command::Merge(args) => commands::har::run_merge(args, _home),
+        Command::Instrument(args) => commands::instrument::run(args, _home),
+        Command::Ca(args) => commands::ca::run(args, _home),
+        Command::Check(args) => commands::check::run(args, _home),
+        Command::Record(args) => commands::proxy::run_record(args, _home),
+        Command::Replay(args) => commands::proxy::run_replay(args, _home),
+        Command::Serve(args) => commands::proxy::run_serve(args, _home),
+        Command::Trace(args) => commands::trace::run(args, _home),
+        Command::Races(args) => commands::races::run(args, _home),
+        Command::Explore(args) => commands::explore::run(args, _home),
+        Command::Policy(args) => commands::policy::run(args, _home),
     }
 }

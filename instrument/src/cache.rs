@@ -167,7 +167,7 @@ impl ScriptCache {
         mode: Mode,
         max_memory_bytes: usize,
         dir: Option<PathBuf>,
-    ) -> Result<Self, crate::Error> {
+    ) -> Result<Self, crate::error::Error> {
         Self::with_pass(mode, max_memory_bytes, dir, real_pass)
     }
 
@@ -178,7 +178,7 @@ impl ScriptCache {
         max_memory_bytes: usize,
         dir: Option<PathBuf>,
         pass: PassFn,
-    ) -> Result<Self, crate::Error> {
+    ) -> Result<Self, crate::error::Error> {
         if let Some(d) = &dir {
             std::fs::create_dir_all(d)?;
         }

@@ -246,7 +246,7 @@ impl HtmlInstrumenter {
     }
 
     /// Feeds a chunk of the response body; returns the output ready so far.
-    pub fn write(&mut self, chunk: &[u8]) -> Result<Vec<u8>, crate::Error> {
+    pub fn write(&mut self, chunk: &[u8]) -> Result<Vec<u8>, crate::error::Error> {
         if let Stage::Sniff(buf) = &mut self.stage {
             buf.extend_from_slice(chunk);
             let header_charset = self
@@ -270,12 +270,12 @@ impl HtmlInstrumenter {
     }
 
     /// Ends the document; returns the remaining output.
-    pub fn end(self) -> Result<Vec<u8>, crate::Error> {
+    pub fn end(self) -> Result<Vec<u8>, crate::error::Error> {
         self.finish().map(|(out, _)| out)
     }
 
     /// Ends the document; returns the remaining output and the report.
-    pub fn finish(mut self) -> Result<(Vec<u8>, Report), crate::Error> {
+    pub fn finish(mut self) -> Result<(Vec<u8>, Report), crate::error::Error> {
         if let Stage::Sniff(buf) = &mut self.stage {
             let buf = std::mem::take(buf);
             self.start(&buf)?;
@@ -305,7 +305,7 @@ impl HtmlInstrumenter {
         std::mem::take(&mut *self.out.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn start(&mut self, head: &[u8]) -> Result<(), crate::Error> {
+    fn start(&mut self, head: &[u8]) -> Result<(), crate::error::Error> {
         let det: DetectedEncoding = if self.cfg.fragment {
             // Fragments come from JavaScript strings, sent as UTF-8.
             encoding::detect_encoding(&[], Some("text/html; charset=utf-8"))
@@ -378,7 +378,7 @@ impl HtmlInstrumenter {
         self.feed(head, false)
     }
 
-    fn feed(&mut self, chunk: &[u8], last: bool) -> Result<(), crate::Error> {
+    fn feed(&mut self, chunk: &[u8], last: bool) -> Result<(), crate::error::Error> {
         let mut bail = None;
         match &mut self.stage {
             Stage::Rewrite { rw, decoder, inj } => {
@@ -893,7 +893,7 @@ pub fn instrument_html(
     input: &[u8],
     cfg: HtmlConfig,
     csp_headers: &[(CspHeader, &str)],
-) -> Result<(Vec<u8>, Report, Vec<String>), crate::Error> {
+) -> Result<(Vec<u8>, Report, Vec<String>), crate::error::Error> {
     let mut inst = HtmlInstrumenter::new(cfg);
     let headers = csp_headers
         .iter()

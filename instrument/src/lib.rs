@@ -18,6 +18,7 @@ mod cache;
 mod csp;
 mod encoding;
 mod entities;
+mod error;
 mod html;
 mod inline;
 mod jspass;
@@ -32,6 +33,7 @@ pub use csp::{CspChange, CspHeader, adjust_csp_for_runtime};
 pub use encoding::{
     DetectedEncoding, EncodingSource, adjust_content_type, charset_label, detect_encoding,
 };
+pub use error::Error;
 pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
 pub use inline::{InlineCode, inline_code};
 pub use jspass::{Flags, PassFn, real_pass};
@@ -39,14 +41,3 @@ pub use mode::{Mode, ScriptKind};
 pub use report::{Change, Counters, Report};
 pub use response_kind::{FetchContext, ResponseKind, classify, is_javascript_mime, mime_essence};
 pub use shepherd_instrument_js::{MARKER, PASS_VERSION};
-
-/// Why the instrumenter could not produce output.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The HTML rewriter failed in a way it could not recover from.
-    #[error("HTML rewriting failed: {0}")]
-    Rewriting(String),
-    /// A cache directory could not be used.
-    #[error("cache i/o: {0}")]
-    Io(#[from] std::io::Error),
-}

@@ -4,7 +4,8 @@
 
 use crate::accesses::Scan;
 use crate::clocks::{ClockBuilder, Clocks};
-use crate::fixes::{self, FixOptions, TimerFifo};
+use crate::fifo::{self, TimerFifo};
+use crate::fixes::{self, FixOptions};
 use crate::graph::{GraphError, HbGraph};
 use shepherd_trace::{ActionType, Trace};
 
@@ -39,7 +40,7 @@ pub fn build(
     let n = trace.actions.len() as u32;
     let graph = static_graph(trace, scan, opts)?;
 
-    let fifo_of = fixes::fifo_members(trace, &scan.queues, opts);
+    let fifo_of = fifo::fifo_members(trace, &scan.queues, opts);
 
     let mut b = ClockBuilder::new(n as usize);
     let mut fifo = TimerFifo::default();

@@ -28,6 +28,7 @@ pub mod accesses;
 pub mod chains;
 pub mod clocks;
 pub mod coverage;
+pub mod fifo;
 pub mod filters;
 pub mod fixes;
 pub mod graph;

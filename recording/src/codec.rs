@@ -302,31 +302,6 @@ pub fn encode_all(coding: Coding, data: &[u8]) -> io::Result<Vec<u8>> {
     })
 }
 
-impl crate::Recording {
-    /// The response body of `id` with its `Content-Encoding` undone (gzip, deflate, br, zstd,
-    /// chains). `None` when the exchange has no response, the coding is unknown or corrupt, or
-    /// the stored or decoded body exceeds `limit` bytes. Errors only for a missing exchange or a
-    /// storage failure.
-    pub fn decoded_response_body(
-        &self,
-        id: crate::ExchangeId,
-        limit: u64,
-    ) -> crate::Result<Option<Vec<u8>>> {
-        let ex = self.exchange(id)?;
-        let Some(resp) = &ex.response else {
-            return Ok(None);
-        };
-        if ex.response_body.len > limit {
-            return Ok(None);
-        }
-        let raw = self.body_bytes(id, crate::Part::Response, limit)?;
-        let coding = crate::header_value(&resp.headers, "content-encoding")
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-            .unwrap_or_default();
-        Ok(decode(&coding, &raw, limit))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

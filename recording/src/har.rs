@@ -8,7 +8,6 @@
 //! `Content-Length`) so the stored response stays self-consistent. Binary bodies are base64
 //! (`content.encoding = "base64"`; request bodies use `postData._encoding`, HAR has no field).
 
-use crate::Progress;
 use crate::codec;
 use crate::error::{Error, Result};
 use crate::isotime;

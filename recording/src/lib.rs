@@ -49,7 +49,3 @@ pub use protocols::{OriginProtocol, normalize_authority};
 pub use schema::SCHEMA_VERSION;
 pub use store::{CHUNK_SIZE, ExchangeWriter, GROUP_MAX, INLINE_MAX, Recording};
 pub use websocket::{WsKind, WsMessage};
-
-/// Called by long operations as they go with `(done, total)` in the unit the operation
-/// documents (exchanges, entries), so a front end can show progress; `total` may grow.
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);

@@ -1,9 +1,8 @@
 //! Merging recordings: every session of every input is appended to the output as a new session,
 //! exchanges renumbered in input order, bodies streamed across (bounded memory).
 
-use crate::Progress;
 use crate::error::Result;
-use crate::model::{Part, SessionId};
+use crate::model::{Exchange, Part, Progress, SessionId};
 use crate::store::Recording;
 use std::path::Path;
 
@@ -81,7 +80,7 @@ fn copy_exchange(
     src: &Recording,
     dst: &Recording,
     session: SessionId,
-    ex: &crate::Exchange,
+    ex: &Exchange,
 ) -> Result<()> {
     let mut w = dst.begin_exchange(session, ex.request.clone())?;
     let mut body = src.body(ex.id, Part::Request)?;

@@ -188,3 +188,7 @@ pub struct HostProtocol {
     /// ALPN protocol id (`h2`, `http/1.1`), empty for plain HTTP.
     pub alpn: String,
 }
+
+/// Called by long operations as they go with `(done, total)` in the unit the operation
+/// documents (exchanges, entries), so a front end can show progress; `total` may grow.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);

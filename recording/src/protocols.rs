@@ -2,7 +2,8 @@
 //! ALPN list: an origin that only spoke HTTP/1.1 is replayed over HTTP/1.1 only (a browser that
 //! negotiated h2 would otherwise see connection coalescing and multiplexing the page never had).
 
-use crate::Result;
+use crate::error::Result;
+use crate::store::Recording;
 use std::collections::HashMap;
 
 /// What replay offers for one origin.
@@ -54,7 +55,7 @@ fn merge(map: &mut HashMap<String, OriginProtocol>, key: String, p: OriginProtoc
     }
 }
 
-impl crate::Recording {
+impl Recording {
     /// The protocol of every HTTPS origin in the recording, keyed by normalised `host:port`
     /// ([`normalize_authority`] with 443). The `hosts` table decides where it has a row for the
     /// origin (any session that saw h2 makes it h2); origins without one (HAR imports, older

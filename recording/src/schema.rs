@@ -4,6 +4,7 @@
 //! Shepherd are refused rather than guessed at.
 
 use crate::error::{Error, Result};
+use crate::model::Header;
 use rusqlite::{Connection, OptionalExtension};
 
 /// Value of `meta.format`; files without it are not recordings.
@@ -184,7 +185,7 @@ pub fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32> {
 
 /// Header lists are stored as one blob: for each header, a big-endian u32 name length, the name
 /// bytes, a big-endian u32 value length, the value bytes. Compact and byte-exact.
-pub fn encode_headers(headers: &[crate::Header]) -> Vec<u8> {
+pub fn encode_headers(headers: &[Header]) -> Vec<u8> {
     let mut out = Vec::with_capacity(
         headers
             .iter()
@@ -201,7 +202,7 @@ pub fn encode_headers(headers: &[crate::Header]) -> Vec<u8> {
 }
 
 /// Inverse of [`encode_headers`]; errors on truncated or non-UTF-8 names.
-pub fn decode_headers(mut bytes: &[u8]) -> Result<Vec<crate::Header>> {
+pub fn decode_headers(mut bytes: &[u8]) -> Result<Vec<Header>> {
     fn take<'a>(bytes: &mut &'a [u8]) -> Result<&'a [u8]> {
         if bytes.len() < 4 {
             return Err(Error::Format("truncated header blob".into()));
@@ -222,7 +223,7 @@ pub fn decode_headers(mut bytes: &[u8]) -> Result<Vec<crate::Header>> {
             .map_err(|_| Error::Format("header name is not UTF-8".into()))?
             .to_owned();
         let value = take(&mut bytes)?.to_vec();
-        out.push(crate::Header { name, value });
+        out.push(Header { name, value });
     }
     Ok(out)
 }

@@ -1,4 +1,7 @@
 //! The recording handle: one SQLite file per recording, written by a dedicated thread.
+//! Other files extend the handle and use this one, never the reverse: reading bodies back
+//! (`body.rs`), WebSocket messages (`websocket.rs`), origin protocols (`protocols.rs`), the
+//! matcher's input (`matcher/load.rs`).
 //!
 //! Why a writer thread: the proxy runs on tokio and records thousands of exchanges per second.
 //! Calls on [`Recording`] and [`ExchangeWriter`] only hash bytes and push messages onto a
@@ -25,11 +28,9 @@
 //! per exchange stays bounded; the exchange row that references them is committed at the end.
 //! Chunks of exchanges that never complete are deleted (on drop, or at the next writable open).
 
-use crate::body::BodyReader;
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::schema;
-use crate::websocket::WsMessage;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -49,7 +50,7 @@ const CHUNK_TX_BYTES: usize = 32 * 1024 * 1024;
 pub const GROUP_MAX: usize = 512;
 
 /// A completed exchange on its way to the writer thread.
-struct ExchangeRow {
+pub(crate) struct ExchangeRow {
     id: i64,
     session: i64,
     request: RequestHead,
@@ -69,7 +70,8 @@ struct StoredBody {
     blob: Option<i64>,
 }
 
-enum Cmd {
+/// What the writer thread is asked to do, in order.
+pub(crate) enum Cmd {
     Session {
         id: i64,
         label: String,
@@ -93,10 +95,14 @@ enum Cmd {
         seq: i64,
         data: Vec<u8>,
     },
+    /// A `ws_messages` row (`websocket.rs` builds it).
     WsMessage {
         exchange: i64,
         seq: i64,
-        msg: WsMessage,
+        from_client: bool,
+        opcode: u8,
+        at_us: i64,
+        data: Vec<u8>,
     },
     Flush(SyncSender<Result<(), String>>),
 }
@@ -264,7 +270,8 @@ impl Recording {
         &self.inner.path
     }
 
-    fn send(&self, cmd: Cmd) -> Result<()> {
+    /// Queues `cmd` for the writer thread (read-only handles refuse).
+    pub(crate) fn send(&self, cmd: Cmd) -> Result<()> {
         let tx = self.inner.tx.as_ref().ok_or(Error::ReadOnly)?;
         if let Some(e) = lock(&self.inner.error).clone() {
             return Err(Error::Writer(e));
@@ -344,18 +351,6 @@ impl Recording {
             doc: doc.to_owned(),
             seq,
             data: bytes.to_vec(),
-        })
-    }
-
-    /// Appends message `seq` (0, 1, ... in the order the proxy saw them, both directions
-    /// together) of the WebSocket exchange `exchange`. Messages are committed as they come, like
-    /// exchanges; a repeated `seq` is ignored.
-    pub fn append_ws_message(&self, exchange: ExchangeId, seq: u64, msg: WsMessage) -> Result<()> {
-        let seq = i64::try_from(seq).map_err(|_| Error::Format("message seq too large".into()))?;
-        self.send(Cmd::WsMessage {
-            exchange: exchange.0,
-            seq,
-            msg,
         })
     }
 
@@ -440,50 +435,6 @@ impl Recording {
             Some(row) => exchange_from_row(row),
             None => Err(Error::NotFound(format!("exchange {}", id.0))),
         }
-    }
-
-    /// Streams a stored body (responses still content-encoded, byte for byte as received).
-    /// Reads one chunk at a time, so memory stays bounded for any body size.
-    pub fn body(&self, id: ExchangeId, part: Part) -> Result<BodyReader> {
-        let (inline_col, blob_col, len_col) = match part {
-            Part::Request => ("req_body_inline", "req_body_blob", "req_body_len"),
-            Part::Response => ("resp_body_inline", "resp_body_blob", "resp_body_len"),
-        };
-        let conn = self.reader()?;
-        let sql =
-            format!("SELECT {inline_col}, {blob_col}, {len_col} FROM exchanges WHERE id = ?1");
-        let row: Option<(Option<Vec<u8>>, Option<i64>, i64)> = conn
-            .query_row(&sql, [id.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .optional()?;
-        let (inline, blob, len) =
-            row.ok_or_else(|| Error::NotFound(format!("exchange {}", id.0)))?;
-        Ok(match blob {
-            Some(blob) => BodyReader::chunked(self.clone(), blob, len as u64),
-            None => BodyReader::inline(inline.unwrap_or_default()),
-        })
-    }
-
-    /// Streams the request body of `id`.
-    pub fn request_body(&self, id: ExchangeId) -> Result<BodyReader> {
-        self.body(id, Part::Request)
-    }
-
-    /// Streams the response body of `id` (as received on the wire: still content-encoded).
-    pub fn response_body(&self, id: ExchangeId) -> Result<BodyReader> {
-        self.body(id, Part::Response)
-    }
-
-    /// Reads a whole body into memory, failing with [`Error::TooLarge`] above `limit` bytes.
-    pub fn body_bytes(&self, id: ExchangeId, part: Part, limit: u64) -> Result<Vec<u8>> {
-        self.body(id, part)?.read_to_vec(limit)
-    }
-
-    /// Fetches chunk `seq` of chunked body `blob` (used by [`BodyReader`]).
-    pub(crate) fn chunk(&self, blob: i64, seq: i64) -> Result<Option<Vec<u8>>> {
-        let conn = self.reader()?;
-        let mut stmt =
-            conn.prepare_cached("SELECT data FROM body_chunks WHERE blob = ?1 AND seq = ?2")?;
-        Ok(stmt.query_row([blob, seq], |r| r.get(0)).optional()?)
     }
 
     /// Protocols negotiated per origin, per session.
@@ -941,8 +892,15 @@ fn writer_loop(conn: Connection, rx: Receiver<Cmd>, error: Arc<Mutex<Option<Stri
                 seq,
                 data,
             } => insert_trace_batch(&conn, session, &doc, seq, &data),
-            Cmd::WsMessage { exchange, seq, msg } => {
-                tx_bytes += msg.data.len();
+            Cmd::WsMessage {
+                exchange,
+                seq,
+                from_client,
+                opcode,
+                at_us,
+                data,
+            } => {
+                tx_bytes += data.len();
                 conn.prepare_cached(
                     "INSERT OR IGNORE INTO ws_messages (exchange, seq, from_client, opcode, at_us, data)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -951,10 +909,10 @@ fn writer_loop(conn: Connection, rx: Receiver<Cmd>, error: Arc<Mutex<Option<Stri
                     st.execute(params![
                         exchange,
                         seq,
-                        msg.from_client as i64,
-                        msg.kind.opcode() as i64,
-                        msg.at_us,
-                        msg.data
+                        from_client as i64,
+                        opcode as i64,
+                        at_us,
+                        data
                     ])
                 })
                 .map(|_| ())

@@ -1,7 +1,9 @@
 //! WebSocket messages of upgraded exchanges: what each side sent, in order, with the time since
 //! the upgrade, so replay can play the server's side back message by message.
 
-use crate::{ExchangeId, Result};
+use crate::error::{Error, Result};
+use crate::model::ExchangeId;
+use crate::store::{Cmd, Recording};
 use serde::{Deserialize, Serialize};
 
 /// What a message carries (the WebSocket opcode).
@@ -50,7 +52,22 @@ pub struct WsMessage {
     pub data: Vec<u8>,
 }
 
-impl crate::Recording {
+impl Recording {
+    /// Appends message `seq` (0, 1, ... in the order the proxy saw them, both directions
+    /// together) of the WebSocket exchange `exchange`. Messages are committed as they come, like
+    /// exchanges; a repeated `seq` is ignored.
+    pub fn append_ws_message(&self, exchange: ExchangeId, seq: u64, msg: WsMessage) -> Result<()> {
+        let seq = i64::try_from(seq).map_err(|_| Error::Format("message seq too large".into()))?;
+        self.send(Cmd::WsMessage {
+            exchange: exchange.0,
+            seq,
+            from_client: msg.from_client,
+            opcode: msg.kind.opcode(),
+            at_us: msg.at_us,
+            data: msg.data,
+        })
+    }
+
     /// The messages of WebSocket exchange `exchange` in recorded order (empty for exchanges
     /// without messages, and for files older than schema version 3).
     pub fn ws_messages(&self, exchange: ExchangeId) -> Result<Vec<WsMessage>> {

@@ -7,6 +7,11 @@
 //! npm packages are fetched with `npm pack` into a cache directory the caller names (tests and
 //! benches pass `env!("CARGO_TARGET_TMPDIR")`, i.e. `target/tmp`), once per checkout; nothing
 //! fetched is committed.
+//!
+//! [`module_graph`] reads which modules of a crate use which, for the tests that keep every
+//! crate's imports free of circles.
+
+pub mod module_graph;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

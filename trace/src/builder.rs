@@ -58,7 +58,7 @@ impl TraceBuilder {
         TraceBuilder {
             trace: Trace {
                 header: Header {
-                    version: crate::FORMAT_VERSION,
+                    version: crate::model::FORMAT_VERSION,
                     page: None,
                 },
                 ..Trace::default()

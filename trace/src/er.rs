@@ -703,7 +703,7 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
 
     let mut trace = Trace {
         header: Header {
-            version: crate::FORMAT_VERSION,
+            version: crate::model::FORMAT_VERSION,
             page: None,
         },
         ..Trace::default()

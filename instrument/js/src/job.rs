@@ -10,10 +10,8 @@ use swc_core::ecma::parser::{EsSyntax, Syntax, parse_file_as_module, parse_file_
 use swc_core::ecma::transforms::base::resolver;
 use swc_core::ecma::visit::VisitMutWith;
 
-use crate::{
-    Error, Kind, MARKER, Options, Output, analysis, early, faithful, pass::Pass,
-    positions::Positions, srcmap,
-};
+use crate::contract::{Error, Kind, MARKER, Options, Output};
+use crate::{analysis, early, faithful, pass::Pass, positions::Positions, srcmap};
 
 /// The tree, file and source map of a finished job, freed after the reply.
 type Garbage = Option<Box<dyn std::any::Any>>;

@@ -10,12 +10,12 @@ use swc_core::common::{DUMMY_SP, Mark, Span, Spanned, SyntaxContext};
 use swc_core::ecma::ast::*;
 use swc_core::ecma::visit::{VisitMut, VisitMutWith};
 
-use crate::Kind;
 use crate::analysis::{
     Captures, FnKey, TAG_ARROW, TAG_BLOCK, TAG_CATCH, TAG_CTOR, TAG_FIELD, TAG_FN, TAG_FOR,
     TAG_FOR_IN, TAG_STATIC, TAG_SWITCH, TOP, collect_pat_idents, fn_key, is_block_key,
 };
 use crate::ast::*;
+use crate::contract::Kind;
 use crate::positions::Positions;
 use crate::with_alias::alias_runtime;
 

@@ -7,7 +7,8 @@
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::thread;
 
-use crate::{Error, Options, Output, job};
+use crate::contract::{Error, Options, Output};
+use crate::job;
 
 /// Stack size of each worker.
 pub(crate) const WORKER_STACK: usize = 256 * 1024 * 1024;

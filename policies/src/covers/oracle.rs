@@ -2,8 +2,13 @@
 //! rule instance is tried on every operation and every ordering is checked with a fresh
 //! search, as the paper states the semantics. Quadratic; tests only.
 
-use super::*;
-use std::collections::HashSet;
+use super::facts::{Evs, describe, fork_lists, landmarks};
+use super::instances::{Inst, extensions, initial_instances};
+use super::matching::{Env, pred_matches};
+use crate::ast::{Action, Op};
+use crate::ir::{Expiry, Policy};
+use shepherd_trace::{ActionId, Trace};
+use std::collections::{HashSet, VecDeque};
 
 /// The closure of happens-before plus the policy's edges: `reach[a]` holds every action `a`
 /// reaches.

@@ -15,43 +15,14 @@ use crate::filters::{self, Level, Tag};
 pub use names::{NodeNames, NodeView};
 use serde::Serialize;
 use shepherd_trace::{ActionType, Op, Trace};
-pub use sources::{InlineCode, InlineFinder, PageSources, Snippet, SourceLine};
-use std::borrow::Cow;
+pub use sources::{
+    InlineCode, InlineFinder, NoSources, PageSources, Snippet, SourceLine, SourceProvider,
+};
 use std::collections::HashMap;
 use std::ops::Range;
 
 /// Version of the JSON schema (`docs/races-json.md`).
 pub const JSON_VERSION: u32 = 1;
-
-/// Where the HTML report gets script text from (the recording will provide it; a trace alone
-/// only has positions).
-pub trait SourceProvider {
-    /// The text of the resource at `url`, if known.
-    fn source(&self, url: &str) -> Option<Cow<'_, str>>;
-
-    /// The lines around position `pos` (`url:line:col`). The default looks `url` up with
-    /// [`source`](Self::source); [`PageSources`] also resolves inline code (`#inline-<key>`).
-    fn snippet(&self, pos: &str) -> Option<Snippet> {
-        let (url, line, col) = sources::split_position(pos)?;
-        Snippet::of_text(url, &self.source(url)?, line, col)
-    }
-}
-
-/// No sources: reports show positions only.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoSources;
-
-impl SourceProvider for NoSources {
-    fn source(&self, _url: &str) -> Option<Cow<'_, str>> {
-        None
-    }
-}
-
-impl SourceProvider for HashMap<String, String> {
-    fn source(&self, url: &str) -> Option<Cow<'_, str>> {
-        self.get(url).map(|s| Cow::Borrowed(s.as_str()))
-    }
-}
 
 /// One side of a race.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]

@@ -1,15 +1,16 @@
-//! Source lines for report positions. A position is `url:line:col` (`docs/trace-format.md`,
-//! "Source positions"): for external scripts and modules `url` names a file the recording has;
-//! for inline code it is `<document url>#inline-<K>`, where `K` is the first 18 bits of the
-//! SHA-256 of the inline script's (or handler's) original text and `line:col` count from the
-//! start of that text. [`PageSources`] finds that text in the document and reports the
-//! document's own line numbers, so users see the HTML file as they wrote it.
+//! Source lines for report positions: what a report asks for script text ([`SourceProvider`])
+//! and the providers (none, a map, a recording's page texts). A position is `url:line:col`
+//! (`docs/trace-format.md`, "Source positions"): for external scripts and modules `url` names
+//! a file the recording has; for inline code it is `<document url>#inline-<K>`, where `K` is
+//! the first 18 bits of the SHA-256 of the inline script's (or handler's) original text and
+//! `line:col` count from the start of that text. [`PageSources`] finds that text in the
+//! document and reports the document's own line numbers, so users see the HTML file as they
+//! wrote it.
 //!
 //! Finding inline code in HTML, and its key, belong to the instrumenter (they must match what
 //! its HTML rewriter and JS pass did): this crate only gets them injected as an
 //! [`InlineFinder`] (the CLI passes `shepherd_instrument::inline_code`).
 
-use super::SourceProvider;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -24,6 +25,36 @@ const MAX_LINE_CHARS: usize = 240;
 /// Characters shown on each side of the position's column when its line is longer than
 /// [`MAX_LINE_CHARS`] (minified code: the racing expression, not the line's start).
 pub const COLUMN_WINDOW: usize = 60;
+
+/// Where the HTML report gets script text from (the recording will provide it; a trace alone
+/// only has positions).
+pub trait SourceProvider {
+    /// The text of the resource at `url`, if known.
+    fn source(&self, url: &str) -> Option<Cow<'_, str>>;
+
+    /// The lines around position `pos` (`url:line:col`). The default looks `url` up with
+    /// [`source`](Self::source); [`PageSources`] also resolves inline code (`#inline-<key>`).
+    fn snippet(&self, pos: &str) -> Option<Snippet> {
+        let (url, line, col) = split_position(pos)?;
+        Snippet::of_text(url, &self.source(url)?, line, col)
+    }
+}
+
+/// No sources: reports show positions only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSources;
+
+impl SourceProvider for NoSources {
+    fn source(&self, _url: &str) -> Option<Cow<'_, str>> {
+        None
+    }
+}
+
+impl SourceProvider for HashMap<String, String> {
+    fn source(&self, url: &str) -> Option<Cow<'_, str>> {
+        self.get(url).map(|s| Cow::Borrowed(s.as_str()))
+    }
+}
 
 /// One numbered line of a snippet.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]

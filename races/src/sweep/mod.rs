@@ -36,7 +36,8 @@
 
 use crate::accesses::{AccessKind, Scan};
 use crate::clocks::{ChainTable, Scratch};
-use crate::fixes::{self, FifoKind, FixOptions};
+use crate::fifo::{self, FifoKind, TIMER_WINDOW};
+use crate::fixes::FixOptions;
 use crate::graph::{GraphError, HbArc, HbGraph};
 use crate::races::Race;
 use crate::store::{ClockRef, ClockStore, RunningJoin};
@@ -65,11 +66,6 @@ fn prefetch<T>(x: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
 }
-
-/// How many recent timer fires and queue deliveries the FIFO rules look back over. EventRacer searches the whole
-/// graph; a bounded window keeps the pass linear. A missed FIFO arc can only add races (the
-/// order is weaker), never hide one.
-pub const TIMER_WINDOW: usize = 256;
 
 /// Everything the sweep computes.
 #[derive(Debug, Default)]
@@ -279,7 +275,7 @@ fn sweep_with(
     let graph_time = started.elapsed();
 
     // Registrar/poster and FIFO kind of each timer fire and queue delivery.
-    let fifo = fixes::fifo_members(trace, &scan.queues, opts);
+    let fifo = fifo::fifo_members(trace, &scan.queues, opts);
     let input = Input {
         trace,
         scan,
@@ -688,7 +684,7 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
         /// The sweep derives the same timer and queue FIFO arcs as the clock builder of
-        /// `chains.rs` (its own window, `fixes::TimerFifo`), so the same graph.
+        /// `chains.rs` (its own window, `fifo::TimerFifo`), so the same graph.
         #[test]
         fn fifo_arcs_agree_with_the_clock_builder(
             actions in prop::collection::vec((any::<u32>(), 0u8..7, any::<u32>()), 2..700),

@@ -1,4 +1,4 @@
-//! The last [`TIMER_WINDOW`](super::TIMER_WINDOW) timer fires and queue deliveries, which each
+//! The last [`TIMER_WINDOW`](crate::fifo::TIMER_WINDOW) timer fires and queue deliveries, which each
 //! new one is checked against for FIFO arcs.
 //!
 //! Every fire looks at the whole window: 42 000 fires × 256 entries on the 1 000-chain bench
@@ -10,7 +10,7 @@
 //! three); only those picked are then walked newest first, as before, re-checking "below"
 //! against the clock as it grows. 35 ms, same arcs.
 
-use crate::fixes::FifoKind;
+use crate::fifo::FifoKind;
 
 /// A fire's place in the chains: (action, chain, position).
 pub(super) type Place = (u32, u32, u16);

@@ -1,6 +1,6 @@
 //! Splitting a request into the features the tiers compare.
 
-use super::MatchConfig;
+use super::lookup::MatchConfig;
 use crate::model::{Header, header_value};
 
 /// A request broken into comparable parts. Names of query and body parameters are

@@ -1,7 +1,7 @@
 //! The last tier: the closest recorded request of the same method and host, by path and query
 //! overlap (after WPR's `2M/T` key-overlap score, extended to whole paths).
 
-use super::RequestFeatures;
+use super::features::RequestFeatures;
 
 /// How similar two requests of the same method and host are; `None` when their paths are too
 /// different to serve one for the other (a script must not be answered with the home page).

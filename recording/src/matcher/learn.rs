@@ -11,7 +11,8 @@
 //! once it has shown at least two distinct values (hence: record two sessions, so session ids
 //! vary). Above [`EXHAUSTIVE_MAX`] candidate features a greedy search replaces enumeration.
 
-use super::{RecordedRequest, RequestFeatures};
+use super::features::RequestFeatures;
+use super::lookup::RecordedRequest;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Largest number of wildcard candidates searched exhaustively (2^n partitions).

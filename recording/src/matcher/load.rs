@@ -1,6 +1,6 @@
 //! Building the matcher's input from a recording.
 
-use super::RecordedRequest;
+use super::lookup::RecordedRequest;
 use crate::error::Result;
 use crate::model::{Exchange, Part, header_value};
 use crate::store::Recording;

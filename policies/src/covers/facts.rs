@@ -1,0 +1,304 @@
+//! What the simulation reads from a trace: each action as the policy language sees it (kind,
+//! DOM event type, target, URL, creator, delay), the forks each action makes and the
+//! DOMContentLoaded and load landmarks ([`TraceFacts`]); with the happens-before graph, the
+//! [`Base`] every policy's simulation over the trace shares.
+
+use super::csr::Csr;
+use shepherd_trace::{ActionId, ActionType, ArcKind, FastState, Op as TOp, Trace};
+use std::collections::HashMap;
+
+/// What every policy's simulation reads from the trace alone: the actions as the policy
+/// language sees them, the forks and the landmarks. It needs no happens-before graph, so a
+/// caller can build it while the race analysis runs ([`shipped_orderings_deferred`](super::shipped_orderings_deferred)).
+#[derive(Debug)]
+pub struct TraceFacts<'t> {
+    pub(super) evs: Evs<'t>,
+    pub(super) forks: Csr,
+    pub(super) dcl: Option<u32>,
+    pub(super) load: Option<u32>,
+    pub(super) page: String,
+}
+
+impl<'t> TraceFacts<'t> {
+    /// Reads `trace`.
+    pub fn new(trace: &'t Trace) -> TraceFacts<'t> {
+        let evs = describe(trace);
+        let forks = fork_lists(trace, &evs);
+        let (dcl, load) = landmarks(&evs);
+        TraceFacts {
+            evs,
+            forks,
+            dcl,
+            load,
+            page: trace.header.page.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// What every policy's simulation reads from one trace: its [`TraceFacts`] and the
+/// happens-before graph. Worked out once for all the policies run over the trace.
+#[derive(Debug)]
+pub struct Base<'t> {
+    pub(super) facts: TraceFacts<'t>,
+    pub(super) succ: Csr,
+    pub(super) pred: Csr,
+}
+
+impl<'t> Base<'t> {
+    /// Reads `trace`; `hb` are the happens-before arcs (tail, head) the race analysis used.
+    pub fn new(trace: &'t Trace, hb: &[(u32, u32)]) -> Base<'t> {
+        Base::with_facts(TraceFacts::new(trace), hb)
+    }
+
+    /// [`Base::new`] from facts read before.
+    pub fn with_facts(facts: TraceFacts<'t>, hb: &[(u32, u32)]) -> Base<'t> {
+        let n = facts.evs.len();
+        let arcs = || {
+            hb.iter()
+                .copied()
+                .filter(|&(t, h)| (t as usize) < n && (h as usize) < n && t < h)
+        };
+        let succ = Csr::new(n, arcs());
+        let pred = Csr::new(n, arcs().map(|(t, h)| (h, t)));
+        Base { facts, succ, pred }
+    }
+}
+
+/// What the simulation knows about one action, as predicates read it ([`Evs::get`]).
+/// Its strings borrow the trace's.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Ev<'t> {
+    /// DOM event type for `event:<type>` actions.
+    pub(super) dom_type: Option<&'t str>,
+    pub(super) kind: &'t str,
+    pub(super) user: bool,
+    /// Target label class (`BUTTON`, `XMLHttpRequest`, `Window`) and the target's `#id`.
+    pub(super) target: Option<&'t str>,
+    pub(super) target_id: Option<&'t str>,
+    pub(super) url: Option<&'t str>,
+    /// XHR events at readyState 4 (the response), per the events that follow.
+    pub(super) xhr_done: bool,
+    pub(super) creator: Option<ActionId>,
+    pub(super) delay: Option<u32>,
+}
+
+/// No name ([`Names`]).
+const NO_NAME: u32 = u32::MAX;
+
+/// The texts predicates compare actions by (kinds, event types, target labels and ids, URLs),
+/// each stored once: a page has a hundred thousand actions and a few hundred such texts.
+#[derive(Debug, Default)]
+struct Names<'t> {
+    texts: Vec<&'t str>,
+    ids: HashMap<&'t str, u32, FastState>,
+}
+
+impl<'t> Names<'t> {
+    fn id(&mut self, s: Option<&'t str>) -> u32 {
+        let Some(s) = s else { return NO_NAME };
+        let texts = &mut self.texts;
+        *self.ids.entry(s).or_insert_with(|| {
+            texts.push(s);
+            (texts.len() - 1) as u32
+        })
+    }
+
+    fn get(&self, id: u32) -> Option<&'t str> {
+        self.texts.get(id as usize).copied()
+    }
+}
+
+/// An [`Ev`] as stored, its texts by [`Names`] id.
+#[derive(Clone, Copy, Debug)]
+struct Packed {
+    dom_type: u32,
+    kind: u32,
+    target: u32,
+    target_id: u32,
+    url: u32,
+    creator: Option<ActionId>,
+    delay: Option<u32>,
+    user: bool,
+    xhr_done: bool,
+}
+
+/// Every action's [`Ev`], packed.
+#[derive(Debug, Default)]
+pub(super) struct Evs<'t> {
+    list: Vec<Packed>,
+    names: Names<'t>,
+}
+
+impl<'t> Evs<'t> {
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    fn push(&mut self, e: &Ev<'t>) {
+        let n = &mut self.names;
+        let p = Packed {
+            dom_type: n.id(e.dom_type),
+            kind: n.id(Some(e.kind)),
+            target: n.id(e.target),
+            target_id: n.id(e.target_id),
+            url: n.id(e.url),
+            creator: e.creator,
+            delay: e.delay,
+            user: e.user,
+            xhr_done: e.xhr_done,
+        };
+        self.list.push(p);
+    }
+
+    pub(super) fn get(&self, v: ActionId) -> Option<Ev<'t>> {
+        let p = self.list.get(v as usize)?;
+        let n = &self.names;
+        Some(Ev {
+            dom_type: n.get(p.dom_type),
+            kind: n.get(p.kind).unwrap_or(""),
+            user: p.user,
+            target: n.get(p.target),
+            target_id: n.get(p.target_id),
+            url: n.get(p.url),
+            xhr_done: p.xhr_done,
+            creator: p.creator,
+            delay: p.delay,
+        })
+    }
+}
+
+/// The DOMContentLoaded action and the window's load action (`parsed`, `loaded`).
+pub(super) fn landmarks(evs: &Evs) -> (Option<u32>, Option<u32>) {
+    let find = |f: &dyn Fn(&Ev) -> bool| {
+        (0..evs.len() as u32).find(|&v| evs.get(v).is_some_and(|e| f(&e)))
+    };
+    (
+        find(&|e| e.dom_type == Some("DOMContentLoaded")),
+        find(&|e| e.dom_type == Some("load") && e.target == Some("Window")),
+    )
+}
+
+/// The fork operations each action makes (an XHR's fork is the fork of its response; its
+/// other events are not forks).
+pub(super) fn fork_lists(trace: &Trace, evs: &Evs) -> Csr {
+    let n = evs.len();
+    let forks = trace.arcs.iter().filter_map(|a| {
+        if a.kind != ArcKind::Fork || (a.tail as usize) >= n {
+            return None;
+        }
+        let e = evs.get(a.head)?;
+        if e.target == Some("XMLHttpRequest") && !e.xhr_done {
+            return None;
+        }
+        Some((a.tail, a.head))
+    });
+    Csr::new(n, forks)
+}
+
+/// Reads what the policy language can ask about each action from its kind, stable id, first
+/// scope label and the arcs into it.
+pub(super) fn describe(trace: &Trace) -> Evs<'_> {
+    let s = &trace.strings;
+    let mut evs = Evs {
+        list: Vec::with_capacity(trace.actions.len()),
+        names: Names::default(),
+    };
+    for e in trace.actions.iter().map(|a| {
+        let kind = s.get(a.kind);
+        let stable = s.get(a.stable);
+        let label = trace.ops_of(a.id).iter().find_map(|op| match op {
+            TOp::Enter { scope, .. } => Some(s.get(*scope)),
+            _ => None,
+        });
+        let mut e = Ev {
+            user: a.ty == ActionType::UserInterface,
+            ..Ev::default()
+        };
+        if let Some(t) = kind.strip_prefix("event:") {
+            e.dom_type = Some(t);
+            if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
+                e.target = Some(l.split('[').next().unwrap_or(""));
+            }
+        }
+        let last = stable.rsplit('/').next().unwrap_or("");
+        if let Some(at) = last.split_once('@').map(|(_, r)| r) {
+            let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
+            if let Some(id) = path.strip_prefix('#') {
+                e.target_id = Some(id.split('>').next().unwrap_or(id));
+            }
+        }
+        match kind {
+            "script" => {
+                // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
+                if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
+                    && let Some((how, what)) = l.split_once(' ')
+                    && matches!(how, "async" | "defer" | "inserted" | "module")
+                    && !what.starts_with('#')
+                {
+                    e.url = Some(what);
+                }
+            }
+            "fetch" => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
+            _ => {}
+        }
+        if e.target == Some("XMLHttpRequest")
+            && let Some(seg) = stable.split('/').find(|x| x.starts_with("xhr@"))
+        {
+            e.url = seg
+                .strip_prefix("xhr@")
+                .map(|r| r.rsplit_once('#').map_or(r, |(u, _)| u));
+        }
+        e.kind = kind;
+        e
+    }) {
+        evs.push(&e);
+    }
+    for a in &trace.arcs {
+        if a.kind == ArcKind::Fork
+            && let Some(e) = evs.list.get_mut(a.head as usize)
+        {
+            e.creator = Some(a.tail);
+            if a.delay_ms.is_some() {
+                e.delay = a.delay_ms;
+            }
+        }
+    }
+    fn target<'t>(evs: &Evs<'t>, i: usize) -> Option<&'t str> {
+        evs.get(i as u32).and_then(|e| e.target)
+    }
+    fn dom_type<'t>(evs: &Evs<'t>, i: usize) -> Option<&'t str> {
+        evs.get(i as u32).and_then(|e| e.dom_type)
+    }
+    // The response of each XHR: its first load/error/abort/timeout event, and the
+    // readystatechange right before it (readyState 4 fires first).
+    let mut by_xhr: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, a) in trace.actions.iter().enumerate() {
+        if target(&evs, i) == Some("XMLHttpRequest")
+            && let Some(label) = trace.ops_of(a.id).iter().find_map(|op| match op {
+                TOp::Enter { scope, .. } => Some(s.get(*scope)),
+                _ => None,
+            })
+            && let Some(t) = label.split(" @ ").nth(1)
+        {
+            by_xhr.entry(t).or_default().push(i);
+        }
+    }
+    for list in by_xhr.values() {
+        if let Some(k) = list.iter().position(|&i| {
+            matches!(
+                dom_type(&evs, i),
+                Some("load" | "error" | "abort" | "timeout")
+            )
+        }) {
+            let head = if k > 0 && dom_type(&evs, list[k - 1]) == Some("readystatechange") {
+                k - 1
+            } else {
+                k
+            };
+            if let Some(e) = evs.list.get_mut(list[head]) {
+                e.xhr_done = true;
+            }
+        }
+    }
+    evs
+}
