@@ -61,7 +61,7 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         };
         record_url(&opts, ca.clone()).await
     })?;
-    let source = shepherd_session::trace_source::load(&rec, None)?;
+    let source = shepherd_analysis::trace_file::load(&rec, None)?;
     let trace = &source.loaded.trace;
     let analysis = analyze(trace, &Options::default()).context("analysing the demo trace")?;
     let mut uncovered = RaceReport::new(trace, &analysis, false);
@@ -78,7 +78,7 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         undecided.clone(),
     );
     super::policy::set_repaired_by(&mut full, by.next().unwrap_or_default(), undecided);
-    let sources = shepherd_session::page_sources::from_recording(&rec).unwrap_or_default();
+    let sources = shepherd_analysis::page_texts::from_recording(&rec).unwrap_or_default();
     let html = args.out.join("report.html");
     std::fs::write(
         &html,

@@ -84,16 +84,15 @@ fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String)
     Ok(out)
 }
 
-/// Where traces come from: `shepherd_session::trace_source` reads JSONL and `ER_actionlog` files (format
+/// Where traces come from: `shepherd_analysis::trace_file` reads JSONL and `ER_actionlog` files (format
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
 pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     // Every caller analyses what it loads.
     crate::memory::for_batch_analysis();
     let progress = Progress::bytes(0, "reading the trace");
-    let src =
-        shepherd_session::trace_source::load_with_progress(path, None, &mut |done, total| {
-            progress.update(done, total)
-        })?;
+    let src = shepherd_analysis::trace_file::load_with_progress(path, None, &mut |done, total| {
+        progress.update(done, total)
+    })?;
     progress.finish();
     // The parts a large trace was read in were merged on this thread, and the other threads'
     // heaps are gone: what they freed is returned now, not after the sweep has grown past it.
@@ -168,7 +167,7 @@ fn analyse_and_report<'s, 't: 's>(
     .with_context(|| format!("cannot analyse {}", args.file.display()))?;
     // A recording also holds the page's HTML and scripts: reports show the racing lines.
     progress.message("loading page sources for the report");
-    let sources = shepherd_session::page_sources::for_trace_file(&args.file);
+    let sources = shepherd_analysis::page_texts::for_trace_file(&args.file);
     progress.finish();
     let lookup = |r: &RaceView| {
         explored.and_then(|m| {
