@@ -88,7 +88,7 @@ fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String)
 /// sniffed) and recordings (`.rec`: the newest session's top-level page trace).
 pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     // Every caller analyses what it loads.
-    crate::memory::for_batch_analysis();
+    shepherd_analysis::memory::for_batch_analysis();
     let progress = Progress::bytes(0, "reading the trace");
     let src = shepherd_analysis::trace_file::load_with_progress(path, None, &mut |done, total| {
         progress.update(done, total)
@@ -96,7 +96,7 @@ pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
     progress.finish();
     // The parts a large trace was read in were merged on this thread, and the other threads'
     // heaps are gone: what they freed is returned now, not after the sweep has grown past it.
-    crate::memory::release_freed();
+    shepherd_analysis::memory::release_freed();
     for w in &src.loaded.warnings {
         tracing::warn!("{}: {w}", path.display());
     }
@@ -151,7 +151,7 @@ fn analyse_and_report<'s, 't: 's>(
             Phase::Filters { graph } => {
                 if let Some(rx) = pairs_rx.take() {
                     let hb = super::policy::hb_arcs(graph);
-                    crate::memory::release_freed();
+                    shepherd_analysis::memory::release_freed();
                     policies = Some(s.spawn(move || {
                         shipped_orderings_deferred(TraceFacts::new(trace), &hb, move || {
                             rx.recv().unwrap_or_default()
