@@ -3,11 +3,11 @@
 use super::policy::PolicyMarks;
 use crate::progress::Progress;
 use anyhow::Context;
+use shepherd_analysis::explored::Verdicts;
 use shepherd_policies::covers::{TraceFacts, shipped_orderings_deferred};
-use shepherd_races::report::{self, Explored, RaceReport, RaceView, ReportPlan};
+use shepherd_races::report::{self, RaceReport, RaceView, ReportPlan};
 use shepherd_races::{Options, Phase, analyze_with_phases};
 use shepherd_trace::Trace;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,57 +31,6 @@ pub(crate) struct Args {
     /// harmful (with its witness in that file) or harmless, and why.
     #[arg(long, value_name = "EXPLORE.json")]
     explored: Option<PathBuf>,
-}
-
-/// A race's key across reports: its location (object numbers blanked, they depend on the
-/// execution) and the stable ids of its two actions.
-fn race_key(location: &str, first: &str, second: &str) -> (String, String, String) {
-    let mut loc = String::with_capacity(location.len());
-    let mut digits = false;
-    for c in location.chars() {
-        if c.is_ascii_digit() && (digits || loc.ends_with('[')) {
-            digits = true;
-            continue;
-        }
-        digits = false;
-        loc.push(c);
-    }
-    (loc, first.to_string(), second.to_string())
-}
-
-/// The verdicts of an explore report, by race key.
-fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String), Explored>> {
-    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_slice(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    if doc["version"] != 1 {
-        anyhow::bail!(
-            "{}: not an explore report of version 1 (docs/explore-json.md)",
-            path.display()
-        );
-    }
-    let mut out = HashMap::new();
-    for r in doc["races"].as_array().into_iter().flatten() {
-        let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-        let key = race_key(
-            &s(&r["location"]),
-            &s(&r["first"]["stable"]),
-            &s(&r["second"]["stable"]),
-        );
-        let verdict = Explored {
-            verdict: s(&r["verdict"]),
-            reason: s(&r["reason"]),
-            sequence: r["sequence"].as_u64(),
-        };
-        // A harmful verdict wins over others for the same race.
-        let keep = out
-            .get(&key)
-            .is_none_or(|old: &Explored| old.verdict != "harmful");
-        if keep {
-            out.insert(key, verdict);
-        }
-    }
-    Ok(out)
 }
 
 /// Where traces come from: `shepherd_analysis::trace_file` reads JSONL and `ER_actionlog` files (format
@@ -110,7 +59,7 @@ pub(crate) fn load_trace(path: &Path) -> anyhow::Result<Trace> {
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let explored = match &args.explored {
-        Some(p) => Some(load_explored(p)?),
+        Some(p) => Some(Verdicts::load(p)?),
         None => None,
     };
     let trace = load_trace(&args.file)?;
@@ -125,7 +74,7 @@ fn analyse_and_report<'s, 't: 's>(
     s: &'s std::thread::Scope<'s, '_>,
     args: &Args,
     trace: &'t Trace,
-    explored: Option<&HashMap<(String, String, String), Explored>>,
+    explored: Option<&Verdicts>,
 ) -> anyhow::Result<()> {
     // Single coverage only says how a covered race is covered: reports without covered races
     // (no `--all`, no HTML page) never show it, and it costs a third clock per action (wide
@@ -169,12 +118,7 @@ fn analyse_and_report<'s, 't: 's>(
     progress.message("loading page sources for the report");
     let sources = shepherd_analysis::page_texts::for_trace_file(&args.file);
     progress.finish();
-    let lookup = |r: &RaceView| {
-        explored.and_then(|m| {
-            m.get(&race_key(&r.location, &r.first.stable, &r.second.stable))
-                .cloned()
-        })
-    };
+    let lookup = |r: &RaceView| explored.and_then(|v| v.of(r));
     // The page folds covered races under their cover, so it always has them.
     let mut full = args.html.as_ref().map(|_| {
         let mut full = RaceReport::new(trace, &analysis, true);
