@@ -74,9 +74,7 @@ impl Shepherd {
     /// The races of the recording's top-level page with covered ones, in the versioned JSON
     /// of `docs/races-json.md`.
     pub fn races(&self, rec: &Path) -> Result<serde_json::Value> {
-        let src = shepherd_analysis::trace_file::load(rec, None)?;
-        let mut trace = src.loaded.trace;
-        trace.header.page = trace.header.page.or(src.page);
+        let trace = shepherd_analysis::pipeline::load(rec, &mut ())?;
         let analysis = shepherd_races::analyze(
             &trace,
             &shepherd_races::Options {
