@@ -25,7 +25,7 @@ const ANALYSIS_PURGE_DELAY_MS: std::ffi::c_long = 10;
 ///   pages were not reliably faster: on a busy machine the kernel sometimes spent 0.3–0.45 s
 ///   of system time per run assembling them. Children inherit the setting; these commands
 ///   start none.
-/// - Freed memory returned after [`ANALYSIS_PURGE_DELAY_MS`] instead of one second (→ 95 MB).
+/// - Freed memory returned after 10 ms instead of one second (→ 95 MB).
 pub fn for_batch_analysis() {
     // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process; a kernel without it
     // returns an error, which changes nothing.
@@ -39,7 +39,7 @@ pub fn for_batch_analysis() {
 
 /// Returns what this thread's heap has freed to the OS now. The analysis calls it before
 /// another thread starts allocating: a thread allocates from its own heap, so memory freed
-/// on this thread but not returned yet ([`ANALYSIS_PURGE_DELAY_MS`]) would still count
+/// on this thread but not returned yet (within the purge delay) would still count
 /// while the other thread fills new pages. (On the pipeline bench's pages its effect on the
 /// peak was within the run-to-run spread of 1-2 MB.) The proxy's idle workers call it too.
 pub fn release_freed() {
