@@ -8,6 +8,7 @@
 //! start on a clean line.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use shepherd_analysis::pipeline::{Observer, Step};
 use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -145,6 +146,42 @@ impl Progress {
     pub fn position_setter(&self) -> impl Fn(u64) + Send + Sync + 'static {
         let bar = self.bar.clone();
         move |n| bar.set_position(n)
+    }
+}
+
+/// The analysis pipeline's progress (`shepherd races`, `policy covers`): a bar while the
+/// trace is read, a spinner naming the analysis' phase, another while the HTML page is
+/// written.
+#[derive(Default)]
+pub struct PipelineProgress {
+    shown: Option<Progress>,
+}
+
+impl Observer for PipelineProgress {
+    fn read(&mut self, done: u64, total: u64) {
+        if let Some(p) = &self.shown {
+            p.update(done, total);
+        }
+    }
+
+    fn step(&mut self, step: Step<'_>) {
+        match step {
+            Step::Reading => self.shown = Some(Progress::bytes(0, "reading the trace")),
+            Step::Analysing { .. } => self.shown = Some(Progress::spinner("analysing")),
+            Step::Phase { actions, name } => {
+                if let Some(p) = &self.shown {
+                    p.message(format!("analysing {actions} actions: {name}"));
+                }
+            }
+            Step::LoadingSources => {
+                if let Some(p) = &self.shown {
+                    p.message("loading page sources for the report");
+                }
+            }
+            Step::WritingHtml => self.shown = Some(Progress::spinner("writing the HTML report")),
+            Step::Read | Step::Reporting | Step::Done => self.shown = None,
+            Step::Analysed(_) => {}
+        }
     }
 }
 

@@ -11,16 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use shepherd_testkit::module_graph::{Circle, ModuleGraph};
-
-/// Circles known and owned elsewhere: (crate folder, modules of the circle). A circle found
-/// that is one of these, or inside one, is reported but does not fail the test; an entry no
-/// circle matches any more fails it, so the list only shrinks.
-const KNOWN: &[(&str, &[&str])] = &[
-    // `shepherd races` and `shepherd policy` share the analysis pipeline, which is moving out of
-    // the binary into a library: that ends this circle.
-    ("cli", &["commands::policy", "commands::races"]),
-];
+use shepherd_testkit::module_graph::ModuleGraph;
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -51,13 +42,6 @@ fn members(root: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The index in [`KNOWN`] of the entry `circle` (found in `member`) falls under.
-fn known(member: &str, circle: &Circle) -> Option<usize> {
-    KNOWN.iter().position(|(crate_dir, modules)| {
-        *crate_dir == member && circle.modules.iter().all(|m| modules.contains(&m.as_str()))
-    })
-}
-
 #[test]
 fn no_crate_imports_in_a_circle() {
     let root = workspace_root();
@@ -65,7 +49,6 @@ fn no_crate_imports_in_a_circle() {
     assert!(members.len() >= 10, "found only {members:?}");
     let mut failures = Vec::new();
     let mut modules = 0;
-    let mut seen = vec![false; KNOWN.len()];
     for member in &members {
         assert!(
             !member.contains('*'),
@@ -76,26 +59,11 @@ fn no_crate_imports_in_a_circle() {
         for (target, graph) in graphs {
             modules += graph.modules().count();
             for circle in graph.circles() {
-                let line = format!("{member} ({target}): {circle}");
-                match known(member, &circle) {
-                    Some(k) => {
-                        seen[k] = true;
-                        eprintln!("known circle, owned elsewhere: {line}");
-                    }
-                    None => failures.push(line),
-                }
+                failures.push(format!("{member} ({target}): {circle}"));
             }
         }
     }
     assert!(modules > 100, "read only {modules} modules");
-    for ((crate_dir, circle), seen) in KNOWN.iter().zip(seen) {
-        if !seen {
-            failures.push(format!(
-                "{crate_dir}: the known circle {{{}}} is gone: remove it from KNOWN\n",
-                circle.join(", ")
-            ));
-        }
-    }
     assert!(
         failures.is_empty(),
         "modules that import each other in a circle (split them by concern):\n{}",

@@ -41,7 +41,8 @@ fn main() {
         std::process::exit(2);
     };
     let mode = args.next().unwrap_or_else(|| "file".into());
-    // The allocator set-up of `shepherd races` (cli/src/memory.rs, `for_batch_analysis`).
+    // The allocator set-up of `shepherd races` (analysis/src/memory.rs, `for_batch_analysis`;
+    // this crate cannot depend on that one).
     // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process; mi_option_set only stores
     // the option (15 = mi_option_purge_delay).
     unsafe {

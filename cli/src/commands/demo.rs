@@ -4,8 +4,7 @@
 
 use crate::demo_site::DemoSite;
 use anyhow::Context;
-use shepherd_races::report::{self, RaceReport};
-use shepherd_races::{Options, analyze};
+use shepherd_analysis::pipeline::{self, Input, Outputs, Request};
 use shepherd_session::drive::{DriveOptions, record_url};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,39 +60,30 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         };
         record_url(&opts, ca.clone()).await
     })?;
-    let source = shepherd_session::trace_source::load(&rec, None)?;
-    let trace = &source.loaded.trace;
-    let analysis = analyze(trace, &Options::default()).context("analysing the demo trace")?;
-    let mut uncovered = RaceReport::new(trace, &analysis, false);
-    let mut full = RaceReport::new(trace, &analysis, true);
-    let lists = [
-        super::policy::race_pairs(&uncovered),
-        super::policy::race_pairs(&full),
-    ];
-    let (by, undecided) = super::policy::shipped_orderings(trace, &analysis, &lists);
-    let mut by = by.into_iter();
-    super::policy::set_repaired_by(
-        &mut uncovered,
-        by.next().unwrap_or_default(),
-        undecided.clone(),
-    );
-    super::policy::set_repaired_by(&mut full, by.next().unwrap_or_default(), undecided);
-    let sources = shepherd_session::page_sources::from_recording(&rec).unwrap_or_default();
+    // The report is what `shepherd races demo.rec --html report.html` prints, and the JSON
+    // what `--json` prints.
     let html = args.out.join("report.html");
-    std::fs::write(
-        &html,
-        report::html::render(&full, &analysis, trace, &sources),
-    )
-    .with_context(|| format!("writing {}", html.display()))?;
     let json = args.out.join("races.json");
-    std::fs::write(&json, report::json::render(&uncovered))
-        .with_context(|| format!("writing {}", json.display()))?;
-    print!("{}", report::text::render(&uncovered));
+    let mut json_file = std::io::BufWriter::new(
+        std::fs::File::create(&json).with_context(|| format!("creating {}", json.display()))?,
+    );
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let outcome = pipeline::run(
+        &Request::new(Input::File(&rec)),
+        Outputs {
+            text: Some(&mut stdout),
+            json: Some(&mut json_file),
+            html: Some(&html),
+        },
+        &mut (),
+    )
+    .context("analysing the demo trace")?;
+    drop(stdout);
     println!(
         "\nrecorded {} exchanges, {} actions, {} arcs, {} user events in {:.1}s",
         summary.exchanges,
-        trace.actions.len(),
-        trace.arcs.len(),
+        outcome.actions,
+        outcome.logged_arcs,
         summary.events_fired,
         summary.elapsed.as_secs_f64()
     );

@@ -149,7 +149,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         ));
     }))?;
     bar.finish();
-    let sources = shepherd_session::page_sources::for_trace_file(&args.recording);
+    let sources = shepherd_analysis::page_texts::for_trace_file(&args.recording);
     let doc = report::json(&out, args.bound, &sources);
     if let Some(path) = &args.html {
         std::fs::write(path, report::html(&out, args.bound, &sources))

@@ -236,7 +236,7 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
             .context("starting the async runtime")?;
         let summary = rt.block_on(shepherd_session::drive::record_url(&opts, ca))?;
         drop(progress);
-        let stats = shepherd_session::trace_source::load(&args.out, None)
+        let stats = shepherd_analysis::trace_file::load(&args.out, None)
             .ok()
             .map(|src| shepherd_trace::TraceStats::of(&src.loaded.trace));
         let (actions, arcs, locations) = stats

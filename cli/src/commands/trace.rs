@@ -2,7 +2,7 @@
 //! actions (their operations with strings resolved, their predecessors and successors).
 //!
 //! The trace can come from a recording, a JSONL trace or an `ER_actionlog`
-//! (`shepherd_session::trace_source` tells them apart).
+//! (`shepherd_analysis::trace_file` tells them apart).
 
 use anyhow::Context;
 use serde::Serialize;
@@ -39,10 +39,10 @@ pub(crate) struct Args {
 }
 
 /// Loads a trace from any supported file: a recording (`doc` picks the document), our JSONL
-/// trace or an `ER_actionlog`. Adding a kind of source is done in `shepherd_session::trace_source`.
+/// trace or an `ER_actionlog`. Adding a kind of source is done in `shepherd_analysis::trace_file`.
 /// Returns the trace and, for a recording, the id of the document it belongs to.
 pub(crate) fn load(path: &Path, doc: Option<&str>) -> anyhow::Result<(Loaded, Option<String>)> {
-    let s = shepherd_session::trace_source::load(path, doc)?;
+    let s = shepherd_analysis::trace_file::load(path, doc)?;
     Ok((s.loaded, s.doc))
 }
 

@@ -1,7 +1,7 @@
-//! Shepherd as a user runs it, assembled by `shepherd-session` (the crate `shepherd record`
-//! and `shepherd races` are built on): a recording stack per scenario — the real proxy,
-//! instrumenter and runtime — trusting only the scenario origin's CA upstream, and the race
-//! report of the recording as `shepherd races FILE --json --all` prints it; and a repair
+//! Shepherd as a user runs it: a recording stack per scenario, assembled by `shepherd-session`
+//! (the crate `shepherd record` is built on) — the real proxy, instrumenter and runtime —
+//! trusting only the scenario origin's CA upstream, and the race report of the recording as
+//! `shepherd races FILE --json --all` prints it (read by `shepherd-analysis`); and a repair
 //! stack per scenario as `shepherd serve --policy` starts it. The lanes drive the browser
 //! themselves, so the bad schedule's input can be sent while the page loads.
 
@@ -74,9 +74,7 @@ impl Shepherd {
     /// The races of the recording's top-level page with covered ones, in the versioned JSON
     /// of `docs/races-json.md`.
     pub fn races(&self, rec: &Path) -> Result<serde_json::Value> {
-        let src = shepherd_session::trace_source::load(rec, None)?;
-        let mut trace = src.loaded.trace;
-        trace.header.page = trace.header.page.or(src.page);
+        let trace = shepherd_analysis::pipeline::load(rec, &mut ())?;
         let analysis = shepherd_races::analyze(
             &trace,
             &shepherd_races::Options {

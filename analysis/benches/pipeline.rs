@@ -1,33 +1,32 @@
 //! End-to-end benchmark of `shepherd races` on synthetic 115 000-action traces (see
 //! `shepherd_races::synth`) of two shapes: the page (≈ 450 chains) and the wide page
 //! (≈ 1 000 chains: many independent timers, requests and callbacks). Each trace is written
-//! as JSONL; then, per shape and configuration, a fresh child process does what the CLI does —
-//! load, analyse, mark each race shown with the shipped repair policies that order it
-//! (`shepherd_policies::covers::shipped_orderings`), write the text report (streamed a few
+//! as JSONL; then, per shape and configuration, a fresh child process runs the command's own
+//! pipeline (`shepherd_analysis::pipeline::run`, with the command's allocator settings,
+//! `shepherd_analysis::memory::for_batch_analysis`) — load, analyse, mark each race shown
+//! with the shipped repair policies that order it, write the text report (streamed a few
 //! locations at a time, rendered on two threads) — printing wall and CPU time (of every
-//! thread) per phase, without and with the policy
-//! step, and the peak resident memory (VmHWM) after each phase. The child
+//! thread) per phase, and the peak resident memory (VmHWM) after each phase. The child
 //! runs with mimalloc, the `shepherd` binary's allocator, so resident figures are the CLI's.
 //! Baselines run in the parent: reachability by BFS and by plain bit-vector clocks, on the
 //! same queries, with ratios.
 //!
-//! `cargo bench -p shepherd-races` (env: `SHEPHERD_BENCH_ACTIONS`, `SHEPHERD_BENCH_SEED`,
-//! `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and `DIR/wide.jsonl`,
-//! `SHEPHERD_BENCH_REPORT=FILE` copies each child's text report to FILE (each child
-//! overwrites it: run one child by hand to compare reports across a change),
+//! `cargo bench -p shepherd-analysis --bench pipeline` (env: `SHEPHERD_BENCH_ACTIONS`,
+//! `SHEPHERD_BENCH_SEED`, `SHEPHERD_BENCH_KEEP=DIR` keeps the traces as `DIR/page.jsonl` and
+//! `DIR/wide.jsonl`, `SHEPHERD_BENCH_REPORT=FILE` copies each child's text report to FILE
+//! (each child overwrites it: run one child by hand to compare reports across a change),
 //! `SHEPHERD_BENCH_ALLOCATOR_DEFAULTS=1` leaves mimalloc and huge pages as they were before
 //! `shepherd races` tuned them).
 
-use shepherd_policies::covers::{ShippedOrderings, TraceFacts, shipped_orderings_deferred};
+use shepherd_analysis::memory;
+use shepherd_analysis::pipeline::{self, Input, Observer, Outputs, Request, Step};
 use shepherd_races::oracle::{Bfs, BitClocks};
-use shepherd_races::report::text::PendingMarks;
-use shepherd_races::report::{NoSources, ReportPlan, text};
 use shepherd_races::synth::{SynthConfig, generate};
-use shepherd_races::{Options, Phase, analyze, analyze_with_phases};
+use shepherd_races::{Options, Timings, analyze};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -87,117 +86,129 @@ impl Write for Counter {
     }
 }
 
-/// The allocator set-up of `shepherd races` (`cli/src/memory.rs`, `for_batch_analysis`):
-/// transparent huge pages off, freed memory returned after 10 ms.
-fn for_batch_analysis() {
-    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
-    #[cfg(target_os = "linux")]
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-    // SAFETY: mi_option_set only stores the option (15 = mi_option_purge_delay).
-    unsafe { libmimalloc_sys::mi_option_set(15, 10) };
+/// Wall time, CPU time and peak resident memory at one point of the pipeline.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    wall: Duration,
+    cpu: u64,
+    hwm: f64,
 }
 
-/// Child: load + analyse + report one file, as `shepherd races FILE` does; print figures.
+impl Mark {
+    fn now(t0: Instant) -> Mark {
+        Mark {
+            wall: t0.elapsed(),
+            cpu: cpu_ns(),
+            hwm: mb_hwm(),
+        }
+    }
+}
+
+/// What the analysis found, for the figures line.
+#[derive(Default)]
+struct Figures {
+    arcs: usize,
+    accesses: usize,
+    locations: usize,
+    chains: usize,
+    peak_clock_entries: usize,
+    candidates: usize,
+    uncovered: usize,
+    timings: Timings,
+}
+
+/// Watches the pipeline: marks when the trace is loaded and when the analysis is over (the
+/// policies' simulations may still run), and the analysis' figures.
+struct Watch {
+    t0: Instant,
+    loaded: Mark,
+    analysed: Mark,
+    figures: Figures,
+}
+
+impl Observer for Watch {
+    fn step(&mut self, step: Step<'_>) {
+        match step {
+            Step::Read => self.loaded = Mark::now(self.t0),
+            Step::Analysed(an) => {
+                self.analysed = Mark::now(self.t0);
+                self.figures = Figures {
+                    arcs: an.graph.arcs().len(),
+                    accesses: an.accesses.len(),
+                    locations: an.accesses.locs.len(),
+                    chains: an.chains.chains(),
+                    peak_clock_entries: an.peak_clock_entries,
+                    candidates: an.races.len(),
+                    uncovered: an.uncovered().count(),
+                    timings: an.timings,
+                };
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Child: `shepherd races FILE`'s pipeline on one file; prints figures.
 fn child(path: &str, single: bool) {
     if std::env::var_os("SHEPHERD_BENCH_ALLOCATOR_DEFAULTS").is_none() {
-        for_batch_analysis();
+        memory::for_batch_analysis();
     }
     let base = mb_hwm();
     let c0 = cpu_ns();
     let t0 = Instant::now();
-    // What `shepherd races FILE` calls (through `shepherd_session::trace_source`).
-    let trace = shepherd_trace::load_path_with_progress(Path::new(path), &mut |_, _| {})
-        .expect("read")
-        .trace;
-    // As the CLI's `load_trace` (`memory::release_freed`).
-    // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
-    unsafe { libmimalloc_sys::mi_collect(true) };
-    let load = t0.elapsed();
-    let (c1, hwm_load) = (cpu_ns(), mb_hwm());
-    let opts = Options {
-        single_coverage: single,
-        ..Options::default()
-    };
-    // As the CLI (`cli/src/commands/races.rs`): the policies' simulations (and the trace
-    // facts they read) start on another thread once the sweep is over and get the pairs to
-    // answer for once the report is planned, and the text report is rendered meanwhile, its
-    // policy lines spliced in when they come.
     let copy = std::env::var_os("SHEPHERD_BENCH_REPORT")
         .map(|p| BufWriter::new(std::fs::File::create(p).expect("create report copy")));
     let mut out = Counter(0, copy);
-    let (pairs_tx, pairs_rx) = std::sync::mpsc::channel::<Vec<(u32, u32)>>();
-    let mut pairs_rx = Some(pairs_rx);
-    let (an, analysed, (c2, hwm_analysis), ordered) = std::thread::scope(|s| {
-        let mut policies = None;
-        let an = analyze_with_phases(&trace, &opts, &mut |phase| match phase {
-            Phase::Sweep => {}
-            Phase::Filters { graph } => {
-                if let Some(rx) = pairs_rx.take() {
-                    let hb: Vec<(u32, u32)> =
-                        graph.arcs().iter().map(|a| (a.tail, a.head)).collect();
-                    // As the CLI's `memory::release_freed`.
-                    // SAFETY: mi_collect only touches this thread's heap and mimalloc's arenas.
-                    unsafe { libmimalloc_sys::mi_collect(true) };
-                    let trace = &trace;
-                    policies = Some(s.spawn(move || {
-                        shipped_orderings_deferred(TraceFacts::new(trace), &hb, move || {
-                            rx.recv().unwrap_or_default()
-                        })
-                    }));
-                }
-            }
-            Phase::Accesses => {}
-        })
-        .expect("analyse");
-        let analysed = t0.elapsed();
-        let after_analysis = (cpu_ns(), mb_hwm());
-        let plan = ReportPlan::new(&trace, &an, false);
-        pairs_tx
-            .send(plan.action_pairs(&an))
-            .expect("policy thread");
-        let mut marks = Marks {
-            thread: policies,
-            ordered: 0,
-        };
-        text::write_marks_later(&mut out, &trace, &an, &plan, &NoSources, &mut marks)
-            .expect("write to sink");
-        out.flush().expect("write report copy");
-        (an, analysed, after_analysis, marks.ordered)
-    });
+    let mut watch = Watch {
+        t0,
+        loaded: Mark::default(),
+        analysed: Mark::default(),
+        figures: Figures::default(),
+    };
+    // Single coverage is set rather than derived: the text report of `--html` without
+    // writing the page.
+    let request = Request {
+        single_coverage: Some(single),
+        ..Request::new(Input::File(Path::new(path)))
+    };
+    let outputs = Outputs {
+        text: Some(&mut out),
+        ..Outputs::default()
+    };
+    let outcome = pipeline::run(&request, outputs, &mut watch).expect("the pipeline");
     let total = t0.elapsed();
     let (c3, hwm_report) = (cpu_ns(), mb_hwm());
-    let t = an.timings;
+    let (l, a, f) = (watch.loaded, watch.analysed, &watch.figures);
+    let t = f.timings;
     println!(
         "  actions {} | arcs {} | accesses {} | locations {} | chains {} | peak live clock entries {} ({:.1} MB) | candidates {} | uncovered {} | ordered by a policy {} | report {:.1} MB",
-        trace.actions.len(),
-        an.graph.arcs().len(),
-        an.accesses.len(),
-        an.accesses.locs.len(),
-        an.chains.chains(),
-        an.peak_clock_entries,
-        an.peak_clock_entries as f64 * 2.0 / 1e6,
-        an.races.len(),
-        an.uncovered().count(),
-        ordered,
+        outcome.actions,
+        f.arcs,
+        f.accesses,
+        f.locations,
+        f.chains,
+        f.peak_clock_entries,
+        f.peak_clock_entries as f64 * 2.0 / 1e6,
+        f.candidates,
+        f.uncovered,
+        outcome.ordered,
         out.0 as f64 / 1e6,
     );
     println!(
         "  wall: load {:.1} ms | scan {:.1} | graph {:.1} | sweep {:.1} | filters {:.1} | policies and report (overlapped) {:.1} | total {:.1} ms",
-        ms(load),
+        ms(l.wall),
         ms(t.scan),
         ms(t.graph),
         ms(t.clocks),
         ms(t.filters),
-        ms(total - analysed),
+        ms(total - a.wall),
         ms(total)
     );
     println!(
         "  CPU (all threads): load {:.1} ms + analysis {:.1} ms + policies and report {:.1} ms = {:.1} ms end to end (load average {})",
-        (c1 - c0) as f64 / 1e6,
-        (c2 - c1) as f64 / 1e6,
-        (c3 - c2) as f64 / 1e6,
+        (l.cpu - c0) as f64 / 1e6,
+        (a.cpu - l.cpu) as f64 / 1e6,
+        (c3 - a.cpu) as f64 / 1e6,
         (c3 - c0) as f64 / 1e6,
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
@@ -207,31 +218,8 @@ fn child(path: &str, single: bool) {
     );
     println!(
         "  peak memory (VmHWM) {:.1} MB | after load {:.1} MB, analysis {:.1} MB, policies and report {:.1} MB (process start {:.1} MB)",
-        hwm_report, hwm_load, hwm_analysis, hwm_report, base
+        hwm_report, l.hwm, a.hwm, hwm_report, base
     );
-}
-
-/// The policy thread's marks, as the report asks for them; counts the races they order.
-struct Marks<'s> {
-    thread: Option<std::thread::ScopedJoinHandle<'s, ShippedOrderings>>,
-    ordered: usize,
-}
-
-impl PendingMarks for Marks<'_> {
-    fn is_ready(&self) -> bool {
-        self.thread.as_ref().is_none_or(|t| t.is_finished())
-    }
-
-    fn take(&mut self) -> (Vec<Vec<String>>, Vec<String>) {
-        let by = self
-            .thread
-            .take()
-            .expect("the analysis reached its filters")
-            .join()
-            .expect("policy thread");
-        self.ordered = by.by_pair.iter().filter(|p| !p.is_empty()).count();
-        (by.by_pair, by.undecided)
-    }
 }
 
 /// Writes `cfg`'s trace to `path`, printing its size.

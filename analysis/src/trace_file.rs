@@ -1,5 +1,6 @@
-//! Where a command's trace comes from: a recording (`.rec`, SQLite: one trace per document),
-//! our JSONL trace, or EventRacer's `ER_actionlog`. Commands take any of them.
+//! A trace read from a file: a recording (`.rec`, SQLite: one trace per document), our JSONL
+//! trace, or EventRacer's `ER_actionlog`, told apart by their first bytes. Commands take any
+//! of them.
 
 use anyhow::{Context, bail};
 use shepherd_recording::{Progress, Recording};

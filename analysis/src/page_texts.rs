@@ -44,7 +44,7 @@ pub fn from_recording(path: &Path) -> anyhow::Result<PageSources> {
 /// Sources for a trace file: the recording's responses when `path` is a recording, none for
 /// a bare trace file (reports then show positions only).
 pub fn for_trace_file(path: &Path) -> PageSources {
-    match crate::trace_source::is_recording(path) {
+    match crate::trace_file::is_recording(path) {
         Ok(true) => from_recording(path).unwrap_or_else(|e| {
             tracing::warn!("{}: no sources for the report: {e:#}", path.display());
             PageSources::default()
@@ -131,7 +131,7 @@ mod tests {
 
         let sources = for_trace_file(&path);
         assert_eq!(sources.len(), 2, "HTML and JavaScript only");
-        let trace = crate::trace_source::load(&path, None).unwrap().loaded.trace;
+        let trace = crate::trace_file::load(&path, None).unwrap().loaded.trace;
         let an = analyze(&trace, &Options::default()).unwrap();
         let mut rep = RaceReport::new(&trace, &an, false);
         rep.attach_sources(&sources);

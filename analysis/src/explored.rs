@@ -1,0 +1,129 @@
+//! The verdicts of `shepherd explore --json` (`docs/explore-json.md`), read back so that race
+//! reports can say which races the explorer found harmful. The explore report is read here
+//! only: when it becomes a shared typed format, this module is the one place to switch.
+
+use anyhow::Context;
+use shepherd_races::report::{Explored, RaceView};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The explore report versions this reader understands.
+const VERSION: u64 = 1;
+
+/// A race's identity across executions: its location with object numbers blanked (they
+/// depend on the execution) and the stable ids of its two actions.
+type RaceKey = (String, String, String);
+
+/// The explorer's verdicts, by race.
+#[derive(Clone, Debug, Default)]
+pub struct Verdicts {
+    by_race: HashMap<RaceKey, Explored>,
+}
+
+impl Verdicts {
+    /// Reads the explore report at `path`.
+    pub fn load(path: &Path) -> anyhow::Result<Verdicts> {
+        let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let doc: serde_json::Value = serde_json::from_slice(&text)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        if doc["version"] != VERSION {
+            anyhow::bail!(
+                "{}: not an explore report of version {VERSION} (docs/explore-json.md)",
+                path.display()
+            );
+        }
+        let mut by_race = HashMap::new();
+        for r in doc["races"].as_array().into_iter().flatten() {
+            let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+            let key = race_key(
+                &s(&r["location"]),
+                &s(&r["first"]["stable"]),
+                &s(&r["second"]["stable"]),
+            );
+            let verdict = Explored {
+                verdict: s(&r["verdict"]),
+                reason: s(&r["reason"]),
+                sequence: r["sequence"].as_u64(),
+            };
+            // A harmful verdict wins over others for the same race.
+            let keep = by_race
+                .get(&key)
+                .is_none_or(|old: &Explored| old.verdict != "harmful");
+            if keep {
+                by_race.insert(key, verdict);
+            }
+        }
+        Ok(Verdicts { by_race })
+    }
+
+    /// The verdict on `race`, if the explorer gave one.
+    pub fn of(&self, race: &RaceView) -> Option<Explored> {
+        self.by_race
+            .get(&race_key(
+                &race.location,
+                &race.first.stable,
+                &race.second.stable,
+            ))
+            .cloned()
+    }
+}
+
+/// The [`RaceKey`] of a race at `location` between the actions `first` and `second` (stable
+/// ids).
+fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
+    let mut loc = String::with_capacity(location.len());
+    let mut digits = false;
+    for c in location.chars() {
+        if c.is_ascii_digit() && (digits || loc.ends_with('[')) {
+            digits = true;
+            continue;
+        }
+        digits = false;
+        loc.push(c);
+    }
+    (loc, first.to_string(), second.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_numbers_are_blanked_and_other_digits_kept() {
+        assert_eq!(
+            race_key("Object[123].f2", "doc/a#1", "doc/b#2").0,
+            "Object[].f2"
+        );
+        assert_eq!(race_key("DOMNode[7].value", "", "").0, "DOMNode[].value");
+        assert_eq!(race_key("Global.x1", "", "").0, "Global.x1");
+    }
+
+    #[test]
+    fn a_harmful_verdict_wins_and_other_versions_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("explore.json");
+        let race = |verdict: &str, n: u32| {
+            serde_json::json!({
+                "location": format!("Object[{n}].f"),
+                "first": {"stable": "doc/a"},
+                "second": {"stable": "doc/b"},
+                "verdict": verdict,
+                "reason": verdict,
+                "sequence": n,
+            })
+        };
+        let doc = serde_json::json!({
+            "version": 1,
+            "races": [race("harmless", 1), race("harmful", 2), race("harmless", 3)],
+        });
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let v = Verdicts::load(&path).unwrap();
+        assert_eq!(v.by_race.len(), 1);
+        let got = &v.by_race[&race_key("Object[9].f", "doc/a", "doc/b")];
+        assert_eq!((got.verdict.as_str(), got.sequence), ("harmful", Some(2)));
+
+        std::fs::write(&path, r#"{"version": 2, "races": []}"#).unwrap();
+        let err = Verdicts::load(&path).unwrap_err().to_string();
+        assert!(err.contains("not an explore report of version 1"), "{err}");
+    }
+}
