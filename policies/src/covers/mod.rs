@@ -19,7 +19,7 @@ use crate::ast::{Action, Cmp, Op};
 use crate::compile::glob_matches;
 use crate::ir::{Expiry, Filter, Policy, Pred, Rule, Subject, Term};
 use crate::kinds::{Kind, USER_TYPES};
-use shepherd_trace::{ActionId, ActionType, ArcKind, FastState, Op as TOp, Trace};
+use shepherd_trace::{ActionId, ActionKind, ActionType, ArcKind, FastState, Op as TOp, Trace};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
@@ -1379,13 +1379,11 @@ fn subject_matches(s: &Subject, v: ActionId, e: &Ev, env: &Env) -> bool {
         Subject::Type(ty) => e.dom_type == Some(ty.as_str()),
         Subject::Kind(k) => match k {
             Kind::User => e.user && e.dom_type.is_some_and(|ty| USER_TYPES.contains(&ty)),
-            Kind::Timer => e.kind == "timer",
-            Kind::Interval => e.kind == "interval",
-            Kind::AnimationFrame => e.kind == "raf",
-            Kind::IdleCallback => e.kind == "idle",
-            Kind::Fetch => e.kind == "fetch" || e.kind == "body",
             Kind::Xhr => e.xhr_done,
-            Kind::Script => e.kind == "script" && e.url.is_some(),
+            Kind::Script => {
+                Kind::of_action(ActionKind::parse(e.kind)) == Some(Kind::Script) && e.url.is_some()
+            }
+            k => Kind::of_action(ActionKind::parse(e.kind)) == Some(*k),
         },
     }
 }
@@ -1475,7 +1473,8 @@ fn describe(trace: &Trace) -> Evs<'_> {
             user: a.ty == ActionType::UserInterface,
             ..Ev::default()
         };
-        if let Some(t) = kind.strip_prefix("event:") {
+        let parsed = ActionKind::parse(kind);
+        if let ActionKind::Event(t) = parsed {
             e.dom_type = Some(t);
             if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
                 e.target = Some(l.split('[').next().unwrap_or(""));
@@ -1488,8 +1487,8 @@ fn describe(trace: &Trace) -> Evs<'_> {
                 e.target_id = Some(id.split('>').next().unwrap_or(id));
             }
         }
-        match kind {
-            "script" => {
+        match parsed {
+            ActionKind::Script => {
                 // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
                 if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
                     && let Some((how, what)) = l.split_once(' ')
@@ -1499,7 +1498,7 @@ fn describe(trace: &Trace) -> Evs<'_> {
                     e.url = Some(what);
                 }
             }
-            "fetch" => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
+            ActionKind::Fetch => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
             _ => {}
         }
         if e.target == Some("XMLHttpRequest")
