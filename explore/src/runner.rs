@@ -11,13 +11,15 @@
 //! sequence replayed approximately: events not enabled are skipped). When the plan is used up
 //! the remaining enabled events run oldest first, gestures last, until nothing is enabled.
 
-use crate::gesture::{Gesture, GestureKind};
-use crate::naming;
-use crate::site::Site;
-use crate::snapshot::{self, Snapshot};
+use crate::capture;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
+use shepherd_explore_model::gesture::{Gesture, GestureKind};
+use shepherd_explore_model::naming;
+use shepherd_explore_model::observation::{RunOutput, Step};
+use shepherd_explore_model::site::Site;
+use shepherd_explore_model::snapshot::{self, Snapshot};
 use shepherd_policies::PolicySet;
 use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
 use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
@@ -113,40 +115,6 @@ pub enum Plan {
         /// and is skipped at once.
         enablers: HashMap<String, String>,
     },
-}
-
-/// One executed step.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Step {
-    /// The event.
-    pub name: String,
-    /// Its kind (`chunk`, `net`, `user`, or the controller's kind: `timer`, `event:load`…).
-    pub kind: String,
-    /// Events enabled before it.
-    pub enabled: Vec<String>,
-    /// The first trace action at or after it (trace ids are dense in execution order).
-    pub first_action: u32,
-}
-
-/// What one execution did.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    /// The steps, in order.
-    pub steps: Vec<Step>,
-    /// Events enabled after the last step.
-    pub enabled_after: Vec<String>,
-    /// The page's trace (the top-level document).
-    pub trace: Option<Trace>,
-    /// The end state.
-    pub snapshot: Snapshot,
-    /// Events of the plan skipped because they were not enabled when reached.
-    pub skipped: Vec<String>,
-    /// A prefix event was not enabled (the page did not repeat its parent's steps).
-    pub diverged: bool,
-    /// Why the execution stopped before nothing was enabled, if it did.
-    pub stopped: Option<String>,
-    /// Wall-clock time.
-    pub elapsed: Duration,
 }
 
 /// A replay proxy and a browser.
@@ -499,12 +467,12 @@ impl Worker {
         if let Some(t) = &trace {
             snapshot::from_trace(t, &mut snap);
         }
-        snap.dom = snapshot::dom(page).await.unwrap_or_default();
+        snap.dom = capture::dom(page).await.unwrap_or_default();
         tracing::trace!("dom after {:?}", t2.elapsed());
         snap.requests = ctx.requests.clone();
         snap.requests.sort();
         if self.timing.screenshots {
-            snap.screenshot = snapshot::screenshot(page).await.ok();
+            snap.screenshot = capture::screenshot(page).await.ok();
             tracing::trace!(
                 "screenshot after {:?} ({} bytes)",
                 t2.elapsed(),

@@ -10,10 +10,11 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 use shepherd_browser::Page;
 use shepherd_e2e::{Case, Harness, case, run_cases_within};
-use shepherd_explore::exploration::{ExploreOptions, Outcome, explore};
-use shepherd_explore::report;
+use shepherd_explore::exploration::{ExploreOptions, explore};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::site::Site;
+use shepherd_explore_model::outcome::Outcome;
+use shepherd_explore_model::report;
+use shepherd_explore_model::site::Site;
 use shepherd_runtime::Mode;
 
 fn main() -> ExitCode {

@@ -1,14 +1,15 @@
 //! `shepherd explore site.rec`: R4's stateless model checking of a recorded page (the
-//! explorer, `shepherd-explore`): replay it under other event orders and report which races
-//! change what the page shows.
+//! explorer: `shepherd-explore` runs it, `shepherd-explore-model` holds the model and the
+//! report): replay it under other event orders and report which races change what the page
+//! shows.
 
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
-use shepherd_explore::report;
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::site::Site;
+use shepherd_explore_model::report;
+use shepherd_explore_model::site::Site;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -9,9 +9,9 @@ use super::explored;
 use super::manifest::{Manifest, Oracle};
 use super::matrix::Outcome;
 use shepherd_explore::exploration::ExploreOptions;
-use shepherd_explore::report;
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::site::Site;
+use shepherd_explore_model::report;
+use shepherd_explore_model::site::Site;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! not reordered (and why) — plus reversals found deeper, as the versioned JSON document of
 //! `docs/explore-json.md` and a self-contained HTML page.
 
-use crate::exploration::{Outcome, RunRecord};
+use crate::outcome::{Outcome, RunRecord};
 use crate::steps::{AccessNote, RaceNote};
 use crate::verdict::{self, Judgement};
 use base64::Engine as _;
