@@ -107,7 +107,11 @@ async fn explore_with(
 ) -> Result<(Outcome, Value, tempfile::TempDir)> {
     let bound = opts.bound;
     let out = explore(site, opts, |_| {}).await?;
-    let doc = report::json(&out, bound, &shepherd_races::report::NoSources);
+    let doc = serde_json::to_value(report::build(
+        &out,
+        bound,
+        &shepherd_races::report::NoSources,
+    ))?;
     if std::env::var_os("EXPLORE_DEBUG").is_some() {
         for r in &out.runs {
             eprintln!(

@@ -3,6 +3,7 @@
 use super::policy::PolicyMarks;
 use crate::progress::Progress;
 use anyhow::Context;
+use shepherd_explore_model::report::{ExploreReport, RaceVerdict};
 use shepherd_policies::covers::{TraceFacts, shipped_orderings_deferred};
 use shepherd_races::report::{self, Explored, RaceReport, RaceView, ReportPlan};
 use shepherd_races::{Options, Phase, analyze_with_phases};
@@ -51,32 +52,19 @@ fn race_key(location: &str, first: &str, second: &str) -> (String, String, Strin
 
 /// The verdicts of an explore report, by race key.
 fn load_explored(path: &Path) -> anyhow::Result<HashMap<(String, String, String), Explored>> {
-    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let doc: serde_json::Value =
-        serde_json::from_slice(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    if doc["version"] != 1 {
-        anyhow::bail!(
-            "{}: not an explore report of version 1 (docs/explore-json.md)",
-            path.display()
-        );
-    }
+    let doc = ExploreReport::read(path)?;
     let mut out = HashMap::new();
-    for r in doc["races"].as_array().into_iter().flatten() {
-        let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-        let key = race_key(
-            &s(&r["location"]),
-            &s(&r["first"]["stable"]),
-            &s(&r["second"]["stable"]),
-        );
+    for r in doc.races {
+        let key = race_key(&r.location, &r.first.stable, &r.second.stable);
         let verdict = Explored {
-            verdict: s(&r["verdict"]),
-            reason: s(&r["reason"]),
-            sequence: r["sequence"].as_u64(),
+            verdict: r.verdict.to_string(),
+            reason: r.reason,
+            sequence: r.sequence.map(u64::from),
         };
         // A harmful verdict wins over others for the same race.
         let keep = out
             .get(&key)
-            .is_none_or(|old: &Explored| old.verdict != "harmful");
+            .is_none_or(|old: &Explored| old.verdict != RaceVerdict::Harmful.as_str());
         if keep {
             out.insert(key, verdict);
         }

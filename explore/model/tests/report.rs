@@ -1,13 +1,14 @@
 //! The explore report of a fixed outcome, against golden files: every kind of entry (a
 //! harmful reversal with its witness, a harmless one, races not reordered for each reason, a
 //! deeper reversal, a disabled event), source snippets and a screenshot. The golden files were
-//! written by the `json!`-built report the typed one replaced, so they pin its bytes.
+//! written by the `json!`-built report the typed one replaced, so they pin its bytes; the
+//! reader reads them back as the writer's value.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p shepherd-explore-model --test report` rewrites them.
 
 use shepherd_explore_model::execution::Execution;
 use shepherd_explore_model::outcome::{OriginNote, Outcome, PairRaces, RunRecord, StepRace};
-use shepherd_explore_model::report;
+use shepherd_explore_model::report::{self, ExploreReport};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::Snapshot;
 use shepherd_explore_model::steps::{AccessNote, RaceNote};
@@ -335,7 +336,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
 
 /// The report with the machine's path to the test data blanked.
 fn reports(out: &Outcome) -> (String, String) {
-    let json = serde_json::to_string_pretty(&report::json(out, 1, &Sources))
+    let json = serde_json::to_string_pretty(&report::build(out, 1, &Sources))
         .unwrap_or_else(|e| panic!("serialising: {e}"));
     let html = report::html(out, 1, &Sources);
     let dir = data().display().to_string();
@@ -374,4 +375,21 @@ fn an_empty_outcome_reports_nothing() {
     let (json, html) = reports(&out);
     golden("report-empty.json", &json);
     golden("report-empty.html", &html);
+}
+
+#[test]
+fn the_reader_reads_what_the_writer_wrote() {
+    for policy in [None, Some("init-user")] {
+        let out = outcome(policy);
+        let written = report::build(&out, 1, &Sources);
+        let bytes = serde_json::to_vec(&written).unwrap_or_else(|e| panic!("{e}"));
+        let read = ExploreReport::from_slice(&bytes, Path::new("x.json"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read, written);
+    }
+    let golden = data().join("report.json");
+    let read = ExploreReport::read(&golden).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read.summary.harmful, 1);
+    assert_eq!(read.disabled[0].verdict, report::RaceVerdict::Harmful);
+    assert_eq!(read.races[0].verdict, report::RaceVerdict::Harmful);
 }

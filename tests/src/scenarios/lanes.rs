@@ -236,7 +236,7 @@ pub async fn explore(good: GoodRun) -> Explored {
         Ok(o) => o,
         Err(e) => return Explored::failed(format!("exploration failed: {e:#}")),
     };
-    let doc = report::json(&out, opts.bound, &shepherd_races::report::NoSources);
+    let doc = report::build(&out, opts.bound, &shepherd_races::report::NoSources);
     let found = explored::found(&doc);
     let verdict = explored::check(&manifest, &found, out.complete);
     let mut log = format!(
