@@ -16,7 +16,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
 use shepherd_explore_model::gesture::{Gesture, GestureKind};
-use shepherd_explore_model::naming;
+use shepherd_explore_model::naming::{self, EventName};
 use shepherd_explore_model::observation::{RunOutput, Step};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::{self, Snapshot};
@@ -424,7 +424,9 @@ impl Worker {
                 break en.names;
             };
             let kind = match &how {
-                How::Proxy(_) if name.starts_with("chunk:") => "chunk".to_string(),
+                How::Proxy(_) if matches!(name.parse(), Ok(EventName::Chunk { .. })) => {
+                    "chunk".to_string()
+                }
                 How::Proxy(_) => "net".to_string(),
                 How::Callback(_, k) => k.clone(),
                 How::Gesture(_) => "user".to_string(),
@@ -644,15 +646,20 @@ impl Worker {
         }
         let mut chunk_urls = HashMap::new();
         for (url, (k, id)) in next_chunk {
-            let name = naming::chunk(&url, k);
+            let name = EventName::Chunk {
+                url: url.clone(),
+                part: k,
+            }
+            .to_string();
             how.insert(name.clone(), How::Proxy(id));
             names.push(name);
             chunk_urls.insert(id, url);
         }
         for (hid, stable, kind) in &state.held {
-            let mut name = naming::callback(stable);
+            let mut name = EventName::Callback(stable.clone()).to_string();
             if how.contains_key(&name) {
-                name = format!("{name}~{hid}");
+                // Two held callbacks with one stable id: the second is told apart by its hold.
+                name = EventName::Callback(format!("{stable}~{hid}")).to_string();
             }
             how.insert(name.clone(), How::Callback(*hid, kind.clone()));
             names.push(name);
@@ -660,7 +667,7 @@ impl Worker {
         if let Some(g) = site.gestures.get(ctx.next_gesture)
             && self.target_exists(page, g).await
         {
-            let name = naming::user(ctx.next_gesture);
+            let name = EventName::User(ctx.next_gesture).to_string();
             how.insert(name.clone(), How::Gesture(ctx.next_gesture));
             names.push(name);
         }
@@ -994,7 +1001,11 @@ impl RunCtx {
         }
         let n = self.per_url.entry(url.to_string()).or_insert(0);
         *n += 1;
-        let name = naming::net(url, *n);
+        let name = EventName::Net {
+            url: url.to_string(),
+            nth: *n,
+        }
+        .to_string();
         self.names.insert(id, name.clone());
         self.requests.push(url.to_string());
         name
@@ -1013,7 +1024,7 @@ impl RunCtx {
     /// at once when what enabled the event in the parent has not run here, and otherwise waits
     /// an eighth of it (skipping is expected there).
     fn patient(&mut self, want: &str, full: bool) -> bool {
-        if !naming::appears_late(want) {
+        if !want.parse::<EventName>().is_ok_and(|n| n.appears_late()) {
             return false;
         }
         let limit = if full {
