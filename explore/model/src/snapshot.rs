@@ -31,8 +31,7 @@ pub fn from_trace(trace: &Trace, snap: &mut Snapshot) {
     let s = |id| trace.strings.get(id);
     let mut exceptions = Vec::new();
     for a in &trace.actions {
-        let kind = s(a.kind);
-        if matches!(kind, "timer" | "interval" | "raf" | "idle") {
+        if trace.kind_of(a).is_timer_like() {
             snap.timers.push(s(a.stable).to_string());
         }
         for op in trace.ops_of(a.id) {
