@@ -13,7 +13,7 @@ use shepherd_explore_model::dpor::{Explorer, Job, OriginKind};
 use shepherd_explore_model::event::{Ev, EventTable};
 use shepherd_explore_model::execution::Relations;
 use shepherd_explore_model::observation::RunOutput;
-use shepherd_explore_model::outcome::{OriginNote, Outcome, PairRaces, RunRecord, StepRace};
+use shepherd_explore_model::outcome::{Cause, OriginNote, Outcome, PairRaces, RunRecord, StepRace};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::steps;
 use shepherd_explore_model::verdict;
@@ -288,7 +288,7 @@ fn fold(
                     posts,
                 } => OriginNote {
                     parent: o.parent,
-                    kind: "reversal".into(),
+                    kind: Cause::Reversal,
                     steps: (first, second),
                     events: (
                         state.table.name(first_event).to_string(),
@@ -301,7 +301,7 @@ fn fold(
                 },
                 OriginKind::Disabled { step, by, event } => OriginNote {
                     parent: o.parent,
-                    kind: "disabled".into(),
+                    kind: Cause::Disabled,
                     steps: (step, step),
                     events: (
                         state.table.name(by).to_string(),

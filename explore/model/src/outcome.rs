@@ -9,16 +9,36 @@ use crate::snapshot::Snapshot;
 use crate::steps::RaceNote;
 use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Why a sequence was explored (`reversal`, `disabled` in the state directory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    /// A race of its parent reversed.
+    Reversal,
+    /// An event a step of its parent disabled, run before that step.
+    Disabled,
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Cause::Reversal => "reversal",
+            Cause::Disabled => "disabled",
+        })
+    }
+}
 
 /// Where a sequence came from, in names.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OriginNote {
     /// The parent execution.
     pub parent: u32,
-    /// `reversal` or `disabled`.
-    pub kind: String,
+    /// A race reversed, or a disabled event run first.
+    pub kind: Cause,
     /// The parent's steps involved (reversal: the race; disabled: the disabling step).
     pub steps: (u32, u32),
     /// Their events (reversal: earlier, later; disabled: the disabling event, the disabled).

@@ -7,7 +7,7 @@
 //! `UPDATE_GOLDEN=1 cargo test -p shepherd-explore-model --test report` rewrites them.
 
 use shepherd_explore_model::execution::Execution;
-use shepherd_explore_model::outcome::{OriginNote, Outcome, PairRaces, RunRecord, StepRace};
+use shepherd_explore_model::outcome::{Cause, OriginNote, Outcome, PairRaces, RunRecord, StepRace};
 use shepherd_explore_model::report::{self, ExploreReport};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::Snapshot;
@@ -235,7 +235,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
     );
     r1.origin = Some(OriginNote {
         parent: 0,
-        kind: "reversal".into(),
+        kind: Cause::Reversal,
         steps: (1, 3),
         events: ("net:https://a.test/app.js#1".into(), "user:0".into()),
         posts: None,
@@ -248,7 +248,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
     let mut r2 = run(2, 1, &steps0, r0.snapshot.clone());
     r2.origin = Some(OriginNote {
         parent: 0,
-        kind: "reversal".into(),
+        kind: Cause::Reversal,
         steps: (0, 3),
         events: ("chunk:https://a.test/#0".into(), "user:0".into()),
         posts: Some((4, 5)),
@@ -264,7 +264,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
     let mut r3 = run(3, 2, &steps0, r0.snapshot.clone());
     r3.origin = Some(OriginNote {
         parent: 1,
-        kind: "reversal".into(),
+        kind: Cause::Reversal,
         steps: (2, 5),
         events: ("cb:doc/timer#1".into(), "cb:doc/timer#2".into()),
         posts: None,
@@ -285,7 +285,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
     );
     r4.origin = Some(OriginNote {
         parent: 0,
-        kind: "disabled".into(),
+        kind: Cause::Disabled,
         steps: (2, 2),
         events: ("cb:doc/timer#1".into(), "cb:doc/timer#2".into()),
         posts: None,
@@ -296,7 +296,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
     let mut r5 = run(5, 1, &steps0, Snapshot::default());
     r5.origin = Some(OriginNote {
         parent: 9,
-        kind: "disabled".into(),
+        kind: Cause::Disabled,
         steps: (3, 3),
         events: ("user:0".into(), "cb:doc/timer#3".into()),
         posts: None,

@@ -2,7 +2,7 @@
 //! the reversal that ran it the other way round or told why none did, then the reversals not
 //! named that way (deeper ones, races the initial trace did not report), harmful first.
 
-use crate::outcome::{Outcome, RunRecord};
+use crate::outcome::{Cause, Outcome, RunRecord};
 use crate::steps::RaceNote;
 use crate::verdict::Judgement;
 use serde::{Deserialize, Serialize};
@@ -105,7 +105,7 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
     // report as uncovered races.
     for r in &out.runs {
         let Some(o) = &r.origin else { continue };
-        if used[r.id as usize] || o.kind != "reversal" {
+        if used[r.id as usize] || o.kind != Cause::Reversal {
             continue;
         }
         let (v, reason) = judged(r);
@@ -130,7 +130,7 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
 fn reversal_of(out: &Outcome, parent: u32, first: u32, second: u32) -> Option<&RunRecord> {
     out.runs.iter().find(|r| {
         r.origin.as_ref().is_some_and(|o| {
-            o.kind == "reversal" && o.parent == parent && o.steps == (first, second)
+            o.kind == Cause::Reversal && o.parent == parent && o.steps == (first, second)
         })
     })
 }

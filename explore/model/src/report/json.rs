@@ -7,7 +7,7 @@
 //! stay what they were.
 
 use super::entries::{self, DIFF_LINES, RaceVerdict};
-use crate::outcome::{Outcome, RunRecord};
+use crate::outcome::{Cause, Outcome, RunRecord};
 use crate::steps::AccessNote;
 use crate::verdict::{self, Class, Difference};
 use serde::{Deserialize, Serialize};
@@ -316,7 +316,7 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
     let disabled = out
         .runs
         .iter()
-        .filter(|r| r.origin.as_ref().is_some_and(|o| o.kind == "disabled"))
+        .filter(|r| r.origin.as_ref().is_some_and(|o| o.kind == Cause::Disabled))
         .map(|r| {
             let events = r.origin.as_ref().map(|o| &o.events);
             let (verdict, reason) = entries::judged(r);
