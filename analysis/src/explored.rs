@@ -1,14 +1,10 @@
-//! The verdicts of `shepherd explore --json` (`docs/explore-json.md`), read back so that race
-//! reports can say which races the explorer found harmful. The explore report is read here
-//! only: when it becomes a shared typed format, this module is the one place to switch.
+//! The verdicts of `shepherd explore --json` (`docs/explore-json.md`), read back through the
+//! report's own types so that race reports can say which races the explorer found harmful.
 
-use anyhow::Context;
+use shepherd_explore_model::report::{ExploreReport, RaceVerdict};
 use shepherd_races::report::{Explored, RaceView};
 use std::collections::HashMap;
 use std::path::Path;
-
-/// The explore report versions this reader understands.
-const VERSION: u64 = 1;
 
 /// A race's identity across executions: its location with object numbers blanked (they
 /// depend on the execution) and the stable ids of its two actions.
@@ -21,34 +17,22 @@ pub struct Verdicts {
 }
 
 impl Verdicts {
-    /// Reads the explore report at `path`.
+    /// Reads the explore report at `path` (its typed form, `docs/explore-json.md`): a file of
+    /// another version or shape is an error naming the file.
     pub fn load(path: &Path) -> anyhow::Result<Verdicts> {
-        let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let doc: serde_json::Value = serde_json::from_slice(&text)
-            .with_context(|| format!("{} is not JSON", path.display()))?;
-        if doc["version"] != VERSION {
-            anyhow::bail!(
-                "{}: not an explore report of version {VERSION} (docs/explore-json.md)",
-                path.display()
-            );
-        }
+        let doc = ExploreReport::read(path)?;
         let mut by_race = HashMap::new();
-        for r in doc["races"].as_array().into_iter().flatten() {
-            let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
-            let key = race_key(
-                &s(&r["location"]),
-                &s(&r["first"]["stable"]),
-                &s(&r["second"]["stable"]),
-            );
+        for r in doc.races {
+            let key = race_key(&r.location, &r.first.stable, &r.second.stable);
             let verdict = Explored {
-                verdict: s(&r["verdict"]),
-                reason: s(&r["reason"]),
-                sequence: r["sequence"].as_u64(),
+                verdict: r.verdict.to_string(),
+                reason: r.reason,
+                sequence: r.sequence.map(u64::from),
             };
             // A harmful verdict wins over others for the same race.
             let keep = by_race
                 .get(&key)
-                .is_none_or(|old: &Explored| old.verdict != "harmful");
+                .is_none_or(|old: &Explored| old.verdict != RaceVerdict::Harmful.as_str());
             if keep {
                 by_race.insert(key, verdict);
             }

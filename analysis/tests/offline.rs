@@ -16,6 +16,7 @@ const OFFLINE_CRATES: &[&str] = &[
     "shepherd-trace",
     "shepherd-recording",
     "shepherd-policies",
+    "shepherd-explore-model",
 ];
 
 /// What no offline crate may link: the HTTP stack, the WebSocket client of the DevTools

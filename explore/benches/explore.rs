@@ -18,10 +18,11 @@
 mod support;
 
 use shepherd_browser::{Browser, LaunchOptions};
-use shepherd_explore::exploration::{ExploreOptions, Outcome, explore};
+use shepherd_explore::exploration::{ExploreOptions, explore};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::shapes;
-use shepherd_explore::site::Site;
+use shepherd_explore_model::outcome::{Outcome, RunRecord};
+use shepherd_explore_model::shapes;
+use shepherd_explore_model::site::Site;
 use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
 use shepherd_session::{Run, Stack, StackOptions};
 use std::path::Path;
@@ -176,7 +177,7 @@ fn main() {
     }
     let (one, t1) = &explorations[0];
     let steps = one.runs.first().map_or(0, |r| r.steps.len());
-    let secs = |r: &shepherd_explore::exploration::RunRecord| r.elapsed_ms as f64 / 1000.0;
+    let secs = |r: &RunRecord| r.elapsed_ms as f64 / 1000.0;
     let mut jobs: Vec<f64> = explorations
         .iter()
         .flat_map(|(o, _)| o.runs.iter().skip(1).map(secs))

@@ -6,16 +6,17 @@
 //! event table, jobs that were running) and one record per execution in `runs/` (with its
 //! screenshot), so an interrupted exploration resumes where it stopped.
 
-use crate::dpor::{Explorer, Job, OriginKind};
-use crate::event::EventTable;
-use crate::execution::Relations;
-use crate::runner::{Plan, RunOutput, Worker, WorkerConfig};
-use crate::site::Site;
-use crate::snapshot::Snapshot;
-use crate::steps::{self, RaceNote};
-use crate::verdict::{self, Verdict};
+use crate::runner::{Plan, Worker, WorkerConfig};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+use shepherd_explore_model::dpor::{Explorer, Job, OriginKind};
+use shepherd_explore_model::event::{Ev, EventTable};
+use shepherd_explore_model::execution::Relations;
+use shepherd_explore_model::observation::RunOutput;
+use shepherd_explore_model::outcome::{Cause, OriginNote, Outcome, PairRaces, RunRecord, StepRace};
+use shepherd_explore_model::site::Site;
+use shepherd_explore_model::steps;
+use shepherd_explore_model::verdict;
 use shepherd_policies::PolicySet;
 use shepherd_proxy::CertificateAuthority;
 use std::collections::HashMap;
@@ -61,91 +62,6 @@ pub struct Progress {
     pub failures: u64,
 }
 
-/// Where a sequence came from, in names.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OriginNote {
-    /// The parent execution.
-    pub parent: u32,
-    /// `reversal` or `disabled`.
-    pub kind: String,
-    /// The parent's steps involved (reversal: the race; disabled: the disabling step).
-    pub steps: (u32, u32),
-    /// Their events (reversal: earlier, later; disabled: the disabling event, the disabled).
-    pub events: (String, String),
-    /// FIFO races: the posts swapped.
-    pub posts: Option<(u32, u32)>,
-    /// The races between the two steps in the parent.
-    pub races: Vec<RaceNote>,
-}
-
-/// The races between two steps of one execution that the reorder phase could reverse.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PairRaces {
-    /// Earlier step.
-    pub first: u32,
-    /// Later step.
-    pub second: u32,
-    /// The races.
-    pub races: Vec<RaceNote>,
-}
-
-/// One uncovered race of the trace, with the steps of its accesses.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepRace {
-    /// Step of the earlier access.
-    pub first: u32,
-    /// Step of the later access.
-    pub second: u32,
-    /// The race.
-    pub race: RaceNote,
-}
-
-/// One finished execution.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunRecord {
-    /// Run id (0: the initial execution).
-    pub id: u32,
-    /// Conflict reversals from the initial execution.
-    pub depth: u32,
-    /// Why it ran.
-    pub origin: Option<OriginNote>,
-    /// The events it ran.
-    pub steps: Vec<String>,
-    /// Events of its plan it skipped (not enabled).
-    pub skipped: Vec<String>,
-    /// A prefix event was not enabled.
-    pub diverged: bool,
-    /// Why it stopped early, if it did.
-    pub stopped: Option<String>,
-    /// Wall-clock milliseconds.
-    pub elapsed_ms: u64,
-    /// Its end state.
-    pub snapshot: Snapshot,
-    /// Screenshot file (in the runs directory).
-    pub screenshot: Option<String>,
-    /// Adjacent step races (what its children reverse).
-    pub pairs: Vec<PairRaces>,
-    /// The trace's uncovered races mapped to steps (initial execution only).
-    pub uncovered: Vec<StepRace>,
-    /// Conflicting step pairs the platform does not order (naive baseline).
-    pub racing_pairs: usize,
-    /// `(event, the event that enabled it)` for its steps enabled by an earlier step (what a
-    /// replay of its events can expect to see).
-    pub enablers: Vec<(String, String)>,
-    /// Against its parent.
-    pub verdict: Option<Verdict>,
-}
-
-impl RunRecord {
-    /// The races between steps `first` and `second`.
-    pub fn races_between(&self, first: u32, second: u32) -> &[RaceNote] {
-        self.pairs
-            .iter()
-            .find(|p| p.first == first && p.second == second)
-            .map_or(&[], |p| p.races.as_slice())
-    }
-}
-
 #[derive(Serialize, Deserialize)]
 struct State {
     version: u32,
@@ -157,37 +73,6 @@ struct State {
     runs: u32,
     failures: u64,
     elapsed_ms: u64,
-}
-
-/// What an exploration produced.
-pub struct Outcome {
-    /// The site explored.
-    pub site: Site,
-    /// Every execution, by run id.
-    pub runs: Vec<RunRecord>,
-    /// The explorer (counters, pruning).
-    pub explorer: Explorer,
-    /// Event names.
-    pub table: EventTable,
-    /// Nothing is left within the bound.
-    pub complete: bool,
-    /// Executions that failed (browser errors).
-    pub failures: u64,
-    /// Total exploring time over all sessions.
-    pub elapsed: Duration,
-    /// The state directory.
-    pub state_dir: PathBuf,
-    /// The repair policies every execution enforced (comma-separated names), if any.
-    pub policy: Option<String>,
-}
-
-impl Outcome {
-    /// A screenshot's path.
-    pub fn screenshot(&self, run: &RunRecord) -> Option<PathBuf> {
-        run.screenshot
-            .as_ref()
-            .map(|f| self.state_dir.join("runs").join(f))
-    }
 }
 
 /// The default state directory of a recording: `site.rec.explore` beside it.
@@ -295,7 +180,7 @@ pub async fn explore(
                         .origin
                         .and_then(|o| state.explorer.origin(o))
                         .and_then(|o| runs.get(o.parent as usize));
-                    let name = |e: &crate::event::Ev| state.table.name(*e).to_string();
+                    let name = |e: &Ev| state.table.name(*e).to_string();
                     Plan::Job {
                         prefix: j.prefix.iter().map(name).collect(),
                         seq: j.seq.iter().map(name).collect(),
@@ -403,7 +288,7 @@ fn fold(
                     posts,
                 } => OriginNote {
                     parent: o.parent,
-                    kind: "reversal".into(),
+                    kind: Cause::Reversal,
                     steps: (first, second),
                     events: (
                         state.table.name(first_event).to_string(),
@@ -416,7 +301,7 @@ fn fold(
                 },
                 OriginKind::Disabled { step, by, event } => OriginNote {
                     parent: o.parent,
-                    kind: "disabled".into(),
+                    kind: Cause::Disabled,
                     steps: (step, step),
                     events: (
                         state.table.name(by).to_string(),

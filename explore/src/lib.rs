@@ -1,44 +1,12 @@
-//! The explorer: R4's stateless model checking of recorded pages (Jensen et al., "Stateless
-//! Model Checking of Event-Driven Applications"), with EM-DPOR's FIFO queues (Maiya et al.).
+//! The explorer's browser side: R4's reorder phase run on a real page. The model (DPOR, event
+//! names, end states, verdicts, the report) is `shepherd-explore-model`'s; this crate executes
+//! event sequences in Chromium behind a replay proxy and drives the whole exploration.
 //!
-//! The algorithmic core needs no browser:
-//! - [`execution`]: one executed event sequence (events, enabled sets, platform order,
-//!   conflicts, FIFO queues) and the relations on it — transitive dependence, the races that
-//!   can be made adjacent, their reversal witnesses;
-//! - [`dpor`]: Algorithms 1–4 (persistent sets from races and disabled events, whole sequences
-//!   kept for approximate replay, the shared-prefix case, conflict-reversal bounding);
-//! - [`program`], [`brute`], [`shapes`]: a small event-driven program model that plays the
-//!   browser's part in tests and benchmarks, brute-force enumeration, and the papers' example
-//!   shapes with DPOR and dependence-covering counts side by side.
-//!
-//! The browser side:
-//! - [`site`], [`gesture`], [`naming`]: a recording prepared for exploration (page, trace, the
-//!   user's gestures, the recorded order) and how events are named across executions;
 //! - [`runner`]: a worker (replay proxy + Chromium) executing one event sequence step by step;
-//! - [`steps`]: what an execution observed, turned into the reorder phase's [`Execution`];
+//! - [`capture`]: the browser's part of an end state (DOM, screenshot);
 //! - [`exploration`]: the whole run — initial execution, jobs over workers, verdicts, state
-//!   kept beside the recording;
-//! - [`snapshot`], [`verdict`]: the end state, and the report phase comparing a sequence
-//!   with its parent;
-//! - [`report`]: every race with its verdict and witness, as JSON (`docs/explore-json.md`)
-//!   and HTML.
+//!   kept beside the recording.
 
-pub mod brute;
-pub mod dpor;
-pub mod event;
-pub mod execution;
+pub mod capture;
 pub mod exploration;
-pub mod gesture;
-pub mod naming;
-pub mod program;
-pub mod report;
 pub mod runner;
-pub mod shapes;
-pub mod site;
-pub mod snapshot;
-pub mod steps;
-pub mod verdict;
-
-pub use dpor::{Explorer, Job, Origin, OriginKind, RunInfo};
-pub use event::{Ev, EventTable};
-pub use execution::{Execution, Fifo, Race, Relations, Witness};

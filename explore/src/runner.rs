@@ -11,13 +11,15 @@
 //! sequence replayed approximately: events not enabled are skipped). When the plan is used up
 //! the remaining enabled events run oldest first, gestures last, until nothing is enabled.
 
-use crate::gesture::{Gesture, GestureKind};
-use crate::naming;
-use crate::site::Site;
-use crate::snapshot::{self, Snapshot};
+use crate::capture;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
+use shepherd_explore_model::gesture::{Gesture, GestureKind};
+use shepherd_explore_model::naming::{self, EventName};
+use shepherd_explore_model::observation::{RunOutput, Step};
+use shepherd_explore_model::site::Site;
+use shepherd_explore_model::snapshot::{self, Snapshot};
 use shepherd_policies::PolicySet;
 use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
 use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
@@ -113,40 +115,6 @@ pub enum Plan {
         /// and is skipped at once.
         enablers: HashMap<String, String>,
     },
-}
-
-/// One executed step.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Step {
-    /// The event.
-    pub name: String,
-    /// Its kind (`chunk`, `net`, `user`, or the controller's kind: `timer`, `event:load`…).
-    pub kind: String,
-    /// Events enabled before it.
-    pub enabled: Vec<String>,
-    /// The first trace action at or after it (trace ids are dense in execution order).
-    pub first_action: u32,
-}
-
-/// What one execution did.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    /// The steps, in order.
-    pub steps: Vec<Step>,
-    /// Events enabled after the last step.
-    pub enabled_after: Vec<String>,
-    /// The page's trace (the top-level document).
-    pub trace: Option<Trace>,
-    /// The end state.
-    pub snapshot: Snapshot,
-    /// Events of the plan skipped because they were not enabled when reached.
-    pub skipped: Vec<String>,
-    /// A prefix event was not enabled (the page did not repeat its parent's steps).
-    pub diverged: bool,
-    /// Why the execution stopped before nothing was enabled, if it did.
-    pub stopped: Option<String>,
-    /// Wall-clock time.
-    pub elapsed: Duration,
 }
 
 /// A replay proxy and a browser.
@@ -456,7 +424,9 @@ impl Worker {
                 break en.names;
             };
             let kind = match &how {
-                How::Proxy(_) if name.starts_with("chunk:") => "chunk".to_string(),
+                How::Proxy(_) if matches!(name.parse(), Ok(EventName::Chunk { .. })) => {
+                    "chunk".to_string()
+                }
                 How::Proxy(_) => "net".to_string(),
                 How::Callback(_, k) => k.clone(),
                 How::Gesture(_) => "user".to_string(),
@@ -499,12 +469,12 @@ impl Worker {
         if let Some(t) = &trace {
             snapshot::from_trace(t, &mut snap);
         }
-        snap.dom = snapshot::dom(page).await.unwrap_or_default();
+        snap.dom = capture::dom(page).await.unwrap_or_default();
         tracing::trace!("dom after {:?}", t2.elapsed());
         snap.requests = ctx.requests.clone();
         snap.requests.sort();
         if self.timing.screenshots {
-            snap.screenshot = snapshot::screenshot(page).await.ok();
+            snap.screenshot = capture::screenshot(page).await.ok();
             tracing::trace!(
                 "screenshot after {:?} ({} bytes)",
                 t2.elapsed(),
@@ -676,15 +646,20 @@ impl Worker {
         }
         let mut chunk_urls = HashMap::new();
         for (url, (k, id)) in next_chunk {
-            let name = naming::chunk(&url, k);
+            let name = EventName::Chunk {
+                url: url.clone(),
+                part: k,
+            }
+            .to_string();
             how.insert(name.clone(), How::Proxy(id));
             names.push(name);
             chunk_urls.insert(id, url);
         }
         for (hid, stable, kind) in &state.held {
-            let mut name = naming::callback(stable);
+            let mut name = EventName::Callback(stable.clone()).to_string();
             if how.contains_key(&name) {
-                name = format!("{name}~{hid}");
+                // Two held callbacks with one stable id: the second is told apart by its hold.
+                name = EventName::Callback(format!("{stable}~{hid}")).to_string();
             }
             how.insert(name.clone(), How::Callback(*hid, kind.clone()));
             names.push(name);
@@ -692,7 +667,7 @@ impl Worker {
         if let Some(g) = site.gestures.get(ctx.next_gesture)
             && self.target_exists(page, g).await
         {
-            let name = naming::user(ctx.next_gesture);
+            let name = EventName::User(ctx.next_gesture).to_string();
             how.insert(name.clone(), How::Gesture(ctx.next_gesture));
             names.push(name);
         }
@@ -1026,7 +1001,11 @@ impl RunCtx {
         }
         let n = self.per_url.entry(url.to_string()).or_insert(0);
         *n += 1;
-        let name = naming::net(url, *n);
+        let name = EventName::Net {
+            url: url.to_string(),
+            nth: *n,
+        }
+        .to_string();
         self.names.insert(id, name.clone());
         self.requests.push(url.to_string());
         name
@@ -1045,7 +1024,7 @@ impl RunCtx {
     /// at once when what enabled the event in the parent has not run here, and otherwise waits
     /// an eighth of it (skipping is expected there).
     fn patient(&mut self, want: &str, full: bool) -> bool {
-        if !naming::appears_late(want) {
+        if !want.parse::<EventName>().is_ok_and(|n| n.appears_late()) {
             return false;
         }
         let limit = if full {

@@ -1,6 +1,8 @@
 //! The vocabulary of events a policy can name: built-in kinds and DOM event types. The runtime
 //! gets the user-input list from the compiled policy, so the two sides cannot disagree.
 
+use shepherd_trace::ActionKind;
+
 /// Direct user input: the events `user` matches, discarded or postponed as a whole gesture
 /// (mousedown → focus → mouseup → click; keydown → keypress → input → keyup).
 pub const USER_TYPES: &[&str] = &[
@@ -138,6 +140,22 @@ impl Kind {
         Kind::ALL.iter().find(|(_, n)| *n == s).map(|(k, _)| *k)
     }
 
+    /// The kind of callback an action of trace kind `k` is, for the kinds a policy names by
+    /// the action's kind alone (as the runtime's `forkKind` maps them): timers, interval
+    /// ticks, frames, idle callbacks, `fetch` and body settlements, scripts. User input and
+    /// XHR responses are told by more than the kind, so they are not among them.
+    pub fn of_action(k: ActionKind<'_>) -> Option<Kind> {
+        match k {
+            ActionKind::Timer => Some(Kind::Timer),
+            ActionKind::Interval => Some(Kind::Interval),
+            ActionKind::AnimationFrame => Some(Kind::AnimationFrame),
+            ActionKind::IdleCallback => Some(Kind::IdleCallback),
+            ActionKind::Fetch | ActionKind::Body => Some(Kind::Fetch),
+            ActionKind::Script => Some(Kind::Script),
+            _ => None,
+        }
+    }
+
     /// Whether the page creates these events (so `on fork` can see them being created).
     pub fn forkable(self) -> bool {
         !matches!(self, Kind::User)
@@ -183,4 +201,23 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
         .chain(USER_TYPES.iter().copied())
         .chain(INDIRECT_TYPES.iter().copied())
         .chain(SYSTEM_TYPES.iter().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_kinds_a_policy_names() {
+        assert_eq!(
+            Kind::of_action(ActionKind::parse("raf")),
+            Some(Kind::AnimationFrame)
+        );
+        assert_eq!(
+            Kind::of_action(ActionKind::parse("body")),
+            Some(Kind::Fetch)
+        );
+        assert_eq!(Kind::of_action(ActionKind::parse("event:click")), None);
+        assert_eq!(Kind::of_action(ActionKind::parse("xhr")), None);
+    }
 }

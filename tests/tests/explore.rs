@@ -10,10 +10,11 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 use shepherd_browser::Page;
 use shepherd_e2e::{Case, Harness, case, run_cases_within};
-use shepherd_explore::exploration::{ExploreOptions, Outcome, explore};
-use shepherd_explore::report;
+use shepherd_explore::exploration::{ExploreOptions, explore};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::site::Site;
+use shepherd_explore_model::outcome::Outcome;
+use shepherd_explore_model::report;
+use shepherd_explore_model::site::Site;
 use shepherd_runtime::Mode;
 
 fn main() -> ExitCode {
@@ -106,7 +107,11 @@ async fn explore_with(
 ) -> Result<(Outcome, Value, tempfile::TempDir)> {
     let bound = opts.bound;
     let out = explore(site, opts, |_| {}).await?;
-    let doc = report::json(&out, bound, &shepherd_races::report::NoSources);
+    let doc = serde_json::to_value(report::build(
+        &out,
+        bound,
+        &shepherd_races::report::NoSources,
+    ))?;
     if std::env::var_os("EXPLORE_DEBUG").is_some() {
         for r in &out.runs {
             eprintln!(

@@ -10,6 +10,7 @@ pub mod er;
 pub mod error;
 mod hash;
 pub mod jsonl;
+pub mod kind;
 pub mod model;
 pub mod open;
 pub mod stats;
@@ -19,6 +20,7 @@ pub use error::ReadError;
 /// The seeded hasher of the string interner, for other crates' maps keyed by trace data.
 pub use hash::{FastHasher, FastState};
 pub use jsonl::{JsonlLoader, read_jsonl, read_jsonl_parts, to_jsonl_bytes, write_jsonl};
+pub use kind::ActionKind;
 pub use model::*;
 pub use open::{Format, Loaded, load_bytes, load_path, load_path_with_progress, load_reader};
 pub use stats::{ActionView, OpView, TraceStats};

@@ -161,7 +161,8 @@ pub struct Action {
     pub id: ActionId,
     /// Coarse type.
     pub ty: ActionType,
-    /// Finer kind, e.g. `script`, `parse`, `event`, `timer`, `xhr`, `fetch` (interned).
+    /// Finer kind, e.g. `script`, `parse`, `event:click`, `timer`, `fetch` (interned; read it
+    /// as an [`ActionKind`](crate::ActionKind) with [`Trace::kind_of`]).
     pub kind: StrId,
     /// Identity that survives re-execution of the same prefix (interned), e.g.
     /// `doc/script:2:https://a.test/app.js`.
@@ -351,6 +352,11 @@ impl Op {
 }
 
 impl Trace {
+    /// The kind of `action`, read from its interned `kind` string.
+    pub fn kind_of(&self, action: &Action) -> crate::ActionKind<'_> {
+        crate::ActionKind::parse(self.strings.get(action.kind))
+    }
+
     /// The operations of `action`.
     pub fn ops_of(&self, action: ActionId) -> &[Op] {
         match self.actions.get(action as usize) {

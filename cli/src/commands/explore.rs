@@ -1,14 +1,15 @@
 //! `shepherd explore site.rec`: R4's stateless model checking of a recorded page (the
-//! explorer, `shepherd-explore`): replay it under other event orders and report which races
-//! change what the page shows.
+//! explorer: `shepherd-explore` runs it, `shepherd-explore-model` holds the model and the
+//! report): replay it under other event orders and report which races change what the page
+//! shows.
 
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
-use shepherd_explore::report;
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::site::Site;
+use shepherd_explore_model::report::{self, RaceVerdict};
+use shepherd_explore_model::site::Site;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -150,7 +151,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     }))?;
     bar.finish();
     let sources = shepherd_analysis::page_texts::for_trace_file(&args.recording);
-    let doc = report::json(&out, args.bound, &sources);
+    let doc = report::build(&out, args.bound, &sources);
     if let Some(path) = &args.html {
         std::fs::write(path, report::html(&out, args.bound, &sources))
             .with_context(|| format!("writing {}", path.display()))?;
@@ -158,7 +159,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let s = &doc["summary"];
+        let s = &doc.summary;
         println!(
             "{}{}: {} sequences ({}), {} harmful, {} harmless, {} not reordered; state in {}",
             out.site.page,
@@ -172,20 +173,17 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
             } else {
                 "stopped by the budget: run again to resume"
             },
-            s["harmful"],
-            s["harmless"],
-            s["not_reordered"],
+            s.harmful,
+            s.harmless,
+            s.not_reordered,
             out.state_dir.display()
         );
-        for r in doc["races"].as_array().into_iter().flatten() {
-            if r["verdict"] == "harmful" {
-                println!(
-                    "  harmful: {} ({}): {}",
-                    r["location"].as_str().unwrap_or("?"),
-                    r["kind"].as_str().unwrap_or("?"),
-                    r["reason"].as_str().unwrap_or("")
-                );
-            }
+        for r in doc
+            .races
+            .iter()
+            .filter(|r| r.verdict == RaceVerdict::Harmful)
+        {
+            println!("  harmful: {} ({}): {}", r.location, r.kind, r.reason);
         }
     }
     Ok(ExitCode::SUCCESS)

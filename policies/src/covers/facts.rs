@@ -4,7 +4,7 @@
 //! [`Base`] every policy's simulation over the trace shares.
 
 use super::csr::Csr;
-use shepherd_trace::{ActionId, ActionType, ArcKind, FastState, Op as TOp, Trace};
+use shepherd_trace::{ActionId, ActionKind, ActionType, ArcKind, FastState, Op as TOp, Trace};
 use std::collections::HashMap;
 
 /// What every policy's simulation reads from the trace alone: the actions as the policy
@@ -214,7 +214,8 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
             user: a.ty == ActionType::UserInterface,
             ..Ev::default()
         };
-        if let Some(t) = kind.strip_prefix("event:") {
+        let parsed = ActionKind::parse(kind);
+        if let ActionKind::Event(t) = parsed {
             e.dom_type = Some(t);
             if let Some(l) = label.and_then(|l| l.split(" @ ").nth(1)) {
                 e.target = Some(l.split('[').next().unwrap_or(""));
@@ -227,8 +228,8 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
                 e.target_id = Some(id.split('>').next().unwrap_or(id));
             }
         }
-        match kind {
-            "script" => {
+        match parsed {
+            ActionKind::Script => {
                 // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
                 if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
                     && let Some((how, what)) = l.split_once(' ')
@@ -238,7 +239,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
                     e.url = Some(what);
                 }
             }
-            "fetch" => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
+            ActionKind::Fetch => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
             _ => {}
         }
         if e.target == Some("XMLHttpRequest")

@@ -6,7 +6,7 @@ use crate::ast::Cmp;
 use crate::compile::glob_matches;
 use crate::ir::{Filter, Subject, Term};
 use crate::kinds::{Kind, USER_TYPES};
-use shepherd_trace::ActionId;
+use shepherd_trace::{ActionId, ActionKind};
 use std::rc::Rc;
 
 /// A rule instance's bindings: template parameter → action, sorted by name. Shared by the
@@ -87,13 +87,11 @@ pub(super) fn subject_matches(s: &Subject, v: ActionId, e: &Ev, env: &Env) -> bo
         Subject::Type(ty) => e.dom_type == Some(ty.as_str()),
         Subject::Kind(k) => match k {
             Kind::User => e.user && e.dom_type.is_some_and(|ty| USER_TYPES.contains(&ty)),
-            Kind::Timer => e.kind == "timer",
-            Kind::Interval => e.kind == "interval",
-            Kind::AnimationFrame => e.kind == "raf",
-            Kind::IdleCallback => e.kind == "idle",
-            Kind::Fetch => e.kind == "fetch" || e.kind == "body",
             Kind::Xhr => e.xhr_done,
-            Kind::Script => e.kind == "script" && e.url.is_some(),
+            Kind::Script => {
+                Kind::of_action(ActionKind::parse(e.kind)) == Some(Kind::Script) && e.url.is_some()
+            }
+            k => Kind::of_action(ActionKind::parse(e.kind)) == Some(*k),
         },
     }
 }

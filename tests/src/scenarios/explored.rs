@@ -4,9 +4,9 @@
 //! matches them (location pattern and positions, not kind: the good order may run the two
 //! accesses the other way round).
 
-use super::detect::{each_race, same_place, sides, text};
+use super::detect::same_place;
 use super::manifest::Manifest;
-use serde_json::Value;
+use shepherd_explore_model::report::ExploreReport;
 
 /// One race of an exploration report, the fields the check needs.
 #[derive(Debug, Clone)]
@@ -33,14 +33,20 @@ impl Found {
 }
 
 /// Reads the races of an exploration report.
-pub fn found(doc: &Value) -> Vec<Found> {
-    each_race(doc, |r| Found {
-        location: text(r, "location"),
-        kind: text(r, "kind"),
-        verdict: text(r, "verdict"),
-        reason: text(r, "reason"),
-        sources: sides(r),
-    })
+pub fn found(doc: &ExploreReport) -> Vec<Found> {
+    doc.races
+        .iter()
+        .map(|r| Found {
+            location: r.location.clone(),
+            kind: r.kind.clone(),
+            verdict: r.verdict.to_string(),
+            reason: r.reason.clone(),
+            sources: [&r.first, &r.second]
+                .iter()
+                .filter_map(|a| a.source.clone())
+                .collect(),
+        })
+        .collect()
 }
 
 /// What the check found.

@@ -9,9 +9,9 @@ use super::explored;
 use super::manifest::{Manifest, Oracle};
 use super::matrix::Outcome;
 use shepherd_explore::exploration::ExploreOptions;
-use shepherd_explore::report;
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore::site::Site;
+use shepherd_explore_model::report;
+use shepherd_explore_model::site::Site;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -236,7 +236,7 @@ pub async fn explore(good: GoodRun) -> Explored {
         Ok(o) => o,
         Err(e) => return Explored::failed(format!("exploration failed: {e:#}")),
     };
-    let doc = report::json(&out, opts.bound, &shepherd_races::report::NoSources);
+    let doc = report::build(&out, opts.bound, &shepherd_races::report::NoSources);
     let found = explored::found(&doc);
     let verdict = explored::check(&manifest, &found, out.complete);
     let mut log = format!(

@@ -2,7 +2,7 @@
 //! gestures, and the recorded order of the events the explorer schedules.
 
 use crate::gesture::{Gesture, gestures};
-use crate::naming;
+use crate::naming::{self, EventName};
 use anyhow::{Context, bail};
 use shepherd_recording::Recording;
 use shepherd_trace::{ActionType, Trace};
@@ -92,13 +92,12 @@ fn recorded_order(trace: &Trace, gestures: &[Gesture]) -> Vec<String> {
     for a in &trace.actions {
         if a.ty == ActionType::UserInterface {
             if let Ok(at) = starts.binary_search_by_key(&a.id, |s| s.0) {
-                out.push(naming::user(starts[at].1));
+                out.push(EventName::User(starts[at].1).to_string());
             }
             continue;
         }
-        let kind = trace.strings.get(a.kind);
-        if naming::held_kind(kind) {
-            out.push(naming::callback(trace.strings.get(a.stable)));
+        if naming::held_kind(trace.kind_of(a)) {
+            out.push(EventName::Callback(trace.strings.get(a.stable).to_string()).to_string());
         }
     }
     out

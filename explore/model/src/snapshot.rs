@@ -1,10 +1,9 @@
 //! The end state of one execution, as the report phase compares it with its parent's: the DOM
-//! (with form field values, read from a private world the page cannot see), a screenshot, the
-//! uncaught exceptions, the requests the page made, the final values of global variables, and
-//! the timer events that ran.
+//! (with form field values), a screenshot, the uncaught exceptions, the requests the page made,
+//! the final values of global variables, and the timer events that ran. The trace's part is
+//! read here; the browser's part (DOM, screenshot) is captured by `shepherd-explore`.
 
 use serde::{Deserialize, Serialize};
-use shepherd_browser::Page;
 use shepherd_trace::{Op, Trace};
 use std::collections::BTreeMap;
 
@@ -27,73 +26,12 @@ pub struct Snapshot {
     pub timers: Vec<String>,
 }
 
-/// One node per line; runs in an isolated world.
-const DOM_JS: &str = r#"(() => {
-  const out = [];
-  let size = 0;
-  const LIMIT = 4000000;
-  const push = (line) => { out.push(line); size += line.length; };
-  const walk = (n, depth) => {
-    if (size > LIMIT) return;
-    const pad = '  '.repeat(depth);
-    if (n.nodeType === 1) {
-      const tag = n.localName;
-      if (tag === 'script') {
-        const src = n.getAttribute('src') || '';
-        if (src.indexOf('/__shepherd/') >= 0) return;
-        push(pad + '<script' + (src ? ' src=' + JSON.stringify(src) : '') + '>');
-        return;
-      }
-      const attrs = [];
-      for (const a of Array.from(n.attributes)) {
-        let v = a.value;
-        if (a.name === 'class') v = v.split(/\s+/).filter(Boolean).sort().join(' ');
-        attrs.push(a.name + '=' + JSON.stringify(v));
-      }
-      attrs.sort();
-      if (tag === 'input' || tag === 'textarea' || tag === 'select') {
-        attrs.push('.value=' + JSON.stringify(String(n.value)));
-        if (n.type === 'checkbox' || n.type === 'radio') attrs.push('.checked=' + n.checked);
-      }
-      push(pad + '<' + tag + (attrs.length ? ' ' + attrs.join(' ') : '') + '>');
-      if (tag === 'style') return;
-      for (let c = n.firstChild; c; c = c.nextSibling) walk(c, depth + 1);
-    } else if (n.nodeType === 3) {
-      const t = n.data.replace(/\s+/g, ' ').trim();
-      if (t) push(pad + JSON.stringify(t));
-    }
-  };
-  if (document.documentElement) walk(document.documentElement, 0);
-  return out.join('\n');
-})()"#;
-
-/// Hides the caret and stops animations so two screenshots of one state are the same bytes.
-const STILL_JS: &str = r#"(() => {
-  const s = document.createElement('style');
-  s.textContent = '*,*::before,*::after{caret-color:transparent!important;animation:none!important;transition:none!important}';
-  (document.head || document.documentElement).appendChild(s);
-  return true;
-})()"#;
-
-/// The DOM of `page` as compared.
-pub async fn dom(page: &Page) -> anyhow::Result<String> {
-    let v = page.evaluate_isolated(DOM_JS).await?;
-    Ok(v.as_str().unwrap_or_default().to_string())
-}
-
-/// A screenshot with the caret hidden and animations stopped (changes the page: take it last).
-pub async fn screenshot(page: &Page) -> anyhow::Result<Vec<u8>> {
-    let _ = page.evaluate_isolated(STILL_JS).await;
-    Ok(page.screenshot().await?)
-}
-
 /// Exceptions, global variables' final values and timer events from the execution's trace.
 pub fn from_trace(trace: &Trace, snap: &mut Snapshot) {
     let s = |id| trace.strings.get(id);
     let mut exceptions = Vec::new();
     for a in &trace.actions {
-        let kind = s(a.kind);
-        if matches!(kind, "timer" | "interval" | "raf" | "idle") {
+        if trace.kind_of(a).is_timer_like() {
             snap.timers.push(s(a.stable).to_string());
         }
         for op in trace.ops_of(a.id) {

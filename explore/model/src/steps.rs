@@ -8,7 +8,7 @@
 use crate::event::EventTable;
 use crate::execution::{Execution, Fifo};
 use crate::naming;
-use crate::runner::RunOutput;
+use crate::observation::RunOutput;
 use serde::{Deserialize, Serialize};
 use shepherd_races::filters::Tag;
 use shepherd_races::{Analysis, Options, analyze};

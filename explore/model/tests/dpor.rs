@@ -1,10 +1,10 @@
 //! The reorder phase against brute force on small programs, and its guarantees one by one.
 
 use proptest::prelude::*;
-use shepherd_explore::brute::enumerate;
-use shepherd_explore::program::{EventDef, Program, QueueModel, Stmt};
-use shepherd_explore::shapes;
-use shepherd_explore::{Ev, Explorer, OriginKind, Relations};
+use shepherd_explore_model::brute::enumerate;
+use shepherd_explore_model::program::{EventDef, Program, QueueModel, Stmt};
+use shepherd_explore_model::shapes;
+use shepherd_explore_model::{Ev, Explorer, OriginKind, Relations};
 
 const LIMIT: u64 = 200_000;
 
@@ -94,7 +94,7 @@ proptest! {
     fn user_events_are_never_reordered(p in program(true)) {
         let ex = p.explore(3, QueueModel::Fifo, 2_000).expect("runs");
         let first = &ex.runs[0].1;
-        let order = |x: &shepherd_explore::Execution| -> Vec<Ev> {
+        let order = |x: &shepherd_explore_model::Execution| -> Vec<Ev> {
             x.events.iter().zip(&x.user).filter(|(_, u)| **u).map(|(e, _)| *e).collect()
         };
         let base = order(first);

@@ -65,7 +65,7 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
         if a.ty != ActionType::UserInterface {
             continue;
         }
-        let Some(ty) = s(a.kind).strip_prefix("event:") else {
+        let Some(ty) = trace.kind_of(a).event_type() else {
             continue;
         };
         let Some(path) = user_path(s(a.stable)) else {

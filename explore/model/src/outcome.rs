@@ -1,0 +1,149 @@
+//! What an exploration produced: one record per finished execution (why it ran, its steps,
+//! its end state, the races between its steps, its verdict against its parent), kept in the
+//! state directory, and the whole outcome the report is written from.
+
+use crate::dpor::Explorer;
+use crate::event::EventTable;
+use crate::site::Site;
+use crate::snapshot::Snapshot;
+use crate::steps::RaceNote;
+use crate::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a sequence was explored (`reversal`, `disabled` in the state directory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    /// A race of its parent reversed.
+    Reversal,
+    /// An event a step of its parent disabled, run before that step.
+    Disabled,
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Cause::Reversal => "reversal",
+            Cause::Disabled => "disabled",
+        })
+    }
+}
+
+/// Where a sequence came from, in names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OriginNote {
+    /// The parent execution.
+    pub parent: u32,
+    /// A race reversed, or a disabled event run first.
+    pub kind: Cause,
+    /// The parent's steps involved (reversal: the race; disabled: the disabling step).
+    pub steps: (u32, u32),
+    /// Their events (reversal: earlier, later; disabled: the disabling event, the disabled).
+    pub events: (String, String),
+    /// FIFO races: the posts swapped.
+    pub posts: Option<(u32, u32)>,
+    /// The races between the two steps in the parent.
+    pub races: Vec<RaceNote>,
+}
+
+/// The races between two steps of one execution that the reorder phase could reverse.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairRaces {
+    /// Earlier step.
+    pub first: u32,
+    /// Later step.
+    pub second: u32,
+    /// The races.
+    pub races: Vec<RaceNote>,
+}
+
+/// One uncovered race of the trace, with the steps of its accesses.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRace {
+    /// Step of the earlier access.
+    pub first: u32,
+    /// Step of the later access.
+    pub second: u32,
+    /// The race.
+    pub race: RaceNote,
+}
+
+/// One finished execution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Run id (0: the initial execution).
+    pub id: u32,
+    /// Conflict reversals from the initial execution.
+    pub depth: u32,
+    /// Why it ran.
+    pub origin: Option<OriginNote>,
+    /// The events it ran.
+    pub steps: Vec<String>,
+    /// Events of its plan it skipped (not enabled).
+    pub skipped: Vec<String>,
+    /// A prefix event was not enabled.
+    pub diverged: bool,
+    /// Why it stopped early, if it did.
+    pub stopped: Option<String>,
+    /// Wall-clock milliseconds.
+    pub elapsed_ms: u64,
+    /// Its end state.
+    pub snapshot: Snapshot,
+    /// Screenshot file (in the runs directory).
+    pub screenshot: Option<String>,
+    /// Adjacent step races (what its children reverse).
+    pub pairs: Vec<PairRaces>,
+    /// The trace's uncovered races mapped to steps (initial execution only).
+    pub uncovered: Vec<StepRace>,
+    /// Conflicting step pairs the platform does not order (naive baseline).
+    pub racing_pairs: usize,
+    /// `(event, the event that enabled it)` for its steps enabled by an earlier step (what a
+    /// replay of its events can expect to see).
+    pub enablers: Vec<(String, String)>,
+    /// Against its parent.
+    pub verdict: Option<Verdict>,
+}
+
+impl RunRecord {
+    /// The races between steps `first` and `second`.
+    pub fn races_between(&self, first: u32, second: u32) -> &[RaceNote] {
+        self.pairs
+            .iter()
+            .find(|p| p.first == first && p.second == second)
+            .map_or(&[], |p| p.races.as_slice())
+    }
+}
+
+/// What an exploration produced.
+pub struct Outcome {
+    /// The site explored.
+    pub site: Site,
+    /// Every execution, by run id.
+    pub runs: Vec<RunRecord>,
+    /// The explorer (counters, pruning).
+    pub explorer: Explorer,
+    /// Event names.
+    pub table: EventTable,
+    /// Nothing is left within the bound.
+    pub complete: bool,
+    /// Executions that failed (browser errors).
+    pub failures: u64,
+    /// Total exploring time over all sessions.
+    pub elapsed: Duration,
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// The repair policies every execution enforced (comma-separated names), if any.
+    pub policy: Option<String>,
+}
+
+impl Outcome {
+    /// A screenshot's path.
+    pub fn screenshot(&self, run: &RunRecord) -> Option<PathBuf> {
+        run.screenshot
+            .as_ref()
+            .map(|f| self.state_dir.join("runs").join(f))
+    }
+}

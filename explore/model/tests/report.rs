@@ -1,0 +1,395 @@
+//! The explore report of a fixed outcome, against golden files: every kind of entry (a
+//! harmful reversal with its witness, a harmless one, races not reordered for each reason, a
+//! deeper reversal, a disabled event), source snippets and a screenshot. The golden files were
+//! written by the `json!`-built report the typed one replaced, so they pin its bytes; the
+//! reader reads them back as the writer's value.
+//!
+//! `UPDATE_GOLDEN=1 cargo test -p shepherd-explore-model --test report` rewrites them.
+
+use shepherd_explore_model::execution::Execution;
+use shepherd_explore_model::outcome::{Cause, OriginNote, Outcome, PairRaces, RunRecord, StepRace};
+use shepherd_explore_model::report::{self, ExploreReport};
+use shepherd_explore_model::site::Site;
+use shepherd_explore_model::snapshot::Snapshot;
+use shepherd_explore_model::steps::{AccessNote, RaceNote};
+use shepherd_explore_model::verdict::{self, Class, Difference, Judgement, Verdict};
+use shepherd_explore_model::{Ev, EventTable, Explorer};
+use shepherd_races::report::SourceProvider;
+use shepherd_trace::TraceBuilder;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `app.js`, known; anything else, not.
+struct Sources;
+
+impl SourceProvider for Sources {
+    fn source(&self, url: &str) -> Option<Cow<'_, str>> {
+        (url == "https://a.test/app.js").then_some(Cow::Borrowed(
+            "var show = false;\nfunction go() {\n  show = true;\n  render(show);\n}\n",
+        ))
+    }
+}
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn access(stable: &str, access: &str, source: Option<&str>, scope: Option<&str>) -> AccessNote {
+    AccessNote {
+        stable: stable.into(),
+        access: access.into(),
+        source: source.map(str::to_string),
+        scope: scope.map(str::to_string),
+    }
+}
+
+fn race(location: &str, kind: &str, first: AccessNote, second: AccessNote) -> RaceNote {
+    RaceNote {
+        location: location.into(),
+        kind: kind.into(),
+        first,
+        second,
+    }
+}
+
+fn snapshot(dom: &str, exceptions: &[&str], requests: &[&str]) -> Snapshot {
+    Snapshot {
+        dom: dom.into(),
+        exceptions: exceptions.iter().map(|s| s.to_string()).collect(),
+        requests: requests.iter().map(|s| s.to_string()).collect(),
+        ..Snapshot::default()
+    }
+}
+
+fn run(id: u32, depth: u32, steps: &[&str], snapshot: Snapshot) -> RunRecord {
+    RunRecord {
+        id,
+        depth,
+        origin: None,
+        steps: steps.iter().map(|s| s.to_string()).collect(),
+        skipped: Vec::new(),
+        diverged: false,
+        stopped: None,
+        elapsed_ms: 900 + u64::from(id),
+        snapshot,
+        screenshot: None,
+        pairs: Vec::new(),
+        uncovered: Vec::new(),
+        racing_pairs: 0,
+        enablers: Vec::new(),
+        verdict: None,
+    }
+}
+
+fn outcome(policy: Option<&str>) -> Outcome {
+    let show = race(
+        "Global.show",
+        "READ-WRITE",
+        access(
+            "doc/event:click@#go#1",
+            "READ",
+            Some("https://a.test/app.js:4:10"),
+            Some("fire:click @ BUTTON[7]"),
+        ),
+        access(
+            "doc/script@https://a.test/app.js#1",
+            "WRITE",
+            Some("https://a.test/app.js:3:3"),
+            None,
+        ),
+    );
+    let slot = race(
+        "BUTTON[7].onclick",
+        "WRITE-READ",
+        access(
+            "doc/parse#1",
+            "WRITE",
+            Some("https://a.test/#inline-1:1:2"),
+            None,
+        ),
+        access("doc/event:click@#go#1", "READ", None, Some("fire:click")),
+    );
+    let same = race(
+        "Global.count",
+        "WRITE-WRITE",
+        access("doc/timer#1", "WRITE", None, None),
+        access("doc/timer#1", "WRITE", None, None),
+    );
+    let users = race(
+        "INPUT[3].value",
+        "WRITE-READ",
+        access("doc/event:input@#q#1", "WRITE", None, None),
+        access("doc/event:click@#go#1", "READ", None, None),
+    );
+    let covered = race(
+        "Global.ready",
+        "WRITE-READ",
+        access("doc/script#1", "WRITE", None, None),
+        access("doc/timer#2", "READ", None, None),
+    );
+    let later = race(
+        "Global.later",
+        "READ-WRITE",
+        access("doc/timer#1", "READ", None, None),
+        access(
+            "doc/timer#2",
+            "WRITE",
+            Some("https://a.test/other.js:1:1"),
+            None,
+        ),
+    );
+    let deep = race(
+        "Global.deep",
+        "WRITE-WRITE",
+        access("doc/timer#1", "WRITE", None, None),
+        access("doc/timer#2", "WRITE", None, None),
+    );
+    let steps0 = [
+        "chunk:https://a.test/#0",
+        "net:https://a.test/app.js#1",
+        "cb:doc/timer#1",
+        "user:0",
+        "user:1",
+        "cb:doc/timer#2",
+    ];
+    let mut r0 = run(
+        0,
+        0,
+        &steps0,
+        snapshot(
+            "<html>\n  <p>\n    \"shown\"",
+            &[],
+            &["https://a.test/", "https://a.test/app.js"],
+        ),
+    );
+    r0.screenshot = Some("0.png".into());
+    r0.racing_pairs = 7;
+    r0.pairs = vec![
+        PairRaces {
+            first: 1,
+            second: 3,
+            races: vec![show.clone()],
+        },
+        PairRaces {
+            first: 0,
+            second: 3,
+            races: vec![slot.clone()],
+        },
+        PairRaces {
+            first: 1,
+            second: 5,
+            races: vec![covered.clone()],
+        },
+    ];
+    r0.uncovered = vec![
+        StepRace {
+            first: 1,
+            second: 3,
+            race: show.clone(),
+        },
+        StepRace {
+            first: 0,
+            second: 3,
+            race: slot.clone(),
+        },
+        StepRace {
+            first: 2,
+            second: 2,
+            race: same,
+        },
+        StepRace {
+            first: 3,
+            second: 4,
+            race: users,
+        },
+        StepRace {
+            first: 1,
+            second: 5,
+            race: covered,
+        },
+        StepRace {
+            first: 2,
+            second: 5,
+            race: later,
+        },
+    ];
+    // The harmful reversal of `show`.
+    let mut r1 = run(
+        1,
+        1,
+        &[
+            "chunk:https://a.test/#0",
+            "user:0",
+            "net:https://a.test/app.js#1",
+        ],
+        snapshot(
+            "<html>\n  <p>\n    \"idle\"",
+            &["ReferenceError: render is not defined @ https://a.test/app.js:4:3"],
+            &[
+                "https://a.test/",
+                "https://a.test/app.js",
+                "https://a.test/favicon.ico",
+            ],
+        ),
+    );
+    r1.origin = Some(OriginNote {
+        parent: 0,
+        kind: Cause::Reversal,
+        steps: (1, 3),
+        events: ("net:https://a.test/app.js#1".into(), "user:0".into()),
+        posts: None,
+        races: vec![show],
+    });
+    r1.screenshot = Some("1.png".into());
+    r1.skipped = vec!["cb:doc/timer#1".into()];
+    r1.verdict = Some(verdict::judge(&r0.snapshot, &r1.snapshot, &[]));
+    // The harmless reversal of the handler slot.
+    let mut r2 = run(2, 1, &steps0, r0.snapshot.clone());
+    r2.origin = Some(OriginNote {
+        parent: 0,
+        kind: Cause::Reversal,
+        steps: (0, 3),
+        events: ("chunk:https://a.test/#0".into(), "user:0".into()),
+        posts: Some((4, 5)),
+        races: vec![slot],
+    });
+    r2.verdict = Some(Verdict {
+        verdict: Judgement::Harmless,
+        class: Class::ApproximatelyEquivalent,
+        reason: "late attachment of an event handler".into(),
+        differences: vec![Difference::Dom],
+    });
+    // A deeper reversal, below the harmful one.
+    let mut r3 = run(3, 2, &steps0, r0.snapshot.clone());
+    r3.origin = Some(OriginNote {
+        parent: 1,
+        kind: Cause::Reversal,
+        steps: (2, 5),
+        events: ("cb:doc/timer#1".into(), "cb:doc/timer#2".into()),
+        posts: None,
+        races: vec![deep],
+    });
+    r3.verdict = Some(Verdict {
+        verdict: Judgement::Harmless,
+        class: Class::Equivalent,
+        reason: "equivalent".into(),
+        differences: Vec::new(),
+    });
+    // A disabled event run first: harmful, with a witness.
+    let mut r4 = run(
+        4,
+        1,
+        &steps0,
+        snapshot("<html>\n  <p>\n    \"gone\"", &[], &["https://a.test/"]),
+    );
+    r4.origin = Some(OriginNote {
+        parent: 0,
+        kind: Cause::Disabled,
+        steps: (2, 2),
+        events: ("cb:doc/timer#1".into(), "cb:doc/timer#2".into()),
+        posts: None,
+        races: Vec::new(),
+    });
+    r4.verdict = Some(verdict::judge(&r0.snapshot, &r4.snapshot, &[]));
+    // A disabled event with no verdict (its parent was missing).
+    let mut r5 = run(5, 1, &steps0, Snapshot::default());
+    r5.origin = Some(OriginNote {
+        parent: 9,
+        kind: Cause::Disabled,
+        steps: (3, 3),
+        events: ("user:0".into(), "cb:doc/timer#3".into()),
+        posts: None,
+        races: Vec::new(),
+    });
+    let mut trace = TraceBuilder::new();
+    trace.begin(shepherd_trace::ActionType::Timer, "timer", "doc/timer#1");
+    trace.end();
+    let site = Site::from_trace(
+        PathBuf::from("site.rec"),
+        "https://a.test/".into(),
+        trace.finish(),
+    );
+    // One recorded execution, so the explorer has an enabled fraction to report.
+    let mut explorer = Explorer::new(1);
+    let exec = Execution {
+        events: vec![Ev(0), Ev(1)],
+        enabled: vec![vec![Ev(0), Ev(1), Ev(2)], vec![Ev(1)], vec![]],
+        hb: vec![vec![], vec![]],
+        dep: vec![vec![], vec![0]],
+        user: vec![false, false],
+        fifo: vec![None, None],
+    };
+    explorer.record(&exec, None);
+    Outcome {
+        site,
+        runs: vec![r0, r1, r2, r3, r4, r5],
+        explorer,
+        table: EventTable::default(),
+        complete: policy.is_none(),
+        failures: 2,
+        elapsed: Duration::from_millis(12_345),
+        state_dir: data().join("state"),
+        policy: policy.map(str::to_string),
+    }
+}
+
+/// The report with the machine's path to the test data blanked.
+fn reports(out: &Outcome) -> (String, String) {
+    let json = serde_json::to_string_pretty(&report::build(out, 1, &Sources))
+        .unwrap_or_else(|e| panic!("serialising: {e}"));
+    let html = report::html(out, 1, &Sources);
+    let dir = data().display().to_string();
+    (json.replace(&dir, "$DATA"), html.replace(&dir, "$DATA"))
+}
+
+fn golden(name: &str, got: &str) {
+    let path = data().join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, got).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    assert!(
+        got == want,
+        "{name} differs from the golden file; got:\n{got}"
+    );
+}
+
+#[test]
+fn the_report_keeps_its_bytes() {
+    let (json, html) = reports(&outcome(None));
+    golden("report.json", &json);
+    golden("report.html", &html);
+    let (json, html) = reports(&outcome(Some("init-user")));
+    golden("report-policy.json", &json);
+    golden("report-policy.html", &html);
+}
+
+#[test]
+fn an_empty_outcome_reports_nothing() {
+    let mut out = outcome(None);
+    out.runs.clear();
+    out.explorer = Explorer::new(1);
+    let (json, html) = reports(&out);
+    golden("report-empty.json", &json);
+    golden("report-empty.html", &html);
+}
+
+#[test]
+fn the_reader_reads_what_the_writer_wrote() {
+    for policy in [None, Some("init-user")] {
+        let out = outcome(policy);
+        let written = report::build(&out, 1, &Sources);
+        let bytes = serde_json::to_vec(&written).unwrap_or_else(|e| panic!("{e}"));
+        let read = ExploreReport::from_slice(&bytes, Path::new("x.json"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read, written);
+    }
+    let golden = data().join("report.json");
+    let read = ExploreReport::read(&golden).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read.summary.harmful, 1);
+    assert_eq!(read.disabled[0].verdict, report::RaceVerdict::Harmful);
+    assert_eq!(read.races[0].verdict, report::RaceVerdict::Harmful);
+}
