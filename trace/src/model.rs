@@ -162,7 +162,7 @@ pub struct Action {
     /// Coarse type.
     pub ty: ActionType,
     /// Finer kind, e.g. `script`, `parse`, `event:click`, `timer`, `fetch` (interned; read it
-    /// as an [`ActionKind`](crate::ActionKind) with [`Trace::kind_of`]).
+    /// as an [`ActionKind`](crate::kind::ActionKind) with [`Trace::kind_of`]).
     pub kind: StrId,
     /// Identity that survives re-execution of the same prefix (interned), e.g.
     /// `doc/script:2:https://a.test/app.js`.
@@ -353,8 +353,8 @@ impl Op {
 
 impl Trace {
     /// The kind of `action`, read from its interned `kind` string.
-    pub fn kind_of(&self, action: &Action) -> crate::ActionKind<'_> {
-        crate::ActionKind::parse(self.strings.get(action.kind))
+    pub fn kind_of(&self, action: &Action) -> crate::kind::ActionKind<'_> {
+        crate::kind::ActionKind::parse(self.strings.get(action.kind))
     }
 
     /// The operations of `action`.
