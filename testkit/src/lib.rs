@@ -7,6 +7,11 @@
 //! npm packages are fetched with `npm pack` into a cache directory the caller names (tests and
 //! benches pass `env!("CARGO_TARGET_TMPDIR")`, i.e. `target/tmp`), once per checkout; nothing
 //! fetched is committed.
+//!
+//! [`pages`] serves fixed pages on loopback and shares one Chromium between the tests of a
+//! binary (the DevTools client's and the exerciser's tests).
+
+pub mod pages;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -53,13 +53,14 @@ pub(crate) struct RecordArgs {
     /// Recording file to create or extend (a new session is added).
     #[arg(long)]
     out: PathBuf,
-    /// With URL: fire user events at elements with handlers for this long (e.g. 15s, 500ms).
+    /// With URL: exercise the page for this long (e.g. 15s, 500ms): seeded random clicks,
+    /// hovers, key presses and typing at elements with handlers, without leaving the page.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     explore: Option<std::time::Duration>,
     /// With URL: at most this many user events.
     #[arg(long, default_value_t = 250)]
     max_events: usize,
-    /// With URL: seed of the exploration's random choices.
+    /// With URL: seed of the exercise's random choices (same seed, same page: same events).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// With URL: show the browser window instead of running headless.
@@ -218,7 +219,7 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
             .then(|| crate::progress::Progress::countdown(explore, "exploring", "events"));
         let on_events = progress.as_ref().map(|p| {
             let set = p.position_setter();
-            shepherd_browser::EventCounter(Arc::new(move |n: usize| set(n as u64)))
+            shepherd_session::drive::EventCounter(Arc::new(move |n: usize| set(n as u64)))
         });
         let opts = shepherd_session::drive::DriveOptions {
             explore,
