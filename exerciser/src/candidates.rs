@@ -79,7 +79,7 @@ struct NodeInfo {
     types: BTreeSet<String>,
 }
 
-/// One thing exploration may do; `node: None` is the page as a whole.
+/// One thing the exercise may do; `node: None` is the page as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Candidate {
     pub(crate) node: Option<i64>,
@@ -105,7 +105,7 @@ pub(crate) async fn scan(page: &Page) -> Result<Candidates> {
         let obj = page
             .call(
                 "Runtime.evaluate",
-                json!({ "expression": expr, "objectGroup": "shepherd-explore" }),
+                json!({ "expression": expr, "objectGroup": "shepherd-exerciser" }),
             )
             .await?;
         let Some(object_id) = obj
@@ -147,7 +147,7 @@ pub(crate) async fn scan(page: &Page) -> Result<Candidates> {
     let _ = page
         .call(
             "Runtime.releaseObjectGroup",
-            json!({ "objectGroup": "shepherd-explore" }),
+            json!({ "objectGroup": "shepherd-exerciser" }),
         )
         .await;
     let has = |types: &BTreeSet<String>, list: &[&str]| list.iter().any(|t| types.contains(*t));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use shepherd_browser::{Page, Result};
 
-/// Blocks main-frame navigations and closes popups while exploration runs.
+/// Blocks main-frame navigations and closes popups while the exercise runs.
 pub(crate) struct NavGuard {
     task: tokio::task::JoinHandle<()>,
     blocked: Arc<Mutex<Vec<String>>>,
@@ -96,7 +96,7 @@ impl NavGuard {
     /// Undo the interception; returns (blocked navigations, closed popups).
     pub(crate) async fn stop(self, page: &Page) -> (Vec<String>, Vec<String>) {
         // Short limits: a renderer stuck in a handler would hold renderer-side commands.
-        // Target discovery stays on: it is browser-wide, and another page may be exploring.
+        // Target discovery stays on: it is browser-wide, and another page may be exercised.
         let limit = Duration::from_secs(1);
         let session = Some(page.session_id());
         let conn = page.connection();

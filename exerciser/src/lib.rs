@@ -1,7 +1,7 @@
 //! Exercises a page's controls with user gestures: seeded random user events at the elements
 //! that have handlers, R4-style (until a time or event limit), without leaving the page. This
 //! is `shepherd record --explore` and the scenario corpus' auto-exploration; it is not R4's
-//! systematic explorer (`shepherd-explore`), which replays recorded schedules.
+//! systematic explorer (`shepherd-explore`), which reorders the events of a recorded run.
 //!
 //! ```no_run
 //! # async fn demo(page: &shepherd_browser::Page) -> shepherd_browser::Result<()> {

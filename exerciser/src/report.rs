@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-/// One user-level event fired during exploration.
+/// One user-level event fired during the exercise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FiredEvent {
     /// Position in the log, from 0.
     pub seq: usize,
-    /// Milliseconds since exploration started.
+    /// Milliseconds since the exercise started.
     pub at_ms: u64,
     /// The input dispatched, one entry per dispatch so a replay can interleave other events
     /// between them (see [`fire`](crate::fire)): `mouseover` (the mouse moves onto the element:
@@ -25,7 +25,7 @@ pub struct FiredEvent {
     pub detail: Option<String>,
 }
 
-/// Why exploration ended.
+/// Why the exercise ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     /// The time limit passed.

@@ -99,7 +99,7 @@ async fn exercise_loop(
         let at_ms = start.elapsed().as_millis() as u64;
         let mut fired: Vec<(&'static str, Option<String>)> = Vec::new();
         // A page stuck in a handler (an endless loop) holds input acks: never wait past the
-        // exploration's own end by more than a grace second.
+        // exercise's own end by more than a grace second.
         let grace = opts.duration.saturating_sub(start.elapsed()) + Duration::from_secs(1);
         let outcome = match tokio::time::timeout(
             grace,
