@@ -1,14 +1,12 @@
-//! Figures for the DevTools client: launch, tab creation, evaluation round trip, navigation,
-//! quiet detection and exploration rate. Run: `cargo bench -p shepherd-browser --bench cdp`.
-//! Prints medians; there is no baseline to compare against (the numbers bound what the
-//! recorder and explorer spend per step).
+//! Figures for the DevTools client: launch, tab creation, evaluation round trip, navigation and
+//! quiet detection. Run: `cargo bench -p shepherd-browser --bench cdp`. Prints medians; there
+//! is no baseline to compare against (the numbers bound what the recorder and explorer spend
+//! per step). The exerciser's event rate is `cargo bench -p shepherd-exerciser`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::time::{Duration, Instant};
-
-use shepherd_browser::ExploreOptions;
 
 fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
@@ -22,21 +20,7 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let buttons: String = (0..20)
-            .map(|i| {
-                format!(
-                    "<button id='b{i}' onclick='n++' style='display:block;height:20px'>{i}</button>"
-                )
-            })
-            .collect();
-        let server = common::serve(vec![
-            ("/", common::html("<title>x</title><p>hello</p>")),
-            (
-                "/buttons",
-                common::html(&format!("<script>var n = 0</script>{buttons}")),
-            ),
-        ])
-        .await;
+        let server = common::serve(vec![("/", common::html("<title>x</title><p>hello</p>"))]).await;
 
         let mut launches = Vec::new();
         for _ in 0..3 {
@@ -99,24 +83,6 @@ fn main() {
             println!("  in flight: {:?}", page.requests_in_flight());
         }
 
-        page.navigate(&server.url("/buttons"))
-            .await
-            .expect("navigate");
-        let report = page
-            .explore(&ExploreOptions {
-                max_events: 250,
-                duration: Duration::from_secs(15),
-                ..ExploreOptions::default()
-            })
-            .await
-            .expect("explore");
-        println!(
-            "explore 20 buttons           {} events in {:.2?} = {:.0} events/s ({:?})",
-            report.events.len(),
-            report.elapsed,
-            report.events.len() as f64 / report.elapsed.as_secs_f64(),
-            report.stopped
-        );
         browser.close().await.expect("close");
     });
 }

@@ -13,8 +13,8 @@ pub enum Element {
     /// A backend node id (stable for the node's lifetime, as given by DOM/DOMDebugger).
     BackendNode(i64),
     /// A stable path such as `/html[1]/body[1]/div[2]/#shadow/button[1]` (see
-    /// [`FiredEvent::path`](crate::FiredEvent::path)); reaches into shadow roots and
-    /// same-process frames, and names the same element when the page is loaded again.
+    /// [`visit_elements`](crate::visit_elements)); reaches into shadow roots and same-process
+    /// frames, and names the same element when the page is loaded again.
     Path(String),
 }
 
@@ -141,7 +141,7 @@ impl Page {
             }
             Element::Selector(sel) => {
                 // Every DOM.getDocument renumbers the document's nodes, so a concurrent one
-                // (another waiter, the explorer) can void the root id between the two calls:
+                // (another waiter, an exerciser) can void the root id between the two calls:
                 // ask again with a fresh root.
                 let mut attempt = 0;
                 loop {

@@ -1,6 +1,7 @@
 //! Headless Chromium driven over the DevTools protocol (CDP): launching `/usr/bin/chromium`
-//! with the flags a recording proxy needs, navigation, evaluation, input events, screenshots,
-//! quiet detection and seeded auto-exploration.
+//! with the flags a recording proxy needs, navigation, evaluation, input events, screenshots
+//! and quiet detection. (Exercising a page with random user events is `shepherd-exerciser`,
+//! built on this client.)
 //!
 //! A deliberately small client: one websocket, JSON-RPC with ids, flattened sessions, typed
 //! helpers only for what Shepherd uses; anything else goes through [`Page::call`] /
@@ -36,10 +37,8 @@
 //!   [`Page::screenshot`].
 //! - Input: [`Page::click`], [`Page::mouse_move`], [`Page::press_key`], [`Page::type_text`],
 //!   [`Page::insert_text`], elements named by [`Element`].
-//! - [`Page::explore`]: seeded random user events at elements with handlers until a time or
-//!   event limit, with main-frame navigations blocked so the page is never left (the
-//!   `shepherd record --explore` driver). Its log names targets by stable paths
-//!   ([`Element::Path`]), and [`Page::fire`] replays it entry by entry on a fresh load.
+//! - Stable element paths ([`Element::Path`], [`visit_elements`]): addresses that survive a
+//!   fresh load of the same page, unlike backend node ids.
 //! - [`Page::wait_quiet`]: no request in flight (Network domain) and no DOM mutation
 //!   (a `MutationObserver` in a private isolated world) for a given time.
 //! - [`Browser::connect`]: drive a browser that is already running (a remote endpoint);
@@ -49,7 +48,7 @@
 //! Known limits:
 //! - Out-of-process frames (cross-site iframes under site isolation) are separate targets that
 //!   this client does not attach to: their console output, exceptions and elements are not
-//!   seen by [`Page`] helpers or exploration. Same-site frames and shadow roots are covered.
+//!   seen by [`Page`] helpers. Same-site frames and shadow roots are covered.
 //! - Chromium 156 still sends requests of its own through a configured proxy
 //!   (`CONNECT accounts.google.com:443`, `update.googleapis.com/service/update2/json` for the
 //!   optimization-guide model manifest) despite `--disable-background-networking` and
@@ -62,7 +61,6 @@
 
 mod connection;
 mod error;
-mod explore;
 mod input;
 mod launch;
 mod monitor;
@@ -73,16 +71,16 @@ mod tools;
 
 pub use connection::{Connection, Event, EventStream};
 pub use error::{Error, Result};
-pub use explore::{EventCounter, ExploreOptions, ExploreReport, FiredEvent, StopReason};
 pub use input::{Element, MouseButton};
 pub use launch::{BROWSER_SERVICE_HOSTS, Browser, DEFAULT_CHROMIUM, LaunchOptions};
 pub use monitor::{ConsoleMessage, Dialog, PageException};
 pub use page::{Navigation, Page};
+pub use paths::visit_elements;
 pub use quiet::Quiet;
 
 #[cfg(test)]
 mod tests {
-    /// The handles are used from spawned tasks (recorder, explorer): they must stay `Send +
+    /// The handles are used from spawned tasks (recorder, exerciser): they must stay `Send +
     /// Sync`.
     #[test]
     fn handles_are_send_and_sync() {

@@ -96,6 +96,18 @@ impl Page {
         &self.session
     }
 
+    /// The browser connection this page's session runs on, for browser-wide commands and
+    /// events (`Target.*`) that concern the page.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Main-frame document commits seen so far: a change means the page navigated (a driver
+    /// that must stay on the page compares two readings).
+    pub fn main_navigations(&self) -> u64 {
+        self.lock_state().main_navigations
+    }
+
     /// The default limit for commands and waits.
     pub fn timeout(&self) -> Duration {
         self.timeout

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 /// Call `f(node, path)` for every element in a `DOM.getDocument` tree (`depth: -1`,
-/// `pierce: true`).
-pub(crate) fn visit_elements(root: &Value, f: &mut impl FnMut(&Value, &str)) {
+/// `pierce: true`), with the element's stable path (the form [`Element::Path`](crate::Element::Path)
+/// resolves).
+pub fn visit_elements(root: &Value, f: &mut impl FnMut(&Value, &str)) {
     visit(root, "", f);
 }
 

@@ -134,12 +134,14 @@ impl ProxyAuth {
     }
 }
 
-/// Compares two byte strings without an early exit (secrets, credentials).
+/// Whether two byte strings are equal, in time that does not depend on where they differ
+/// (secrets, credentials). Strings of different lengths are unequal; the length itself is not
+/// secret (every credential checked here has a fixed length).
+///
+/// `subtle` rather than a hand-written fold: its comparison is kept opaque to the optimiser,
+/// which may turn a plain fold back into an early exit.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    bool::from(subtle::ConstantTimeEq::ct_eq(a, b))
 }
 
 #[cfg(test)]
@@ -163,5 +165,22 @@ mod tests {
         assert!(!a.check(Some(&HeaderValue::from_static("Bearer x"))));
         assert!(!a.check(None));
         assert!(ProxyAuth::parse("nocolon").is_err());
+        // Same length, one byte off at either end; a prefix; a longer value.
+        assert!(!a.check(Some(&HeaderValue::from_static("Basic eTpw"))));
+        assert!(!a.check(Some(&HeaderValue::from_static("Basic dTpx"))));
+        assert!(!a.check(Some(&HeaderValue::from_static("Basic dTp"))));
+        assert!(!a.check(Some(&HeaderValue::from_static("Basic dTpwdTpw"))));
+    }
+
+    #[test]
+    fn constant_time_eq_is_equality() {
+        assert!(constant_time_eq(b"", b""));
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"Secret"));
+        // Different lengths are unequal, whichever is the prefix of the other.
+        assert!(!constant_time_eq(b"secret", b"secrets"));
+        assert!(!constant_time_eq(b"secrets", b"secret"));
+        assert!(!constant_time_eq(b"", b"x"));
     }
 }

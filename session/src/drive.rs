@@ -1,15 +1,21 @@
 //! The recording driver: a recording proxy with instrumentation, headless Chromium pointed at
-//! it, the page loaded and (optionally) explored with user events, the trace flushed, and
-//! everything stored in one recording. `shepherd record URL` and `shepherd demo` use it.
+//! it, the page loaded and (optionally) exercised with random user events (`shepherd-exerciser`),
+//! the trace flushed, and everything stored in one recording. `shepherd record URL` and
+//! `shepherd demo` use it.
 
 use crate::stack::{Run, Stack, StackOptions};
 use anyhow::Context;
-use shepherd_browser::{Browser, ExploreOptions, LaunchOptions};
+use shepherd_browser::{Browser, LaunchOptions};
+use shepherd_exerciser::{ExerciseOptions, exercise};
 use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
 use shepherd_recording::Recording;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The progress callback of [`DriveOptions::on_events`], re-exported so a caller need not
+/// depend on the exerciser for it.
+pub use shepherd_exerciser::EventCounter;
 
 /// What to record and how.
 #[derive(Debug, Clone)]
@@ -18,11 +24,12 @@ pub struct DriveOptions {
     pub url: String,
     /// Recording file (created, or extended with a new session).
     pub out: PathBuf,
-    /// Fire user events for this long after load (zero: load only).
+    /// Exercise the page with random user events for this long after load (zero: load only;
+    /// `record --explore`).
     pub explore: Duration,
     /// At most this many user events.
     pub max_events: usize,
-    /// Seed of the exploration's random choices.
+    /// Seed of the exercise's random choices.
     pub seed: u64,
     /// Show the browser window.
     pub headful: bool,
@@ -30,12 +37,12 @@ pub struct DriveOptions {
     pub cache_dir: Option<PathBuf>,
     /// How origin certificates are verified (a private CA for staging or test origins).
     pub trust: UpstreamTrust,
-    /// Told the number of user events fired so far during exploration (progress displays).
-    pub on_events: Option<shepherd_browser::EventCounter>,
+    /// Told the number of user events fired so far while exercising (progress displays).
+    pub on_events: Option<EventCounter>,
 }
 
 impl DriveOptions {
-    /// Loads `url` into a new session of `out`, without exploration, trusting the web's roots.
+    /// Loads `url` into a new session of `out`, without exercising it, trusting the web's roots.
     pub fn new(url: impl Into<String>, out: impl Into<PathBuf>) -> Self {
         DriveOptions {
             url: url.into(),
@@ -58,7 +65,7 @@ pub struct DriveSummary {
     pub exchanges: usize,
     /// Traces (documents) stored.
     pub traces: usize,
-    /// User events fired by exploration.
+    /// User events fired while exercising the page.
     pub events_fired: usize,
     /// Uncaught page exceptions seen over DevTools.
     pub page_errors: usize,
@@ -66,7 +73,7 @@ pub struct DriveSummary {
     pub elapsed: Duration,
 }
 
-/// Runs one recording: proxy + Chromium + load + exploration + flush.
+/// Runs one recording: proxy + Chromium + load + exercise + flush.
 pub async fn record_url(
     opts: &DriveOptions,
     ca: Arc<CertificateAuthority>,
@@ -143,16 +150,18 @@ async fn drive_browser(
         if let Err(e) = page.evaluate(&mark).await {
             tracing::warn!("marking auto-explored events: {e}");
         }
-        let report = page
-            .explore(&ExploreOptions {
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
                 duration: opts.explore,
                 max_events: opts.max_events,
                 seed: opts.seed,
                 on_events: opts.on_events.clone(),
-                ..ExploreOptions::default()
-            })
-            .await
-            .context("exploring the page")?;
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .context("exercising the page")?;
         fired = report.events.len();
         let _ = page
             .wait_quiet(Duration::from_millis(300), Duration::from_secs(5))

@@ -9,9 +9,11 @@
 //! fetched is committed.
 //!
 //! [`module_graph`] reads which modules of a crate use which, for the tests that keep every
-//! crate's imports free of circles.
+//! crate's imports free of circles. [`pages`] serves fixed pages on loopback and shares one
+//! Chromium between the tests of a binary (the DevTools client's and the exerciser's tests).
 
 pub mod module_graph;
+pub mod pages;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -675,79 +675,104 @@ impl Harness {
 }
 
 /// Runs `cases` in order with one browser and one origin (a `harness = false` test's main).
-/// Command-line words filter cases by substring; every case gets 10 s at most.
+/// The command line is read as cargo's harness reads it (libtest-mimic: a filter, `--exact`,
+/// `--skip`, `--list`, …); every case gets 10 s at most.
 pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
     run_cases_within(mode, cases, Duration::from_secs(10))
 }
 
 /// [`run_cases`] with another time limit per case (explorations run many executions).
 pub fn run_cases_within(mode: Mode, cases: &[Case], limit: Duration) -> std::process::ExitCode {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let selected: Vec<&Case> = cases
-        .iter()
-        .filter(|(n, _)| filters.is_empty() || filters.iter().any(|f| n.contains(f.as_str())))
-        .collect();
-    println!("running {} tests", selected.len());
-    if selected.is_empty() {
-        return std::process::ExitCode::SUCCESS;
-    }
+    let mut args = libtest_mimic::Arguments::from_args();
+    // The cases share one browser and one origin and were written to run one at a time;
+    // `--test-threads` still overrides.
+    args.test_threads.get_or_insert(1);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
     {
-        Ok(rt) => rt,
+        Ok(rt) => Arc::new(rt),
         Err(e) => {
             eprintln!("cannot start tokio: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
-    let result = rt.block_on(async {
-        let browser = shepherd_browser::Browser::launch(shepherd_browser::LaunchOptions::default())
-            .await
-            .context("launching Chromium")?;
-        let origin = TestOrigin::start(pages_dir(), mode).await?;
-        let harness = Arc::new(Harness { browser, origin });
-        let mut failed = Vec::new();
-        for (name, case) in &selected {
-            let start = Instant::now();
-            let r = tokio::time::timeout(limit, case(harness.clone())).await;
-            let outcome = match r {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(format!("{e:#}")),
-                Err(_) => Err(format!("timed out after {limit:?}")),
-            };
-            match outcome {
-                Ok(()) => println!("test {name} ... ok ({:.2?})", start.elapsed()),
-                Err(e) => {
-                    println!("test {name} ... FAILED ({:.2?})\n{e}\n", start.elapsed());
-                    failed.push(*name);
-                }
-            }
-        }
-        if let Ok(h) = Arc::try_unwrap(harness) {
-            let Harness { browser, origin } = h;
+    let shared = Arc::new(SharedHarness {
+        rt: rt.clone(),
+        mode,
+        harness: Mutex::new(None),
+    });
+    let trials = cases
+        .iter()
+        .map(|&(name, case)| {
+            let shared = shared.clone();
+            libtest_mimic::Trial::test(name, move || {
+                shared.run(case, limit).map_err(libtest_mimic::Failed::from)
+            })
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    let harness = shared
+        .harness
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(Ok(h)) = harness
+        && let Ok(Harness { browser, origin }) = Arc::try_unwrap(h)
+    {
+        rt.block_on(async {
             origin.flush().await;
             drop(origin);
             let _ = browser.close().await;
-        }
-        if failed.is_empty() {
-            Ok(())
-        } else {
-            Err(anyhow!("failed: {}", failed.join(", ")))
-        }
-    });
-    match result {
-        Ok(()) => {
-            println!("test result: ok. {} passed", selected.len());
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            println!("test result: FAILED. {e:#}");
-            std::process::ExitCode::FAILURE
+        });
+    }
+    conclusion.exit_code()
+}
+
+/// The harness of [`run_cases_within`], started by the first case that runs (a `--list` or a
+/// filter that selects nothing starts no browser).
+struct SharedHarness {
+    rt: Arc<tokio::runtime::Runtime>,
+    mode: Mode,
+    /// `None` until first asked; then the harness, or why it could not start.
+    harness: Mutex<Option<std::result::Result<Arc<Harness>, String>>>,
+}
+
+impl SharedHarness {
+    fn get(&self) -> std::result::Result<Arc<Harness>, String> {
+        let mut slot = self.harness.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert_with(|| {
+            self.rt
+                .block_on(async {
+                    let browser = shepherd_browser::Browser::launch(
+                        shepherd_browser::LaunchOptions::default(),
+                    )
+                    .await
+                    .context("launching Chromium")?;
+                    let origin = TestOrigin::start(pages_dir(), self.mode).await?;
+                    anyhow::Ok(Arc::new(Harness { browser, origin }))
+                })
+                .map_err(|e| format!("{e:#}"))
+        })
+        .clone()
+    }
+
+    /// Runs one case within `limit`.
+    fn run(
+        &self,
+        case: fn(Arc<Harness>) -> CaseFuture,
+        limit: Duration,
+    ) -> std::result::Result<(), String> {
+        let harness = self.get()?;
+        // The timer is made inside the runtime: `timeout` needs its clock.
+        match self
+            .rt
+            .block_on(async { tokio::time::timeout(limit, case(harness)).await })
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(format!("{e:#}")),
+            Err(_) => Err(format!("timed out after {limit:?}")),
         }
     }
 }

@@ -4,10 +4,14 @@
 //!
 //! First every manifest is checked (errors name file, line and column); then one Chromium
 //! runs the scenarios one after another, each recorded (detect) and then, when its manifest
-//! names a policy, served with that policy (repair); the matrix is printed and compared with the copy in
-//! `tests/scenarios/README.md` (`SHEPHERD_UPDATE_SCENARIOS=1` rewrites the copy). Words on the
-//! command line select scenarios by substring (the README is then not compared).
-//! `SHEPHERD_SCENARIO_LOG=1` prints every run's races.
+//! names a policy, served with that policy (repair), and explored from its good order beside
+//! the next scenarios (explore); the matrix is printed and compared with the copy in
+//! `tests/scenarios/README.md` (`SHEPHERD_UPDATE_SCENARIOS=1` rewrites the copy).
+//!
+//! The trials are `manifests`, one per scenario (detect and repair), `NAME (explore)` per
+//! explored scenario and `readme-matrix`; the command line selects them as cargo's harness
+//! does (`-- fig1`, `--exact`, `--skip '(explore)'`, `--list`). The README is compared only
+//! when everything ran. `SHEPHERD_SCENARIO_LOG=1` prints every run's races.
 
 use anyhow::{Context as _, Result, bail};
 use shepherd_browser::{Browser, LaunchOptions};
@@ -16,6 +20,7 @@ use shepherd_e2e::scenarios::manifest::{Manifest, scenario_dirs};
 use shepherd_e2e::scenarios::matrix::{self, Outcome, Row};
 use shepherd_e2e::scenarios::origin::ScenarioOrigin;
 use shepherd_e2e::scenarios::{lanes, product::Shepherd};
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,26 +105,104 @@ fn schema_errors_have_places() -> Result<()> {
     Ok(())
 }
 
+// The trials: `manifests`, each scenario (its detect and repair lanes), `NAME (explore)` for
+// each explored scenario, `readme-matrix`.
+
+/// The trial that loads and checks every manifest.
+const MANIFESTS: &str = "manifests";
+/// The trial that compares the matrix with the README's copy.
+const README_MATRIX: &str = "readme-matrix";
+
+/// The trial of a scenario's explore lane.
+fn explore_trial(name: &str) -> String {
+    format!("{name} (explore)")
+}
+
+/// Which lanes of a scenario the command line selected.
+struct Selected<'a> {
+    sc: &'a Scenario,
+    /// Detect and repair (one trial: repair starts from what detect saw).
+    detect: bool,
+    /// The explore lane.
+    explore: bool,
+}
+
+/// The outcome of one trial, decided before the harness reports it.
+type Verdict = Result<libtest_mimic::Completion, String>;
+
 fn main() -> ExitCode {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let corpus = match load_corpus(filters.is_empty())
-        .and_then(|c| schema_errors_have_places().map(|()| c))
-    {
+    // libtest-mimic reads the command line as cargo's own harness does (a filter, `--exact`,
+    // `--skip`, `--list`, `--ignored`, …). The scenarios share one browser and one origin, and
+    // explorations overlap the next recordings, so the selected lanes run as one pipeline
+    // first; the trials then report what it found.
+    let mut args = libtest_mimic::Arguments::from_args();
+    args.test_threads = Some(1);
+    let selects = |name: &str| !args.is_filtered_out(&libtest_mimic::Trial::test(name, || Ok(())));
+    let whole = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
+    let corpus = match load_corpus(whole).and_then(|c| schema_errors_have_places().map(|()| c)) {
         Ok(c) => c,
         Err(e) => {
-            println!("test manifests ... FAILED\n{e:#}");
-            println!("test result: FAILED. 0 passed; 1 failed");
-            return ExitCode::FAILURE;
+            // No scenario can be named: whatever the command line selected, this is the result.
+            args.filter = None;
+            args.skip.clear();
+            args.ignored = false;
+            let trial = libtest_mimic::Trial::test(MANIFESTS, move || Err(format!("{e:#}").into()));
+            return libtest_mimic::run(&args, vec![trial]).exit_code();
         }
     };
-    println!("test manifests ... ok ({} scenarios)", corpus.len());
-    let selected: Vec<&Scenario> = corpus
-        .iter()
-        .filter(|s| filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())))
+    let mut names = vec![MANIFESTS.to_string()];
+    for sc in &corpus {
+        names.push(sc.name.clone());
+        if sc.manifest.explored() {
+            names.push(explore_trial(&sc.name));
+        }
+    }
+    names.push(README_MATRIX.to_string());
+    let mut verdicts: HashMap<String, Verdict> = HashMap::new();
+    if !args.list {
+        let selected: Vec<Selected> = corpus
+            .iter()
+            .map(|sc| Selected {
+                sc,
+                detect: selects(&sc.name),
+                explore: sc.manifest.explored() && selects(&explore_trial(&sc.name)),
+            })
+            .filter(|s| s.detect || s.explore)
+            .collect();
+        let everything = selected.len() == corpus.len()
+            && selected
+                .iter()
+                .all(|s| s.detect && s.explore == s.sc.manifest.explored());
+        verdicts = run_selected(&selected, everything && selects(README_MATRIX));
+        verdicts.insert(MANIFESTS.into(), Ok(libtest_mimic::Completion::Completed));
+    }
+    let trials = names
+        .into_iter()
+        .map(|name| {
+            let verdict = verdicts.remove(&name);
+            libtest_mimic::Trial::ignorable_test(name, move || match verdict {
+                Some(v) => v.map_err(Into::into),
+                None => Err("the pipeline did not run this trial".into()),
+            })
+        })
         .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Runs the selected lanes, prints the matrix, and decides every selected trial;
+/// `readme` compares the matrix with the README's copy (only a whole corpus run can).
+fn run_selected(selected: &[Selected], readme: bool) -> HashMap<String, Verdict> {
+    let mut verdicts = HashMap::new();
+    let partial = || {
+        Ok(libtest_mimic::Completion::ignored_with(
+            "compared only when every lane of every scenario ran",
+        ))
+    };
+    if selected.is_empty() {
+        verdicts.insert(README_MATRIX.into(), partial());
+        return verdicts;
+    }
+    let done = || Ok(libtest_mimic::Completion::Completed);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -127,48 +210,74 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            println!("cannot start tokio: {e}");
-            return ExitCode::FAILURE;
+            for s in selected {
+                verdicts.insert(s.sc.name.clone(), Err(format!("cannot start tokio: {e}")));
+            }
+            return verdicts;
         }
     };
     let started = Instant::now();
-    let rows = match rt.block_on(run_all(&selected)) {
+    let rows = match rt.block_on(run_all(selected)) {
         Ok(r) => r,
         Err(e) => {
-            println!("test scenarios ... FAILED\n{e:#}");
-            println!("test result: FAILED. 1 passed; 1 failed");
-            return ExitCode::FAILURE;
+            let why = format!("{e:#}");
+            for s in selected {
+                verdicts.insert(s.sc.name.clone(), Err(why.clone()));
+                verdicts.insert(explore_trial(&s.sc.name), Err(why.clone()));
+            }
+            verdicts.insert(README_MATRIX.into(), Err(why));
+            return verdicts;
         }
     };
-    let table = matrix::render(&rows);
+    let table = matrix::render(&rows.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>());
     println!("\n{table}");
-    println!("corpus run: {:.1?}", started.elapsed());
-    let mut failed: Vec<String> = rows
-        .iter()
-        .filter(|r| r.detect.fails() || r.repair.fails() || r.explore.fails())
-        .map(|r| r.name.clone())
-        .collect();
-    if filters.is_empty() {
-        match check_readme(&table) {
-            Ok(()) => println!("test readme-matrix ... ok"),
-            Err(e) => {
-                println!("test readme-matrix ... FAILED\n{e:#}");
-                failed.push("README matrix".into());
-            }
+    println!("corpus run: {:.1?}\n", started.elapsed());
+    for (s, (row, log)) in selected.iter().zip(&rows) {
+        if s.detect {
+            let verdict = if row.detect.fails() || row.repair.fails() {
+                Err(format!(
+                    "detect: {}{}\nrepair: {}{}\n{}",
+                    row.detect,
+                    failure(&row.detect),
+                    row.repair,
+                    failure(&row.repair),
+                    log.lanes
+                ))
+            } else {
+                done()
+            };
+            verdicts.insert(row.name.clone(), verdict);
+        }
+        if s.explore {
+            let verdict = if row.explore.fails() {
+                Err(format!(
+                    "{}{}\n{}",
+                    row.explore,
+                    failure(&row.explore),
+                    log.explore
+                ))
+            } else {
+                done()
+            };
+            verdicts.insert(explore_trial(&row.name), verdict);
         }
     }
-    let total = rows.len() + 1;
-    if failed.is_empty() {
-        println!("test result: ok. {total} passed; 0 failed");
-        ExitCode::SUCCESS
+    let matrix_verdict = if readme {
+        check_readme(&table)
+            .map(|()| libtest_mimic::Completion::Completed)
+            .map_err(|e| format!("{e:#}"))
     } else {
-        println!(
-            "test result: FAILED. {} passed; {} failed ({})",
-            total.saturating_sub(failed.len()),
-            failed.len(),
-            failed.join(", ")
-        );
-        ExitCode::FAILURE
+        partial()
+    };
+    verdicts.insert(README_MATRIX.into(), matrix_verdict);
+    verdicts
+}
+
+/// What a failed outcome says, after a colon (nothing for the others).
+fn failure(o: &Outcome) -> String {
+    match o {
+        Outcome::Fail(why) => format!(": {why}"),
+        _ => String::new(),
     }
 }
 
@@ -196,7 +305,17 @@ fn check_readme(table: &str) -> Result<()> {
     )
 }
 
-async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
+/// What a scenario's lanes printed: detect and repair, and the exploration's.
+#[derive(Default)]
+struct Logs {
+    lanes: String,
+    explore: String,
+}
+
+/// Runs the selected lanes of every selected scenario (in corpus order, explorations beside
+/// the next recordings) and prints one progress line per lane; a row per selected scenario,
+/// lanes not selected marked as not run.
+async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
     let scratch = tempfile::tempdir()?;
     let shepherd = Shepherd::new()?;
     let origin = ScenarioOrigin::start(corpus_dir()).await?;
@@ -214,39 +333,46 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
         explore: Duration::from_millis(1200),
     };
     let verbose = std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some();
-    let mut rows = Vec::new();
+    let mut rows: Vec<(Row, Logs)> = Vec::new();
     let permits = Arc::new(Semaphore::new(EXPLORE_CONCURRENCY));
     let mut explorations = tokio::task::JoinSet::new();
-    for sc in selected {
+    for s in selected {
+        let sc = s.sc;
         let t = Instant::now();
         let m = &sc.manifest;
-        let (detect, false_alarms, mut log, control) =
-            match tokio::time::timeout(SCENARIO_LIMIT, lanes::detect(&ctx, sc)).await {
-                Ok(d) => (d.outcome, d.false_alarms, d.log, d.oracle_fired),
-                Err(_) => (
-                    Outcome::Fail(format!("timed out after {SCENARIO_LIMIT:?}")),
-                    None,
-                    String::new(),
-                    None,
-                ),
-            };
-        let detect = detect.with_limit(m.limit("detect").map(|k| k.reason.as_str()));
-        let repair =
-            match tokio::time::timeout(SCENARIO_LIMIT, lanes::repair(&ctx, sc, control)).await {
+        let mut logs = Logs::default();
+        let (mut detect, mut repair, mut false_alarms) = (Outcome::NotRun, Outcome::NotRun, None);
+        let mut repair_failure = None;
+        if s.detect {
+            let control;
+            (detect, false_alarms, logs.lanes, control) =
+                match tokio::time::timeout(SCENARIO_LIMIT, lanes::detect(&ctx, sc)).await {
+                    Ok(d) => (d.outcome, d.false_alarms, d.log, d.oracle_fired),
+                    Err(_) => (
+                        Outcome::Fail(format!("timed out after {SCENARIO_LIMIT:?}")),
+                        None,
+                        String::new(),
+                        None,
+                    ),
+                };
+            detect = detect.with_limit(m.limit("detect").map(|k| k.reason.as_str()));
+            repair = match tokio::time::timeout(SCENARIO_LIMIT, lanes::repair(&ctx, sc, control))
+                .await
+            {
                 Ok(r) => {
-                    log.push_str(&r.log);
+                    logs.lanes.push_str(&r.log);
                     r.outcome
                 }
                 Err(_) => Outcome::Fail(format!("repair timed out after {SCENARIO_LIMIT:?}")),
             };
-        let repair_failure = match &repair {
-            Outcome::Fail(why) => Some(why.clone()),
-            _ => None,
-        };
-        let repair = repair.with_limit(m.limit("repair").map(|k| k.reason.as_str()));
+            if let Outcome::Fail(why) = &repair {
+                repair_failure = Some(why.clone());
+            }
+            repair = repair.with_limit(m.limit("repair").map(|k| k.reason.as_str()));
+        }
         // The good order is recorded now (the origin serves one scenario at a time); its
         // exploration replays the recording and runs beside the next scenarios.
-        let explore = if !m.explored() {
+        let explore = if !s.explore {
             Outcome::NotRun
         } else {
             match lanes::explore_record(&ctx, sc, EXPLORE_BUDGET).await {
@@ -264,52 +390,50 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
                     let o = e
                         .outcome
                         .with_limit(m.limit("explore").map(|k| k.reason.as_str()));
-                    if let Outcome::Fail(why) = &o {
-                        println!("test {} (explore) ... FAILED\n{why}", sc.name);
-                    }
+                    println!("scenario {} (explore): {o}", sc.name);
+                    logs.explore = e.log;
                     o
                 }
             }
         };
-        let failed = detect.fails() || repair.fails();
-        let status = if failed { "FAILED" } else { "ok" };
-        println!(
-            "test {} ... {status} (detect: {detect}; repair: {repair}; {:.1?})",
-            sc.name,
-            t.elapsed()
-        );
-        if let Outcome::Fail(why) = &detect {
-            println!("{why}");
+        if s.detect {
+            println!(
+                "scenario {}: detect: {detect}; repair: {repair}; {:.1?}",
+                sc.name,
+                t.elapsed()
+            );
+            // A known limit's failure is shown on request (a failure's, by its trial).
+            if let Some(why) = repair_failure.as_ref().filter(|_| verbose) {
+                println!("repair: {why}");
+            }
+            // A false alarm fails the README check, not the scenario: its races are printed
+            // so the run that saw it says which location it was.
+            if verbose || false_alarms.is_some_and(|n| n > 0) {
+                print!("{}", logs.lanes);
+            }
         }
-        if let Some(why) = &repair_failure
-            && (verbose || repair.fails())
-        {
-            println!("repair: {why}");
-        }
-        // A false alarm fails the README check, not the scenario: its races are printed so
-        // the run that saw it says which location it was.
-        if verbose || failed || false_alarms.is_some_and(|n| n > 0) {
-            print!("{log}");
-        }
-        rows.push(Row {
-            name: sc.name.clone(),
-            source: format!("{} {}", m.paper, m.figure),
-            detect,
-            repair,
-            policy: (m.repair.policy != "none").then(|| m.repair.policy.clone()),
-            no_policy: m.repair.reason.clone(),
-            explore,
-            false_alarms,
-            limits: m
-                .known_limit
-                .iter()
-                .map(|k| (k.lane.clone(), k.reason.clone()))
-                .collect(),
-        });
+        rows.push((
+            Row {
+                name: sc.name.clone(),
+                source: format!("{} {}", m.paper, m.figure),
+                detect,
+                repair,
+                policy: (m.repair.policy != "none").then(|| m.repair.policy.clone()),
+                no_policy: m.repair.reason.clone(),
+                explore,
+                false_alarms,
+                limits: m
+                    .known_limit
+                    .iter()
+                    .map(|k| (k.lane.clone(), k.reason.clone()))
+                    .collect(),
+            },
+            logs,
+        ));
     }
     while let Some(done) = explorations.join_next().await {
         let (index, e) = done?;
-        let Some(row) = rows.get_mut(index) else {
+        let Some((row, logs)) = rows.get_mut(index) else {
             continue;
         };
         let (outcome, log) = match e {
@@ -321,14 +445,11 @@ async fn run_all(selected: &[&Scenario]) -> Result<Vec<Row>> {
         };
         let limit = row.limits.iter().find(|(lane, _)| lane == "explore");
         row.explore = outcome.with_limit(limit.map(|(_, why)| why.as_str()));
-        let status = if row.explore.fails() { "FAILED" } else { "ok" };
-        println!("test {} (explore) ... {status} ({})", row.name, row.explore);
-        if let Outcome::Fail(why) = &row.explore {
-            println!("{why}");
-        }
-        if verbose || row.explore.fails() {
+        println!("scenario {} (explore): {}", row.name, row.explore);
+        if verbose {
             print!("{log}");
         }
+        logs.explore = log;
     }
     let Context { browser, .. } = ctx;
     let _ = browser.close().await;

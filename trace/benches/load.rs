@@ -6,29 +6,29 @@
 //!
 //! `CARGO_TARGET_DIR=... cargo bench -p shepherd-trace --bench load`
 
+use rand_xoshiro::SplitMix64;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use shepherd_trace::{ActionType, Trace, TraceBuilder, er, read_jsonl, to_jsonl_bytes};
 use std::hint::black_box;
 use std::io::BufRead;
 use std::time::{Duration, Instant};
 
-struct Rng(u64);
+/// Seeded draws (SplitMix64), so every run measures the same trace.
+struct Rng(SplitMix64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+    fn new(seed: u64) -> Rng {
+        Rng(SplitMix64::seed_from_u64(seed))
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.next_u64() % n
     }
 }
 
 /// `positions`: give 6 of 7 accesses one of 2000 positions (drawn from a separate generator, so
 /// the trace is otherwise identical).
 fn page_like(actions: u32, positions: bool) -> Trace {
-    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut rp = Rng(0x2545_f491_4f6c_dd1d);
+    let mut r = Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut rp = Rng::new(0x2545_f491_4f6c_dd1d);
     let pos: Vec<String> = (0..2000)
         .map(|i| {
             format!(

@@ -177,7 +177,7 @@ fn seeds() -> Vec<Vec<u8>> {
 #[test]
 fn mutated_inputs_never_panic() {
     let seeds = seeds();
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     for seed in &seeds {
         check(seed);
     }
@@ -192,7 +192,7 @@ fn mutated_inputs_never_panic() {
 
 #[test]
 fn random_bytes_never_panic() {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for _ in 0..1500 {
         let len = rng.below(300);
         let v: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();

@@ -209,7 +209,7 @@ proptest! {
     /// definition and before its uses, around repeated headers, strings and descriptions.
     #[test]
     fn parts_read_what_the_sequential_reader_reads(t in common::trace(), seed in any::<u64>()) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let bytes = batched(&to_jsonl_bytes(&t), &mut rng);
         // The batches still are the trace.
         prop_assert_eq!(&read_jsonl(&bytes[..]).unwrap(), &t);
@@ -220,7 +220,7 @@ proptest! {
     /// fall, whether the break is in the first part or a later one.
     #[test]
     fn parts_fail_as_the_sequential_reader_fails(t in common::trace(), seed in any::<u64>()) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let bytes = corrupt(&batched(&to_jsonl_bytes(&t), &mut rng), &mut rng);
         same_for_all_cuts(&bytes, &mut rng)?;
     }
@@ -252,7 +252,7 @@ fn odd_inputs_read_the_same_in_parts() {
         // The last line without its newline, cut inside.
         format!("{h}\n[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"r\",0]"),
     ];
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     for case in &cases {
         same_for_all_cuts(case.as_bytes(), &mut rng).unwrap();
         for i in 0..=case.len() {
@@ -265,7 +265,7 @@ fn odd_inputs_read_the_same_in_parts() {
 fn large() -> Trace {
     let mut b = TraceBuilder::new();
     b.page("https://large.test/");
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     for id in 0..45_000u32 {
         b.begin(ActionType::Timer, "timer", &format!("doc/timer:{id}"));
         if id > 0 {
@@ -313,7 +313,7 @@ fn large_inputs_are_read_in_parts_with_progress() {
     assert_eq!(seen.last(), Some(&(len, len)));
 
     // Errors in the second half are found where the sequential reader finds them.
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     for _ in 0..6 {
         let mut bad = bytes.clone();
         let mut at = bytes.len() / 2 + rng.below(bytes.len() / 2);

@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::{Args as ClapArgs, Subcommand};
 use shepherd_proxy::CertificateAuthority;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Print or export the CA that signs intercepted sites' certificates.
@@ -33,20 +33,27 @@ enum CaCommand {
 }
 
 /// Where the CA lives: `--home`/`$SHEPHERD_HOME`, else `./certs` in a checkout, else the user
-/// data directory (`$XDG_DATA_HOME/shepherd` or `~/.local/share/shepherd`).
+/// data directory (`dirs::data_dir()`: `$XDG_DATA_HOME/shepherd` when that is absolute, else
+/// `~/.local/share/shepherd`), else `./.shepherd`.
 pub(crate) fn ca_dir(home: Option<PathBuf>) -> PathBuf {
+    ca_dir_from(home, Path::new("certs"), dirs::data_dir)
+}
+
+/// [`ca_dir`] with the checkout's `certs` directory and the data directory given, so the order
+/// can be tested without touching the environment. `data_dir` is only asked when needed.
+fn ca_dir_from(
+    home: Option<PathBuf>,
+    checkout: &Path,
+    data_dir: impl FnOnce() -> Option<PathBuf>,
+) -> PathBuf {
     if let Some(h) = home {
         return h;
     }
-    let checkout = PathBuf::from("certs");
     if checkout.join("README.md").exists() {
-        return checkout;
+        return checkout.to_path_buf();
     }
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(x).join("shepherd");
-    }
-    match std::env::var_os("HOME") {
-        Some(h) => PathBuf::from(h).join(".local/share/shepherd"),
+    match data_dir() {
+        Some(d) => d.join("shepherd"),
         None => PathBuf::from(".shepherd"),
     }
 }
@@ -82,4 +89,40 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ca_dir_from;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn home_then_checkout_then_data_dir() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let checkout = dir.path().join("certs");
+        let data = || Some(PathBuf::from("/data"));
+        let asked = || -> Option<PathBuf> { panic!("the data directory is not needed") };
+        // `--home` / `$SHEPHERD_HOME` wins over everything.
+        assert_eq!(
+            ca_dir_from(Some("/h".into()), &checkout, asked),
+            Path::new("/h")
+        );
+        // Outside a checkout: the data directory.
+        assert_eq!(
+            ca_dir_from(None, &checkout, data),
+            Path::new("/data/shepherd")
+        );
+        assert_eq!(
+            ca_dir_from(None, &checkout, || None),
+            Path::new(".shepherd")
+        );
+        // A checkout's `certs/README.md` marks it.
+        std::fs::create_dir(&checkout).expect("mkdir");
+        std::fs::write(checkout.join("README.md"), "").expect("write");
+        assert_eq!(ca_dir_from(None, &checkout, asked), checkout);
+        assert_eq!(
+            ca_dir_from(Some("/h".into()), &checkout, asked),
+            Path::new("/h")
+        );
+    }
 }

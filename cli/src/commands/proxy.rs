@@ -53,13 +53,14 @@ pub(crate) struct RecordArgs {
     /// Recording file to create or extend (a new session is added).
     #[arg(long)]
     out: PathBuf,
-    /// With URL: fire user events at elements with handlers for this long (e.g. 15s, 500ms).
+    /// With URL: exercise the page for this long (e.g. 15s, 500ms): seeded random clicks,
+    /// hovers, key presses and typing at elements with handlers, without leaving the page.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     explore: Option<std::time::Duration>,
     /// With URL: at most this many user events.
     #[arg(long, default_value_t = 250)]
     max_events: usize,
-    /// With URL: seed of the exploration's random choices.
+    /// With URL: seed of the exercise's random choices (same seed, same page: same events).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// With URL: show the browser window instead of running headless.
@@ -67,27 +68,79 @@ pub(crate) struct RecordArgs {
     headful: bool,
 }
 
-/// Parses `15s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+/// Parses a duration of at most a day: `15s`, `500ms`, `2m`, `1.5h`, `1m30s` (humantime's
+/// forms) or a bare number of seconds (`15`, `0.5`).
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, "s"),
-    };
-    let n: f64 = num
+    let hint = "try 15s, 500ms, 2m";
+    // The leading number is read here and written back in humantime's form: humantime wants
+    // digits on both sides of a point and a unit, while `.5s`, `1.s` and a bare number of
+    // seconds have always been accepted.
+    let (num, unit) = s.split_at(
+        s.find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(s.len()),
+    );
+    let num: f64 = num
         .parse()
-        .map_err(|_| format!("{s:?} is not a duration (try 15s, 500ms, 2m)"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("unknown unit {unit:?} in {s:?} (ms, s, m, h)")),
-    };
-    if !(0.0..=86_400.0).contains(&secs) {
-        return Err(format!("{s:?} is out of range"));
+        .map_err(|_| format!("{s:?} is not a duration ({hint})"))?;
+    let unit = if unit.is_empty() { "s" } else { unit };
+    let d = humantime::parse_duration(&format!("{num}{unit}"))
+        .map_err(|e| format!("{s:?} is not a duration: {e} ({hint})"))?;
+    if d > std::time::Duration::from_secs(86_400) {
+        return Err(format!("{s:?} is out of range (at most 24h)"));
     }
-    Ok(std::time::Duration::from_secs_f64(secs))
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_in_every_form_accepted_before() {
+        let ms = |n| Ok(Duration::from_millis(n));
+        assert_eq!(parse_duration("15s"), ms(15_000));
+        assert_eq!(parse_duration("500ms"), ms(500));
+        assert_eq!(parse_duration("2m"), ms(120_000));
+        assert_eq!(parse_duration("2min"), ms(120_000));
+        assert_eq!(parse_duration("1h"), ms(3_600_000));
+        assert_eq!(parse_duration("1.5s"), ms(1_500));
+        assert_eq!(parse_duration(".5s"), ms(500));
+        assert_eq!(parse_duration("0.25m"), ms(15_000));
+        assert_eq!(parse_duration("1.s"), ms(1_000));
+        assert_eq!(parse_duration("15"), ms(15_000));
+        assert_eq!(parse_duration("0.5"), ms(500));
+        assert_eq!(parse_duration(" 30s "), ms(30_000));
+        assert_eq!(parse_duration("0s"), ms(0));
+        assert_eq!(parse_duration("24h"), ms(86_400_000));
+    }
+
+    #[test]
+    fn humantimes_forms_are_accepted_too() {
+        let ms = |n| Ok(Duration::from_millis(n));
+        assert_eq!(parse_duration("1m30s"), ms(90_000));
+        assert_eq!(parse_duration("1m 30s"), ms(90_000));
+        assert_eq!(parse_duration("2sec"), ms(2_000));
+        assert_eq!(parse_duration("1hour"), ms(3_600_000));
+    }
+
+    #[test]
+    fn bad_durations_say_what_is_wrong() {
+        let err = |s| parse_duration(s).expect_err(s);
+        assert!(
+            err("15x").contains("\"15x\" is not a duration"),
+            "{}",
+            err("15x")
+        );
+        assert!(err("15x").contains("try 15s"), "{}", err("15x"));
+        assert!(err("abc").contains("not a duration"));
+        assert!(err("").contains("not a duration"));
+        assert!(err("-1s").contains("not a duration"));
+        assert!(err("1.2.3").contains("not a duration"));
+        assert!(err("25h").contains("out of range"));
+        assert!(err("86401").contains("out of range"));
+    }
 }
 
 /// Serve a recording with no network access.
@@ -218,7 +271,7 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
             .then(|| crate::progress::Progress::countdown(explore, "exploring", "events"));
         let on_events = progress.as_ref().map(|p| {
             let set = p.position_setter();
-            shepherd_browser::EventCounter(Arc::new(move |n: usize| set(n as u64)))
+            shepherd_session::drive::EventCounter(Arc::new(move |n: usize| set(n as u64)))
         });
         let opts = shepherd_session::drive::DriveOptions {
             explore,

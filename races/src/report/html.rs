@@ -14,20 +14,10 @@ const FOLDED_PER_RACE: usize = 50;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
 
-/// `s` escaped for HTML text and attribute values (other reports reuse it).
+/// `s` escaped for HTML text and for attribute values in either quotes (other reports reuse
+/// it): `&`, `<`, `>`, `"` and `'` (written `&#x27;`).
 pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 /// The location as a developer finds it, then the trace's own name (which keeps nodes that
@@ -680,5 +670,36 @@ mod tests {
     #[test]
     fn escapes() {
         assert_eq!(esc("<a href=\"x\">"), "&lt;a href=&quot;x&quot;&gt;");
+        assert_eq!(esc("it's & 1 > 0"), "it&#x27;s &amp; 1 &gt; 0");
+        assert_eq!(esc("é → 🦀"), "é → 🦀");
+    }
+
+    /// The escaping before html-escape: its bytes differ only in how `'` is written
+    /// (`&#39;`, now `&#x27;`: the same character reference), so every report decodes to the
+    /// same text.
+    #[test]
+    fn escapes_as_before_but_for_the_spelling_of_the_apostrophe() {
+        fn old(s: &str) -> String {
+            let mut o = String::new();
+            for c in s.chars() {
+                match c {
+                    '&' => o.push_str("&amp;"),
+                    '<' => o.push_str("&lt;"),
+                    '>' => o.push_str("&gt;"),
+                    '"' => o.push_str("&quot;"),
+                    '\'' => o.push_str("&#39;"),
+                    _ => o.push(c),
+                }
+            }
+            o
+        }
+        let mut samples: Vec<String> = (0u8..128).map(|b| char::from(b).to_string()).collect();
+        samples.push("if (a < b && c > 'd') { e = \"f\"; } // &amp; é 🦀".into());
+        samples.push("'&#39;'".into());
+        for s in &samples {
+            assert_eq!(esc(s), old(s).replace("&#39;", "&#x27;"), "{s:?}");
+            assert_eq!(html_escape::decode_html_entities(&esc(s)), s.as_str());
+            assert_eq!(html_escape::decode_html_entities(&old(s)), s.as_str());
+        }
     }
 }

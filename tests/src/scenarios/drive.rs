@@ -11,7 +11,8 @@ use super::origin::{ScenarioOrigin, Seen};
 use super::product::Shepherd;
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::json;
-use shepherd_browser::{Browser, ExploreOptions, Page};
+use shepherd_browser::{Browser, Page};
+use shepherd_exerciser::{ExerciseOptions, exercise};
 use shepherd_policies::PolicySet;
 use shepherd_session::Stack;
 use std::path::{Path, PathBuf};
@@ -479,14 +480,17 @@ async fn drive(
                 sc.name
             ));
         }
-        page.explore(&ExploreOptions {
-            duration: ctx.explore,
-            max_events: 16,
-            seed: 7,
-            settle: Duration::from_millis(30),
-            settle_limit: Duration::from_millis(250),
-            ..ExploreOptions::default()
-        })
+        exercise(
+            page,
+            &ExerciseOptions {
+                duration: ctx.explore,
+                max_events: 16,
+                seed: 7,
+                settle: Duration::from_millis(30),
+                settle_limit: Duration::from_millis(250),
+                ..ExerciseOptions::default()
+            },
+        )
         .await
         .context("auto-exploration")?;
         let _ = page

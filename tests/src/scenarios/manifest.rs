@@ -575,27 +575,10 @@ impl Manifest {
     }
 }
 
-/// `*`-glob match (`*` is any run of characters, everything else literal).
+/// `*`-glob match (`*` is any run of characters, everything else literal, so the brackets of
+/// `BUTTON[*].click` are the name's own): the policies' URL-glob rule, one implementation.
 pub fn glob(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, rest) = (parts[0], &parts[1..]);
-    let Some(mut tail) = text.strip_prefix(first) else {
-        return false;
-    };
-    let last = rest.len() - 1;
-    for (i, p) in rest.iter().enumerate() {
-        if i == last {
-            return tail.ends_with(p);
-        }
-        match tail.find(p) {
-            Some(at) => tail = &tail[at + p.len()..],
-            None => return false,
-        }
-    }
-    true
+    shepherd_policies::compile::glob_matches(pattern, text)
 }
 
 /// Every scenario directory (sorted by name) under `root`.
@@ -621,6 +604,58 @@ mod tests {
         assert!(!glob("Global.f", "Global.ff"));
         assert!(glob("*.value", "DOMNode[12].value"));
         assert!(glob("DOMNode[*].*", "DOMNode[3].checked"));
+        assert!(!glob("DOMNode[*].*", "DOMNode3.checked"));
+    }
+
+    /// The matcher this module had before it used the policies' globset one.
+    fn old_glob(pattern: &str, text: &str) -> bool {
+        let parts: Vec<&str> = pattern.split('*').collect();
+        if parts.len() == 1 {
+            return pattern == text;
+        }
+        let (first, rest) = (parts[0], &parts[1..]);
+        let Some(mut tail) = text.strip_prefix(first) else {
+            return false;
+        };
+        let last = rest.len() - 1;
+        for (i, p) in rest.iter().enumerate() {
+            if i == last {
+                return tail.ends_with(p);
+            }
+            match tail.find(p) {
+                Some(at) => tail = &tail[at + p.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Every pattern of up to 4 and every name of up to 5 characters over `a[*.` is decided as
+    /// before.
+    #[test]
+    fn glob_decides_as_the_old_matcher() {
+        fn all(max: usize) -> Vec<String> {
+            let mut out = vec![String::new()];
+            let mut level = vec![String::new()];
+            for _ in 0..max {
+                level = level
+                    .iter()
+                    .flat_map(|s| "a[*.".chars().map(move |c| format!("{s}{c}")))
+                    .collect();
+                out.extend(level.iter().cloned());
+            }
+            out
+        }
+        let texts = all(5);
+        for pattern in all(4) {
+            for text in &texts {
+                assert_eq!(
+                    glob(&pattern, text),
+                    old_glob(&pattern, text),
+                    "{pattern:?} {text:?}"
+                );
+            }
+        }
     }
 
     #[test]

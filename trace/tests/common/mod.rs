@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 use proptest::prelude::*;
+use rand_xoshiro::SplitMix64;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use shepherd_trace::{ActionType, ArcKind, Trace, TraceBuilder};
 
 /// Texts that exercise escaping and interning: quotes, backslashes, control characters,
@@ -164,16 +166,18 @@ pub fn build(
     b.finish()
 }
 
-/// A small deterministic generator (splitmix64) for the tests that mutate inputs at random.
-pub struct Rng(pub u64);
+/// A seeded generator (SplitMix64) for the tests that mutate inputs at random: a failing seed
+/// reproduces the same inputs.
+pub struct Rng(SplitMix64);
 
 impl Rng {
+    /// The generator whose state starts at `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(SplitMix64::seed_from_u64(seed))
+    }
+
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number below `n` (0 when `n` is 0).

@@ -1,13 +1,13 @@
-//! Auto-exploration fires only at handler elements and never leaves the page.
-
-mod common;
+//! The exerciser fires only at handler elements and never leaves the page.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::*;
 use serde_json::Value;
-use shepherd_browser::{ExploreOptions, StopReason};
+use shepherd_exerciser::{
+    ExerciseOptions, ExerciseReport, StopReason, exercise, fire, reset_pointer,
+};
+use shepherd_testkit::pages::*;
 
 const PAGE: &str = r#"<!doctype html>
 <style> div, a, button, input { display: block; margin: 8px; height: 30px; width: 200px; } </style>
@@ -29,7 +29,7 @@ const PAGE: &str = r#"<!doctype html>
 </script>"#;
 
 #[test]
-fn explores_handler_elements_only_and_stays_on_the_page() {
+fn exercises_handler_elements_only_and_stays_on_the_page() {
     with_browser(|browser| async move {
         let server = serve(vec![
             ("/", html(PAGE)),
@@ -48,13 +48,13 @@ fn explores_handler_elements_only_and_stays_on_the_page() {
             .await
             .unwrap();
 
-        let opts = ExploreOptions {
+        let opts = ExerciseOptions {
             max_events: 40,
             duration: Duration::from_secs(8),
             seed: 3,
-            ..ExploreOptions::default()
+            ..ExerciseOptions::default()
         };
-        let report = page.explore(&opts).await.unwrap();
+        let report = exercise(&page, &opts).await.unwrap();
         assert_eq!(report.stopped, StopReason::MaxEvents, "{report:?}");
         assert!(
             report.events.len() <= 40 && report.events.len() > 30,
@@ -123,8 +123,8 @@ fn explores_handler_elements_only_and_stays_on_the_page() {
         page.wait_quiet(Duration::from_millis(100), Duration::from_secs(5))
             .await
             .unwrap();
-        let again = page.explore(&opts).await.unwrap();
-        let firsts = |r: &shepherd_browser::ExploreReport| {
+        let again = exercise(&page, &opts).await.unwrap();
+        let firsts = |r: &ExerciseReport| {
             r.events
                 .iter()
                 .map(|e| (e.event.clone(), e.target.clone()))
@@ -132,7 +132,7 @@ fn explores_handler_elements_only_and_stays_on_the_page() {
         };
         assert_eq!(firsts(&report), firsts(&again));
 
-        // After exploring, navigation works normally again.
+        // After the exercise, navigation works normally again.
         page.navigate(&server.url("/away")).await.unwrap();
         assert_eq!(page.url().await.unwrap(), server.url("/away"));
     });
@@ -148,19 +148,21 @@ fn time_limit_and_pages_without_handlers() {
         .await;
         let page = browser.new_page().await.unwrap();
         page.navigate(&server.url("/")).await.unwrap();
-        let report = page.explore(&ExploreOptions::default()).await.unwrap();
+        let report = exercise(&page, &ExerciseOptions::default()).await.unwrap();
         assert_eq!(report.stopped, StopReason::NoCandidates);
         assert!(report.events.is_empty());
 
         page.navigate(&server.url("/one")).await.unwrap();
-        let report = page
-            .explore(&ExploreOptions {
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
                 duration: Duration::from_millis(800),
                 max_events: 100_000,
-                ..ExploreOptions::default()
-            })
-            .await
-            .unwrap();
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
         assert_eq!(report.stopped, StopReason::Time);
         assert!(
             report.elapsed < Duration::from_secs(3),
@@ -172,7 +174,7 @@ fn time_limit_and_pages_without_handlers() {
 }
 
 #[tokio::test]
-async fn a_handler_that_never_returns_ends_exploration_on_time() {
+async fn a_handler_that_never_returns_ends_the_exercise_on_time() {
     // Its own browser: the spinning renderer must not slow the shared one down.
     let browser = launch().await;
     let server = serve(vec![(
@@ -183,13 +185,15 @@ async fn a_handler_that_never_returns_ends_exploration_on_time() {
     let page = browser.new_page().await.unwrap();
     page.navigate(&server.url("/")).await.unwrap();
     let start = std::time::Instant::now();
-    let report = page
-        .explore(&ExploreOptions {
+    let report = exercise(
+        &page,
+        &ExerciseOptions {
             duration: Duration::from_millis(1000),
-            ..ExploreOptions::default()
-        })
-        .await
-        .unwrap();
+            ..ExerciseOptions::default()
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!(report.stopped, StopReason::Time);
     assert!(
         start.elapsed() < Duration::from_secs(6),
@@ -223,14 +227,16 @@ fn finds_handlers_in_shadow_roots_and_same_origin_frames() {
         let server = serve(vec![("/", html(NESTED)), ("/inner", html(INNER))]).await;
         let page = browser.new_page().await.unwrap();
         page.navigate(&server.url("/")).await.unwrap();
-        let report = page
-            .explore(&ExploreOptions {
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
                 max_events: 40,
                 seed: 11,
-                ..ExploreOptions::default()
-            })
-            .await
-            .unwrap();
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
         let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
         assert!(targets.contains("button#shadowed"), "{targets:?}");
         assert!(targets.contains("button#framed"), "{targets:?}");
@@ -264,19 +270,21 @@ const REPLAYABLE: &str = r#"<!doctype html><body style="margin:0">
 </script>"#;
 
 #[test]
-fn a_logged_exploration_replays_identically_on_a_fresh_load() {
+fn a_logged_exercise_replays_identically_on_a_fresh_load() {
     with_browser(|browser| async move {
         let server = serve(vec![("/", html(REPLAYABLE)), ("/inner", html(INNER))]).await;
         let page = browser.new_page().await.unwrap();
         page.navigate(&server.url("/")).await.unwrap();
-        let report = page
-            .explore(&ExploreOptions {
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
                 max_events: 40,
                 seed: 9,
-                ..ExploreOptions::default()
-            })
-            .await
-            .unwrap();
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
         let original = page.evaluate("log").await.unwrap();
         let paths: BTreeSet<&str> = report.events.iter().map(|e| e.path.as_str()).collect();
         assert!(
@@ -286,9 +294,9 @@ fn a_logged_exploration_replays_identically_on_a_fresh_load() {
         );
 
         page.navigate(&server.url("/")).await.unwrap();
-        page.reset_pointer().await.unwrap();
+        reset_pointer(&page).await.unwrap();
         for ev in &report.events {
-            page.fire(ev).await.unwrap();
+            fire(&page, ev).await.unwrap();
         }
         let replayed = page.evaluate("log").await.unwrap();
         assert_eq!(original, replayed);
@@ -324,15 +332,17 @@ fn clicks_links_buttons_and_labels_without_listeners() {
         let page = browser.new_page().await.unwrap();
         let url = server.url("/");
         page.navigate(&url).await.unwrap();
-        let report = page
-            .explore(&ExploreOptions {
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
                 max_events: 90,
                 duration: Duration::from_secs(8),
                 seed: 5,
-                ..ExploreOptions::default()
-            })
-            .await
-            .unwrap();
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
         let targets: BTreeSet<&str> = report.events.iter().map(|e| e.target.as_str()).collect();
         for t in [
             "a#js",

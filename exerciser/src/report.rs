@@ -1,0 +1,56 @@
+//! What an exercise did: the log of fired events, and why it ended.
+
+use std::time::Duration;
+
+/// One user-level event fired during the exercise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FiredEvent {
+    /// Position in the log, from 0.
+    pub seq: usize,
+    /// Milliseconds since the exercise started.
+    pub at_ms: u64,
+    /// The input dispatched, one entry per dispatch so a replay can interleave other events
+    /// between them (see [`fire`](crate::fire)): `mouseover` (the mouse moves onto the element:
+    /// `mouseover`/`mouseenter`/`mousemove`), `mousedown`, `click` (the button release:
+    /// `mouseup` then `click`), `focus`, `keydown`, `keyup`.
+    pub event: String,
+    /// The target element's backend node id in this page load (`None`: the page as a whole).
+    pub backend_node_id: Option<i64>,
+    /// The target's stable path (`/html[1]/body[1]/button[2]`, see [`Element::Path`](shepherd_browser::Element::Path)); empty
+    /// for the page as a whole.
+    pub path: String,
+    /// Short description of the target (`button#save.primary`).
+    pub target: String,
+    /// The key for key events.
+    pub detail: Option<String>,
+}
+
+/// Why the exercise ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The time limit passed.
+    Time,
+    /// The event limit was reached.
+    MaxEvents,
+    /// No element with handlers (and no text field) was found.
+    NoCandidates,
+    /// The main frame committed another document despite the navigation block.
+    LeftPage,
+}
+
+/// What [`exercise`](crate::exercise) did.
+#[derive(Debug, Clone)]
+pub struct ExerciseReport {
+    /// Every event fired, in order.
+    pub events: Vec<FiredEvent>,
+    /// Main-frame navigations that were blocked (their URLs).
+    pub blocked_navigations: Vec<String>,
+    /// Popups that were closed (their URLs).
+    pub closed_popups: Vec<String>,
+    /// Distinct candidate elements seen over all scans.
+    pub candidates_seen: usize,
+    /// Why it stopped.
+    pub stopped: StopReason,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
