@@ -18,6 +18,9 @@
 //! `SHEPHERD_BENCH_ALLOCATOR_DEFAULTS=1` leaves mimalloc and huge pages as they were before
 //! `shepherd races` tuned them).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_analysis::memory;
 use shepherd_analysis::pipeline::{self, Input, Observer, Outputs, Request, Step};
 use shepherd_races::oracle::{Bfs, BitClocks};

@@ -3,6 +3,9 @@
 //! is no baseline to compare against (the numbers bound what the recorder and explorer spend
 //! per step). The exerciser's event rate is `cargo bench -p shepherd-exerciser`.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/common/mod.rs"]
 mod common;
 

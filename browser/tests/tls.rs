@@ -1,6 +1,9 @@
 //! `spki_allow` makes Chromium accept a certificate chain by its public-key pin, which is how
 //! it trusts the proxy's CA without installing it.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 
 use base64::Engine as _;

@@ -6,6 +6,9 @@
 //!
 //! `cargo bench -p shepherd --bench todomvc` (ROUNDS=n to change the number of rounds).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../tests/support/todomvc.rs"]
 mod support;
 

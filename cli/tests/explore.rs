@@ -8,6 +8,9 @@
 //! The package is fetched with `npm pack` into the target directory on first run
 //! (`shepherd_testkit::todomvc`); npm and Chromium are required.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "support/todomvc.rs"]
 mod support;
 

@@ -12,6 +12,9 @@
 //! or access to the npm registry the test fails and says why (`$SHEPHERD_TODOMVC_DIR` points it
 //! at an unpacked copy instead).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "support/todomvc.rs"]
 mod support;
 

@@ -2,6 +2,9 @@
 //! its quiet period). Run: `cargo bench -p shepherd-exerciser --bench exercise`. Prints one
 //! figure; there is no baseline to compare against.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::Duration;
 
 use shepherd_exerciser::{ExerciseOptions, exercise};

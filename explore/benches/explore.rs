@@ -14,6 +14,9 @@
 //! `RUST_LOG=shepherd_explore::runner=trace` logs every step's quiet wait). Chromium and npm
 //! are required. Wall-clock figures move with the machine's load, printed first.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 #[path = "../../cli/tests/support/todomvc.rs"]
 mod support;
 

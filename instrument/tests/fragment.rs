@@ -1,6 +1,9 @@
 //! Fragment mode (`HtmlConfig::fragment`): markup from `document.write` / `innerHTML`,
 //! instrumented at run time through the proxy's `html` kind of the instrument endpoint.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use shepherd_instrument::{Mode, instrument_html};

@@ -2,6 +2,9 @@
 //! same place as lol_html's full tokenizer would (first `<head>` → after its start tag, first
 //! other element except a leading `<html>` → before it), on random token soups.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use lol_html::html_content::Element;
 use lol_html::{HtmlRewriter, Settings, element};
 use rand::rngs::StdRng;

@@ -2,6 +2,9 @@
 //! give line and column, the compiled form has what the runtime reads, garbage never panics,
 //! and the augmented happens-before orders the paper's races.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use proptest::prelude::*;
 use shepherd_policies::covers::Augmented;
 use shepherd_policies::{PRELUDE, SHIPPED, Severity, load, parse_policy};

@@ -2,6 +2,9 @@
 //! ALPN `http/1.1` only, an h2 origin with `h2` (and the `http/1.1` fallback), also for
 //! recordings without a `hosts` row (HAR imports), judged by their exchanges.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::*;

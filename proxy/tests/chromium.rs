@@ -2,6 +2,9 @@
 //! flag, over HTTP/2, and the page must be recorded; a WebSocket conversation Chromium holds is
 //! recorded message by message and replayed to a new Chromium with the origin stopped.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::*;

@@ -3,6 +3,9 @@
 //! surface is only on the control listener behind the operator secret, a page credential is
 //! worthless on another origin, and a document id of one origin cannot be written from another.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use bytes::Bytes;

@@ -2,6 +2,9 @@
 //! outbound connection, ordered duplicates, misses on their own stream, holds, chunked HTML,
 //! and a recording process killed with SIGKILL.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use bytes::Bytes;

@@ -3,6 +3,9 @@
 //! upgrade and plays the origin's messages back as the client sends its own. Unrecorded
 //! WebSocket URLs are refused with a reason, never forwarded.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::*;

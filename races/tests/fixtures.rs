@@ -3,6 +3,9 @@
 //! `UPDATE_FIXTURES=1 cargo test -p shepherd-races --test fixtures` rewrites the expectations;
 //! review the diff against the paper before committing it.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::{Value, json};
 use shepherd_races::report::{self, NoSources, RaceReport};
 use shepherd_races::{Options, analyze};

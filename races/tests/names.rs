@@ -4,6 +4,9 @@
 //! The same trace without its descriptions (what older runtimes wrote) keeps the numbered
 //! names.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::Value;
 use shepherd_races::report::{self, PageSources, RaceReport};
 use shepherd_races::{Options, analyze};

@@ -3,6 +3,9 @@
 //! that show each racing access's own line — for inline code, the HTML document's line.
 //! `expected.txt` is the exact text report (`UPDATE_FIXTURES=1` rewrites it).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::Value;
 use shepherd_races::report::{self, InlineCode, NoSources, PageSources, RaceReport, ReportPlan};
 use shepherd_races::{Options, analyze};

@@ -12,6 +12,9 @@
 //!   `synchronous=NORMAL` and `FULL`: what grouping saves, and why NORMAL;
 //! - large-body streaming: MB/s and peak RSS growth, which must stay far below the body size.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_recording::*;
 use std::time::Instant;
 

@@ -2,6 +2,9 @@
 //! named, a failed exchange is counted and not mistaken for damage, and a writer killed with
 //! SIGKILL mid-run leaves a sound file that lost only its in-flight exchange.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_recording::*;
 
 fn head(i: usize) -> RequestHead {

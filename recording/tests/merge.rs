@@ -1,5 +1,8 @@
 //! Merging recordings into one (renumbering), and learning patterns across the merged sessions.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_recording::*;
 
 fn record(rec: &Recording, s: SessionId, url: &str, body: &[u8], ctype: &str) -> ExchangeId {

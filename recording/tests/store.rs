@@ -1,5 +1,8 @@
 //! Store round trips on real SQLite files.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_recording::*;
 
 fn req(url: &str) -> RequestHead {

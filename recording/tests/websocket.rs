@@ -1,6 +1,9 @@
 //! WebSocket messages: stored in order with both directions, read back per exchange, copied by
 //! merge with the new exchange id; version-2 files (no message table) still open read-only.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_recording::*;
 
 fn ws_exchange(rec: &Recording, s: SessionId, url: &str) -> ExchangeId {

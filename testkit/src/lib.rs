@@ -12,6 +12,9 @@
 //! crate's imports free of circles. [`pages`] serves fixed pages on loopback and shares one
 //! Chromium between the tests of a binary (the DevTools client's and the exerciser's tests).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 pub mod module_graph;
 pub mod pages;
 

@@ -6,6 +6,9 @@
 //!
 //! `CARGO_TARGET_DIR=... cargo bench -p shepherd-trace --bench load`
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use rand_xoshiro::SplitMix64;
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use shepherd_trace::{ActionType, Trace, TraceBuilder, er, read_jsonl, to_jsonl_bytes};

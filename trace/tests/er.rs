@@ -1,6 +1,9 @@
 //! ER_actionlog export and import: exact bytes for a small trace, round trips (with and without
 //! our trailer), EventRacer-style inputs, and malformed files.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use proptest::prelude::*;

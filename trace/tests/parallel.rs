@@ -2,6 +2,9 @@
 //! large inputs themselves) against the sequential reader: for any input and any cuts, the
 //! same trace, or the same error (line, byte offset and message).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::Rng;

@@ -1,6 +1,8 @@
 //! Test helpers: the loopback page server and shared browser of `shepherd-testkit`, and a
 //! process-group probe for the launch tests.
 #![allow(dead_code)]
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub use shepherd_testkit::pages::*;
 

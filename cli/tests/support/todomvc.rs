@@ -2,6 +2,8 @@
 //! (`shepherd_testkit::todomvc`, fetched into the target directory, never committed), a static
 //! file server for it on loopback, and the `shepherd` binary started as a proxy in a given mode.
 #![allow(dead_code)]
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,5 +1,8 @@
 //! The reorder phase against brute force on small programs, and its guarantees one by one.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use proptest::prelude::*;
 use shepherd_explore_model::brute::enumerate;
 use shepherd_explore_model::program::{EventDef, Program, QueueModel, Stmt};

@@ -17,6 +17,9 @@
 //! Run: `cargo bench -p shepherd-instrument-js` (`SHEPHERD_BENCH_ONLY=jQuery` runs the libraries
 //! whose name contains that text).
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 /// The allocator the `shepherd` binary uses, so the figures are the product's.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;

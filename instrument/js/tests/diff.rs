@@ -10,6 +10,9 @@
 //! (the pass must refuse the program; it is then only run plain).
 //! `SHEPHERD_ACCESS_JS=<path>` runs the cases against another copy of access.js.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

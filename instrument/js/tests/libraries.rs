@@ -3,6 +3,9 @@
 //! instrumented run must have logged accesses. The package is fetched with `npm pack` into the
 //! target directory on first use (`shepherd_testkit::todomvc`); node and npm are required.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

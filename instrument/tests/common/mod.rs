@@ -1,6 +1,8 @@
 //! Shared helpers of the integration tests: a predictable stand-in for the JS pass and a
 //! fixed configuration, so fixtures pin down exactly what the HTML layer does.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use shepherd_instrument::{Flags, HtmlConfig, Mode, ScriptCache, ScriptKind};

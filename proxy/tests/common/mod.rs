@@ -1,6 +1,8 @@
 //! Test fixtures: a real HTTPS origin (hyper, h1 + h2, its own test CA), a browser-like client
 //! that goes through the proxy with CONNECT + TLS trusting the Shepherd CA, and helpers.
 #![allow(dead_code)]
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};

@@ -2,6 +2,9 @@
 //! `text::render` and `json::render` of the whole `RaceReport`, all given the same repairing
 //! policies and explorer verdicts.
 
+// Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use shepherd_races::Analysis;
 use shepherd_races::report::{self, Explored, NoSources, RaceReport, RaceView, ReportPlan};
 use shepherd_trace::Trace;
