@@ -15,7 +15,7 @@
 mod support;
 
 use serde_json::Value;
-use shepherd_browser::{Browser, LaunchOptions};
+use shepherd_browser::Browser;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -40,7 +40,10 @@ async fn record(browser: &Browser, url: &str, proxy: &ShepherdProxy) {
         .unwrap();
     page.navigate(url).await.unwrap();
     let _ = page
-        .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
+        .wait_quiet(
+            Duration::from_millis(300),
+            shepherd_testkit::patience(Duration::from_secs(10)),
+        )
         .await;
     assert!(
         wait_for(
@@ -83,9 +86,7 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
         .enable_all()
         .build()
         .unwrap();
-    let browser = rt
-        .block_on(Browser::launch(LaunchOptions::default()))
-        .unwrap();
+    let browser = rt.block_on(shepherd_testkit::pages::launch());
     for (app, loses_keystrokes) in APPS {
         let url = format!("{}/examples/{app}/index.html", server.origin());
         let proxy = ShepherdProxy::start(bin, ProxyMode::Record);
