@@ -441,6 +441,12 @@ case!(resources_load_and_error, |h| async move {
                 && !t.with_scope("fire:load @ Window[0]").is_empty()
         })
         .await;
+    // The iframe uploads its own trace (its own document), within 300 ms of its first record;
+    // a tab closed before that takes the records along.
+    let deadline = std::time::Instant::now() + shepherd_e2e::patience(SOON);
+    while !h.origin.docs().contains(&frame_doc) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let _ = page.close().await;
     let t = t?;
     let img_loads = t.with_scope("fire:load @ IMG[");
@@ -475,11 +481,6 @@ case!(resources_load_and_error, |h| async move {
         "late load forked by the timer\n{}",
         t.dump()
     );
-    // The iframe uploads its own trace (its own document), within 300 ms of its first record.
-    let deadline = std::time::Instant::now() + shepherd_e2e::patience(SOON);
-    while !h.origin.docs().contains(&frame_doc) && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     ensure!(
         !frame_doc.is_empty() && h.origin.docs().contains(&frame_doc),
         "iframe document {frame_doc:?} uploaded a trace too: {:?}",
