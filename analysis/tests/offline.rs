@@ -17,6 +17,7 @@ const OFFLINE_CRATES: &[&str] = &[
     "shepherd-recording",
     "shepherd-policies",
     "shepherd-explore-model",
+    "shepherd-ci",
 ];
 
 /// What no offline crate may link: the HTTP stack, the WebSocket client of the DevTools
