@@ -31,7 +31,7 @@ const LIVE_CRATES: &[&str] = &[
 ];
 
 /// The CLI modules (`cli/src/commands/*.rs`) of the offline commands.
-const OFFLINE_COMMANDS: &[&str] = &["races", "trace", "policy", "har", "check"];
+const OFFLINE_COMMANDS: &[&str] = &["races", "trace", "policy", "har", "check", "ci_outputs"];
 
 /// Besides [`LIVE_CRATES`], the crates the offline commands' modules may not name: the
 /// explorer, whose crate holds the browser executor.
