@@ -28,6 +28,7 @@ mod pass;
 mod pool;
 mod positions;
 mod srcmap;
+mod syntax;
 mod with_alias;
 
 /// The key `K` of a source text in positions (`url#inline-<K hex>` for inline code): the first
@@ -39,7 +40,7 @@ pub use positions::script_key;
 pub use contract::{Error, Kind, MARKER, Options, Output};
 
 /// Version of the pass; part of every cache key, bump it whenever output changes.
-pub const PASS_VERSION: u32 = 9;
+pub const PASS_VERSION: u32 = 10;
 
 /// Parses and emits `src` without the record pass (same options, same workers): the
 /// baseline the throughput benchmark compares against.
