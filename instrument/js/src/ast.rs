@@ -63,6 +63,31 @@ pub(crate) fn import_meta_url() -> Expr {
     })
 }
 
+thread_local! {
+    /// Interned callee texts `__shepherd.<name>` (built once per worker thread).
+    static CALLEES: std::cell::RefCell<Vec<(&'static str, Atom)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The prefix of every callee [`api_call`] builds.
+pub(crate) const API_DOT: &str = "__shepherd.";
+
+/// `__shepherd.<name>` as a callee: one identifier node whose text is the whole member
+/// expression (printed verbatim, like [`int_lit`]), instead of a member node over two
+/// identifiers: the calls are the most numerous nodes the pass adds, and each was three
+/// allocations to build, walk, print and free. The printed text is the same.
+fn api_callee(name: &'static str) -> Box<Expr> {
+    let sym = CALLEES.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, at)) = c.iter().find(|(n, _)| std::ptr::eq(*n, name) || *n == name) {
+            return at.clone();
+        }
+        let at = Atom::from(format!("{API_DOT}{name}"));
+        c.push((name, at.clone()));
+        at
+    });
+    Box::new(Expr::Ident(Ident::new_no_ctxt(sym, DUMMY_SP)))
+}
+
 pub(crate) fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
     api_call_then(span, name, args, None)
 }
@@ -82,7 +107,7 @@ pub(crate) fn api_call_then(
     Expr::Call(CallExpr {
         span,
         ctxt: SyntaxContext::empty(),
-        callee: Callee::Expr(api_expr(name)),
+        callee: Callee::Expr(api_callee(name)),
         args: list,
         type_args: None,
     })
@@ -150,6 +175,20 @@ pub(crate) fn str_lit(s: &str) -> Expr {
 /// A string literal from an identifier name (no re-interning).
 pub(crate) fn name_lit(a: &Atom) -> Expr {
     Expr::Lit(Lit::Str(Str::from(a.clone())))
+}
+
+/// The text of [`name_lit`] as an identifier printed verbatim (`"name"`, quotes included):
+/// the minifying emitter quotes a string literal anew each time (scanning it for the best
+/// quote and escapes into a fresh buffer), while an identifier name never needs escaping in
+/// double quotes (no quote, backslash or line terminator is an identifier character; the
+/// ASCII-only emitter escapes other characters alike in both). The pass interns one per
+/// name and job.
+pub(crate) fn quoted_name(a: &Atom) -> Atom {
+    let mut s = String::with_capacity(a.len() + 2);
+    s.push('"');
+    s.push_str(a);
+    s.push('"');
+    Atom::from(s)
 }
 
 /// A number literal.
@@ -259,9 +298,16 @@ pub(crate) fn head_is_call(e: &Expr) -> bool {
     }
 }
 
-/// `__shepherd.<name>(…)`
+/// `__shepherd.<name>(…)`: built by the pass ([`api_callee`]) or parsed from instrumented code.
 pub(crate) fn is_api_call(c: &CallExpr) -> bool {
-    matches!(&c.callee, Callee::Expr(e) if matches!(&**e, Expr::Member(m) if matches!(&*m.obj, Expr::Ident(i) if &*i.sym == API)))
+    let Callee::Expr(e) = &c.callee else {
+        return false;
+    };
+    match &**e {
+        Expr::Ident(i) => i.sym.starts_with(API_DOT),
+        Expr::Member(m) => matches!(&*m.obj, Expr::Ident(i) if &*i.sym == API),
+        _ => false,
+    }
 }
 
 /// An anonymous function, arrow or class (through parentheses): a binding names it.

@@ -85,6 +85,7 @@ fn known_global(name: &str) -> bool {
 fn never_logged(name: &str) -> bool {
     matches!(name, "arguments" | "undefined" | "NaN" | "Infinity" | API)
         || name.starts_with(RESERVED)
+        || name.starts_with(API_DOT)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -149,6 +150,8 @@ pub(crate) struct Pass<'a> {
     /// Interned scope-id names by owner: every captured access names one, and formatting and
     /// interning it each time cost 8% of a job on jQuery.
     sid_names: std::cell::RefCell<rustc_hash::FxHashMap<FnKey, Atom>>,
+    /// Quoted location names by name (`ast::quoted_name`), interned once per job.
+    names: std::cell::RefCell<rustc_hash::FxHashMap<Atom, Atom>>,
 }
 
 impl<'a> Pass<'a> {
@@ -177,6 +180,7 @@ impl<'a> Pass<'a> {
             fn_temps: Vec::new(),
             script_temps: Vec::new(),
             sid_names: Default::default(),
+            names: Default::default(),
         }
     }
 
@@ -187,6 +191,17 @@ impl<'a> Pass<'a> {
             .entry(owner)
             .or_insert_with(|| Atom::from(make()))
             .clone()
+    }
+
+    /// The string literal of a location name (an identifier name), printed verbatim.
+    fn name_lit(&self, name: &Atom) -> Expr {
+        let quoted = self
+            .names
+            .borrow_mut()
+            .entry(name.clone())
+            .or_insert_with(|| quoted_name(name))
+            .clone();
+        Expr::Ident(Ident::new_no_ctxt(quoted, DUMMY_SP))
     }
 
     fn script_like(&self) -> bool {
@@ -365,11 +380,11 @@ impl<'a> Pass<'a> {
                     // not a property of the global object) and returns 0.
                     bin(
                         BinaryOp::LogicalOr,
-                        self.acall(span, "u", vec![name_lit(&name)]),
+                        self.acall(span, "u", vec![self.name_lit(&name)]),
                         Expr::Ident(id),
                     )
                 };
-                let read = self.acall(span, "g", vec![name_lit(&name), value]);
+                let read = self.acall(span, "g", vec![self.name_lit(&name), value]);
                 if &*name == "eval" {
                     // A value read of `eval` (indirect eval): the runtime swaps in a wrapper
                     // that instruments string arguments.
@@ -381,7 +396,11 @@ impl<'a> Pass<'a> {
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => {
                     let name = id.sym.clone();
-                    self.acall(span, "cr", vec![*sid, name_lit(&name), Expr::Ident(id)])
+                    self.acall(
+                        span,
+                        "cr",
+                        vec![*sid, self.name_lit(&name), Expr::Ident(id)],
+                    )
                 }
                 None => Expr::Ident(id),
             },
@@ -393,14 +412,16 @@ impl<'a> Pass<'a> {
     fn log_ident_write(&self, id: &Ident, e: Expr, rw: bool, span: Span) -> Expr {
         match self.classify(id) {
             Class::Local => e,
-            Class::Global { .. } => {
-                self.acall(span, if rw { "x" } else { "w" }, vec![name_lit(&id.sym), e])
-            }
+            Class::Global { .. } => self.acall(
+                span,
+                if rw { "x" } else { "w" },
+                vec![self.name_lit(&id.sym), e],
+            ),
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => self.acall(
                     span,
                     if rw { "cx" } else { "cw" },
-                    vec![*sid, name_lit(&id.sym), e],
+                    vec![*sid, self.name_lit(&id.sym), e],
                 ),
                 None => e,
             },
@@ -454,7 +475,7 @@ impl<'a> Pass<'a> {
             return None;
         }
         match &m.prop {
-            MemberProp::Ident(n) => Some(MemberKey::Static(name_lit(&n.sym))),
+            MemberProp::Ident(n) => Some(MemberKey::Static(self.name_lit(&n.sym))),
             MemberProp::PrivateName(n) => self
                 .private_is_field(&n.name)
                 .then(|| MemberKey::Static(str_lit(&format!("#{}", n.name)))),
@@ -903,14 +924,16 @@ impl<'a> Pass<'a> {
                 }
                 match self.classify(&id) {
                     Class::Local => native,
-                    Class::Global { .. } => {
-                        self.acall(span, "y", vec![name_lit(&id.sym), native, num_lit(delta)])
-                    }
+                    Class::Global { .. } => self.acall(
+                        span,
+                        "y",
+                        vec![self.name_lit(&id.sym), native, num_lit(delta)],
+                    ),
                     Class::Captured(owner) => match self.sid(owner) {
                         Some(sid) => self.acall(
                             span,
                             "cy",
-                            vec![*sid, name_lit(&id.sym), native, num_lit(delta)],
+                            vec![*sid, self.name_lit(&id.sym), native, num_lit(delta)],
                         ),
                         None => native,
                     },
@@ -966,7 +989,7 @@ impl<'a> Pass<'a> {
                         Class::Local => Expr::Unary(u),
                         // Keep `typeof x` whole: no ReferenceError for undeclared globals.
                         Class::Global { .. } => {
-                            self.acall(span, "gt", vec![name_lit(&id.sym), Expr::Unary(u)])
+                            self.acall(span, "gt", vec![self.name_lit(&id.sym), Expr::Unary(u)])
                         }
                         Class::Captured(_) => {
                             u.arg = Box::new(self.read_ident(id));
@@ -993,7 +1016,7 @@ impl<'a> Pass<'a> {
                         let name = id.sym.clone();
                         u.arg = Box::new(Expr::Ident(id));
                         if global {
-                            self.acall(span, "d", vec![name_lit(&name), Expr::Unary(u)])
+                            self.acall(span, "d", vec![self.name_lit(&name), Expr::Unary(u)])
                         } else {
                             Expr::Unary(u)
                         }
@@ -1068,7 +1091,11 @@ impl<'a> Pass<'a> {
                                 expr: Box::new(Expr::Seq(SeqExpr {
                                     span: DUMMY_SP,
                                     exprs: vec![
-                                        Box::new(self.acall(id.span, "q", vec![name_lit(&name)])),
+                                        Box::new(self.acall(
+                                            id.span,
+                                            "q",
+                                            vec![self.name_lit(&name)],
+                                        )),
                                         Box::new(Expr::Call(c)),
                                     ],
                                 })),
@@ -1365,6 +1392,26 @@ fn pattern_needs_temps(p: &AssignTargetPat) -> bool {
 
 impl VisitMut for Pass<'_> {
     fn visit_mut_expr(&mut self, e: &mut Expr) {
+        // In place where nothing is rewritten (most expressions, and identifiers of locals):
+        // taking the node out and putting it back costs two moves and a drop per node.
+        match e {
+            Expr::Ident(id) if self.classify(id) == Class::Local => return,
+            Expr::Ident(_)
+            | Expr::Member(_)
+            | Expr::SuperProp(_)
+            | Expr::Assign(_)
+            | Expr::Update(_)
+            | Expr::Unary(_)
+            | Expr::Call(_)
+            | Expr::OptChain(_)
+            | Expr::TaggedTpl(_)
+            | Expr::New(_)
+            | Expr::Await(_) => {}
+            other => {
+                other.visit_mut_children_with(self);
+                return;
+            }
+        }
         let span = e.span();
         let taken = std::mem::replace(e, Expr::Invalid(Invalid { span }));
         *e = match taken {
@@ -1451,7 +1498,7 @@ impl VisitMut for Pass<'_> {
                 let key = if &*id.sym == "__proto__" {
                     PropName::Computed(ComputedPropName {
                         span: DUMMY_SP,
-                        expr: Box::new(name_lit(&id.sym)),
+                        expr: Box::new(self.name_lit(&id.sym)),
                     })
                 } else {
                     PropName::Ident(IdentName::new(id.sym.clone(), id.span))
