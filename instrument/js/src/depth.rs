@@ -83,7 +83,11 @@ pub(crate) fn too_deep(src: &str, limit: usize) -> bool {
         let c = b[i];
         match CLASS[usize::from(c)] {
             WS => {
+                // Indentation comes in runs.
                 i += 1;
+                while i < b.len() && CLASS[usize::from(b[i])] == WS {
+                    i += 1;
+                }
                 continue;
             }
             IDENT => {
@@ -159,32 +163,30 @@ pub(crate) fn too_deep(src: &str, limit: usize) -> bool {
             }
             q @ (b'"' | b'\'' | b'`') => {
                 i += 1;
-                while i < b.len() {
+                // Jump to the next quote, backslash or newline (memchr: strings are long).
+                loop {
+                    let Some(k) = b.get(i..).and_then(|r| memchr::memchr3(q, b'\\', b'\n', r))
+                    else {
+                        i = b.len();
+                        break;
+                    };
+                    i += k;
                     let s = b[i];
-                    if s == q {
+                    if s == q || (s == b'\n' && q != b'`') {
                         break;
                     }
-                    if s == b'\\' {
-                        i += 1;
-                    } else if s == b'\n' && q != b'`' {
-                        break;
-                    }
-                    i += 1;
+                    // A backslash skips the next byte; a newline inside a template goes on.
+                    i += if s == b'\\' { 2 } else { 1 };
                 }
                 prefix_run = 0;
                 operand = true;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k);
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
+                i = memchr::memmem::find(&b[i..], b"*/").map_or(b.len(), |k| i + k + 1);
             }
             b'e' if b[i..].starts_with(b"else") && !b.get(i + 4).is_some_and(|c| is_ident(*c)) => {
                 let mut j = i + 4;

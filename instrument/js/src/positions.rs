@@ -36,18 +36,6 @@ fn utf16_len(b: &[u8]) -> u32 {
         .sum()
 }
 
-/// True when one of the eight bytes of `w` is `\n`, `\r` or 0xE2 (may start U+2028/9).
-fn may_end_line(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte of `w ^ c…` is zero where `w` has byte `c` (exact as a yes/no answer).
-    let has = |c: u8| {
-        let x = w ^ (ONES * u64::from(c));
-        x.wrapping_sub(ONES) & !x & HIGH
-    };
-    has(b'\n') | has(b'\r') | has(0xE2) != 0
-}
-
 /// The script key: the first 18 bits of sha256 of the original source (content only, so
 /// instrumented output stays cacheable by content hash).
 pub fn script_key(src: &str) -> u32 {
@@ -62,16 +50,14 @@ impl Positions {
         let b = file.src.as_bytes();
         let mut starts = Vec::with_capacity(b.len() / 32 + 1);
         starts.push(0);
+        // Every job scans its whole source here: jump from one possible line end to the next
+        // (`\n`, `\r`, or 0xE2, which may start U+2028 / U+2029).
         let mut i = 0;
-        while i < b.len() {
-            // Every job scans its whole source here: skip eight bytes at a time while none of
-            // them can start a line end.
-            if let Some(w) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok())
-                && !may_end_line(u64::from_le_bytes(w))
-            {
-                i += 8;
-                continue;
-            }
+        while let Some(k) = b
+            .get(i..)
+            .and_then(|r| memchr::memchr3(b'\n', b'\r', 0xE2, r))
+        {
+            i += k;
             match b[i] {
                 b'\n' => starts.push(i as u32 + 1),
                 b'\r' => {
@@ -81,9 +67,7 @@ impl Positions {
                     starts.push(i as u32 + 1);
                 }
                 // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) end lines in JavaScript too.
-                0xE2 if b.get(i + 1) == Some(&0x80)
-                    && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) =>
-                {
+                _ if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
                     i += 2;
                     starts.push(i as u32 + 1);
                 }
@@ -151,24 +135,6 @@ impl Positions {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn word_test_finds_exactly_the_line_end_candidates() {
-        let candidate = |c: u8| matches!(c, b'\n' | b'\r' | 0xE2);
-        for v in 0..=255u8 {
-            for at in 0..8 {
-                for fill in [b'a', b'\t', 0x00, 0x80, 0xE3, 0xFF] {
-                    let mut w = [fill; 8];
-                    w[at] = v;
-                    assert_eq!(
-                        may_end_line(u64::from_le_bytes(w)),
-                        w.iter().any(|&c| candidate(c)),
-                        "{w:?}"
-                    );
-                }
-            }
-        }
-    }
 
     use swc_core::common::{BytePos, FileName, SourceMap};
 
