@@ -92,13 +92,14 @@ pub(crate) fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr 
     api_call_then(span, name, args, None)
 }
 
-/// `api_call` with one more argument at the end (the argument list is allocated once).
-pub(crate) fn api_call_then(
-    span: Span,
-    name: &'static str,
-    args: Vec<Expr>,
-    last: Option<Expr>,
-) -> Expr {
+/// `api_call` with one more argument at the end (the argument list is allocated once; an
+/// array of arguments needs no list of its own before it).
+pub(crate) fn api_call_then<A>(span: Span, name: &'static str, args: A, last: Option<Expr>) -> Expr
+where
+    A: IntoIterator<Item = Expr>,
+    A::IntoIter: ExactSizeIterator,
+{
+    let args = args.into_iter();
     let mut list = Vec::with_capacity(args.len() + usize::from(last.is_some()));
     list.extend(args.into_iter().chain(last).map(|e| ExprOrSpread {
         spread: None,
@@ -116,17 +117,24 @@ pub(crate) fn api_call_then(
 /// An integer as a decimal literal (minified codegen would print large numbers in hex; an
 /// identifier node is printed verbatim).
 pub(crate) fn int_lit(n: u64) -> Expr {
-    // Digits written into a stack buffer: one per access call, no heap string.
+    // Digits written into a stack buffer, two at a time: one per access call, no heap string.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut buf = [0u8; 20];
     let mut at = buf.len();
     let mut v = n;
-    loop {
+    while v >= 10 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if v > 0 || at == buf.len() {
         at -= 1;
-        buf[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        buf[at] = b'0' + v as u8;
     }
     let digits = std::str::from_utf8(&buf[at..]).unwrap_or("0");
     Expr::Ident(Ident::new_no_ctxt(Atom::from(digits), DUMMY_SP))
@@ -355,4 +363,31 @@ pub(crate) fn name_preserving(name: &Atom, e: Box<Expr>) -> Expr {
 /// `this`
 pub(crate) fn this_expr() -> Expr {
     Expr::This(ThisExpr { span: DUMMY_SP })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_lit_prints_decimal() {
+        for n in [
+            0,
+            5,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            1000,
+            5_212_750_284_849_165,
+            u64::MAX,
+        ] {
+            let Expr::Ident(i) = int_lit(n) else {
+                panic!("an identifier printed verbatim");
+            };
+            assert_eq!(&*i.sym, n.to_string());
+        }
+    }
 }

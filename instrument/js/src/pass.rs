@@ -300,7 +300,11 @@ impl<'a> Pass<'a> {
 
     /// A call of access function `name` with the position of `span` appended (contract in
     /// `docs/runtime-api.md`: `p` is always the last argument).
-    fn acall(&self, span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
+    fn acall<A>(&self, span: Span, name: &'static str, args: A) -> Expr
+    where
+        A: IntoIterator<Item = Expr>,
+        A::IntoIter: ExactSizeIterator,
+    {
         let p = self.pos.encode(span).map(int_lit);
         api_call_then(span, name, args, p)
     }
@@ -380,11 +384,11 @@ impl<'a> Pass<'a> {
                     // not a property of the global object) and returns 0.
                     bin(
                         BinaryOp::LogicalOr,
-                        self.acall(span, "u", vec![self.name_lit(&name)]),
+                        self.acall(span, "u", [self.name_lit(&name)]),
                         Expr::Ident(id),
                     )
                 };
-                let read = self.acall(span, "g", vec![self.name_lit(&name), value]);
+                let read = self.acall(span, "g", [self.name_lit(&name), value]);
                 if &*name == "eval" {
                     // A value read of `eval` (indirect eval): the runtime swaps in a wrapper
                     // that instruments string arguments.
@@ -396,11 +400,7 @@ impl<'a> Pass<'a> {
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => {
                     let name = id.sym.clone();
-                    self.acall(
-                        span,
-                        "cr",
-                        vec![*sid, self.name_lit(&name), Expr::Ident(id)],
-                    )
+                    self.acall(span, "cr", [*sid, self.name_lit(&name), Expr::Ident(id)])
                 }
                 None => Expr::Ident(id),
             },
@@ -415,13 +415,13 @@ impl<'a> Pass<'a> {
             Class::Global { .. } => self.acall(
                 span,
                 if rw { "x" } else { "w" },
-                vec![self.name_lit(&id.sym), e],
+                [self.name_lit(&id.sym), e],
             ),
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => self.acall(
                     span,
                     if rw { "cx" } else { "cw" },
-                    vec![*sid, self.name_lit(&id.sym), e],
+                    [*sid, self.name_lit(&id.sym), e],
                 ),
                 None => e,
             },
@@ -501,7 +501,7 @@ impl<'a> Pass<'a> {
                 _ => return Expr::Member(m),
             },
         };
-        self.acall(span, "r", vec![*m.obj, k])
+        self.acall(span, "r", [*m.obj, k])
     }
 
     /// A private field read `o.#x` (children not yet visited): the read stays in user code,
@@ -525,7 +525,7 @@ impl<'a> Pass<'a> {
         );
         match key {
             MemberKey::Static(k) => {
-                *m.obj = self.acall(span, f, vec![*obj, k]);
+                *m.obj = self.acall(span, f, [*obj, k]);
             }
             MemberKey::Dynamic => {
                 if optional {
@@ -538,7 +538,7 @@ impl<'a> Pass<'a> {
                     return;
                 };
                 let k = std::mem::replace(&mut c.expr, api_expr("K"));
-                *m.obj = self.acall(span, f, vec![*obj, *k]);
+                *m.obj = self.acall(span, f, [*obj, *k]);
             }
         }
     }
@@ -720,7 +720,7 @@ impl<'a> Pass<'a> {
                     Some(k) => self.acall(
                         span,
                         if rw { "X" } else { "W" },
-                        vec![this_expr(), k, Expr::Assign(a)],
+                        [this_expr(), k, Expr::Assign(a)],
                     ),
                     _ => Expr::Assign(a),
                 }
@@ -837,8 +837,7 @@ impl<'a> Pass<'a> {
             Expr::Member(m) => self.target_member(m, tg),
             Expr::SuperProp(sp) => {
                 if let Some(k) = super_key(sp) {
-                    tg.members
-                        .push(self.acall(sp.span, "V", vec![this_expr(), k]));
+                    tg.members.push(self.acall(sp.span, "V", [this_expr(), k]));
                 }
                 self.visit_super_parts(sp);
             }
@@ -885,8 +884,7 @@ impl<'a> Pass<'a> {
                 *self.temp(level)
             }
         };
-        tg.members
-            .push(self.acall(m.span, "V", vec![obj_arg, key_arg]));
+        tg.members.push(self.acall(m.span, "V", [obj_arg, key_arg]));
     }
 
     /// Visits the computed key of a `super[k]` (there is no object to visit).
@@ -924,16 +922,14 @@ impl<'a> Pass<'a> {
                 }
                 match self.classify(&id) {
                     Class::Local => native,
-                    Class::Global { .. } => self.acall(
-                        span,
-                        "y",
-                        vec![self.name_lit(&id.sym), native, num_lit(delta)],
-                    ),
+                    Class::Global { .. } => {
+                        self.acall(span, "y", [self.name_lit(&id.sym), native, num_lit(delta)])
+                    }
                     Class::Captured(owner) => match self.sid(owner) {
                         Some(sid) => self.acall(
                             span,
                             "cy",
-                            vec![*sid, self.name_lit(&id.sym), native, num_lit(delta)],
+                            [*sid, self.name_lit(&id.sym), native, num_lit(delta)],
                         ),
                         None => native,
                     },
@@ -960,14 +956,10 @@ impl<'a> Pass<'a> {
                 self.visit_super_parts(sp);
                 let prefix = u.prefix;
                 match key {
-                    Some(k) if prefix => {
-                        self.acall(span, "X", vec![this_expr(), k, Expr::Update(u)])
+                    Some(k) if prefix => self.acall(span, "X", [this_expr(), k, Expr::Update(u)]),
+                    Some(k) => {
+                        self.acall(span, "Y", [this_expr(), k, Expr::Update(u), num_lit(delta)])
                     }
-                    Some(k) => self.acall(
-                        span,
-                        "Y",
-                        vec![this_expr(), k, Expr::Update(u), num_lit(delta)],
-                    ),
                     None => Expr::Update(u),
                 }
             }
@@ -989,7 +981,7 @@ impl<'a> Pass<'a> {
                         Class::Local => Expr::Unary(u),
                         // Keep `typeof x` whole: no ReferenceError for undeclared globals.
                         Class::Global { .. } => {
-                            self.acall(span, "gt", vec![self.name_lit(&id.sym), Expr::Unary(u)])
+                            self.acall(span, "gt", [self.name_lit(&id.sym), Expr::Unary(u)])
                         }
                         Class::Captured(_) => {
                             u.arg = Box::new(self.read_ident(id));
@@ -1016,7 +1008,7 @@ impl<'a> Pass<'a> {
                         let name = id.sym.clone();
                         u.arg = Box::new(Expr::Ident(id));
                         if global {
-                            self.acall(span, "d", vec![self.name_lit(&name), Expr::Unary(u)])
+                            self.acall(span, "d", [self.name_lit(&name), Expr::Unary(u)])
                         } else {
                             Expr::Unary(u)
                         }
@@ -1091,11 +1083,7 @@ impl<'a> Pass<'a> {
                                 expr: Box::new(Expr::Seq(SeqExpr {
                                     span: DUMMY_SP,
                                     exprs: vec![
-                                        Box::new(self.acall(
-                                            id.span,
-                                            "q",
-                                            vec![self.name_lit(&name)],
-                                        )),
+                                        Box::new(self.acall(id.span, "q", [self.name_lit(&name)])),
                                         Box::new(Expr::Call(c)),
                                     ],
                                 })),
@@ -1114,12 +1102,12 @@ impl<'a> Pass<'a> {
                         // `(b(this, k), super[K](a))` converts a computed key once.
                         let span = sp.span;
                         let log = match super_key(sp) {
-                            Some(k) => Some(self.acall(span, "b", vec![this_expr(), k])),
+                            Some(k) => Some(self.acall(span, "b", [this_expr(), k])),
                             None => match &mut sp.prop {
                                 SuperProp::Computed(ck) => {
                                     ck.expr.visit_mut_with(self);
                                     let k = std::mem::replace(&mut ck.expr, api_expr("K"));
-                                    Some(self.acall(span, "b", vec![this_expr(), *k]))
+                                    Some(self.acall(span, "b", [this_expr(), *k]))
                                 }
                                 SuperProp::Ident(_) => None,
                             },
@@ -1433,7 +1421,7 @@ impl VisitMut for Pass<'_> {
                 let key = super_key(&sp);
                 self.visit_super_parts(&mut sp);
                 match key {
-                    Some(k) => self.acall(span, "pr", vec![this_expr(), k, Expr::SuperProp(sp)]),
+                    Some(k) => self.acall(span, "pr", [this_expr(), k, Expr::SuperProp(sp)]),
                     None => Expr::SuperProp(sp),
                 }
             }
