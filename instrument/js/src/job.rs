@@ -76,7 +76,7 @@ fn run_phases(
         phases.push((name, now - t));
         t = now;
     };
-    let tag = short_hash(&src);
+    let bom = src.starts_with('\u{feff}');
     let cm: Lrc<SourceMap> = Default::default();
     let fm = cm.new_source_file(FileName::Custom(opts.source_name.clone()).into(), src);
     let syntax = Syntax::Es(EsSyntax {
@@ -139,9 +139,9 @@ fn run_phases(
             unresolved_mark,
             top_level_mark,
             &caps,
-            tag,
             &positions,
             opts.inline_script,
+            bom,
         );
         program.visit_mut_with(&mut pass);
         lap("pass", phases);
@@ -222,14 +222,4 @@ pub(crate) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 fn describe(e: &swc_core::ecma::parser::error::Error) -> String {
     let span = e.span();
     format!("{} at bytes {}..{}", e.kind().msg(), span.lo.0, span.hi.0)
-}
-
-/// Eight hex digits of FNV-1a: names this source's top-level temporaries.
-fn short_hash(s: &str) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in s.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("{h:08x}")
 }

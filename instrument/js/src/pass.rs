@@ -23,6 +23,16 @@ use crate::with_alias::alias_runtime;
 /// declarations (parameter lists, class field initializers).
 const TAG_TEMPS: u8 = 6;
 
+/// Eight hex digits of FNV-1a over `parts`: names a source's top-level temporaries.
+fn short_hash(parts: &[&str]) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in parts.iter().flat_map(|p| p.bytes()) {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
 /// Globals that are always declared, so reading them cannot throw.
 fn known_global(name: &str) -> bool {
     matches!(
@@ -128,8 +138,12 @@ pub(crate) struct Pass<'a> {
     pub unresolved: SyntaxContext,
     pub top_level: SyntaxContext,
     pub caps: &'a Captures,
-    /// Distinguishes this source's top-level temporaries from other scripts' on `__shepherd.$`.
-    pub tag: String,
+    /// Distinguishes this source's top-level temporaries from other scripts' on `__shepherd.$`
+    /// ([`short_hash`] of the source, computed on first use: most scripts never need it, and
+    /// the hash is a serial chain of multiplications over every byte).
+    tag: std::cell::OnceCell<String>,
+    /// The source as given started with a byte order mark (part of the tag's input).
+    bom: bool,
     frames: Vec<Frame>,
     /// Temporary nesting level: operands evaluated while a temporary is live use a higher one.
     depth: usize,
@@ -160,11 +174,12 @@ impl<'a> Pass<'a> {
         unresolved_mark: Mark,
         top_level_mark: Mark,
         caps: &'a Captures,
-        tag: String,
         pos: &'a Positions,
         inline: bool,
+        bom: bool,
     ) -> Self {
         Pass {
+            bom,
             pos,
             inline,
             blocks: Vec::new(),
@@ -173,7 +188,7 @@ impl<'a> Pass<'a> {
             unresolved: SyntaxContext::empty().apply_mark(unresolved_mark),
             top_level: SyntaxContext::empty().apply_mark(top_level_mark),
             caps,
-            tag,
+            tag: std::cell::OnceCell::new(),
             frames: Vec::new(),
             depth: 0,
             dynamic: usize::from(kind == Kind::Handler),
@@ -202,6 +217,15 @@ impl<'a> Pass<'a> {
             .or_insert_with(|| quoted_name(name))
             .clone();
         Expr::Ident(Ident::new_no_ctxt(quoted, DUMMY_SP))
+    }
+
+    /// The tag of this source's top-level temporaries.
+    fn tag(&self) -> &str {
+        self.tag.get_or_init(|| {
+            // Of the text as given, which swc's source file holds without a leading BOM.
+            let bom = if self.bom { "\u{feff}" } else { "" };
+            short_hash(&[bom, self.pos.source()])
+        })
     }
 
     fn script_like(&self) -> bool {
@@ -251,6 +275,10 @@ impl<'a> Pass<'a> {
         };
         f.temps = f.temps.max(level + 1);
         let top = f.kind == FrameKind::TopScript;
+        if top {
+            self.tag();
+        }
+        let tag = self.tag.get().map_or("", String::as_str);
         let names = if top {
             &mut self.script_temps
         } else {
@@ -259,7 +287,7 @@ impl<'a> Pass<'a> {
         while names.len() <= level {
             let i = names.len();
             names.push(Atom::from(if top {
-                format!("_{}_{i}", self.tag)
+                format!("_{tag}_{i}")
             } else {
                 format!("{RESERVED}t{i}")
             }));
@@ -327,7 +355,7 @@ impl<'a> Pass<'a> {
     fn sid_expr(&self, owner: FnKey, kind: FrameKind) -> Box<Expr> {
         if kind == FrameKind::TopScript {
             // A key no span has: the script-level name is not a function's.
-            let name = self.sid_name((u32::MAX, u32::MAX, 0), || format!("_{}_s", self.tag));
+            let name = self.sid_name((u32::MAX, u32::MAX, 0), || format!("_{}_s", self.tag()));
             Box::new(Expr::Member(MemberExpr {
                 span: DUMMY_SP,
                 obj: api_expr("$"),
