@@ -62,6 +62,7 @@ pub(crate) fn check(program: &Program, src: &str, start: BytePos) -> Result<Find
         src,
         start: start.0,
         escapes: src.contains("\\u"),
+        brace_escapes: src.contains("\\u{"),
         strict: false,
         module: false,
         scopes: Vec::new(),
@@ -116,6 +117,8 @@ struct Checker<'a> {
     start: u32,
     /// The text holds `\u`: identifiers may be escaped.
     escapes: bool,
+    /// The text holds `\u{`: names and strings may hold code point escapes.
+    brace_escapes: bool,
     strict: bool,
     module: bool,
     scopes: Vec<Scope>,
@@ -522,7 +525,7 @@ impl<'a> Checker<'a> {
 
     /// Checks the text of an identifier-like name for `\u{…}` escapes with separators.
     fn name_escapes(&mut self, span: Span) {
-        if self.escapes && syntax::bad_code_point_escape(self.text(span)) {
+        if self.brace_escapes && syntax::bad_code_point_escape(self.text(span)) {
             self.fail("a `\\u{…}` escape that is not hex digits", span);
         }
     }
@@ -1097,7 +1100,7 @@ impl Visit for Checker<'_> {
     }
 
     fn visit_str(&mut self, s: &Str) {
-        if self.escapes && s.raw.as_deref().is_some_and(syntax::bad_code_point_escape) {
+        if self.brace_escapes && s.raw.as_deref().is_some_and(syntax::bad_code_point_escape) {
             self.fail("a `\\u{…}` escape that is not hex digits", s.span);
         }
         if s.raw.as_deref().is_some_and(faithful::legacy_string) {
