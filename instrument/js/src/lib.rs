@@ -4,8 +4,9 @@
 //! every call shape) and implemented in `runtime-js/access.js`.
 //!
 //! Pipeline per job (`job.rs`): parse explicitly as script or module (never guessed; handler
-//! bodies allow top-level `return`) → refuse on any parse error *or* recovered error →
-//! `resolver` → capture analysis (`analysis.rs`: which bindings another function refers to) →
+//! bodies allow top-level `return`) → refuse on any parse error *or* recovered error, and on
+//! any early error or grammar rule swc does not check (`early.rs`, with the text-level rules of
+//! `syntax.rs`) → `resolver` → capture analysis (`analysis.rs`: which bindings another function refers to) →
 //! the record pass (`pass.rs`; every access call carries its source position, `positions.rs`)
 //! → minified codegen with the original spans (source map chained
 //! onto the page's own map when given). No `hygiene` (it would rename user bindings, which
