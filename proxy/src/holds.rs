@@ -26,6 +26,9 @@ struct Inner {
     next_id: u64,
     hold_all: bool,
     split_html: bool,
+    /// Where to cut the decoded body of documents at these URLs, instead of before each
+    /// `<script`.
+    cuts: std::collections::HashMap<String, std::sync::Arc<Vec<usize>>>,
     patterns: Vec<String>,
     pending: BTreeMap<u64, (HeldInfo, oneshot::Sender<()>)>,
 }
@@ -73,6 +76,21 @@ impl Holds {
     /// Delivers held HTML documents in chunks split before each `<script>`, each chunk held.
     pub fn set_split_html(&self, on: bool) {
         self.lock().split_html = on;
+    }
+
+    /// Cuts the document at `url` at these byte offsets of its decoded body (sorted; offsets
+    /// past its end are ignored) when it is held split, instead of before each `<script`. The
+    /// explorer computes them from the recorded document: before every script and after every
+    /// element a recorded gesture targets, so a gesture can run as soon as its target exists.
+    pub fn set_cuts(&self, url: &str, cuts: Vec<usize>) {
+        self.lock()
+            .cuts
+            .insert(url.to_string(), std::sync::Arc::new(cuts));
+    }
+
+    /// The cuts set for `url`, if any ([`Holds::set_cuts`]).
+    pub fn cuts(&self, url: &str) -> Option<std::sync::Arc<Vec<usize>>> {
+        self.lock().cuts.get(url).cloned()
     }
 
     /// Stops holding new responses (held ones stay held until released).

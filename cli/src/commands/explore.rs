@@ -129,6 +129,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         state_dir: Some(state_dir),
         fresh: args.fresh,
         policy,
+        triage: Default::default(),
     };
     let bar = Progress::spinner("initial execution (the recorded order)");
     let rt = tokio::runtime::Builder::new_multi_thread()

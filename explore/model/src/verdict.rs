@@ -30,6 +30,10 @@ pub enum Difference {
     Heap,
     /// The timer events that ran.
     Timers,
+    /// What the user sees: text of rendered elements, visible fields' values, images.
+    Visible,
+    /// Cookies and web storage.
+    Storage,
 }
 
 impl Difference {
@@ -42,6 +46,8 @@ impl Difference {
             Difference::Network => "the requests sent differ",
             Difference::Heap => "global variables end with other values",
             Difference::Timers => "other timer events ran",
+            Difference::Visible => "the user sees something else",
+            Difference::Storage => "cookies or web storage end differently",
         }
     }
 }
@@ -91,8 +97,14 @@ pub fn differences(parent: &Snapshot, child: &Snapshot) -> Vec<Difference> {
     {
         d.push(Difference::Rendering);
     }
+    if !parent.visible.is_empty() && parent.visible != child.visible {
+        d.push(Difference::Visible);
+    }
     if parent.exceptions != child.exceptions {
         d.push(Difference::Exceptions);
+    }
+    if parent.storage != child.storage {
+        d.push(Difference::Storage);
     }
     if page_requests(&parent.requests) != page_requests(&child.requests) {
         d.push(Difference::Network);
@@ -184,6 +196,151 @@ pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict
         Class::Different,
         "only the JavaScript heap differs (low confidence: nothing visible changed)",
     )
+}
+
+/// Why a probe's order is harmless, or what it costs the user when harmful: the rule that
+/// decided, for reports and `--json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// Harmful: the other order throws an uncaught exception the recorded one does not.
+    Exception,
+    /// Harmful: a user event of the pair has no effect (or another one) in the other order.
+    LostInput,
+    /// Harmful: once the page has settled by its own means, the user sees something else.
+    VisibleState,
+    /// Harmful: the page sends other requests (URL, method, body, cookies).
+    Requests,
+    /// Harmful: cookies or web storage end differently.
+    Storage,
+    /// Harmless: the settled states agree.
+    Equivalent,
+    /// Harmless: the states differed right after the pair, and the page's own timers,
+    /// retries or responses brought both orders to the same state.
+    SettlesItself,
+    /// Not harmful, its own class: only DOM the user does not see differs (attributes such as
+    /// `data-*`/`aria-*`, hidden elements).
+    InvisibleDom,
+    /// Harmless, low confidence: only global variables differ.
+    HeapOnly,
+    /// Harmless: in a real browser nothing can run between the two (the parser goes straight
+    /// from the element to the script after it).
+    NoWindow,
+}
+
+impl Rule {
+    /// Whether the rule makes a verdict harmful.
+    pub fn harmful(self) -> bool {
+        matches!(
+            self,
+            Rule::Exception | Rule::LostInput | Rule::VisibleState | Rule::Requests | Rule::Storage
+        )
+    }
+
+    /// Words for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Rule::Exception => "the other order throws an uncaught exception",
+            Rule::LostInput => "the user's input is lost or does something else",
+            Rule::VisibleState => "once the page has settled, the user sees something else",
+            Rule::Requests => "the page sends other requests",
+            Rule::Storage => "cookies or web storage end differently",
+            Rule::Equivalent => "equivalent: both orders settle in the same state",
+            Rule::SettlesItself => {
+                "the page settles by itself: its timers, retries or responses bring both orders to the same state"
+            }
+            Rule::InvisibleDom => {
+                "only DOM the user does not see differs (attributes, hidden elements)"
+            }
+            Rule::HeapOnly => {
+                "only global variables differ (low confidence: nothing visible changed)"
+            }
+            Rule::NoWindow => {
+                "no window: the parser goes straight from the element to the script after it"
+            }
+        }
+    }
+}
+
+/// The verdict on a probe: its settled state against its reference's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settled {
+    /// Harmful or harmless.
+    pub verdict: Judgement,
+    /// The rule that decided.
+    pub rule: Rule,
+    /// Everything that differs in the settled states.
+    pub differences: Vec<Difference>,
+    /// The reason in words (the rule, and what differs).
+    pub reason: String,
+}
+
+/// Judges a probe. `reference` and `probe` are the settled end states; `early` the two
+/// states right after the pair ran (reference's, probe's), when both were taken; `moved_user`
+/// whether the moved side is a user event; `no_window` whether a real browser leaves no room
+/// for the probe's order.
+pub fn judge_settled(
+    reference: &Snapshot,
+    probe: &Snapshot,
+    early: Option<(&str, &str)>,
+    moved_user: bool,
+    no_window: bool,
+) -> Settled {
+    let differences = differences(reference, probe);
+    let has = |d: Difference| differences.contains(&d);
+    let new_exceptions = probe
+        .exceptions
+        .iter()
+        .any(|e| !reference.exceptions.contains(e));
+    let rule = if no_window && !differences.is_empty() {
+        Rule::NoWindow
+    } else if new_exceptions {
+        Rule::Exception
+    } else if has(Difference::Visible) || (reference.visible.is_empty() && has(Difference::Dom)) {
+        if moved_user {
+            Rule::LostInput
+        } else {
+            Rule::VisibleState
+        }
+    } else if has(Difference::Rendering) && !has(Difference::Dom) {
+        Rule::VisibleState
+    } else if has(Difference::Network) {
+        Rule::Requests
+    } else if has(Difference::Storage) {
+        Rule::Storage
+    } else if has(Difference::Dom) {
+        Rule::InvisibleDom
+    } else if has(Difference::Exceptions) {
+        // Fewer exceptions in the other order: the recorded order throws, this one does not.
+        Rule::VisibleState
+    } else if early.is_some_and(|(a, b)| a != b) {
+        Rule::SettlesItself
+    } else if has(Difference::Heap) {
+        Rule::HeapOnly
+    } else {
+        Rule::Equivalent
+    };
+    let mut reason = rule.describe().to_string();
+    let shown: Vec<&str> = differences
+        .iter()
+        .filter(|d| !matches!(d, Difference::Timers | Difference::Heap) || !rule.harmful())
+        .map(|d| d.describe())
+        .collect();
+    if !shown.is_empty() && rule != Rule::Equivalent && rule != Rule::SettlesItself {
+        reason.push_str(" (");
+        reason.push_str(&shown.join("; "));
+        reason.push(')');
+    }
+    Settled {
+        verdict: if rule.harmful() {
+            Judgement::Harmful
+        } else {
+            Judgement::Harmless
+        },
+        rule,
+        differences,
+        reason,
+    }
 }
 
 /// A line diff of two DOM serialisations (unified-style, `-` parent, `+` child), at most

@@ -64,6 +64,8 @@ fn snapshot(dom: &str, exceptions: &[&str], requests: &[&str]) -> Snapshot {
 
 fn run(id: u32, depth: u32, steps: &[&str], snapshot: Snapshot) -> RunRecord {
     RunRecord {
+        probe: None,
+        checkpoint: None,
         id,
         depth,
         origin: None,
@@ -322,6 +324,8 @@ fn outcome(policy: Option<&str>) -> Outcome {
     };
     explorer.record(&exec, None);
     Outcome {
+        triage: Default::default(),
+        probes: Vec::new(),
         site,
         runs: vec![r0, r1, r2, r3, r4, r5],
         explorer,
