@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore_model::report::{self, RaceVerdict};
+use shepherd_explore_model::report;
 use shepherd_explore_model::site::Site;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -154,38 +154,14 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let sources = shepherd_analysis::page_texts::for_trace_file(&args.recording);
     let doc = report::build(&out, args.bound, &sources);
     if let Some(path) = &args.html {
-        std::fs::write(path, report::html(&out, args.bound, &sources))
+        std::fs::write(path, report::html(&doc))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let s = &doc.summary;
-        println!(
-            "{}{}: {} sequences ({}), {} harmful, {} harmless, {} not reordered; state in {}",
-            out.site.page,
-            match &out.policy {
-                Some(p) => format!(" under {p}"),
-                None => String::new(),
-            },
-            out.runs.len(),
-            if out.complete {
-                "complete"
-            } else {
-                "stopped by the budget: run again to resume"
-            },
-            s.harmful,
-            s.harmless,
-            s.not_reordered,
-            out.state_dir.display()
-        );
-        for r in doc
-            .races
-            .iter()
-            .filter(|r| r.verdict == RaceVerdict::Harmful)
-        {
-            println!("  harmful: {} ({}): {}", r.location, r.kind, r.reason);
-        }
+        print!("{}", report::text::render(&doc));
+        println!("state: {}", out.state_dir.display());
     }
     Ok(ExitCode::SUCCESS)
 }
