@@ -391,32 +391,26 @@ fn next_probe_work(state: &State, in_flight: &HashMap<usize, Work>) -> Option<Pr
     None
 }
 
-/// The reorder phase's next job. Within bound 1 it only reverses the races triage could not
-/// answer (a FIFO message behind another, an event a probe never saw enabled early): every
-/// other race of the recording has its probe. Beyond bound 1 it explores as R4 does.
+/// The reorder phase's next job. Within bound 1 it reverses only the step pairs no probe
+/// answered: races triage could not run (a FIFO message behind another, an event never
+/// enabled early) and races only the replay showed. Beyond bound 1 it explores as R4 does.
 fn next_reorder_job(state: &mut State) -> Option<Job> {
     if state.explorer.bound() > 1 {
         return state.explorer.next_job();
     }
-    let wanted: Vec<(u32, u32)> = match &state.triage {
+    let answered: Vec<(u32, u32)> = match &state.triage {
         Some(t) => t
             .targets
             .iter()
-            .filter(|x| {
-                let unanswered = match &x.answer {
-                    triage::Answer::Unexplored(u) => matches!(
-                        u,
-                        Unexplored::NeverEarlier { .. }
-                            | Unexplored::Ordered { .. }
-                            | Unexplored::Failed
-                    ),
-                    triage::Answer::Probe { id } => state
-                        .probes
-                        .get(id)
-                        .is_some_and(|r| matches!(r.outcome, ProbeOutcome::Unexplored(_))),
-                    triage::Answer::RepeatOf { .. } => false,
-                };
-                unanswered
+            .filter(|x| match &x.answer {
+                triage::Answer::Probe { id } => state
+                    .probes
+                    .get(id)
+                    .is_some_and(|r| matches!(r.outcome, ProbeOutcome::Judged(_))),
+                triage::Answer::RepeatOf { .. } => true,
+                triage::Answer::Unexplored(u) => {
+                    matches!(u, Unexplored::OneStep | Unexplored::TwoUserEvents)
+                }
             })
             .filter_map(|x| x.steps)
             .collect(),
@@ -427,7 +421,7 @@ fn next_reorder_job(state: &mut State) -> Option<Job> {
         if let Some(o) = origin
             && o.parent == 0
             && let OriginKind::Reversal { first, second, .. } = o.kind
-            && wanted.contains(&(first, second))
+            && !answered.contains(&(first, second))
         {
             return Some(j);
         }
@@ -468,6 +462,7 @@ fn plan_triage(site: &Site, state: &State, out: &RunOutput, limits: triage::Limi
             steps: &out.steps,
             trace,
             exec: &built.exec,
+            enablers: &built.enablers,
         },
         &site.gestures,
         document.as_ref(),

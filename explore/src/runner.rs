@@ -544,7 +544,30 @@ impl Worker {
         snap.visible = capture::visible(page).await.unwrap_or_default();
         snap.storage = capture::storage(page).await.unwrap_or_default();
         tracing::trace!("dom after {:?}", t2.elapsed());
-        snap.requests = ctx.requests.clone();
+        // Every request as the page sent it: method, URL, a digest of the body, the cookies;
+        // telemetry (beacons, pings) marked, as its own class of difference.
+        snap.requests = self
+            .stack
+            .proxy()
+            .replayed_requests()
+            .into_iter()
+            .filter(|r| !r.url.contains("/__shepherd/") && !r.url.ends_with("/favicon.ico"))
+            .map(|r| {
+                let mut line = format!(
+                    "{}{} {}",
+                    if r.telemetry { "telemetry " } else { "" },
+                    r.method,
+                    r.url
+                );
+                if let Some(b) = r.body {
+                    line.push_str(&format!(" body:{b}"));
+                }
+                if let Some(c) = r.cookie {
+                    line.push_str(&format!(" cookie:{c}"));
+                }
+                line
+            })
+            .collect();
         snap.requests.sort();
         if self.timing.screenshots {
             snap.screenshot = capture::screenshot(page).await.ok();

@@ -47,6 +47,7 @@ pub use pipeline::split_before_scripts;
 pub use repair_stats::{Incident, PageSummary};
 pub use rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 pub use secret::random_secret;
+pub use source::SeenRequest;
 pub use source::{ReplayOptions, ResponseSource};
 pub use stats::Stats;
 pub use tls::UpstreamTrust;

@@ -15,15 +15,22 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Explore a recording: other event orders, chosen by dynamic partial-order reduction, and
-/// which of them change what the page shows.
+/// Explore a recording: every uncovered race of the recording run the other way round (a
+/// probe and its reference, each settled by the page's own means) and judged by what the user
+/// sees; deeper orders chosen by dynamic partial-order reduction (`--bound`).
 #[derive(ClapArgs, Debug)]
 pub(crate) struct Args {
     /// The recording (made with `shepherd record`).
     recording: PathBuf,
-    /// Conflict-reversal bound: most races reversed from the recorded order.
+    /// Conflict-reversal bound of the reorder phase: most races reversed from the recorded
+    /// order (every race is probed once whatever the bound; 2 or more also explores orders
+    /// that need several reversals).
     #[arg(long, default_value_t = 1)]
     bound: u32,
+    /// Most probes per location: races of a location between other pairs of events beyond
+    /// it are answered as not probed (repeats of one pair share its answer).
+    #[arg(long, default_value_t = 3)]
+    probes_per_location: usize,
     /// Local Chromium workers (each with its own replay proxy).
     #[arg(long, default_value_t = 1)]
     workers: usize,
@@ -129,7 +136,9 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         state_dir: Some(state_dir),
         fresh: args.fresh,
         policy,
-        triage: Default::default(),
+        triage: shepherd_explore_model::triage::Limits {
+            per_location: args.probes_per_location.max(1),
+        },
     };
     let bar = Progress::spinner("initial execution (the recorded order)");
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -3,8 +3,9 @@
 //!
 //! The replay proxy holds a document in parts and releases them one by one, so the explorer
 //! decides how far the parser has got. A part ends before every `<script>` start tag (a script
-//! is a step of its own) and right after the start tag of every element a recorded gesture
-//! targets (so the gesture can run as soon as its target exists, before whatever the parser
+//! is a step of its own), after the end tag of every script that runs whenever it has loaded
+//! (`async`, `defer`: it may run before the markup after it), and right after the start tag of
+//! every element a recorded gesture targets (so the gesture can run as soon as its target exists, before whatever the parser
 //! meets next). The cut points are found by an HTML tokenizer (lol_html), so a `<script` inside
 //! a comment, an attribute or another script's text is not taken for a tag.
 //!
@@ -32,6 +33,10 @@ pub struct Tag {
     pub script: bool,
     /// A `<link rel=stylesheet>` (scripts after it wait for it).
     pub stylesheet: bool,
+    /// For a script that runs whenever it has loaded (`async`, `defer`, modules with a `src`):
+    /// the end of its end tag. The document is cut there too, so that it can run before the
+    /// markup after it is parsed.
+    pub loose_end: Option<usize>,
 }
 
 /// The structure of one document: its start tags, and which recorded targets matched where.
@@ -67,31 +72,50 @@ impl Document {
         let mut handlers = Vec::new();
         {
             let tags = tags.clone();
-            handlers.push(element!("*", move |el| {
-                let name = el.tag_name();
-                let range = el.source_location().bytes();
-                let attr = |a: &str| el.get_attribute(a);
-                let script = name == "script";
-                let module = attr("type").is_some_and(|t| t.trim().eq_ignore_ascii_case("module"));
-                let blocking_script = script
-                    && attr("src").is_some()
-                    && attr("async").is_none()
-                    && attr("defer").is_none()
-                    && !module;
-                let stylesheet = name == "link"
-                    && attr("rel").is_some_and(|r| {
-                        r.split_ascii_whitespace()
-                            .any(|w| w.eq_ignore_ascii_case("stylesheet"))
-                    });
-                tags.borrow_mut().push(Tag {
-                    name,
-                    range,
-                    blocking_script,
-                    script,
-                    stylesheet,
-                });
-                Ok(())
-            }));
+            handlers.push(element!(
+                "*",
+                move |el: &mut lol_html::html_content::Element<'_, '_>| {
+                    let name = el.tag_name();
+                    let range = el.source_location().bytes();
+                    let attr = |a: &str| el.get_attribute(a);
+                    let script = name == "script";
+                    let module =
+                        attr("type").is_some_and(|t| t.trim().eq_ignore_ascii_case("module"));
+                    let blocking_script = script
+                        && attr("src").is_some()
+                        && attr("async").is_none()
+                        && attr("defer").is_none()
+                        && !module;
+                    let stylesheet = name == "link"
+                        && attr("rel").is_some_and(|r| {
+                            r.split_ascii_whitespace()
+                                .any(|w| w.eq_ignore_ascii_case("stylesheet"))
+                        });
+                    let loose = script && attr("src").is_some() && !blocking_script;
+                    let index = {
+                        let mut t = tags.borrow_mut();
+                        t.push(Tag {
+                            name,
+                            range,
+                            blocking_script,
+                            script,
+                            stylesheet,
+                            loose_end: None,
+                        });
+                        t.len() - 1
+                    };
+                    if loose && let Some(handlers) = el.end_tag_handlers() {
+                        let tags = tags.clone();
+                        handlers.push(Box::new(move |end| {
+                            if let Some(t) = tags.borrow_mut().get_mut(index) {
+                                t.loose_end = Some(end.source_location().bytes().end);
+                            }
+                            Ok(())
+                        }));
+                    }
+                    Ok(())
+                }
+            ));
         }
         for (k, sel) in selectors.iter().enumerate() {
             // A selector lol_html does not support matches nothing (the gesture still runs
@@ -143,6 +167,7 @@ impl Document {
             .iter()
             .filter(|t| t.script)
             .map(|t| t.range.start)
+            .chain(self.tags.iter().filter_map(|t| t.loose_end))
             .chain(self.targets.iter().flatten().copied())
             .filter(|&c| c > 0 && c < self.len)
             .collect();
@@ -221,6 +246,14 @@ mod tests {
         for s in scripts.iter().filter(|&&s| s != commented) {
             assert!(doc.cuts().contains(s), "no cut before the script at {s}");
         }
+        // An async script may run before the markup after it: a cut after its end tag.
+        let async_end = FIG1.find("async></script>").unwrap() + "async></script>".len();
+        assert!(doc.cuts().contains(&async_end));
+        let slow_end = FIG1.find("slow.js\"></script>").unwrap() + "slow.js\"></script>".len();
+        assert!(
+            !doc.cuts().contains(&slow_end),
+            "a blocking script needs no cut after it"
+        );
         let parts = doc.parts();
         assert_eq!(parts.first().map(|r| r.start), Some(0));
         assert_eq!(parts.last().map(|r| r.end), Some(FIG1.len()));

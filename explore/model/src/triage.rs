@@ -328,6 +328,10 @@ pub struct Initial<'a> {
     pub trace: &'a Trace,
     /// Its relations (the platform's order between steps).
     pub exec: &'a Execution,
+    /// `(event, the event whose step enabled it)`: the orderings the run merely observed. A
+    /// gesture is offered only after the one before it, so its enabler says nothing about
+    /// when it could have run; its target's creation (a trace arc) does.
+    pub enablers: &'a [(String, String)],
 }
 
 /// Plans the probes for `targets` (answers filled in) from the initial execution. `gestures`
@@ -366,6 +370,27 @@ pub fn plan(
         let st = initial.trace.strings.get(a.stable);
         if let Some(s) = step_of_action(a.id) {
             step_of_stable.entry(st).or_insert(s);
+        }
+    }
+    // Which step enabled which (observed), and which orderings the trace itself has.
+    let enabled_by: BTreeSet<(usize, usize)> = initial
+        .enablers
+        .iter()
+        .filter_map(|(e, by)| {
+            Some((
+                steps.iter().position(|s| &s.name == e)?,
+                steps.iter().position(|s| &s.name == by)?,
+            ))
+        })
+        .collect();
+    let mut traced: BTreeSet<(usize, usize)> = BTreeSet::new();
+    if let Ok(an) = shepherd_races::analyze(initial.trace, &shepherd_races::Options::default()) {
+        for arc in an.graph.arcs() {
+            if let (Some(t), Some(h)) = (step_of_action(arc.tail), step_of_action(arc.head))
+                && t < h
+            {
+                traced.insert((t as usize, h as usize));
+            }
         }
     }
     // Typing units: gesture index -> the unit's gesture indices.
@@ -479,6 +504,9 @@ pub fn plan(
                     continue;
                 }
                 if is_user(j) && is_user(p) {
+                    continue;
+                }
+                if is_user(j) && enabled_by.contains(&(j, p)) && !traced.contains(&(p, j)) {
                     continue;
                 }
                 if delayed_steps.contains(&p) {

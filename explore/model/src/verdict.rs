@@ -226,6 +226,9 @@ pub enum Rule {
     /// Harmless: in a real browser nothing can run between the two (the parser goes straight
     /// from the element to the script after it).
     NoWindow,
+    /// Not harmful, its own class: only telemetry differs (beacons, pings: requests whose
+    /// answer the page does not read).
+    Telemetry,
 }
 
 impl Rule {
@@ -258,6 +261,7 @@ impl Rule {
             Rule::NoWindow => {
                 "no window: the parser goes straight from the element to the script after it"
             }
+            Rule::Telemetry => "only telemetry differs (beacons or pings the page does not read)",
         }
     }
 }
@@ -305,7 +309,18 @@ pub fn judge_settled(
     } else if has(Difference::Rendering) && !has(Difference::Dom) {
         Rule::VisibleState
     } else if has(Difference::Network) {
-        Rule::Requests
+        let plain = |r: &Snapshot| -> Vec<String> {
+            r.requests
+                .iter()
+                .filter(|l| !l.starts_with("telemetry "))
+                .cloned()
+                .collect()
+        };
+        if plain(reference) == plain(probe) {
+            Rule::Telemetry
+        } else {
+            Rule::Requests
+        }
     } else if has(Difference::Storage) {
         Rule::Storage
     } else if has(Difference::Dom) {

@@ -15,7 +15,7 @@ pub struct Found {
     pub location: String,
     /// `WRITE-READ`, … (in the explored order).
     pub kind: String,
-    /// `harmful`, `harmless` or `not-reordered`.
+    /// `harmful`, `harmless` or `not-explored`.
     pub verdict: String,
     /// Why.
     pub reason: String,
@@ -36,6 +36,7 @@ impl Found {
 pub fn found(doc: &ExploreReport) -> Vec<Found> {
     doc.races
         .iter()
+        .chain(&doc.deeper)
         .map(|r| Found {
             location: r.location.clone(),
             kind: r.kind.clone(),
@@ -64,7 +65,7 @@ pub struct Verdict {
 pub fn check(m: &Manifest, found: &[Found], complete: bool) -> Verdict {
     let mut v = Verdict::default();
     let harmful = |f: &&Found| f.verdict == "harmful";
-    for want in m.races.iter().filter(|r| r.harmful) {
+    for want in m.races.iter().filter(|r| r.explored_harmful()) {
         if !found
             .iter()
             .filter(harmful)
@@ -95,7 +96,7 @@ pub fn check(m: &Manifest, found: &[Found], complete: bool) -> Verdict {
         let at = |want: bool| {
             m.races
                 .iter()
-                .any(|r| r.harmful == want && same_place(r, &f.location, &f.sources))
+                .any(|r| r.explored_harmful() == want && same_place(r, &f.location, &f.sources))
         };
         if at(false) && !at(true) {
             v.problems

@@ -177,7 +177,7 @@ pub struct GoodRun {
 pub async fn explore_record(
     ctx: &Context,
     sc: &Scenario,
-    budget: Duration,
+    sequences: u64,
 ) -> Result<GoodRun, Explored> {
     let run = drive::record_in(ctx, sc, Order::Good)
         .await
@@ -186,8 +186,8 @@ pub async fn explore_record(
         .map_err(|e| Explored::failed(format!("reading the good-order recording: {e:#}")))?;
     let opts = ExploreOptions {
         bound: sc.manifest.bound(),
-        budget: Some(budget),
-        max_sequences: None,
+        budget: None,
+        max_sequences: Some(sequences),
         workers: vec![WorkerConfig {
             recording: run.recording.clone(),
             // The lane's browser: a worker connected to it only opens contexts of its own.
@@ -274,6 +274,9 @@ pub async fn explore(good: GoodRun) -> Explored {
                 .as_ref()
                 .map_or(String::new(), |v| format!(" -> {}", v.reason))
         ));
+    }
+    for p in &out.probes {
+        log.push_str(&format!("    probe {}: {:?}\n", p.probe, p.outcome));
     }
     log.push_str(&explored::describe(&found));
     Explored {

@@ -293,8 +293,14 @@ pub struct Race {
     #[serde(default)]
     pub coverage: Option<String>,
     /// Some order of it throws or changes what the user sees (the paper's judgement; the
-    /// explorer must call it harmful).
+    /// explorer must call it harmful unless `explored` says otherwise).
     pub harmful: bool,
+    /// What Shepherd's explorer must say when its judgement differs from the paper's
+    /// (`harmful`): a lost click, or a flag that shows "not ready", is harmful to Shepherd
+    /// (the user's input has no effect, or another one) where EventRacer calls it harmless
+    /// ad hoc synchronisation. `harmful` or `harmless`; the note says why.
+    #[serde(default)]
+    pub explored: Option<String>,
     /// `false`: the location must not be explained away by a harmless filter (its level is
     /// `harmful` or `uncovered`); `true`: it must be.
     #[serde(default)]
@@ -308,6 +314,17 @@ pub struct Race {
     /// Why the race exists (one line).
     #[serde(default)]
     pub note: Option<String>,
+}
+
+impl Race {
+    /// Whether the explorer must call the race harmful: `explored` when given, else
+    /// `harmful`.
+    pub fn explored_harmful(&self) -> bool {
+        match self.explored.as_deref() {
+            Some(v) => v == "harmful",
+            None => self.harmful,
+        }
+    }
 }
 
 /// A location where no uncovered race may be reported.
@@ -515,6 +532,12 @@ impl Manifest {
             if r.location.trim().is_empty() {
                 return Err((Some("location".into()), "empty location".into()));
             }
+            if let Some(v) = &r.explored
+                && v != "harmful"
+                && v != "harmless"
+            {
+                return Err((quoted(v), "explored is \"harmful\" or \"harmless\"".into()));
+            }
         }
         let harmful = self.races.iter().any(|r| r.harmful);
         if harmful == matches!(self.oracle, Oracle::None { .. }) {
@@ -561,7 +584,7 @@ impl Manifest {
     /// Whether the explore lane runs this scenario: it has a harmful race or an `[explore]`
     /// section (pages whose races are all harmless opt in, to keep the lane's time down).
     pub fn explored(&self) -> bool {
-        self.explore.is_some() || self.races.iter().any(|r| r.harmful)
+        self.explore.is_some() || self.races.iter().any(Race::explored_harmful)
     }
 
     /// The conflict-reversal bound to explore with (1 unless `[explore]` says otherwise).
