@@ -149,14 +149,19 @@ pub async fn explore(
     }
     let ca = Arc::new(CertificateAuthority::ephemeral()?);
     // Where the replay cuts the page's document: before every script and after every element
-    // a gesture targets.
-    let cuts = site.document_structure().map(|d| d.cuts());
+    // a gesture targets; and its encoding, declared so the browser parses the first part alone.
+    let cuts = site
+        .document_structure()
+        .map(|d| shepherd_proxy::DocumentSplit {
+            cuts: d.cuts(),
+            charset: document_charset(&site),
+        });
     let site = Arc::new(site);
     let mut idle: Vec<(usize, Worker)> = Vec::new();
     for (k, cfg) in opts.workers.iter().enumerate() {
         let w = Worker::start(cfg, opts.policy.as_ref(), ca.clone()).await?;
         if let Some(c) = &cuts {
-            w.set_document_cuts(&site.page, c.clone());
+            w.set_document_split(&site.page, c.clone());
         }
         idle.push((k, w));
     }
@@ -308,7 +313,7 @@ pub async fn explore(
                 match Worker::start(&opts.workers[k], opts.policy.as_ref(), ca.clone()).await {
                     Ok(w) => {
                         if let Some(c) = &cuts {
-                            w.set_document_cuts(&site.page, c.clone());
+                            w.set_document_split(&site.page, c.clone());
                         }
                         idle.push((k, w))
                     }
@@ -360,6 +365,24 @@ pub async fn explore(
         triage,
         probes,
     })
+}
+
+/// The charset a browser would decode the recorded document with, when its `Content-Type`
+/// names none: its BOM or `<meta charset>`, else UTF-8 for a document that is valid UTF-8
+/// (plain ASCII included); `None` when the browser would have to guess.
+fn document_charset(site: &Site) -> Option<String> {
+    let doc = site.document.as_deref()?;
+    let ct = site.document_type.as_deref();
+    if ct.is_some_and(|c| shepherd_instrument::charset_label(c).is_some()) {
+        return None;
+    }
+    let det = shepherd_instrument::detect_encoding(doc, ct);
+    if det.is_certain() {
+        return Some(det.encoding.name().to_ascii_lowercase());
+    }
+    std::str::from_utf8(doc)
+        .is_ok()
+        .then(|| "utf-8".to_string())
 }
 
 /// The next probe run to hand out: the reference, then the probe, of the first probe not done

@@ -297,10 +297,10 @@ impl Worker {
         })
     }
 
-    /// Cuts the document at `url` at these offsets when it is replayed (before every script,
+    /// Cuts the document at `url` as `split` says when it is replayed (before every script,
     /// after every gesture target: [`shepherd_explore_model::document`]).
-    pub fn set_document_cuts(&self, url: &str, cuts: Vec<usize>) {
-        self.stack.proxy().holds().set_cuts(url, cuts);
+    pub fn set_document_split(&self, url: &str, split: shepherd_proxy::DocumentSplit) {
+        self.stack.proxy().holds().set_split(url, split);
     }
 
     /// Stops the browser (if launched here) and the proxy.

@@ -25,6 +25,8 @@ pub struct Site {
     /// The page's HTML as recorded (decoded), when the recording holds it: where the replay
     /// cuts it ([`crate::document`]).
     pub document: Option<Vec<u8>>,
+    /// The document's recorded `Content-Type`.
+    pub document_type: Option<String>,
 }
 
 impl Site {
@@ -65,7 +67,10 @@ impl Site {
             .or_else(|| chosen.page_url.clone())
             .with_context(|| format!("the trace of {} names no page", chosen.doc))?;
         let mut site = Site::from_trace(path.to_path_buf(), page, trace);
-        site.document = recorded_document(&rec, &site.page);
+        if let Some((body, ct)) = recorded_document(&rec, &site.page) {
+            site.document = Some(body);
+            site.document_type = ct;
+        }
         Ok(site)
     }
 
@@ -95,12 +100,14 @@ impl Site {
             gestures,
             recorded_order,
             document: None,
+            document_type: None,
         }
     }
 }
 
-/// The decoded body of the newest recorded `GET page` answered with HTML.
-fn recorded_document(rec: &Recording, page: &str) -> Option<Vec<u8>> {
+/// The decoded body of the newest recorded `GET page` answered with HTML, and its
+/// `Content-Type`.
+fn recorded_document(rec: &Recording, page: &str) -> Option<(Vec<u8>, Option<String>)> {
     let exchanges = rec.exchanges(None).ok()?;
     let ex = exchanges.iter().rev().find(|e| {
         e.request.method == "GET"
@@ -115,9 +122,17 @@ fn recorded_document(rec: &Recording, page: &str) -> Option<Vec<u8>> {
                     })
             })
     })?;
-    rec.decoded_response_body(ex.id, 32 * 1024 * 1024)
+    let ct = ex.response.as_ref().and_then(|r| {
+        r.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+            .map(|h| String::from_utf8_lossy(&h.value).into_owned())
+    });
+    let body = rec
+        .decoded_response_body(ex.id, 32 * 1024 * 1024)
         .ok()
-        .flatten()
+        .flatten()?;
+    Some((body, ct))
 }
 
 /// The recorded actions the explorer can schedule, as event names, in trace order: each

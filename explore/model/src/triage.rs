@@ -454,6 +454,8 @@ pub fn plan(
     let mut probes: Vec<Probe> = Vec::new();
     let mut by_pair: HashMap<(u32, u32), u32> = HashMap::new();
     let mut per_location: HashMap<String, usize> = HashMap::new();
+    // Indexed: a target's answer is written while other targets are read.
+    #[allow(clippy::needless_range_loop)]
     for i in 0..targets.len() {
         if let Some(&of) = repeat_of.get(&i) {
             targets[i].answer = Answer::RepeatOf { race: of };
@@ -704,7 +706,10 @@ fn window_of(
                         .and_then(|p| parts.get(p))
                         .map_or(0, |r| r.start)
                 });
-            if from >= to {
+            if from == to {
+                return Window::None;
+            }
+            if from > to {
                 return Window::ParserYield;
             }
             match doc.gap(from, to) {
@@ -730,4 +735,210 @@ fn timer_delay(trace: &Trace, stable: &str) -> Option<u32> {
         .iter()
         .find(|x| x.head == action.id && x.kind == ArcKind::Fork)
         .and_then(|x| x.delay_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gesture::GestureKind;
+    use shepherd_trace::{ActionType, TraceBuilder};
+
+    fn step(name: &str, kind: &str, first_action: u32) -> Step {
+        Step {
+            name: name.into(),
+            kind: kind.into(),
+            enabled: Vec::new(),
+            first_action,
+        }
+    }
+
+    fn side(stable: &str, access: &str) -> Side {
+        Side {
+            stable: stable.into(),
+            access: access.into(),
+            source: None,
+            scope: None,
+        }
+    }
+
+    fn target(location: &str, first: &str, second: &str) -> Target {
+        Target {
+            location: location.into(),
+            location_name: location.into(),
+            kind: "WRITE-READ".into(),
+            first: side(first, "WRITE"),
+            second: side(second, "READ"),
+            level: "uncovered".into(),
+            tags: Vec::new(),
+            answer: Answer::Unexplored(Unexplored::NotRun),
+            steps: None,
+        }
+    }
+
+    /// A page: chunk 0 creates a button, chunk 1 runs a script defining `f`, a timer set by the
+    /// script fires, the user clicks twice, and a response's callback runs.
+    fn fixture() -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
+        let mut b = TraceBuilder::new();
+        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
+        b.end();
+        let script = b.begin(ActionType::Unknown, "script", "doc/script@#1#1");
+        b.end();
+        let timer = b.begin(ActionType::Timer, "timer", "doc/script@#1#1/timer#1");
+        b.end();
+        let click1 = b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#b#1",
+        );
+        b.end();
+        let click2 = b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#b#2",
+        );
+        b.end();
+        b.fork(parse, script);
+        b.fork_delay(script, timer, 200);
+        b.fork(parse, click1);
+        b.fork(parse, click2);
+        b.join(click1, click2);
+        let trace = b.finish();
+        let steps = vec![
+            step("chunk:https://a.test/#0", "chunk", 0),
+            step("chunk:https://a.test/#1", "chunk", 1),
+            step("cb:doc/script@#1#1/timer#1", "timer", 2),
+            step("user:0", "user", 3),
+            step("user:1", "user", 4),
+        ];
+        let exec = Execution {
+            events: (0..5).map(crate::event::Ev).collect(),
+            enabled: vec![Vec::new(); 6],
+            hb: vec![vec![], vec![0], vec![1], vec![0, 2], vec![0, 3]],
+            dep: vec![Vec::new(); 5],
+            user: vec![false, false, false, true, true],
+            fifo: vec![None; 5],
+        };
+        let g = |path: &str| Gesture {
+            kind: GestureKind::Click,
+            path: path.into(),
+            actions: Vec::new(),
+        };
+        (steps, trace, exec, vec![g("#b"), g("#b")])
+    }
+
+    #[test]
+    fn probes_move_the_later_event_before_the_earlier() {
+        let (steps, trace, exec, gestures) = fixture();
+        let targets = vec![
+            target("Global.f", "doc/script@#1#1", "doc/event:click@#b#1"),
+            // The same events at another time: answered by the first.
+            target("Global.f", "doc/script@#1#1", "doc/event:click@#b#2"),
+            target("Global.n", "doc/event:click@#b#1", "doc/event:click@#b#2"),
+            target("Global.t", "doc/script@#1#1", "doc/script@#1#1/timer#1"),
+            target("Global.gone", "doc/script@#1#1", "doc/script@#9#1"),
+        ];
+        // The timer's step happens before the second click only by the user's order... and the
+        // enabler of user:0 is the timer's step: observed, not binding.
+        let enablers = vec![(
+            "user:0".to_string(),
+            "cb:doc/script@#1#1/timer#1".to_string(),
+        )];
+        let initial = Initial {
+            steps: &steps,
+            trace: &trace,
+            exec: &exec,
+            enablers: &enablers,
+        };
+        let t = plan(
+            targets,
+            &initial,
+            &gestures,
+            None,
+            &trace,
+            Limits::default(),
+        );
+        assert_eq!(t.probes.len(), 1, "{:?}", t.probes);
+        let p = &t.probes[0];
+        assert_eq!(p.moved, vec!["user:0".to_string()]);
+        assert_eq!(p.delayed, vec!["chunk:https://a.test/#1".to_string()]);
+        assert_eq!(p.prefix, vec!["chunk:https://a.test/#0".to_string()]);
+        assert!(p.needs.is_empty(), "{:?}", p.needs);
+        assert_eq!(t.targets[0].answer, Answer::Probe { id: 0 });
+        assert_eq!(t.targets[1].answer, Answer::RepeatOf { race: 0 });
+        assert_eq!(
+            t.targets[2].answer,
+            Answer::Unexplored(Unexplored::TwoUserEvents)
+        );
+        assert!(matches!(
+            t.targets[3].answer,
+            Answer::Unexplored(Unexplored::Ordered { .. })
+        ));
+        assert!(matches!(
+            t.targets[4].answer,
+            Answer::Unexplored(Unexplored::NotReplayed { .. })
+        ));
+        // The reference runs the pair as recorded, the probe the other way round.
+        assert_eq!(
+            p.reference_order(),
+            vec!["chunk:https://a.test/#1".to_string(), "user:0".to_string()]
+        );
+        assert_eq!(
+            p.probe_order(),
+            vec!["user:0".to_string(), "chunk:https://a.test/#1".to_string()]
+        );
+    }
+
+    #[test]
+    fn windows_say_what_makes_room() {
+        let (steps, trace, exec, gestures) = fixture();
+        // The button is not located (no cut after it): part 1 is the script, after markup.
+        let html =
+            b"<html><body><input type=button id=b><p>a</p><script>f()</script></body></html>";
+        let doc = Document::parse(html, &["[id=\"none\"]".into(), "[id=\"none\"]".into()]);
+        let names: Vec<EventName> = steps.iter().map(|s| s.name.parse().unwrap()).collect();
+        // A chunk after markup: only a parser yield.
+        let w = window_of(&names, &steps, &[1], &[3], &gestures, Some(&doc), &trace);
+        assert_eq!(w, Window::ParserYield);
+        // A timer: its delay from the trace.
+        let w = window_of(&names, &steps, &[2], &[3], &gestures, Some(&doc), &trace);
+        assert_eq!(
+            w,
+            Window::Timer {
+                delay_ms: Some(200)
+            }
+        );
+        // The user's own event.
+        let w = window_of(&names, &steps, &[3], &[2], &gestures, Some(&doc), &trace);
+        assert_eq!(w, Window::UserThinkTime);
+        // The script right after the field: no room at all.
+        let tight = b"<html><body><input type=button id=b><script>f()</script></body></html>";
+        let doc = Document::parse(tight, &["[id=\"b\"]".into(), "[id=\"b\"]".into()]);
+        let w = window_of(&names, &steps, &[1], &[3], &gestures, Some(&doc), &trace);
+        assert_eq!(w, Window::None);
+        let _ = exec;
+    }
+
+    #[test]
+    fn shapes_and_units() {
+        assert_eq!(
+            shape("doc/event:click@#refresh#12/xhr@stock.txt#1/event:load#3"),
+            "doc/event:click@#refresh#N/xhr@stock.txt#N/event:load#N"
+        );
+        assert_eq!(shape("doc/event:click@#b1#1"), "doc/event:click@#b1#N");
+        let g = |kind, path: &str| Gesture {
+            kind,
+            path: path.into(),
+            actions: Vec::new(),
+        };
+        let gestures = vec![
+            g(GestureKind::Click, "#b"),
+            g(GestureKind::Focus, "#q"),
+            g(GestureKind::KeyDown("a".into()), "#q"),
+            g(GestureKind::KeyUp("a".into()), "#q"),
+            g(GestureKind::Text("ab".into()), "#q"),
+            g(GestureKind::Click, "#go"),
+            g(GestureKind::KeyDown("x".into()), "#r"),
+        ];
+        assert_eq!(typing_units(&gestures), vec![vec![1, 2, 3, 4], vec![6]]);
+    }
 }

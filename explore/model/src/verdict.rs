@@ -3,9 +3,10 @@
 //!
 //! - **equivalent**: same DOM, rendering, exceptions, requests and global variables — the
 //!   reversed events commute;
-//! - **approximately equivalent** (harmless): the race is a late attachment of an event handler
-//!   or involves an unload handler (EventRacer's filters), or only timer events differ and the
-//!   DOM does not (ad-hoc synchronisation: a timer polls until a condition holds);
+//! - **approximately equivalent** (harmless): a side runs in an unload handler, or only timer
+//!   events differ and the DOM does not (ad-hoc synchronisation: a timer polls until a
+//!   condition holds). R4's late-attachment rule is not applied: an event that fired before its
+//!   handler was attached is a lost event when the handler does something observable;
 //! - **different**: harmful when the visible DOM or the rendering, the set of uncaught
 //!   exceptions or the requests sent differ; otherwise only the JavaScript heap differs, which
 //!   is reported as harmless with low confidence.
@@ -155,17 +156,9 @@ pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict
             "equivalent: the events commute (same DOM, rendering, exceptions, requests and globals)",
         );
     }
-    if !races.is_empty()
-        && races
-            .iter()
-            .all(|r| shepherd_races::filters::is_handler_slot(&r.location))
-    {
-        return verdict(
-            Judgement::Harmless,
-            Class::ApproximatelyEquivalent,
-            "late attachment of an event handler: the event fired before its handler was attached",
-        );
-    }
+    // R4 counted an event that fired before its handler was attached as harmless (late
+    // attachment). A click whose handler does something observable is then a lost click: the
+    // differences decide, as for any other race.
     let unload = |r: &RaceNote| {
         [&r.first, &r.second].iter().any(|a| {
             a.scope
@@ -397,12 +390,13 @@ pub fn dom_diff(parent: &str, child: &str, limit: usize) -> String {
                 out.push(format!(" {}", ma[i]));
                 i += 1;
                 j += 1;
-            } else if j < m && (i == n || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j]) {
-                out.push(format!("+{}", mb[j]));
-                j += 1;
-            } else {
+            } else if i < n && (j == m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1]) {
+                // Removed lines before added ones, as readers of diffs expect.
                 out.push(format!("-{}", ma[i]));
                 i += 1;
+            } else {
+                out.push(format!("+{}", mb[j]));
+                j += 1;
             }
         }
     }
@@ -460,8 +454,9 @@ mod tests {
         let v = judge(&p, &c, &[race("Global.x", None)]);
         assert_eq!((v.verdict, v.class), (Judgement::Harmful, Class::Different));
         assert_eq!(v.differences, vec![Difference::Dom]);
+        // A late attachment is judged by what differs: here the DOM, so a lost click.
         let v = judge(&p, &c, &[race("BUTTON[7].click", None)]);
-        assert_eq!(v.class, Class::ApproximatelyEquivalent);
+        assert_eq!((v.verdict, v.class), (Judgement::Harmful, Class::Different));
         let v = judge(&p, &c, &[race("Global.x", Some("fire:unload @ Window[0]"))]);
         assert_eq!(v.class, Class::ApproximatelyEquivalent);
         let mut t = p.clone();
@@ -484,9 +479,56 @@ mod tests {
         assert_eq!(judge(&p, &e, &[]).verdict, Judgement::Harmful);
     }
 
+    fn seen(visible: &str) -> Snapshot {
+        Snapshot {
+            dom: format!("<p>\n  {visible}"),
+            visible: visible.into(),
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn settled_rules() {
+        let a = seen("\"42\"");
+        let rule = |b: &Snapshot, early: Option<(&str, &str)>, user: bool, no_window: bool| {
+            let v = judge_settled(&a, b, early, user, no_window);
+            assert_eq!(v.verdict == Judgement::Harmful, v.rule.harmful());
+            v.rule
+        };
+        assert_eq!(rule(&a.clone(), None, true, false), Rule::Equivalent);
+        // The other order's state differed right after the pair, and settled the same.
+        assert_eq!(
+            rule(&a.clone(), Some(("x", "y")), false, false),
+            Rule::SettlesItself
+        );
+        let mut thrown = a.clone();
+        thrown.exceptions = vec!["Uncaught ReferenceError: f is not defined".into()];
+        assert_eq!(rule(&thrown, None, true, false), Rule::Exception);
+        let not_ready = seen("\"not ready\"");
+        assert_eq!(rule(&not_ready, None, true, false), Rule::LostInput);
+        assert_eq!(rule(&not_ready, None, false, false), Rule::VisibleState);
+        // No room in a browser for the other order: harmless whatever differs.
+        assert_eq!(rule(&not_ready, None, true, true), Rule::NoWindow);
+        let mut hidden = a.clone();
+        hidden.dom.push_str("\n  <i data-x=\"1\">");
+        assert_eq!(rule(&hidden, None, false, false), Rule::InvisibleDom);
+        let mut stored = a.clone();
+        stored.storage.insert("cookie:cart".into(), "2".into());
+        assert_eq!(rule(&stored, None, false, false), Rule::Storage);
+        let mut sent = a.clone();
+        sent.requests = vec!["POST https://a.test/buy body:1".into()];
+        assert_eq!(rule(&sent, None, false, false), Rule::Requests);
+        let mut beacon = a.clone();
+        beacon.requests = vec!["telemetry POST https://a.test/log body:2".into()];
+        assert_eq!(rule(&beacon, None, false, false), Rule::Telemetry);
+        let mut heap = a.clone();
+        heap.heap.insert("Global.x".into(), "1".into());
+        assert_eq!(rule(&heap, None, false, false), Rule::HeapOnly);
+    }
+
     #[test]
     fn diff_shows_changed_lines() {
         let d = dom_diff("a\nb\nc\nd", "a\nB\nc\nd\ne", 10);
-        assert_eq!(d, "@@ line 2 @@\n+B\n-b\n c\n d\n+e");
+        assert_eq!(d, "@@ line 2 @@\n-b\n+B\n c\n d\n+e");
     }
 }

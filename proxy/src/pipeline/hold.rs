@@ -28,8 +28,12 @@ pub(crate) async fn apply(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("text/html"));
     if split && is_html {
-        let cuts = holds.cuts(url);
-        match split_document(parts, body, max_split, cuts.as_deref().map(Vec::as_slice)).await? {
+        let plan = holds.split(url);
+        if let Some(charset) = plan.as_ref().and_then(|p| p.charset.as_deref()) {
+            declare_charset(parts, charset);
+        }
+        let cuts = plan.as_ref().map(|p| p.cuts.as_slice());
+        match split_document(parts, body, max_split, cuts).await? {
             Split::Parts(chunks) => return Ok(held_chunks(holds.clone(), url.to_string(), chunks)),
             Split::TooLarge(body) => {
                 tracing::info!(url, "document too large to split, held whole");
@@ -40,6 +44,22 @@ pub(crate) async fn apply(
     }
     wait(holds, url).await;
     Ok(body)
+}
+
+/// Adds `charset` to a `Content-Type` that names none.
+fn declare_charset(parts: &mut http::response::Parts, charset: &str) {
+    let current = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("text/html")
+        .to_string();
+    if current.to_ascii_lowercase().contains("charset=") {
+        return;
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("{}; charset={charset}", current.trim_end())) {
+        parts.headers.insert(header::CONTENT_TYPE, v);
+    }
 }
 
 /// Waits until the hold registered for `url` is released (forgotten if the browser leaves).

@@ -364,8 +364,8 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
                             out,
                             p,
                             r,
-                            &[o.events.1.clone()],
-                            &[o.events.0.clone()],
+                            std::slice::from_ref(&o.events.1),
+                            std::slice::from_ref(&o.events.0),
                             sources,
                         )
                     }),
@@ -580,26 +580,26 @@ mod tests {
                 .is_some_and(|m| m.starts_with("e.json is not JSON: EOF")),
             "{e:?}"
         );
-        let e = read(r#"{"version": 2, "races": []}"#)
+        let e = read(r#"{"version": 1, "races": []}"#)
             .err()
             .map(|e| message(&e));
         assert_eq!(
             e.as_deref(),
             Some(
-                "e.json: not an explore report of version 1 (docs/explore-json.md); its version is 2"
+                "e.json: not an explore report of version 2 (docs/explore-json.md); its version is 1"
             )
         );
         let e = read(r#"{"races": []}"#).err().map(|e| message(&e));
         assert_eq!(
             e.as_deref(),
-            Some("e.json: not an explore report of version 1 (docs/explore-json.md)")
+            Some("e.json: not an explore report of version 2 (docs/explore-json.md)")
         );
-        let e = read(r#"{"version": 1, "races": []}"#)
+        let e = read(r#"{"version": 2, "races": []}"#)
             .err()
             .map(|e| message(&e));
         assert!(
             e.as_deref().is_some_and(|m| m.starts_with(
-                "e.json: not an explore report of version 1 (docs/explore-json.md): missing field `bound`"
+                "e.json: not an explore report of version 2 (docs/explore-json.md): missing field `recording`"
             )),
             "{e:?}"
         );
