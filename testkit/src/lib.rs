@@ -11,12 +11,18 @@
 //! [`module_graph`] reads which modules of a crate use which, for the tests that keep every
 //! crate's imports free of circles. [`pages`] serves fixed pages on loopback and shares one
 //! Chromium between the tests of a binary (the DevTools client's and the exerciser's tests).
+//!
+//! [`patience`] scales the limits of the tests' waits for a condition, so a loaded machine
+//! cannot fail them (`$SHEPHERD_TEST_PATIENCE` overrides the factor).
 
 // Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod module_graph;
 pub mod pages;
+pub mod patience;
+
+pub use patience::{patience, patience_factor};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
