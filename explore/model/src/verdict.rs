@@ -335,7 +335,11 @@ pub fn judge_settled(
         .map(|d| d.describe())
         .collect();
     if !shown.is_empty() && rule != Rule::Equivalent && rule != Rule::SettlesItself {
-        reason.push_str(" (");
+        reason.push_str(if rule == Rule::NoWindow {
+            " (the other order, forced, would differ: "
+        } else {
+            " ("
+        });
         reason.push_str(&shown.join("; "));
         reason.push(')');
     }

@@ -138,6 +138,11 @@ pub struct Resource {
     /// Longest hold (a step that never comes must not hang the suite).
     #[serde(default = "default_hold_limit")]
     pub hold_limit_ms: u64,
+    /// Send the body up to and including this text at once, and hold the rest until a step
+    /// releases this path (as a server that flushes the top of a page early): the parser
+    /// stops there, and the user can act on what it has shown. For pages (`index.html`).
+    #[serde(default)]
+    pub hold_after: Option<String>,
 }
 
 fn default_hold_limit() -> u64 {
@@ -457,7 +462,10 @@ impl Manifest {
         }
         for s in &self.schedule {
             if let Action::Release(p) = &s.action
-                && !self.resources.iter().any(|r| r.hold && &r.path == p)
+                && !self
+                    .resources
+                    .iter()
+                    .any(|r| (r.hold || r.hold_after.is_some()) && &r.path == p)
             {
                 return Err((
                     quoted(p),
