@@ -3,7 +3,9 @@
 //! todo and presses Enter), then explored by the binary with a small budget. Every exploration
 //! must end at its budget (or complete) with a versioned JSON report; the apps that initialise
 //! late (Knockout: the `value` binding clears the field when `applyBindings` runs) must show the
-//! keystroke-loss race as harmful.
+//! keystroke-loss race as harmful. Each exploration also writes SARIF (validated against the
+//! published schema) and JUnit, with `--fail-on harmful`: the status is 3 exactly when
+//! something is harmful.
 //!
 //! The package is fetched with `npm pack` into the target directory on first run
 //! (`shepherd_testkit::todomvc`); npm and Chromium are required.
@@ -16,7 +18,7 @@ mod support;
 
 use serde_json::Value;
 use shepherd_browser::Browser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::{ProxyMode, ShepherdProxy, StaticServer, wait_for};
@@ -83,6 +85,17 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
     let root = support::package_root();
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(shepherd_testkit::sarif_schema(Path::new(env!(
+            "CARGO_TARGET_TMPDIR"
+        ))))
+        .unwrap(),
+    )
+    .unwrap();
+    let schema = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -120,20 +133,54 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
             .arg(format!("{}ms", budget.as_millis()))
             .arg("--html")
             .arg(state.path().join("report.html"))
+            .args(["--fail-on", "harmful", "--sarif"])
+            .arg(state.path().join("explore.sarif"))
+            .arg("--junit")
+            .arg(state.path().join("explore.xml"))
             .output()
             .unwrap();
         let took = started.elapsed();
-        assert!(
-            out.status.success(),
-            "{app}: shepherd explore failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!(
-                "{app}: the report is not JSON ({e}): {}",
-                String::from_utf8_lossy(&out.stdout)
+                "{app}: the report is not JSON ({e}): {}; stderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
             )
         });
+        // `--fail-on harmful`: status 3 exactly when something is harmful, 0 otherwise.
+        let harmful = doc["summary"]["harmful"].as_u64().unwrap_or(0)
+            + doc["disabled"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["verdict"] == "harmful")
+                .count() as u64;
+        assert_eq!(
+            out.status.code(),
+            Some(if harmful > 0 { 3 } else { 0 }),
+            "{app}: {harmful} harmful; shepherd explore said: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sarif: Value =
+            serde_json::from_slice(&std::fs::read(state.path().join("explore.sarif")).unwrap())
+                .unwrap();
+        let errors: Vec<String> = schema.iter_errors(&sarif).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{app}: invalid SARIF: {errors:#?}");
+        let errors_in_log = sarif["runs"][0]["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["level"] == "error")
+            .count() as u64;
+        assert_eq!(
+            errors_in_log, harmful,
+            "{app}: one SARIF error per harmful group"
+        );
+        let junit = std::fs::read_to_string(state.path().join("explore.xml")).unwrap();
+        assert!(
+            junit.contains(&format!("failures=\"{harmful}\"")),
+            "{app}: {junit}"
+        );
         assert_eq!(doc["version"], 1, "{app}");
         let sequences = doc["sequences"].as_u64().unwrap_or(0);
         eprintln!(

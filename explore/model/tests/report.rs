@@ -410,7 +410,10 @@ fn outcome(policy: Option<&str>) -> Outcome {
             "button#go.onclick",
             "WRITE-READ",
             side("doc/parse#1", "WRITE", Some("https://a.test/#inline-1:1:2")),
-            side("doc/event:click@#go#1", "READ", None),
+            Side {
+                scope: Some("fire:click".into()),
+                ..side("doc/event:click@#go#1", "READ", None)
+            },
             Answer::Unexplored(Unexplored::NeverEarlier {
                 event: "user:0".into(),
             }),
