@@ -114,6 +114,11 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
         .iter()
         .filter_map(|e| e.runs.map(|p| p.reordered))
         .collect();
+    // A reversal runs every race between its two steps the other way at once; a race the
+    // recording lists has its own answer above, so only the others are listed here (the
+    // verdict of the pair would otherwise be pinned on races that did not cause it).
+    let answered: std::collections::HashSet<crate::triage::RaceKey> =
+        targets.iter().map(Target::key).collect();
     for r in &out.runs {
         let Some(o) = &r.origin else { continue };
         if used.contains(&r.id) || o.kind != Cause::Reversal {
@@ -121,6 +126,14 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
         }
         let (verdict, reason) = judged(r);
         for race in &o.races {
+            let key = crate::triage::race_key(
+                &race.location,
+                &race.first.stable,
+                &race.second.stable,
+            );
+            if answered.contains(&key) {
+                continue;
+            }
             list.push(Entry {
                 race: Target {
                     location: race.location.clone(),
