@@ -126,11 +126,8 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
         }
         let (verdict, reason) = judged(r);
         for race in &o.races {
-            let key = crate::triage::race_key(
-                &race.location,
-                &race.first.stable,
-                &race.second.stable,
-            );
+            let key =
+                crate::triage::race_key(&race.location, &race.first.stable, &race.second.stable);
             if answered.contains(&key) {
                 continue;
             }
