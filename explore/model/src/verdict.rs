@@ -180,15 +180,18 @@ pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict
             "timer ad-hoc synchronisation: only timer events (and what they count) differ, the DOM does not",
         );
     }
-    if !visible.is_empty() {
-        let words: Vec<&str> = visible.iter().map(|d| d.describe()).collect();
-        return verdict(Judgement::Harmful, Class::Different, &words.join("; "));
+    // The rest as a probe's settled states are judged, so the two phases agree: DOM the user
+    // does not see and telemetry are their own harmless classes, not harmful.
+    let settled = judge_settled(parent, child, None, false, false);
+    Verdict {
+        verdict: settled.verdict,
+        class: match settled.rule {
+            Rule::InvisibleDom | Rule::Telemetry => Class::ApproximatelyEquivalent,
+            _ => Class::Different,
+        },
+        reason: settled.reason,
+        differences,
     }
-    verdict(
-        Judgement::Harmless,
-        Class::Different,
-        "only the JavaScript heap differs (low confidence: nothing visible changed)",
-    )
 }
 
 /// Why a probe's order is harmless, or what it costs the user when harmful: the rule that

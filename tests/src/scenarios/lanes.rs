@@ -275,6 +275,22 @@ pub async fn explore(good: GoodRun) -> Explored {
                 .map_or(String::new(), |v| format!(" -> {}", v.reason))
         ));
     }
+    // The recorded order's racing step pairs: what the reorder phase could reverse.
+    if let Some(r0) = out.runs.first() {
+        for p in &r0.pairs {
+            let step = |i: u32| r0.steps.get(i as usize).map_or("?", String::as_str);
+            log.push_str(&format!(
+                "    racing steps {} / {}: {}\n",
+                step(p.first),
+                step(p.second),
+                p.races
+                    .iter()
+                    .map(|x| x.location.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
     for p in &out.probes {
         log.push_str(&format!("    probe {}: {:?}\n", p.probe, p.outcome));
     }
