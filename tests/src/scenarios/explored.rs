@@ -1,6 +1,7 @@
 //! The explore lane's judgement: the races of an exploration report (`docs/explore-json.md`)
 //! against the manifest's list. Every race the manifest calls harmful must be reported
-//! harmful, and none it calls harmless; races are matched by place as the detect lane
+//! harmful, and none it calls harmless; one it marks `explored = "harmless"` must be answered
+//! harmless (explored, not merely never reversed). Races are matched by place as the detect lane
 //! matches them (location pattern and positions, not kind: the good order may run the two
 //! accesses the other way round).
 
@@ -84,6 +85,33 @@ pub fn check(m: &Manifest, found: &[Found], complete: bool) -> Verdict {
                 } else {
                     " by an incomplete exploration"
                 },
+                if there.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    there.join("; ")
+                }
+            ));
+        }
+    }
+    // `explored = "harmless"`: the race must be answered harmless (with its rule), not just
+    // never called harmful because it was never run the other way round.
+    for want in m
+        .races
+        .iter()
+        .filter(|r| r.explored.as_deref() == Some("harmless"))
+    {
+        if !found
+            .iter()
+            .any(|f| f.verdict == "harmless" && same_place(want, &f.location, &f.sources))
+        {
+            let there: Vec<String> = found
+                .iter()
+                .filter(|f| same_place(want, &f.location, &f.sources))
+                .map(Found::short)
+                .collect();
+            v.problems.push(format!(
+                "harmless race {} not answered harmless (reported there: {})",
+                want.location,
                 if there.is_empty() {
                     "nothing".to_string()
                 } else {

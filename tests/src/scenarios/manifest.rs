@@ -131,6 +131,11 @@ pub struct Resource {
     /// Answer this many milliseconds late.
     #[serde(default)]
     pub delay_ms: u64,
+    /// In the good order (which holds nothing), answer this many milliseconds late: a
+    /// resource the network is slow to deliver, so the good order's recording is the same
+    /// every run.
+    #[serde(default)]
+    pub good_delay_ms: u64,
     /// Hold the answer until a schedule step releases this path (`release = "slow.js"`), or
     /// at most [`Resource::hold_limit_ms`].
     #[serde(default)]
@@ -303,7 +308,8 @@ pub struct Race {
     /// What Shepherd's explorer must say when its judgement differs from the paper's
     /// (`harmful`): a lost click, or a flag that shows "not ready", is harmful to Shepherd
     /// (the user's input has no effect, or another one) where EventRacer calls it harmless
-    /// ad hoc synchronisation. `harmful` or `harmless`; the note says why.
+    /// ad hoc synchronisation. `harmful` or `harmless`; the note says why. `harmless` also
+    /// requires an answer: the explorer must have run the race's other order and cleared it.
     #[serde(default)]
     pub explored: Option<String>,
     /// `false`: the location must not be explained away by a harmless filter (its level is
