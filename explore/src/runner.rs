@@ -1236,9 +1236,15 @@ impl RunCtx {
                 self.pos_seq += 1;
                 return Choice::Run(e);
             }
-            // The recorded order: let the page load further until the event shows up.
+            // The recorded order: let the page load further until the event shows up. The
+            // parser first: a browser usually parses what it has received before a response
+            // it asked for while parsing arrives, and a fixed preference keeps the initial
+            // execution the same from run to run (which of the two the proxy saw first is
+            // a matter of microseconds).
             if self.recorded
-                && let Some(load) = self.oldest(enabled, naming::is_loading)
+                && let Some(load) = self
+                    .oldest(enabled, naming::is_chunk)
+                    .or_else(|| self.oldest(enabled, naming::is_loading))
             {
                 return Choice::Run(load);
             }
