@@ -4,7 +4,7 @@
 
 use crate::ast::{Action, Cmp, Op};
 use crate::ir::{Expiry, Filter, Policy, Rule, Subject, Term};
-use crate::kinds::{INDIRECT_TYPES, USER_TYPES};
+use crate::kinds::{INDIRECT_TYPES, Kind, USER_TYPES};
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Value, json};
 use std::cell::RefCell;
@@ -23,8 +23,42 @@ pub struct Compiled {
     /// Whether some rule may postpone inserted scripts (they are then requested so the proxy
     /// can hold them for the page that asked).
     pub postpones_scripts: bool,
+    /// What of the parser's own resources the proxy must make holdable in each document.
+    pub gates: ParserGates,
     /// The largest `max-delay` of the policies (the proxy's own bound on a held script).
     pub max_delay_ms: u64,
+}
+
+/// The parser's resources a policy may postpone, which the proxy makes holdable in every
+/// document it serves (`docs/proxy.md`, "Parser gates"): external scripts and images by a
+/// hold marker in their URL, inline scripts by holding the document's rest at the script.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParserGates {
+    /// `<script src>` in the document.
+    pub scripts: bool,
+    /// Inline classic `<script>` in the document.
+    pub inline_scripts: bool,
+    /// `<img src>` (and `srcset`) in the document.
+    pub images: bool,
+}
+
+impl ParserGates {
+    /// Whether anything is gated.
+    pub fn any(self) -> bool {
+        self.scripts || self.inline_scripts || self.images
+    }
+
+    fn of(policies: &[Policy]) -> ParserGates {
+        let kinds: Vec<Kind> = policies
+            .iter()
+            .flat_map(Policy::postponable_kinds)
+            .collect();
+        ParserGates {
+            scripts: kinds.contains(&Kind::Script),
+            inline_scripts: kinds.contains(&Kind::InlineScript),
+            images: kinds.contains(&Kind::Img),
+        }
+    }
 }
 
 /// Compiles `policies` (composed: the union of their rules, each policy on its own scope).
@@ -57,15 +91,39 @@ pub fn compile(policies: &[Policy]) -> Compiled {
             "templates": templates,
         }));
     }
+    let gates = ParserGates::of(policies);
+    let watched: Vec<&str> = {
+        let mut k: Vec<Kind> = policies.iter().flat_map(Policy::watched_kinds).collect();
+        k.sort_unstable();
+        k.dedup();
+        k.into_iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    Kind::Script | Kind::InlineScript | Kind::Img | Kind::Iframe
+                )
+            })
+            .map(Kind::as_str)
+            .collect()
+    };
     Compiled {
         json: json!({
             "version": COMPILED_VERSION,
             "userTypes": USER_TYPES,
             "indirectTypes": INDIRECT_TYPES,
             "postponesScripts": policies.iter().any(Policy::may_postpone_scripts),
+            "parser": {
+                "watch": watched,
+                "gates": {
+                    "script": gates.scripts,
+                    "inline": gates.inline_scripts,
+                    "img": gates.images,
+                },
+            },
             "policies": out,
         }),
         js,
+        gates,
         postpones_scripts: policies.iter().any(Policy::may_postpone_scripts),
         max_delay_ms: policies.iter().map(|p| p.max_delay_ms).max().unwrap_or(0),
     }
@@ -102,6 +160,7 @@ fn term(t: &Term) -> Value {
                         Filter::State(s) => json!({"state": s}),
                         Filter::From(inner) => json!({"from": term(inner)}),
                         Filter::Delay(c, ms) => json!({"delay": [cmp(*c), ms]}),
+                        Filter::Loading(l) => json!({"loading": l.as_str()}),
                     };
                     if *neg {
                         x["not"] = json!(true);

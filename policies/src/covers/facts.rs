@@ -4,6 +4,7 @@
 //! [`Base`] every policy's simulation over the trace shares.
 
 use super::csr::Csr;
+use crate::kinds::Loading;
 use shepherd_trace::{ActionId, ActionKind, ActionType, ArcKind, FastState, Op as TOp, Trace};
 use std::collections::HashMap;
 
@@ -80,6 +81,15 @@ pub(super) struct Ev<'t> {
     pub(super) xhr_done: bool,
     pub(super) creator: Option<ActionId>,
     pub(super) delay: Option<u32>,
+    /// How a script action's script loaded (from its label).
+    pub(super) loading: Option<Loading>,
+    /// An inline script's execution (`script:inline …`).
+    pub(super) inline: bool,
+    /// The last action of the event this action begins: an XHR response's `loadend` for
+    /// the response's first action (its events at readyState 4 are one event to a policy,
+    /// and the runtime lets `arrived(u)` hold only once all of them ran), else the action
+    /// itself.
+    pub(super) end: ActionId,
 }
 
 /// No name ([`Names`]).
@@ -120,6 +130,9 @@ struct Packed {
     delay: Option<u32>,
     user: bool,
     xhr_done: bool,
+    loading: Option<Loading>,
+    inline: bool,
+    end: ActionId,
 }
 
 /// Every action's [`Ev`], packed.
@@ -146,6 +159,9 @@ impl<'t> Evs<'t> {
             delay: e.delay,
             user: e.user,
             xhr_done: e.xhr_done,
+            loading: e.loading,
+            inline: e.inline,
+            end: e.end,
         };
         self.list.push(p);
     }
@@ -163,7 +179,15 @@ impl<'t> Evs<'t> {
             xhr_done: p.xhr_done,
             creator: p.creator,
             delay: p.delay,
+            loading: p.loading,
+            inline: p.inline,
+            end: p.end,
         })
+    }
+
+    /// The last action of the event `v` begins ([`Ev::end`]).
+    pub(super) fn end(&self, v: ActionId) -> ActionId {
+        self.list.get(v as usize).map_or(v, |p| p.end)
     }
 }
 
@@ -178,21 +202,90 @@ pub(super) fn landmarks(evs: &Evs) -> (Option<u32>, Option<u32>) {
     )
 }
 
-/// The fork operations each action makes (an XHR's fork is the fork of its response; its
-/// other events are not forks).
+/// The fork operations each action makes, each action's in the order it made them where the
+/// trace tells (an XHR's fork is the fork of its response; its other events are not forks).
+/// The parser's scripts are forks of the parse chunk that inserted them: the async, defer
+/// and module ones by their fork arc, the parser-blocking and inline ones by the join from
+/// the parse chunk right before them (the runtime sees the parser insert each one).
 pub(super) fn fork_lists(trace: &Trace, evs: &Evs) -> Csr {
     let n = evs.len();
-    let forks = trace.arcs.iter().filter_map(|a| {
-        if a.kind != ArcKind::Fork || (a.tail as usize) >= n {
-            return None;
+    let is_parse = |a: u32| {
+        trace
+            .actions
+            .get(a as usize)
+            .is_some_and(|x| ActionKind::parse(trace.strings.get(x.kind)) == ActionKind::Parse)
+    };
+    let forks: Vec<(u32, u32)> = trace
+        .arcs
+        .iter()
+        .filter_map(|a| {
+            if (a.tail as usize) >= n {
+                return None;
+            }
+            let e = evs.get(a.head)?;
+            match a.kind {
+                ArcKind::Fork => {
+                    if e.target == Some("XMLHttpRequest") && !e.xhr_done {
+                        return None;
+                    }
+                    Some((a.tail, a.head))
+                }
+                ArcKind::Join => (e.loading == Some(Loading::Blocking) && is_parse(a.tail))
+                    .then_some((a.tail, a.head)),
+            }
+        })
+        .collect();
+    let mut csr = Csr::new(n, forks.iter().copied());
+    let mut counts = vec![0u32; n];
+    for &(t, _) in &forks {
+        counts[t as usize] += 1;
+    }
+    for (tail, _) in counts.iter().enumerate().filter(|(_, c)| **c > 1) {
+        let tail = tail as u32;
+        csr.reorder(tail, |list| creation_order(trace, tail, list));
+    }
+    csr
+}
+
+/// Puts the forks of `tail` whose creation the trace logs in the order they were created:
+/// an element's load or script reads `NodeTree:<node>` and a timer's tick `Timer:<id>`, which
+/// the creating action wrote when it made the element or the timer. The others keep their
+/// places (the order their actions began).
+fn creation_order(trace: &Trace, tail: u32, list: &mut [u32]) {
+    let s = &trace.strings;
+    let created = |head: u32| -> Option<u32> {
+        trace.ops_of(head).iter().take(16).find_map(|op| match op {
+            TOp::Read { loc, .. } => {
+                let text = s.get(*loc);
+                (text.starts_with("NodeTree:") || text.starts_with("Timer:")).then_some(*loc)
+            }
+            _ => None,
+        })
+    };
+    let keys: Vec<Option<u32>> = list.iter().map(|&h| created(h)).collect();
+    if keys.iter().filter(|k| k.is_some()).count() < 2 {
+        return;
+    }
+    let mut written: HashMap<u32, u32, FastState> = HashMap::default();
+    for (i, op) in trace.ops_of(tail).iter().enumerate() {
+        if let TOp::Write { loc, .. } = op {
+            written.entry(*loc).or_insert(i as u32);
         }
-        let e = evs.get(a.head)?;
-        if e.target == Some("XMLHttpRequest") && !e.xhr_done {
-            return None;
+    }
+    let mut keyed: Vec<(u32, u32)> = list
+        .iter()
+        .zip(&keys)
+        .filter_map(|(&h, k)| k.and_then(|l| written.get(&l)).map(|&at| (at, h)))
+        .collect();
+    keyed.sort_unstable();
+    let mut next = keyed.into_iter().map(|(_, h)| h);
+    for (slot, k) in list.iter_mut().zip(&keys) {
+        if k.and_then(|l| written.get(&l)).is_some()
+            && let Some(h) = next.next()
+        {
+            *slot = h;
         }
-        Some((a.tail, a.head))
-    });
-    Csr::new(n, forks)
+    }
 }
 
 /// Reads what the policy language can ask about each action from its kind, stable id, first
@@ -212,6 +305,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
         });
         let mut e = Ev {
             user: a.ty == ActionType::UserInterface,
+            end: a.id,
             ..Ev::default()
         };
         let parsed = ActionKind::parse(kind);
@@ -233,10 +327,12 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
                 // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
                 if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
                     && let Some((how, what)) = l.split_once(' ')
-                    && matches!(how, "async" | "defer" | "inserted" | "module")
-                    && !what.starts_with('#')
                 {
-                    e.url = Some(what);
+                    e.loading = Loading::of_label(how);
+                    e.inline = how == "inline";
+                    if !e.inline && !what.starts_with('#') {
+                        e.url = Some(what);
+                    }
                 }
             }
             ActionKind::Fetch => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
@@ -296,8 +392,16 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
             } else {
                 k
             };
+            // The response's events run in one task: its end is the `loadend` after them
+            // (the terminal event when the runtime listened to no `loadend`).
+            let end = list[k..]
+                .iter()
+                .copied()
+                .find(|&i| dom_type(&evs, i) == Some("loadend"))
+                .unwrap_or(list[k]);
             if let Some(e) = evs.list.get_mut(list[head]) {
                 e.xhr_done = true;
+                e.end = end as u32;
             }
         }
     }
