@@ -140,11 +140,19 @@ struct Packed {
 pub(super) struct Evs<'t> {
     list: Vec<Packed>,
     names: Names<'t>,
+    /// The page's URL: relative request URLs (as the page wrote them) are resolved against
+    /// it when a `url` filter asks, as the runtime resolves them.
+    base: Option<&'t str>,
 }
 
 impl<'t> Evs<'t> {
     pub(super) fn len(&self) -> usize {
         self.list.len()
+    }
+
+    /// The page's URL, if the trace names it.
+    pub(super) fn base(&self) -> Option<&'t str> {
+        self.base
     }
 
     fn push(&mut self, e: &Ev<'t>) {
@@ -295,6 +303,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
     let mut evs = Evs {
         list: Vec::with_capacity(trace.actions.len()),
         names: Names::default(),
+        base: trace.header.page.as_deref(),
     };
     for e in trace.actions.iter().map(|a| {
         let kind = s.get(a.kind);
