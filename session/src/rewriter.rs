@@ -9,9 +9,10 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use shepherd_instrument::{
-    CspHeader, FetchContext, HtmlConfig, HtmlInstrumenter, Mode, ResponseKind, ScriptCache,
-    ScriptKind,
+    CspHeader, FetchContext, HtmlConfig, HtmlGates, HtmlInstrumenter, Mode, ResponseKind,
+    ScriptCache, ScriptKind,
 };
+use shepherd_policies::compile::ParserGates;
 use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,6 +27,9 @@ pub struct InstrumentRewriter {
     /// The runtime configuration worker scripts are rendered with (the page credential is
     /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
     worker_runtime: shepherd_runtime::Config,
+    /// The parser's resources the repair policies may postpone: made holdable in every
+    /// document (repair mode only).
+    gates: ParserGates,
 }
 
 impl InstrumentRewriter {
@@ -39,7 +43,18 @@ impl InstrumentRewriter {
             mode,
             cache,
             worker_runtime,
+            gates: ParserGates::default(),
         })
+    }
+
+    /// Makes the parser's resources in `gates` holdable in every document (the policies of a
+    /// repair run may postpone them; `docs/proxy.md`, "Parser gates"). Repair mode only: a
+    /// recording must see the page as it loads by itself.
+    pub fn with_gates(mut self, gates: ParserGates) -> Self {
+        if self.mode == Mode::Repair {
+            self.gates = gates;
+        }
+        self
     }
 
     /// Renders worker scripts' runtime from `config` (the run's seed, clock, determinism; its
@@ -212,6 +227,19 @@ impl Rewriter for InstrumentRewriter {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         cfg.cache = Some(self.cache.clone());
+        let gated = self.gates.any() && !meta.hold_token.is_empty();
+        if gated {
+            let token = meta.hold_token.to_string();
+            cfg.gates = Some(HtmlGates {
+                token: token.clone(),
+                scripts: self.gates.scripts,
+                inline_scripts: self.gates.inline_scripts,
+                images: self.gates.images,
+                hold_point: std::sync::Arc::new(move |n| {
+                    shepherd_proxy::page_holds::hold_point(&token, n)
+                }),
+            });
+        }
         let mut doc = HtmlInstrumenter::new(cfg);
         for (name, kind) in [
             ("content-security-policy", CspHeader::Enforce),
@@ -236,6 +264,7 @@ impl Rewriter for InstrumentRewriter {
         Box::new(DocumentStream {
             doc: Some(doc),
             url: meta.url.to_string(),
+            gated,
         })
     }
 
@@ -298,9 +327,15 @@ fn name_sources(map: &str, script_url: &str) -> String {
 struct DocumentStream {
     doc: Option<HtmlInstrumenter>,
     url: String,
+    /// The document's inline scripts are gated: its output has hold points.
+    gated: bool,
 }
 
 impl HtmlStream for DocumentStream {
+    fn hold_points(&self) -> bool {
+        self.gated
+    }
+
     fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
         let Some(doc) = self.doc.as_mut() else {
             return chunk.to_vec();

@@ -144,8 +144,10 @@ impl Stack {
         let mut runtime = shepherd_runtime::Config::new(mode, secret.clone());
         runtime.deterministic = opts.deterministic;
         let mut config = ProxyConfig::new(run.into_source());
+        let mut gates = shepherd_policies::compile::ParserGates::default();
         if let Some(set) = &opts.policy {
             let compiled = set.compile();
+            gates = compiled.gates;
             // A held script never outlasts the policy's liveness limit by much, even when the
             // page that asked for the hold is gone.
             config.page_hold_limit =
@@ -167,7 +169,8 @@ impl Stack {
         config.rewriter = Some(Arc::new(
             InstrumentRewriter::new(mode, opts.cache_dir)
                 .context("setting up the instrumentation cache")?
-                .with_worker_runtime(&runtime),
+                .with_worker_runtime(&runtime)
+                .with_gates(gates),
         ));
         let proxy = Proxy::start(config, ca)
             .await
