@@ -105,6 +105,9 @@ function beginScript(el) {
     seq: nTaskSeq++, parent: nm.parent, pos: nm.src ? nm.src + ':1:1' : undefined,
   };
   begin(d);
+  // The execution reads its element's existence, which the inserting action wrote: the
+  // analysis orders what one action created by these writes (docs/policies.md, ≤_P).
+  if (REC) read('NodeTree:' + oid(el));
   scriptRan(el, sm, nm.kind, a, d.action);
 }
 
