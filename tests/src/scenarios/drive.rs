@@ -224,6 +224,7 @@ async fn act(page: &Page, origin: &ScenarioOrigin, action: &Action) -> Result<()
             page.type_text(text).await?;
         }
         Action::Key(k) => page.press_key(k).await?,
+        Action::Keys(text) => page.type_text(text).await?,
         Action::Release(p) => origin.release(p),
         Action::Wait => {}
     }

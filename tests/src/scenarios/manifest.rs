@@ -190,6 +190,9 @@ pub enum Action {
     },
     /// Press one key on the focused element (`Enter`, `a`).
     Key(String),
+    /// Type the text as key presses into whatever has focus now (a user who goes on typing
+    /// without looking where the caret went).
+    Keys(String),
     /// Release the held answers of this resource path.
     Release(String),
     /// Nothing (a pause: the `when` is the point).
@@ -201,7 +204,11 @@ impl Action {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            Action::Click(_) | Action::Hover(_) | Action::Type { .. } | Action::Key(_)
+            Action::Click(_)
+                | Action::Hover(_)
+                | Action::Type { .. }
+                | Action::Key(_)
+                | Action::Keys(_)
         )
     }
 }
