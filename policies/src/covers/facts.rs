@@ -199,6 +199,56 @@ impl<'t> Evs<'t> {
     }
 }
 
+/// Script actions get their element as target (tag and `#id`, from the node description of
+/// the `NodeTree:<node>` their execution reads first), and element events without an id in
+/// their stable id the id of their target's description: `on "#id"` is then judged for them.
+fn element_targets<'t>(trace: &'t Trace, evs: &mut Evs<'t>) {
+    if trace.nodes.is_empty() {
+        return;
+    }
+    let s = &trace.strings;
+    let nodes: HashMap<u32, &shepherd_trace::NodeDesc, FastState> =
+        trace.nodes.iter().map(|d| (d.node, d)).collect();
+    for (i, a) in trace.actions.iter().enumerate() {
+        let Some(e) = evs.get(i as u32) else { continue };
+        let is_script = ActionKind::parse(s.get(a.kind)) == ActionKind::Script;
+        let node = if is_script {
+            trace.ops_of(a.id).iter().take(16).find_map(|op| match op {
+                TOp::Read { loc, .. } => s.get(*loc).strip_prefix("NodeTree:")?.parse::<u32>().ok(),
+                _ => None,
+            })
+        } else if e.dom_type.is_some() && e.target_id.is_none() {
+            trace.ops_of(a.id).iter().find_map(|op| match op {
+                TOp::Enter { scope, .. } => {
+                    let label = s.get(*scope).split(" @ ").nth(1)?;
+                    label
+                        .split_once('[')?
+                        .1
+                        .strip_suffix(']')?
+                        .parse::<u32>()
+                        .ok()
+                }
+                _ => None,
+            })
+        } else {
+            None
+        };
+        let Some(d) = node.and_then(|n| nodes.get(&n)) else {
+            continue;
+        };
+        let tag = is_script.then(|| s.get(d.tag));
+        let id = d.id.map(|x| s.get(x));
+        if let Some(p) = evs.list.get_mut(i) {
+            if let Some(t) = tag {
+                p.target = evs.names.id(Some(t));
+            }
+            if id.is_some() {
+                p.target_id = evs.names.id(id);
+            }
+        }
+    }
+}
+
 /// The DOMContentLoaded action and the window's load action (`parsed`, `loaded`).
 pub(super) fn landmarks(evs: &Evs) -> (Option<u32>, Option<u32>) {
     let find = |f: &dyn Fn(&Ev) -> bool| {
@@ -325,7 +375,11 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
             }
         }
         let last = stable.rsplit('/').next().unwrap_or("");
-        if let Some(at) = last.split_once('@').map(|(_, r)| r) {
+        // An event's stable id names its target's `#id` (a script's names its URL or its
+        // number among the parser's scripts, no element id).
+        if e.dom_type.is_some()
+            && let Some(at) = last.split_once('@').map(|(_, r)| r)
+        {
             let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
             if let Some(id) = path.strip_prefix('#') {
                 e.target_id = Some(id.split('>').next().unwrap_or(id));
@@ -340,7 +394,12 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
                     e.loading = Loading::of_label(how);
                     e.inline = how == "inline";
                     if !e.inline && !what.starts_with('#') {
-                        e.url = Some(what);
+                        // A trace recorded under a repair policy may show a hold marker
+                        // (the last query parameter): the URL is the page's without it.
+                        e.url = Some(match what.find("__shepherd_hold=") {
+                            Some(at) if at > 0 => &what[..at - 1],
+                            _ => what,
+                        });
                     }
                 }
             }
@@ -378,6 +437,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
     // The response of each XHR: its first load/error/abort/timeout event, and the
     // readystatechange right before it (readyState 4 fires first).
     let mut by_xhr: HashMap<&str, Vec<usize>> = HashMap::new();
+    element_targets(trace, &mut evs);
     for (i, a) in trace.actions.iter().enumerate() {
         if target(&evs, i) == Some("XMLHttpRequest")
             && let Some(label) = trace.ops_of(a.id).iter().find_map(|op| match op {
