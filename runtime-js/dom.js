@@ -57,7 +57,8 @@ function scriptKind(el, sm) {
 
 /** Label name, parent, kind of script element `el` (allocating its parser ordinal). */
 function scriptName(el, sm) {
-  const src = elHasAttr(el, 'src') ? scriptSrc(el) : '';
+  // Without a repair policy's hold marker: the script's URL as the page wrote it.
+  const src = elHasAttr(el, 'src') ? stripMarkers(scriptSrc(el)) : '';
   if (sm.n === 0 && sm.parser) sm.n = ++nParserScripts;
   return { kind: scriptKind(el, sm), src, name: src || '#' + sm.n, parent: sm.by !== null && !sm.parser ? sm.by : ROOT };
 }
@@ -106,8 +107,13 @@ function beginScript(el) {
   };
   begin(d);
   // The execution reads its element's existence, which the inserting action wrote: the
-  // analysis orders what one action created by these writes (docs/policies.md, ≤_P).
-  if (REC) read('NodeTree:' + oid(el));
+  // analysis orders what one action created by these writes, and a policy's selector is
+  // judged by the element's description (docs/policies.md, ≤_P).
+  if (REC) {
+    const n = oid(el);
+    nameNode(el, n);
+    read('NodeTree:' + n);
+  }
   scriptRan(el, sm, nm.kind, a, d.action);
 }
 
