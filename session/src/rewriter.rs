@@ -27,8 +27,8 @@ pub struct InstrumentRewriter {
     /// The runtime configuration worker scripts are rendered with (the page credential is
     /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
     worker_runtime: shepherd_runtime::Config,
-    /// The parser's resources the repair policies may postpone: made holdable in every
-    /// document (repair mode only).
+    /// The parser's resources the run's repair policies may postpone: made holdable in every
+    /// document.
     gates: ParserGates,
 }
 
@@ -47,13 +47,10 @@ impl InstrumentRewriter {
         })
     }
 
-    /// Makes the parser's resources in `gates` holdable in every document (the policies of a
-    /// repair run may postpone them; `docs/proxy.md`, "Parser gates"). Repair mode only: a
-    /// recording must see the page as it loads by itself.
+    /// Makes the parser's resources in `gates` holdable in every document (the run's
+    /// policies may postpone them; `docs/proxy.md`, "Parser gates").
     pub fn with_gates(mut self, gates: ParserGates) -> Self {
-        if self.mode == Mode::Repair {
-            self.gates = gates;
-        }
+        self.gates = gates;
         self
     }
 
