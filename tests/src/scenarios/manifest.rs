@@ -267,6 +267,11 @@ pub struct Repair {
     /// Why, for `none` (required) or for a choice worth explaining.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Why `shepherd policy covers` cannot tell that the policy orders the harmful races (a
+    /// `js` or time condition, a selector it does not judge); without it, the repair lane
+    /// checks that it does, on a run in the good order.
+    #[serde(default)]
+    pub covers_not: Option<String>,
 }
 
 /// What the explorer lane should find.
@@ -315,6 +320,10 @@ pub struct Race {
     /// Why the race exists (one line).
     #[serde(default)]
     pub note: Option<String>,
+    /// `false` for a harmful race the manifest's policy does not order (the bad schedule
+    /// forces another race): the repair lane's `policy covers` check leaves it out.
+    #[serde(default = "yes")]
+    pub repaired: bool,
 }
 
 /// A location where no uncovered race may be reported.
