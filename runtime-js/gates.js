@@ -500,7 +500,9 @@ function recheckGates(now) {
 
 function openGate(gt, now) {
   gt.done = true;
-  gt.pev.began = true;
+  // A script's begin is this decision (its execution follows its delivery); an image's is
+  // its load event, decided when it is dispatched.
+  if (gt.pev.kind !== 'event') gt.pev.began = true;
   if (gt.by !== null && gt.by !== undefined) {
     rep.postponed++;
     if (rep.delays.length < 2000) rep.delays[rep.delays.length] = now - gt.at;
