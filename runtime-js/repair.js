@@ -123,6 +123,12 @@ function repairBegan(d) {
     return;
   }
   if (pev.kind === 'event' && pev.type === 'DOMContentLoaded' && pev.target === DOCUMENT) parserScriptsRan();
+  if (d.group !== undefined && !d.group.user && d.evTarget !== undefined) {
+    // A held XHR response's events were described before any of them ran: each follows the
+    // one that ran before it (the same request's FIFO), not the last one before the hold.
+    const m = wmGet(targetMeta, d.evTarget);
+    if (m !== undefined && m.reg !== null && m.last >= 0) d.joins = [m.last];
+  }
   policyArriving(pev);
   if (d.heldAt !== undefined) {
     if (rep.delays.length < 2000) rep.delays[rep.delays.length] = dateNow() - d.heldAt;
