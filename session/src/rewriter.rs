@@ -26,10 +26,11 @@ pub struct InstrumentRewriter {
     cache: Arc<ScriptCache>,
     /// The runtime configuration worker scripts are rendered with (the page credential is
     /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
-    worker_runtime: shepherd_runtime::Config,
+    /// Replaced when repair policies are reloaded ([`InstrumentRewriter::set_worker_runtime`]).
+    worker_runtime: std::sync::RwLock<shepherd_runtime::Config>,
     /// The parser's resources the run's repair policies may postpone: made holdable in every
-    /// document.
-    gates: ParserGates,
+    /// document. Replaced when policies are reloaded ([`InstrumentRewriter::set_gates`]).
+    gates: std::sync::RwLock<ParserGates>,
 }
 
 impl InstrumentRewriter {
@@ -42,25 +43,38 @@ impl InstrumentRewriter {
         Ok(InstrumentRewriter {
             mode,
             cache,
-            worker_runtime,
-            gates: ParserGates::default(),
+            worker_runtime: std::sync::RwLock::new(worker_runtime),
+            gates: std::sync::RwLock::new(ParserGates::default()),
         })
     }
 
     /// Makes the parser's resources in `gates` holdable in every document (the run's
     /// policies may postpone them; `docs/proxy.md`, "Parser gates").
-    pub fn with_gates(mut self, gates: ParserGates) -> Self {
-        self.gates = gates;
+    pub fn with_gates(self, gates: ParserGates) -> Self {
+        self.set_gates(gates);
         self
+    }
+
+    /// Makes the parser's resources in `gates` holdable in documents served from now on.
+    pub fn set_gates(&self, gates: ParserGates) {
+        *self.gates.write().unwrap_or_else(|p| p.into_inner()) = gates;
     }
 
     /// Renders worker scripts' runtime from `config` (the run's seed, clock, determinism; its
     /// secret is dropped) instead of the defaults.
-    pub fn with_worker_runtime(mut self, config: &shepherd_runtime::Config) -> Self {
+    pub fn with_worker_runtime(self, config: &shepherd_runtime::Config) -> Self {
+        self.set_worker_runtime(config);
+        self
+    }
+
+    /// Renders worker scripts served from now on from `config` (its secret dropped).
+    pub fn set_worker_runtime(&self, config: &shepherd_runtime::Config) {
         let mut config = config.clone();
         config.secret = String::new();
-        self.worker_runtime = config;
-        self
+        *self
+            .worker_runtime
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = config;
     }
 
     /// A worker's script as workers need it: a dedicated worker's code instrumented like any
@@ -70,7 +84,11 @@ impl InstrumentRewriter {
     /// map is dropped: the runtime in front shifts every line.
     fn worker_script(&self, job: ScriptJob) -> RewrittenScript {
         let dedicated = job.fetch_dest == "worker";
-        let mut runtime = self.worker_runtime.clone();
+        let mut runtime = self
+            .worker_runtime
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         runtime.token = Some(job.page_token.clone());
         let prefix = shepherd_runtime::render(&runtime);
         let url = job.url.clone();
@@ -224,14 +242,15 @@ impl Rewriter for InstrumentRewriter {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         cfg.cache = Some(self.cache.clone());
-        let gated = self.gates.any() && !meta.hold_token.is_empty();
+        let gates = *self.gates.read().unwrap_or_else(|p| p.into_inner());
+        let gated = gates.any() && !meta.hold_token.is_empty();
         if gated {
             let token = meta.hold_token.to_string();
             cfg.gates = Some(HtmlGates {
                 token: token.clone(),
-                scripts: self.gates.scripts,
-                inline_scripts: self.gates.inline_scripts,
-                images: self.gates.images,
+                scripts: gates.scripts,
+                inline_scripts: gates.inline_scripts,
+                images: gates.images,
                 hold_point: std::sync::Arc::new(move |n| {
                     shepherd_proxy::page_holds::hold_point(&token, n)
                 }),

@@ -73,6 +73,7 @@ pub(crate) async fn http(
         headers: &headers,
         page_token: &page_token,
         page_holds: &shared.page_holds,
+        metrics: &shared.metrics,
     };
     rewrite::apply(
         &rewriter,

@@ -22,6 +22,8 @@ pub(crate) struct RequestInfo<'a> {
     pub page_token: &'a str,
     /// Where a document's hold points wait for the page (parser gates).
     pub page_holds: &'a Arc<PageHolds>,
+    /// Where documents served with the runtime are counted.
+    pub metrics: &'a crate::metrics::Metrics,
 }
 
 /// Runs `rewriter` on a response whose headers are ready for the browser. Script bodies over
@@ -69,6 +71,7 @@ pub(crate) async fn apply(
     parts.headers.remove(header::ETAG);
     let module = match kind {
         RewriteKind::Html => {
+            req.metrics.document_served();
             let token = crate::page_holds::new_token();
             let meta = ResponseMeta {
                 hold_token: &token,

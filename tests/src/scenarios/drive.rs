@@ -15,15 +15,19 @@ use shepherd_browser::{Browser, Page};
 use shepherd_exerciser::{ExerciseOptions, exercise};
 use shepherd_policies::PolicySet;
 use shepherd_session::Stack;
+use shepherd_testkit::patience;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Longest wait for one schedule step's condition.
+/// Longest wait for one schedule step's condition (times the patience factor: it ends as soon
+/// as the condition holds).
 const STEP_LIMIT: Duration = Duration::from_secs(20);
 
 /// Longest wait for a step's condition under a policy: the bad schedule may wait for a state
 /// the policy no longer lets happen (a first answer handled alone); the step then runs late,
-/// once held answers reached their hold limit, and the oracle judges the result.
+/// once held answers reached their hold limit, and the oracle judges the result. Not scaled by
+/// the patience factor: the step is expected to give up here, and the hold limits the
+/// policies set are the product's.
 const REPAIR_STEP_LIMIT: Duration = Duration::from_secs(5);
 
 /// What the lanes share: one Chromium, the origin, the binary, a scratch directory.
@@ -239,7 +243,7 @@ async fn run_schedule(
 ) -> Result<()> {
     for (i, s) in steps.iter().enumerate() {
         let waited = match lane {
-            Lane::Record(_) => wait_for(page, origin, &s.when, STEP_LIMIT).await,
+            Lane::Record(_) => wait_for(page, origin, &s.when, patience(STEP_LIMIT)).await,
             Lane::Repair | Lane::RecordRepaired => {
                 wait_for(page, origin, &s.when, REPAIR_STEP_LIMIT)
                     .await
@@ -270,7 +274,7 @@ async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Res
             .await
             .with_context(|| format!("input of schedule step {}", i + 1))?;
         let _ = page
-            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .wait_quiet(Duration::from_millis(150), patience(Duration::from_secs(2)))
             .await;
     }
     Ok(())
@@ -468,13 +472,13 @@ async fn drive(
         page,
         World::Isolated,
         "document.readyState === 'complete'",
-        Duration::from_secs(10),
+        patience(Duration::from_secs(10)),
     )
     .await
     .context("waiting for load")?;
     if order == Order::Good {
         let _ = page
-            .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+            .wait_quiet(Duration::from_millis(250), patience(Duration::from_secs(4)))
             .await;
         good_input(page, &ctx.origin, &m.schedule).await?;
     }
@@ -530,7 +534,7 @@ async fn drive(
         .await
         .context("auto-exploration")?;
         let _ = page
-            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .wait_quiet(Duration::from_millis(150), patience(Duration::from_secs(2)))
             .await;
     }
     page.evaluate(&control("await C.flush()"))
@@ -539,14 +543,15 @@ async fn drive(
     Ok((exception_messages(page), fired))
 }
 
-/// Waits until the page is quiet, then reads its exceptions and the oracle.
+/// Waits until the page is quiet (or, for a page that never is, the limit times the patience
+/// factor), then reads its exceptions and the oracle.
 async fn settled_oracle(
     ctx: &Context,
     page: &Page,
     m: &Manifest,
 ) -> Result<(Vec<String>, Option<bool>)> {
     let _ = page
-        .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+        .wait_quiet(Duration::from_millis(250), patience(Duration::from_secs(4)))
         .await;
     let exceptions = exception_messages(page);
     let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;
