@@ -446,7 +446,8 @@ case!(parser_gates, |h| async move {
 });
 
 // A click waits for an XHR the page aborted and an image it removed: both count as arrived,
-// so the click runs at once instead of at the liveness limit.
+// so the click runs at once instead of at the liveness limit (which would report an incident:
+// the check does not depend on how long the click took).
 case!(cancelled, |h| async move {
     let (_dir, file) = policy_file(
         "wait.policy",
@@ -462,15 +463,13 @@ case!(cancelled, |h| async move {
         Duration::from_secs(5),
     )
     .await?;
-    let t0 = std::time::Instant::now();
     page.click("#go").await?;
     h.wait_for(
         &page,
         &format!("{STATUS} === 'clicked'"),
-        Duration::from_secs(5),
+        Duration::from_secs(8),
     )
     .await?;
-    let waited = t0.elapsed();
     let figures = h.control(&page, "C.repair()").await?;
     let _ = page.close().await;
     ensure!(
@@ -478,10 +477,6 @@ case!(cancelled, |h| async move {
             .as_array()
             .is_some_and(|a| a.is_empty()),
         "no liveness incident: {figures}"
-    );
-    ensure!(
-        waited < Duration::from_secs(5),
-        "the click did not wait for the limit: {waited:?}"
     );
     Ok(())
 });
@@ -505,7 +500,7 @@ case!(unreplayable_key, |h| async move {
             break stats;
         }
         ensure!(
-            start.elapsed() < Duration::from_secs(3),
+            start.elapsed() < patience(Duration::from_secs(3)),
             "the Tab was not discarded: {stats}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
