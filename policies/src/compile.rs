@@ -23,8 +23,12 @@ pub struct Compiled {
     /// Whether some rule may postpone inserted scripts (they are then requested so the proxy
     /// can hold them for the page that asked).
     pub postpones_scripts: bool,
-    /// What of the parser's own resources the proxy must make holdable in each document.
+    /// What of the parser's own resources some policy may postpone, on any page.
     pub gates: ParserGates,
+    /// What of them the proxy must make holdable in a document, by the document's URL: only
+    /// pages in the scope of a policy that may postpone them (on other pages the runtime
+    /// enforces nothing, so nothing would release a hold).
+    pub document_gates: DocumentGates,
     /// The largest `max-delay` of the policies (the proxy's own bound on a held script).
     pub max_delay_ms: u64,
 }
@@ -58,6 +62,48 @@ impl ParserGates {
             inline_scripts: kinds.contains(&Kind::InlineScript),
             images: kinds.contains(&Kind::Img),
         }
+    }
+
+    fn union(self, other: ParserGates) -> ParserGates {
+        ParserGates {
+            scripts: self.scripts || other.scripts,
+            inline_scripts: self.inline_scripts || other.inline_scripts,
+            images: self.images || other.images,
+        }
+    }
+}
+
+/// The parser gates of a document by its URL: the union over the policies whose scope takes
+/// the page in (as the runtime decides which policies apply to a page, by the same globs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DocumentGates {
+    /// Each policy that may postpone some of the parser's resources: its scope globs (none:
+    /// every page) and what it may postpone.
+    by_policy: Vec<(Vec<String>, ParserGates)>,
+}
+
+impl DocumentGates {
+    fn of(policies: &[Policy]) -> DocumentGates {
+        DocumentGates {
+            by_policy: policies
+                .iter()
+                .map(|p| (p.scopes.clone(), ParserGates::of(std::slice::from_ref(p))))
+                .filter(|(_, g)| g.any())
+                .collect(),
+        }
+    }
+
+    /// What a document at `url` makes holdable.
+    pub fn for_page(&self, url: &str) -> ParserGates {
+        self.by_policy
+            .iter()
+            .filter(|(scopes, _)| scopes.is_empty() || scopes.iter().any(|g| glob_matches(g, url)))
+            .fold(ParserGates::default(), |acc, (_, g)| acc.union(*g))
+    }
+
+    /// Whether some page makes something holdable.
+    pub fn any(&self) -> bool {
+        !self.by_policy.is_empty()
     }
 }
 
@@ -124,6 +170,7 @@ pub fn compile(policies: &[Policy]) -> Compiled {
         }),
         js,
         gates,
+        document_gates: DocumentGates::of(policies),
         postpones_scripts: policies.iter().any(Policy::may_postpone_scripts),
         max_delay_ms: policies.iter().map(|p| p.max_delay_ms).max().unwrap_or(0),
     }

@@ -342,6 +342,13 @@ fn parser_resources_are_events_a_policy_names() {
     let fifo = load("async-fifo").unwrap().compile();
     assert!(fifo.gates.scripts && !fifo.gates.inline_scripts && !fifo.gates.images);
     assert!(!load("init-user").unwrap().compile().gates.any());
+    // Documents are made holdable only in the scope of a policy that may postpone them.
+    let scoped = format!("scope \"https://a.test/*\"\n{src}");
+    let (p, _) = parse_policy("site", "site.policy", &scoped).unwrap_or_else(|e| panic!("{e}"));
+    let c = shepherd_policies::compile::compile(&[p]);
+    assert_eq!(c.document_gates.for_page("https://a.test/shop"), c.gates);
+    assert!(!c.document_gates.for_page("https://b.test/").any());
+    assert!(fifo.document_gates.for_page("https://b.test/").scripts);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use shepherd_instrument::{
     CspHeader, FetchContext, HtmlConfig, HtmlGates, HtmlInstrumenter, Mode, ResponseKind,
     ScriptCache, ScriptKind,
 };
-use shepherd_policies::compile::ParserGates;
+use shepherd_policies::compile::DocumentGates;
 use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,9 +28,10 @@ pub struct InstrumentRewriter {
     /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
     /// Replaced when repair policies are reloaded ([`InstrumentRewriter::set_worker_runtime`]).
     worker_runtime: std::sync::RwLock<shepherd_runtime::Config>,
-    /// The parser's resources the run's repair policies may postpone: made holdable in every
-    /// document. Replaced when policies are reloaded ([`InstrumentRewriter::set_gates`]).
-    gates: std::sync::RwLock<ParserGates>,
+    /// The parser's resources the run's repair policies may postpone: made holdable in the
+    /// documents in those policies' scope. Replaced when policies are reloaded
+    /// ([`InstrumentRewriter::set_gates`]).
+    gates: std::sync::RwLock<DocumentGates>,
 }
 
 impl InstrumentRewriter {
@@ -44,19 +45,19 @@ impl InstrumentRewriter {
             mode,
             cache,
             worker_runtime: std::sync::RwLock::new(worker_runtime),
-            gates: std::sync::RwLock::new(ParserGates::default()),
+            gates: std::sync::RwLock::new(DocumentGates::default()),
         })
     }
 
-    /// Makes the parser's resources in `gates` holdable in every document (the run's
-    /// policies may postpone them; `docs/proxy.md`, "Parser gates").
-    pub fn with_gates(self, gates: ParserGates) -> Self {
+    /// Makes the parser's resources in `gates` holdable in the documents it names (the run's
+    /// policies may postpone them there; `docs/proxy.md`, "Parser gates").
+    pub fn with_gates(self, gates: DocumentGates) -> Self {
         self.set_gates(gates);
         self
     }
 
     /// Makes the parser's resources in `gates` holdable in documents served from now on.
-    pub fn set_gates(&self, gates: ParserGates) {
+    pub fn set_gates(&self, gates: DocumentGates) {
         *self.gates.write().unwrap_or_else(|p| p.into_inner()) = gates;
     }
 
@@ -242,7 +243,11 @@ impl Rewriter for InstrumentRewriter {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         cfg.cache = Some(self.cache.clone());
-        let gates = *self.gates.read().unwrap_or_else(|p| p.into_inner());
+        let gates = self
+            .gates
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .for_page(meta.url);
         let gated = gates.any() && !meta.hold_token.is_empty();
         if gated {
             let token = meta.hold_token.to_string();

@@ -6,7 +6,7 @@
 use crate::rewriter::InstrumentRewriter;
 use anyhow::Context;
 use bytes::Bytes;
-use shepherd_policies::compile::ParserGates;
+use shepherd_policies::compile::DocumentGates;
 use shepherd_proxy::{
     AllowList, CertificateAuthority, Limits, Proxy, ProxyAuth, ProxyConfig, ProxyHandle,
     ReplayOptions, ResponseSource, SiteCertificates, TraceSink, UpstreamTrust,
@@ -146,19 +146,19 @@ pub struct Stack {
 
 /// The runtime configuration of `base` with `policy` compiled in, the longest a held
 /// script must wait for it (the policy's liveness limit, plus slack), and the parser's
-/// resources its rules may postpone.
+/// resources its rules may postpone, by page.
 fn with_policy(
     base: &shepherd_runtime::Config,
     policy: Option<&shepherd_policies::PolicySet>,
 ) -> (
     shepherd_runtime::Config,
     Option<std::time::Duration>,
-    ParserGates,
+    DocumentGates,
 ) {
     let mut runtime = base.clone();
     let Some(set) = policy else {
         runtime.policy = None;
-        return (runtime, None, ParserGates::default());
+        return (runtime, None, DocumentGates::default());
     };
     let compiled = set.compile();
     runtime.policy = Some(shepherd_runtime::RuntimePolicy {
@@ -166,7 +166,7 @@ fn with_policy(
         js: compiled.js,
     });
     let limit = std::time::Duration::from_millis(compiled.max_delay_ms.saturating_add(5_000));
-    (runtime, Some(limit), compiled.gates)
+    (runtime, Some(limit), compiled.document_gates)
 }
 
 impl Stack {

@@ -1,7 +1,8 @@
-//! Policies put in force on a running stack (`Stack::set_policy`, what `shepherd serve` does on
-//! SIGHUP) also change which of the parser's resources documents make holdable: a document
-//! served after the reload carries the hold markers the new policies need, and none once no
-//! policy postpones the parser's scripts.
+//! Which of the parser's resources a document makes holdable follows the policies in force for
+//! that page: policies put in force on a running stack (`Stack::set_policy`, what `shepherd
+//! serve` does on SIGHUP) change it for documents served after the reload, and a policy's
+//! `scope` keeps other pages' documents unmarked (their runtime enforces nothing, so nothing
+//! would release a hold before the limit).
 
 // Test code: a panic here is a failed run, not a crash a peer can cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -57,16 +58,14 @@ async fn document(stack: &Stack, url: &str) -> String {
     String::from_utf8_lossy(&out[split + 4..]).into_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reloaded_policy_changes_what_documents_make_holdable() {
-    let origin = html_origin().await;
-    let url = format!("http://{origin}/");
+/// A serve stack with `policy` in force.
+async fn serve(policy: shepherd_policies::PolicySet) -> Stack {
     let ca = Arc::new(CertificateAuthority::ephemeral().unwrap());
     let opts = StackOptions {
-        policy: Some(shepherd_policies::load("init-user").unwrap()),
+        policy: Some(policy),
         ..StackOptions::default()
     };
-    let stack = Stack::start(
+    Stack::start(
         Run::Serve {
             trust: UpstreamTrust::OnlyRoots(vec![]),
         },
@@ -74,7 +73,25 @@ async fn a_reloaded_policy_changes_what_documents_make_holdable() {
         ca,
     )
     .await
+    .unwrap()
+}
+
+/// A policy file holding the parser's app.js until an XHR answered, on pages in `scope`.
+fn scoped_policy(dir: &std::path::Path, scope: &str) -> shepherd_policies::PolicySet {
+    let file = dir.join("app-after-xhr.policy");
+    std::fs::write(
+        &file,
+        format!("scope \"{scope}\"\npostpone script url \"*/app.js\" until arrived(xhr)\n"),
+    )
     .unwrap();
+    shepherd_policies::load(file.to_str().unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reloaded_policy_changes_what_documents_make_holdable() {
+    let origin = html_origin().await;
+    let url = format!("http://{origin}/");
+    let stack = serve(shepherd_policies::load("init-user").unwrap()).await;
     // init-user postpones input only: the parser's script is left as it is.
     let before = document(&stack, &url).await;
     assert!(before.contains("<script src=\"app.js\">"), "{before}");
@@ -91,5 +108,26 @@ async fn a_reloaded_policy_changes_what_documents_make_holdable() {
     stack.set_policy(None);
     let none = document(&stack, &url).await;
     assert!(!none.contains("__shepherd_hold"), "{none}");
+    stack.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_pages_in_a_policys_scope_are_made_holdable() {
+    let origin = html_origin().await;
+    let url = format!("http://{origin}/");
+    let dir = tempfile::tempdir().unwrap();
+    let stack = serve(scoped_policy(dir.path(), "http://elsewhere.test/*")).await;
+    let outside = document(&stack, &url).await;
+    assert!(!outside.contains("__shepherd_hold"), "{outside}");
+
+    stack.set_policy(Some(&scoped_policy(
+        dir.path(),
+        &format!("http://{origin}/*"),
+    )));
+    let inside = document(&stack, &url).await;
+    assert!(
+        inside.contains("<script src=\"app.js?__shepherd_hold="),
+        "the page in scope is marked: {inside}"
+    );
     stack.shutdown().await;
 }
