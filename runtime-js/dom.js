@@ -18,8 +18,9 @@
 // synchronous run begins a `script:module` action (see scriptStart). Parser-blocking scripts are
 // chained in document order; async/defer and inserted scripts are forked by the action that
 // inserted them; defer scripts and non-async parser module scripts run in one document-order
-// list before DOMContentLoaded (HTML's "scripts that will execute when the document has
-// finished parsing"), so they are chained and DOMContentLoaded joins them.
+// list once parsing has finished, before DOMContentLoaded (HTML's "scripts that will execute
+// when the document has finished parsing"), so they are chained after the last parse chunk
+// and DOMContentLoaded joins them.
 
 let parsing = true; // until DOMContentLoaded is dispatched
 let domByScript = false;
@@ -80,7 +81,14 @@ function scriptArcs(el, sm, kind) {
     if (lastChain >= 0) joins = [lastChain];
   } else {
     from = sm.chunk;
-    if (deferred && deferActions.length > 0) joins = [deferActions[deferActions.length - 1]];
+    if (deferred) {
+      // A deferred script runs once the parser has finished: after the last parse chunk and
+      // parser-blocking script (lastChain), and after the deferred script before it.
+      joins = [];
+      if (lastChain >= 0) joins[0] = lastChain;
+      if (deferActions.length > 0) joins[joins.length] = deferActions[deferActions.length - 1];
+      if (joins.length === 0) joins = null;
+    }
   }
   return { from, joins, blocking, deferred, parser: sm.parser };
 }
