@@ -200,6 +200,9 @@ pub enum Action {
     },
     /// Press one key on the focused element (`Enter`, `a`).
     Key(String),
+    /// Type the text as key presses into whatever has focus now (a user who goes on typing
+    /// without looking where the caret went).
+    Keys(String),
     /// Release the held answers of this resource path.
     Release(String),
     /// Nothing (a pause: the `when` is the point).
@@ -211,7 +214,11 @@ impl Action {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            Action::Click(_) | Action::Hover(_) | Action::Type { .. } | Action::Key(_)
+            Action::Click(_)
+                | Action::Hover(_)
+                | Action::Type { .. }
+                | Action::Key(_)
+                | Action::Keys(_)
         )
     }
 }
@@ -270,6 +277,11 @@ pub struct Repair {
     /// Why, for `none` (required) or for a choice worth explaining.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Why `shepherd policy covers` cannot tell that the policy orders the harmful races (a
+    /// `js` or time condition, a selector it does not judge); without it, the repair lane
+    /// checks that it does, on a run in the good order.
+    #[serde(default)]
+    pub covers_not: Option<String>,
 }
 
 /// What the explorer lane should find.
@@ -325,6 +337,10 @@ pub struct Race {
     /// Why the race exists (one line).
     #[serde(default)]
     pub note: Option<String>,
+    /// `false` for a harmful race the manifest's policy does not order (the bad schedule
+    /// forces another race): the repair lane's `policy covers` check leaves it out.
+    #[serde(default = "yes")]
+    pub repaired: bool,
 }
 
 impl Race {
