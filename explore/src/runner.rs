@@ -220,7 +220,18 @@ const INSTALL_JS: &str = r#"(() => {
   const C = __shepherd.control(SECRET);
   C.policy((d) => (d.user || d.kind === 'event:pagereveal' || d.kind === 'event:progress' ? 'run' : 'hold'));
   C.virtualTime(true);
+  // The page stays where it is: a navigation is stopped and traced, and what would have
+  // happened is part of the end state (a reversed order that navigates is different).
+  if (typeof C.blockNavigations === 'function') C.blockNavigations(true);
   return true;
+})()"#;
+
+/// The navigations the runtime stopped, as `navigate URL` lines of the end state's requests.
+const NAVIGATIONS_JS: &str = r#"(() => {
+  const S = globalThis.__shepherd;
+  const C = S && S.control(SECRET);
+  if (!C || typeof C.navigations !== 'function') return [];
+  return C.navigations().map((n) => String(n.url));
 })()"#;
 
 impl Worker {
@@ -568,6 +579,17 @@ impl Worker {
                 line
             })
             .collect();
+        // Navigations away from the page the runtime stopped: the page would have left.
+        if let Ok(Value::Array(urls)) = page
+            .evaluate(&NAVIGATIONS_JS.replace("SECRET", &js_str(&self.secret)))
+            .await
+        {
+            snap.requests.extend(
+                urls.iter()
+                    .filter_map(Value::as_str)
+                    .map(|u| format!("navigate {u}")),
+            );
+        }
         snap.requests.sort();
         if self.timing.screenshots {
             snap.screenshot = capture::screenshot(page).await.ok();
