@@ -220,7 +220,18 @@ const INSTALL_JS: &str = r#"(() => {
   const C = __shepherd.control(SECRET);
   C.policy((d) => (d.user || d.kind === 'event:pagereveal' || d.kind === 'event:progress' ? 'run' : 'hold'));
   C.virtualTime(true);
+  // The page stays where it is: a navigation is stopped and traced, and what would have
+  // happened is part of the end state (a reversed order that navigates is different).
+  if (typeof C.blockNavigations === 'function') C.blockNavigations(true);
   return true;
+})()"#;
+
+/// The navigations the runtime stopped, as `navigate URL` lines of the end state's requests.
+const NAVIGATIONS_JS: &str = r#"(() => {
+  const S = globalThis.__shepherd;
+  const C = S && S.control(SECRET);
+  if (!C || typeof C.navigations !== 'function') return [];
+  return C.navigations().map((n) => String(n.url));
 })()"#;
 
 impl Worker {
@@ -568,6 +579,17 @@ impl Worker {
                 line
             })
             .collect();
+        // Navigations away from the page the runtime stopped: the page would have left.
+        if let Ok(Value::Array(urls)) = page
+            .evaluate(&NAVIGATIONS_JS.replace("SECRET", &js_str(&self.secret)))
+            .await
+        {
+            snap.requests.extend(
+                urls.iter()
+                    .filter_map(Value::as_str)
+                    .map(|u| format!("navigate {u}")),
+            );
+        }
         snap.requests.sort();
         if self.timing.screenshots {
             snap.screenshot = capture::screenshot(page).await.ok();
@@ -1045,8 +1067,6 @@ struct RunCtx {
     recorded: bool,
     /// A race-directed probe: after the plan, only the page's own events run.
     probe: bool,
-    /// URLs of the scripts the recording ran (their responses are the parser's own work).
-    script_urls: HashSet<String>,
     /// The probe's checkpoint was taken: the page is settling.
     checkpoint_taken: bool,
     skipped: Vec<String>,
@@ -1123,7 +1143,6 @@ impl RunCtx {
             pos_seq: 0,
             recorded,
             probe,
-            script_urls: script_urls(site),
             checkpoint_taken: false,
             skipped: Vec::new(),
             diverged: false,
@@ -1240,17 +1259,13 @@ impl RunCtx {
                 return Choice::Run(e);
             }
             // The recorded order: let the page load further until the event shows up. The
-            // document and its scripts first, other responses (images, fonts, data) after:
-            // a browser usually parses what it has received before a subresource it asked
-            // for while parsing arrives, and a fixed preference keeps the initial execution
-            // the same from run to run (which of the two the proxy saw first is a matter of
-            // microseconds). Scripts keep the order they were seen in: the parser waits for
-            // a blocking one, and an async one runs when it arrives.
+            // parser first: a browser usually parses what it has received before a response
+            // it asked for while parsing arrives, and a fixed preference keeps the initial
+            // execution the same from run to run (which of the two the proxy saw first is
+            // a matter of microseconds).
             if self.recorded
                 && let Some(load) = self
-                    .oldest(enabled, |n| {
-                        naming::is_chunk(n) || self.is_script_response(n)
-                    })
+                    .oldest(enabled, naming::is_chunk)
                     .or_else(|| self.oldest(enabled, naming::is_loading))
             {
                 return Choice::Run(load);
@@ -1282,14 +1297,6 @@ impl RunCtx {
         }
     }
 
-    /// Whether `name` is the response of a script the recording ran.
-    fn is_script_response(&self, name: &str) -> bool {
-        match name.parse::<EventName>() {
-            Ok(EventName::Net { url, .. }) => self.script_urls.contains(&url),
-            _ => false,
-        }
-    }
-
     fn oldest_of(&self, candidates: Vec<&String>) -> Option<String> {
         candidates
             .into_iter()
@@ -1314,26 +1321,4 @@ impl RunCtx {
             })
             .cloned()
     }
-}
-
-/// URLs of the scripts the recording ran, from their actions' stable ids
-/// (`doc/script@URL#n`; inline scripts have no URL).
-fn script_urls(site: &Site) -> HashSet<String> {
-    let mut out = HashSet::new();
-    for a in &site.trace.actions {
-        if site.trace.kind_of(a) != shepherd_trace::kind::ActionKind::Script {
-            continue;
-        }
-        let stable = site.trace.strings.get(a.stable);
-        let Some(at) = stable.rfind("script@") else {
-            continue;
-        };
-        let rest = &stable[at + "script@".len()..];
-        if let Some(end) = rest.rfind('#')
-            && end > 0
-        {
-            out.insert(rest[..end].to_string());
-        }
-    }
-    out
 }
