@@ -68,6 +68,21 @@ pub(crate) struct RecordArgs {
     headful: bool,
 }
 
+/// Up to eight control descriptions, then how many more.
+fn missed_list(missed: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut s = missed
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if missed.len() > SHOWN {
+        s.push_str(&format!(" and {} more", missed.len() - SHOWN));
+    }
+    s
+}
+
 /// Parses a duration of at most a day: `15s`, `500ms`, `2m`, `1.5h`, `1m30s` (humantime's
 /// forms) or a bare number of seconds (`15`, `0.5`).
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -295,8 +310,14 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
         let (actions, arcs, locations) = stats
             .map(|s| (s.actions, s.arcs, s.locations))
             .unwrap_or_default();
+        let c = &summary.coverage;
+        let controls = if explore.is_zero() {
+            String::new()
+        } else {
+            format!(", {} of {} controls exercised", c.exercised, c.present)
+        };
         println!(
-            "recorded {url}: {} exchanges, {} trace(s), {actions} actions, {arcs} arcs, {locations} locations, {} user events, {} page errors, {:.1}s -> {}",
+            "recorded {url}: {} exchanges, {} trace(s), {actions} actions, {arcs} arcs, {locations} locations, {} user events{controls}, {} page errors, {:.1}s -> {}",
             summary.exchanges,
             summary.traces,
             summary.events_fired,
@@ -304,6 +325,9 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
             summary.elapsed.as_secs_f64(),
             args.out.display()
         );
+        if !c.missed.is_empty() {
+            println!("  not exercised: {}", missed_list(&c.missed));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let run = Run::Record {
