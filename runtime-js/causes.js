@@ -101,10 +101,11 @@ function derivedCause(ev, type, target) {
   const group = DERIVED[type];
   const now = perfNow();
   if (group === 1) {
+    // The window gaining or losing focus (another window, a popup): the environment's.
+    if (target === W || target === DOCUMENT) return BROWSER;
     const af = autofocusCause(ev, type, target, now);
     if (af !== null) return af;
-    // Focus moved without a page cause: the user's click or Tab, a driver focusing a field,
-    // the window gaining or losing focus.
+    // Focus moved without a page cause: the user's click or Tab, a driver focusing a field.
     return null;
   }
   if (group === 4) return BROWSER;

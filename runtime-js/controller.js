@@ -795,6 +795,7 @@ const control = freeze({
   },
   /** Ends the open action and uploads everything; resolves when delivered. */
   flush() {
+    beginNavigations();
     if (REC) describePending(true);
     end();
     return flushAndWait();

@@ -6,6 +6,7 @@
 // focus, the browser's autofocus, a focused element removed — and read by
 // `document.activeElement`, `document.hasFocus()`, every `focus()`/`blur()` call (it acts on
 // the focus it finds) and every trusted key or text input (its target is the focused element).
+// A trusted mouse press writes it too: it focuses what it presses (or clears the focus).
 
 const FOCUS_LOC = 'Document[' + DOC_OID + '].activeElement';
 const feRelated = G.FocusEvent ? getterOf(FocusEvent.prototype, 'relatedTarget') : null;
@@ -47,6 +48,11 @@ function focusDispatch(ev, type, target, trusted) {
     }
   } else if (FOCUS_READERS[type] === 1) {
     read(FOCUS_LOC);
+  } else if (type === 'mousedown' && isNode(target)) {
+    // A press sets the focus — to the control pressed, or to nothing — also when it is
+    // where the focus already was (then no focus event says so): what the keys typed next
+    // go to is the press's doing.
+    write(FOCUS_LOC, target);
   }
 }
 

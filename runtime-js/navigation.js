@@ -31,6 +31,7 @@ const intercepted = new NativeWeakSet(); // navigate events a page handler inter
 const pagePrevented = new NativeWeakSet(); // events whose default the page cancelled itself
 const blockedNavs = []; // what control.navigations() returns
 const BLOCKED_CAP = 1000;
+const navsToBegin = []; // recorded navigations whose action has not begun yet, oldest first
 
 /** The page added a `navigate` listener: ours moves behind it. */
 function keepNavigateLast(target) {
@@ -51,7 +52,7 @@ function navigationBlocked(kind, url, source, blocked, from, parent, now) {
       url, kind, blocked, stable, cause: parent === ROOT ? '' : parent.stable,
     };
   }
-  const go = () => {
+  navsToBegin[navsToBegin.length] = () => {
     begin({
       hid: 0, type: 0, kind: 'navigation', stable, label: REC ? 'navigate ' + url : '', from,
       delay: undefined, joins: null, url, seq: nTaskSeq++, parent,
@@ -59,8 +60,18 @@ function navigationBlocked(kind, url, source, blocked, from, parent, now) {
     // The link's default action goes to the URL its `href` holds when it is followed.
     if (REC && source !== null) read(objLoc(source, 'href'));
   };
-  if (now) go();
-  else rApply(nSetTimeout, G, [go, 0]);
+  if (now) beginNavigations();
+  else rApply(nSetTimeout, G, [beginNavigations, 0]);
+}
+
+/** Begins the actions of the navigations recorded so far (a flush calls it too). */
+function beginNavigations() {
+  while (navsToBegin.length > 0) {
+    const go = navsToBegin[0];
+    for (let i = 1; i < navsToBegin.length; i++) navsToBegin[i - 1] = navsToBegin[i];
+    navsToBegin.length--;
+    go();
+  }
 }
 
 /** Our `navigate` listener, after the page's: what nobody intercepted or cancelled is stopped. */
