@@ -293,7 +293,14 @@ const NON_NODE_TARGETS: &[&str] = &[
 
 /// Properties of non-node targets that are state, not listener lists.
 const NON_NODE_PROPS: &[&str] = &[
-    "cookie", "title", "domain", "referrer", "location", "name", "status",
+    "cookie",
+    "title",
+    "domain",
+    "referrer",
+    "location",
+    "name",
+    "status",
+    "activeElement",
 ];
 
 /// Whether a location names an event-handler slot (`BUTTON[7].click`, `Window[0].load`,
@@ -593,6 +600,7 @@ mod tests {
         assert!(is_handler_slot("Window[0].load"));
         assert!(is_handler_slot("XMLHttpRequest[9].readystatechange"));
         assert!(!is_handler_slot("Document[1].cookie"));
+        assert!(!is_handler_slot("Document[1].activeElement"));
         assert!(!is_handler_slot("DOMNode[4].innerHTML"));
         assert!(!is_handler_slot("Object[12].count"));
         assert!(!is_handler_slot("Global.f"));
