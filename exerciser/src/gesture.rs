@@ -193,10 +193,24 @@ pub(crate) async fn perform(
 /// The point where the pointer touches `node`, or an error when another element covers it.
 async fn point(page: &Page, node: i64, hits: HitCheck<'_>) -> Result<(f64, f64)> {
     let (x, y) = page.element_center(&Element::BackendNode(node)).await?;
+    // The pointer's point is in the viewport; the hit test takes the document's coordinates.
+    let scroll = page
+        .call("Page.getLayoutMetrics", serde_json::json!({}))
+        .await
+        .ok()
+        .and_then(|m| {
+            let v = m.get("cssVisualViewport")?;
+            Some((v.get("pageX")?.as_f64()?, v.get("pageY")?.as_f64()?))
+        })
+        .unwrap_or((0.0, 0.0));
     let hit = page
         .call(
             "DOM.getNodeForLocation",
-            serde_json::json!({ "x": x.round() as i64, "y": y.round() as i64, "includeUserAgentShadowDOM": false }),
+            serde_json::json!({
+                "x": (x + scroll.0).round() as i64,
+                "y": (y + scroll.1).round() as i64,
+                "includeUserAgentShadowDOM": false,
+            }),
         )
         .await
         .ok()

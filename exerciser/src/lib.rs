@@ -40,14 +40,17 @@
 //! A pointer gesture first checks (`DOM.getNodeForLocation`) that the control is what the
 //! pointer hits at its centre: a control under an overlay is not clicked through it.
 //!
-//! **Order.** Seeded choices, prioritising what has not been exercised: a control no gesture
-//! reached yet, then a gesture a control has not had yet, then anything, each uniformly at
-//! random. After each gesture the page is given a short quiet period, so asynchronous effects
+//! **Order.** Seeded choices, prioritising what has not been exercised: keys at the page
+//! first when it has page-level key listeners (only then do they reach the page: after a
+//! gesture the focus is on a control), then a control no gesture reached yet, then a gesture a
+//! control has not had yet, then anything, each uniformly at random. After each gesture the page is given a short quiet period, so asynchronous effects
 //! (timers, fetches) interleave with the next gesture as they would for a user. Controls are
 //! re-scanned regularly (handlers and elements come and go); one that failed (gone, no box,
 //! covered) is left until the next scan. The same seed on the same page makes the same choices
 //! (the scenario corpus relies on it). The report's [`controls`](ExerciseReport::controls)
-//! say which controls were present and what each got: the coverage.
+//! say which controls were present and what each got: the coverage. With
+//! [`stop_when_covered`](ExerciseOptions::stop_when_covered) the exercise ends once every
+//! control has had every gesture (or was tried with it and could not take it).
 //!
 //! **Staying on the page** (decision): the page is exercised under a
 //! [`NavigationGuard`](shepherd_browser::NavigationGuard): main-frame document requests are

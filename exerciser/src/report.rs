@@ -37,6 +37,8 @@ pub enum StopReason {
     NoCandidates,
     /// The main frame committed another document despite the navigation block.
     LeftPage,
+    /// Every control found had every gesture ([`ExerciseOptions::stop_when_covered`](crate::ExerciseOptions::stop_when_covered)).
+    Covered,
 }
 
 /// A control the exercise found (visible and enabled at some scan), and what it did to it.

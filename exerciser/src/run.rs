@@ -13,6 +13,11 @@ use crate::replay::reset_pointer;
 use crate::report::{ControlCoverage, ExerciseReport, FiredEvent, StopReason};
 use crate::rng::Rng;
 
+/// How long the page is given to settle after the last gesture, the guard still on.
+const LAST_SETTLE: Duration = Duration::from_secs(1);
+/// The quiet period looked for then.
+const LAST_QUIET: Duration = Duration::from_millis(100);
+
 /// Fire seeded user gestures at the page's controls until `opts.duration` or
 /// `opts.max_events`, blocking navigations away from the page (see the crate docs).
 pub async fn exercise(page: &Page, opts: &ExerciseOptions) -> Result<ExerciseReport> {
@@ -23,6 +28,13 @@ pub async fn exercise(page: &Page, opts: &ExerciseOptions) -> Result<ExerciseRep
     let guard = NavigationGuard::start(page).await?;
     let mut state = State::default();
     let result = exercise_loop(page, opts, start, &mut state).await;
+    // The last gesture's default action (a form submitted, a link followed) may start its
+    // navigation a moment later: it is still stopped.
+    let _ = tokio::time::timeout(
+        LAST_SETTLE,
+        page.wait_quiet(opts.settle.max(LAST_QUIET), LAST_SETTLE),
+    )
+    .await;
     let (blocked, popups) = guard.stop(page).await;
     let stopped = result?;
     Ok(ExerciseReport {
@@ -43,6 +55,8 @@ struct Seen {
     desc: String,
     offered: BTreeSet<Gesture>,
     done: BTreeSet<Gesture>,
+    /// Gestures that failed on it (gone, no box, covered).
+    tried: BTreeSet<Gesture>,
 }
 
 impl Seen {
@@ -78,9 +92,10 @@ enum Pick {
     PageKeys,
 }
 
-/// The next move: a control nothing was done to yet, then a gesture not yet done, then
-/// anything; each uniformly among what the budget allows. `skip` holds controls that failed
-/// since the last scan.
+/// The next move: keys at the page first (while only the page's own code has moved the
+/// focus: later the keys go where the exercise put the focus), then a control nothing was
+/// done to yet, then a gesture not yet done, then anything; each uniformly among what the
+/// budget allows. `skip` holds controls that failed since the last scan.
 fn choose(
     scan: &Scan,
     state: &State,
@@ -103,6 +118,9 @@ fn choose(
     };
     let fits = |g: Gesture| g.cost() <= budget;
     let page_keys = scan.page_keys && budget >= 2;
+    if page_keys && !state.page_keys_done && state.coverage.values().all(|s| s.done.is_empty()) {
+        return Some(Pick::PageKeys);
+    }
     // 1. A control no gesture reached yet.
     let fresh: Vec<usize> = (0..scan.controls.len())
         .filter(|&i| {
@@ -156,6 +174,19 @@ fn choose(
     (!all.is_empty()).then(|| all[rng.below(all.len())])
 }
 
+/// Whether every control of `scan` (and the page's keys) had every gesture, or was tried
+/// with it and could not take it (a control under an overlay is not clicked).
+fn covered(scan: &Scan, state: &State) -> bool {
+    (!scan.page_keys || state.page_keys_done)
+        && scan.controls.iter().all(|c| {
+            state.coverage.get(&c.node).is_some_and(|s| {
+                c.gestures
+                    .iter()
+                    .all(|g| s.done.contains(g) || s.tried.contains(g))
+            })
+        })
+}
+
 async fn exercise_loop(
     page: &Page,
     opts: &ExerciseOptions,
@@ -178,6 +209,7 @@ async fn exercise_loop(
         if page.main_navigations() != nav_at_start {
             return Ok(StopReason::LeftPage);
         }
+
         let budget = opts.max_events - state.log.len();
         let mut pick = choose(&current, state, &skip, budget, &mut rng);
         if since_scan >= opts.rescan_every.max(1) || pick.is_none() {
@@ -204,8 +236,15 @@ async fn exercise_loop(
                     desc: c.desc.clone(),
                     offered: BTreeSet::new(),
                     done: BTreeSet::new(),
+                    tried: BTreeSet::new(),
                 });
                 seen.offered.extend(c.gestures.iter().copied());
+            }
+            if let Some(min) = opts.stop_when_covered
+                && state.log.len() >= min
+                && covered(&current, state)
+            {
+                return Ok(StopReason::Covered);
             }
             if current.controls.is_empty() && !current.page_keys {
                 return Ok(StopReason::NoCandidates);
@@ -303,8 +342,11 @@ async fn exercise_loop(
             }
             // The element went away, lost its box or is covered: leave it until the next scan.
             Err(Error::Element(_)) | Err(Error::Protocol { .. }) => {
-                if let Some(c) = control {
+                if let (Pick::Control(_, g), Some(c)) = (pick, control) {
                     skip.insert(c.node);
+                    if let Some(s) = state.coverage.get_mut(&c.node) {
+                        s.tried.insert(g);
+                    }
                 }
                 failures_in_a_row += 1;
                 if failures_in_a_row > 50 {
