@@ -234,13 +234,15 @@ fn run_selected(selected: &[Selected], readme: bool) -> HashMap<String, Verdict>
     println!("corpus run: {:.1?}\n", started.elapsed());
     for (s, (row, log)) in selected.iter().zip(&rows) {
         if s.detect {
-            let verdict = if row.detect.fails() || row.repair.fails() {
+            let verdict = if row.detect.fails() || row.repair.fails() || row.reach.fails() {
                 Err(format!(
-                    "detect: {}{}\nrepair: {}{}\n{}",
+                    "detect: {}{}\nrepair: {}{}\nreach: {}{}\n{}",
                     row.detect,
                     failure(&row.detect),
                     row.repair,
                     failure(&row.repair),
+                    row.reach,
+                    failure(&row.reach),
                     log.lanes
                 ))
             } else {
@@ -342,6 +344,7 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         let m = &sc.manifest;
         let mut logs = Logs::default();
         let (mut detect, mut repair, mut false_alarms) = (Outcome::NotRun, Outcome::NotRun, None);
+        let mut reach = Outcome::NotRun;
         let mut repair_failure = None;
         if s.detect {
             let control;
@@ -369,6 +372,14 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
                 repair_failure = Some(why.clone());
             }
             repair = repair.with_limit(m.limit("repair").map(|k| k.reason.as_str()));
+            reach = match tokio::time::timeout(SCENARIO_LIMIT, lanes::reach(&ctx, sc)).await {
+                Ok(r) => {
+                    logs.lanes.push_str(&r.log);
+                    r.outcome
+                }
+                Err(_) => Outcome::Fail(format!("reach timed out after {SCENARIO_LIMIT:?}")),
+            };
+            reach = reach.with_limit(m.limit("reach").map(|k| k.reason.as_str()));
         }
         // The good order is recorded now (the origin serves one scenario at a time); its
         // exploration replays the recording and runs beside the next scenarios.
@@ -398,7 +409,7 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         };
         if s.detect {
             println!(
-                "scenario {}: detect: {detect}; repair: {repair}; {:.1?}",
+                "scenario {}: detect: {detect}; repair: {repair}; reach: {reach}; {:.1?}",
                 sc.name,
                 t.elapsed()
             );
@@ -421,6 +432,7 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
                 policy: (m.repair.policy != "none").then(|| m.repair.policy.clone()),
                 no_policy: m.repair.reason.clone(),
                 explore,
+                reach,
                 false_alarms,
                 limits: m
                     .known_limit
