@@ -53,8 +53,10 @@ pub(crate) struct RecordArgs {
     /// Recording file to create or extend (a new session is added).
     #[arg(long)]
     out: PathBuf,
-    /// With URL: exercise the page for this long (e.g. 15s, 500ms): seeded random clicks,
-    /// hovers, key presses and typing at elements with handlers, without leaving the page.
+    /// With URL: exercise the page for this long (e.g. 15s, 500ms): every visible, enabled
+    /// control gets its gestures (clicks, typing, choices in selects, keys, focus, hovers),
+    /// what was not exercised first; navigations away are stopped and traced as events. The
+    /// summary says how many controls were exercised.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     explore: Option<std::time::Duration>,
     /// With URL: at most this many user events.
