@@ -56,25 +56,25 @@ pub(crate) struct PolicyMarks<'s> {
     done: Option<ListMarks>,
     /// How many pairs of the first list some policy orders, once joined.
     ordered: usize,
-    /// Whether the first list is asked for twice (a text and a JSON report), so the first
-    /// ask leaves a copy.
-    first_asked_twice: bool,
+    /// How many more times the first list will be asked for (a text and a JSON report, the
+    /// whole report): every ask but the last leaves a copy.
+    first_asks: usize,
 }
 
 impl<'s> PolicyMarks<'s> {
-    /// Marks for `lists` (concatenated) that `thread` is working out; `first_asked_twice`
-    /// when two reports show the first list.
+    /// Marks for `lists` (concatenated) that `thread` is working out; `first_asks` outputs
+    /// show the first list.
     pub(crate) fn working(
         thread: ScopedJoinHandle<'s, ShippedOrderings>,
         lists: &[Vec<(u32, u32)>],
-        first_asked_twice: bool,
+        first_asks: usize,
     ) -> Self {
         PolicyMarks {
             thread: Some(thread),
             lens: lists.iter().map(Vec::len).collect(),
             done: None,
             ordered: 0,
-            first_asked_twice,
+            first_asks,
         }
     }
 
@@ -94,10 +94,13 @@ impl<'s> PolicyMarks<'s> {
     }
 
     /// The marks of list `k`, waiting for the thread. Taken out: asked once per list, except
-    /// the first list when it was said to be asked twice.
+    /// the first list, copied until its last ask.
     pub(crate) fn of_list(&mut self, k: usize) -> (Vec<Vec<String>>, Vec<String>) {
         self.join();
-        let keep = k == 0 && std::mem::take(&mut self.first_asked_twice);
+        let keep = k == 0 && self.first_asks > 1;
+        if k == 0 {
+            self.first_asks = self.first_asks.saturating_sub(1);
+        }
         match &mut self.done {
             Some((lists, undecided)) => {
                 let list = lists.get_mut(k).map_or_else(Vec::new, |l| {
@@ -160,12 +163,28 @@ mod tests {
                 by_pair: vec![names(&["a"]), vec![], names(&["a"])],
                 undecided: vec![],
             });
-            let mut marks = PolicyMarks::working(thread, &lists, true);
+            let mut marks = PolicyMarks::working(thread, &lists, 2);
             assert_eq!(marks.take().0, vec![names(&["a"]), vec![]]);
             assert_eq!(marks.of_list(0).0, vec![names(&["a"]), vec![]]);
             assert!(marks.of_list(0).0.is_empty(), "taken by the second ask");
             assert_eq!(marks.of_list(1).0, vec![names(&["a"])]);
             assert_eq!(marks.ordered(), 1);
+        });
+    }
+
+    #[test]
+    fn the_first_list_asked_three_times_is_copied_twice() {
+        let lists = vec![vec![(0, 1)]];
+        std::thread::scope(|s| {
+            let thread = s.spawn(|| ShippedOrderings {
+                by_pair: vec![names(&["a"])],
+                undecided: vec![],
+            });
+            let mut marks = PolicyMarks::working(thread, &lists, 3);
+            for _ in 0..3 {
+                assert_eq!(marks.of_list(0).0, vec![names(&["a"])]);
+            }
+            assert!(marks.of_list(0).0.is_empty(), "taken by the third ask");
         });
     }
 }

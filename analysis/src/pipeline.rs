@@ -88,6 +88,10 @@ pub struct Outputs<'w> {
     /// A file to write the self-contained HTML page to (covered races folded under their
     /// cover).
     pub html: Option<&'w Path>,
+    /// Filled with the whole report of the races the text and JSON reports show (sources,
+    /// explored verdicts and policy marks attached), for the outputs made from it (SARIF and
+    /// JUnit, `shepherd-ci`). Every race's view is held at once: asked only for those.
+    pub whole: Option<&'w mut Option<RaceReport>>,
 }
 
 /// Where the pipeline is, for progress displays and measurements.
@@ -270,8 +274,16 @@ fn analyse_and_report<'s, 't: 's>(
     };
     // Fails only when the policy thread is gone: its join says why.
     let _ = pairs_tx.send(lists.concat());
-    let both = outputs.text.is_some() && outputs.json.is_some();
-    let mut marks = PolicyMarks::working(thread, &lists, both);
+    // How many outputs take the first list's marks.
+    let asks = [
+        outputs.text.is_some(),
+        outputs.json.is_some(),
+        outputs.whole.is_some(),
+    ]
+    .into_iter()
+    .filter(|&x| x)
+    .count();
+    let mut marks = PolicyMarks::working(thread, &lists, asks);
     if let Some(out) = outputs.text.as_deref_mut() {
         // Rendered while the policies are worked out (races bench, wide page, one timed
         // run: the report ended 17 ms after the marks came, of its ≈ 35 ms on two threads).
@@ -284,6 +296,13 @@ fn analyse_and_report<'s, 't: 's>(
         report::json::write(out, trace, &analysis, &plan, &sources)?;
         writeln!(out)?;
         out.flush()?;
+    }
+    if let Some(slot) = outputs.whole {
+        let (by, undecided) = marks.of_list(0);
+        plan.set_repaired_by(by, undecided);
+        let mut whole = plan.into_report(trace, &analysis);
+        whole.attach_sources(&sources);
+        *slot = Some(whole);
     }
     if let Some(full) = &mut full {
         let (by, undecided) = marks.of_list(1);
@@ -331,6 +350,7 @@ mod tests {
             text: text.then_some(&mut t as &mut dyn Write),
             json: json.then_some(&mut j as &mut dyn Write),
             html: html.then_some(page.as_path()),
+            whole: None,
         };
         let outcome = run(request, outputs, &mut ()).unwrap();
         let page = html.then(|| std::fs::read_to_string(&page).unwrap());
@@ -367,6 +387,34 @@ mod tests {
             (outcome.actions, outcome.logged_arcs),
             (trace.actions.len(), trace.arcs.len())
         );
+    }
+
+    /// The whole report asked beside the text and JSON reports has the JSON report's races,
+    /// policy marks included, and leaves the other reports as they are alone.
+    #[test]
+    fn the_whole_report_is_the_json_reports_races() {
+        let trace = trace();
+        let request = Request::new(Input::Trace(&trace));
+        let (mut t, mut j) = (Vec::new(), Vec::new());
+        let mut whole = None;
+        let outputs = Outputs {
+            text: Some(&mut t),
+            json: Some(&mut j),
+            whole: Some(&mut whole),
+            ..Outputs::default()
+        };
+        run(&request, outputs, &mut ()).unwrap();
+        let (_, text_alone, json_alone, _) = reports(&request, true, true, false);
+        assert_eq!(t, text_alone);
+        assert_eq!(j, json_alone);
+        let whole = whole.expect("the whole report");
+        let doc: serde_json::Value = serde_json::from_slice(&j).unwrap();
+        assert_eq!(
+            serde_json::to_value(&whole.races).unwrap(),
+            doc["races"],
+            "the same races, marks and all"
+        );
+        assert!(whole.races.iter().any(|r| !r.repaired_by.is_empty()));
     }
 
     /// The text report with its marks spliced in is the plan's report with the marks set.

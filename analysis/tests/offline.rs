@@ -17,6 +17,7 @@ const OFFLINE_CRATES: &[&str] = &[
     "shepherd-recording",
     "shepherd-policies",
     "shepherd-explore-model",
+    "shepherd-ci",
 ];
 
 /// What no offline crate may link: the HTTP stack, the WebSocket client of the DevTools
@@ -30,7 +31,7 @@ const LIVE_CRATES: &[&str] = &[
 ];
 
 /// The CLI modules (`cli/src/commands/*.rs`) of the offline commands.
-const OFFLINE_COMMANDS: &[&str] = &["races", "trace", "policy", "har", "check"];
+const OFFLINE_COMMANDS: &[&str] = &["races", "trace", "policy", "har", "check", "ci_outputs"];
 
 /// Besides [`LIVE_CRATES`], the crates the offline commands' modules may not name: the
 /// explorer, whose crate holds the browser executor.

@@ -59,12 +59,10 @@ fn navigate_evaluate_console_and_exceptions() {
             other => panic!("expected a rejection, got {other:?}"),
         }
 
-        // The load-time exception fires in a timer after load: poll briefly.
+        // The load-time exception fires in a timer after load: poll for it.
+        let deadline = std::time::Instant::now() + patience(Duration::from_secs(5));
         let mut exceptions = page.exceptions();
-        for _ in 0..250 {
-            if exceptions.len() >= 2 {
-                break;
-            }
+        while exceptions.len() < 2 && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
             exceptions = page.exceptions();
         }

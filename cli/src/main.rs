@@ -24,19 +24,42 @@ struct Cli {
     #[arg(long, global = true, env = "SHEPHERD_HOME")]
     home: Option<PathBuf>,
 
+    /// Log lines on stderr as text, or as one JSON object per line (for log shippers);
+    /// `$SHEPHERD_LOG` filters them (default: info).
+    #[arg(
+        long,
+        global = true,
+        env = "SHEPHERD_LOG_FORMAT",
+        default_value = "text"
+    )]
+    log_format: LogFormat,
+
     #[command(subcommand)]
     command: commands::Command,
 }
 
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LogFormat {
+    /// For people.
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, `fields` (with `message`).
+    Json,
+}
+
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SHEPHERD_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SHEPHERD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colours only for a terminal: a log file or a journal would keep the escape codes.
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
     // Before any proxy computes its connection cap from it.
     shepherd_proxy::limits::raise_descriptor_limit();
     match commands::run(cli.command, cli.home) {

@@ -3,7 +3,9 @@
 //! todo and presses Enter), then explored by the binary with a small budget. Every exploration
 //! must end at its budget (or complete) with a versioned JSON report; the apps that initialise
 //! late (Knockout: the `value` binding clears the field when `applyBindings` runs) must show the
-//! keystroke-loss race as harmful.
+//! keystroke-loss race as harmful. Each exploration also writes SARIF (validated against the
+//! published schema) and JUnit, with `--fail-on harmful`: the status is 3 exactly when
+//! something is harmful.
 //!
 //! The package is fetched with `npm pack` into the target directory on first run
 //! (`shepherd_testkit::todomvc`); npm and Chromium are required.
@@ -15,8 +17,8 @@
 mod support;
 
 use serde_json::Value;
-use shepherd_browser::{Browser, LaunchOptions};
-use std::path::PathBuf;
+use shepherd_browser::Browser;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::{ProxyMode, ShepherdProxy, StaticServer, wait_for};
@@ -29,8 +31,9 @@ const APPS: [(&str, bool); 3] = [
     ("backbone", false),
 ];
 
-/// Budget of each exploration.
-const BUDGET: &str = "40s";
+/// Budget of each exploration on an idle machine (each completes well within it), times the
+/// patience factor: a loaded machine must not cut an exploration short of the race it checks.
+const BUDGET: Duration = Duration::from_secs(40);
 
 /// Loads the app, waits until it has initialised, adds one todo, flushes the trace.
 async fn record(browser: &Browser, url: &str, proxy: &ShepherdProxy) {
@@ -40,7 +43,10 @@ async fn record(browser: &Browser, url: &str, proxy: &ShepherdProxy) {
         .unwrap();
     page.navigate(url).await.unwrap();
     let _ = page
-        .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
+        .wait_quiet(
+            Duration::from_millis(300),
+            shepherd_testkit::patience(Duration::from_secs(10)),
+        )
         .await;
     assert!(
         wait_for(
@@ -79,13 +85,22 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
     let root = support::package_root();
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(shepherd_testkit::sarif_schema(Path::new(env!(
+            "CARGO_TARGET_TMPDIR"
+        ))))
+        .unwrap(),
+    )
+    .unwrap();
+    let schema = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let browser = rt
-        .block_on(Browser::launch(LaunchOptions::default()))
-        .unwrap();
+    let browser = rt.block_on(shepherd_testkit::pages::launch());
     for (app, loses_keystrokes) in APPS {
         let url = format!("{}/examples/{app}/index.html", server.origin());
         let proxy = ShepherdProxy::start(bin, ProxyMode::Record);
@@ -107,28 +122,65 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
             }
         }
         drop(proxy);
+        let budget = shepherd_testkit::patience(BUDGET);
         let started = Instant::now();
         let out = Command::new(bin)
             .arg("explore")
             .arg(&rec)
-            .args(["--bound", "1", "--budget", BUDGET, "--json", "--state"])
+            .args(["--bound", "1", "--json", "--state"])
             .arg(state.path().join("explore"))
+            .arg("--budget")
+            .arg(format!("{}ms", budget.as_millis()))
             .arg("--html")
             .arg(state.path().join("report.html"))
+            .args(["--fail-on", "harmful", "--sarif"])
+            .arg(state.path().join("explore.sarif"))
+            .arg("--junit")
+            .arg(state.path().join("explore.xml"))
             .output()
             .unwrap();
         let took = started.elapsed();
-        assert!(
-            out.status.success(),
-            "{app}: shepherd explore failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
             panic!(
-                "{app}: the report is not JSON ({e}): {}",
-                String::from_utf8_lossy(&out.stdout)
+                "{app}: the report is not JSON ({e}): {}; stderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
             )
         });
+        // `--fail-on harmful`: status 3 exactly when something is harmful, 0 otherwise.
+        let harmful = doc["summary"]["harmful"].as_u64().unwrap_or(0)
+            + doc["disabled"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["verdict"] == "harmful")
+                .count() as u64;
+        assert_eq!(
+            out.status.code(),
+            Some(if harmful > 0 { 3 } else { 0 }),
+            "{app}: {harmful} harmful; shepherd explore said: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sarif: Value =
+            serde_json::from_slice(&std::fs::read(state.path().join("explore.sarif")).unwrap())
+                .unwrap();
+        let errors: Vec<String> = schema.iter_errors(&sarif).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{app}: invalid SARIF: {errors:#?}");
+        let errors_in_log = sarif["runs"][0]["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["level"] == "error")
+            .count() as u64;
+        assert_eq!(
+            errors_in_log, harmful,
+            "{app}: one SARIF error per harmful group"
+        );
+        let junit = std::fs::read_to_string(state.path().join("explore.xml")).unwrap();
+        assert!(
+            junit.contains(&format!("failures=\"{harmful}\"")),
+            "{app}: {junit}"
+        );
         assert_eq!(doc["version"], 1, "{app}");
         let sequences = doc["sequences"].as_u64().unwrap_or(0);
         eprintln!(
@@ -139,7 +191,7 @@ fn todomvc_recordings_explore_and_the_keystroke_loss_is_harmful() {
         );
         assert!(sequences >= 2, "{app}: the exploration ran: {doc:#}");
         assert!(
-            doc["complete"] == true || took >= Duration::from_secs(40),
+            doc["complete"] == true || took >= budget,
             "{app}: stopped before its budget without completing: {doc:#}"
         );
         let state = keep_if_asked(state);

@@ -19,7 +19,8 @@
 mod support;
 
 use serde_json::Value;
-use shepherd_browser::{Browser, LaunchOptions};
+use shepherd_browser::Browser;
+use shepherd_testkit::patience;
 use std::time::Duration;
 use support::{ProxyMode, ShepherdProxy, StaticServer, wait_for};
 
@@ -67,7 +68,10 @@ async fn run_app(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) ->
         .unwrap();
     page.navigate(url).await.unwrap();
     let _ = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
+        .wait_quiet(
+            Duration::from_millis(200),
+            patience(Duration::from_secs(10)),
+        )
         .await;
     let mut steps = Vec::new();
     let long = Duration::from_secs(10);
@@ -108,7 +112,7 @@ async fn run_app(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) ->
     }
     // Let deferred renders (counters, async frameworks) settle before comparing.
     let _ = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_secs(5))
+        .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(5)))
         .await;
     let snapshot = page.evaluate(SNAPSHOT).await.unwrap();
     let runtime = match proxy {
@@ -198,7 +202,7 @@ fn todomvc_apps_behave_identically_through_the_proxy_in_repair_and_record_mode()
         .build()
         .unwrap();
     let failures = rt.block_on(async {
-        let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
+        let browser = shepherd_testkit::pages::launch().await;
         let mut failures: Vec<(String, String)> = Vec::new();
         for app in APPS {
             let url = format!("{}/examples/{app}/index.html", server.origin());

@@ -1,8 +1,10 @@
 //! What a proxy is started with: the response source (chosen once, at start), the rewrite
 //! hook, where traces go, limits and credentials.
 
+use crate::allow::AllowList;
 use crate::limits::{Limits, ProxyAuth};
 use crate::rewrite::Rewriter;
+use crate::site_certs::SiteCertificates;
 use crate::source::ResponseSource;
 use crate::trace_sink::TraceSink;
 use std::net::SocketAddr;
@@ -16,8 +18,14 @@ pub struct ProxyConfig {
     pub source: ResponseSource,
     /// Reverse-proxy target (`https://staging.example`): origin-form requests go there.
     pub reverse: Option<http::Uri>,
-    /// Credentials required from clients (mandatory on non-loopback addresses).
+    /// Credentials required from clients (on non-loopback addresses, these or an
+    /// [`allow`](Self::allow) list are mandatory).
     pub auth: Option<ProxyAuth>,
+    /// Networks clients may connect from (`None`: any); others are closed at accept.
+    pub allow: Option<AllowList>,
+    /// The site's own certificates, shown to browsers that start TLS on the listener itself
+    /// (reverse mode) instead of a leaf of the CA.
+    pub site_certs: Arc<SiteCertificates>,
     /// The runtime served at `/__shepherd/runtime.js`.
     pub runtime_js: bytes::Bytes,
     /// The rewrite hook; `None` passes every body through untouched.
@@ -45,6 +53,8 @@ impl ProxyConfig {
             source,
             reverse: None,
             auth: None,
+            allow: None,
+            site_certs: Arc::new(SiteCertificates::default()),
             runtime_js: bytes::Bytes::new(),
             rewriter: None,
             trace_sink: None,

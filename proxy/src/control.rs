@@ -13,10 +13,11 @@
 //! | `POST /control/reset` | rewind the replay queues (409 when not replaying) |
 //! | `GET /control/repair` | repair policies' figures per page (`repair_stats`) |
 //! | `GET /stats` | the proxy's counters |
+//! | `GET /metrics` | Prometheus metrics (`metrics`): counters, connections, repair by policy |
 
 use crate::body::ProxyBody;
 use crate::query;
-use crate::respond::{json, simple, simple_with};
+use crate::respond::{json, simple, simple_with, with_type};
 use crate::state::Shared;
 use http::header::{self, HeaderName};
 use http::{Method, Request, Response, StatusCode};
@@ -81,10 +82,80 @@ fn answer(shared: &Shared, req: &Request<Incoming>) -> Response<ProxyBody> {
     if path == "/stats" && req.method() == Method::GET {
         return json(stats(shared));
     }
+    if path == "/metrics" && req.method() == Method::GET {
+        return with_type(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            ProxyBody::full(bytes::Bytes::from(metrics_text(shared))),
+        );
+    }
     match path.strip_prefix("/control/") {
         Some(what) => control(shared, req.method(), what, query),
         None => simple(StatusCode::NOT_FOUND, "no such control endpoint\n"),
     }
+}
+
+/// The Prometheus exposition of the proxy's counters and metrics.
+pub(crate) fn metrics_text(shared: &Shared) -> String {
+    let s = &shared.stats;
+    let n = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let held = u64::try_from(shared.holds.pending().len()).unwrap_or(u64::MAX);
+    shared.metrics.render(&[
+        (
+            "shepherd_requests_total",
+            "counter",
+            "HTTP requests handled.",
+            n(&s.requests),
+        ),
+        (
+            "shepherd_rejected_requests_total",
+            "counter",
+            "Requests refused: malformed, unauthenticated, or over a limit.",
+            n(&s.rejected),
+        ),
+        (
+            "shepherd_connections_total",
+            "counter",
+            "Client connections accepted.",
+            n(&s.connections),
+        ),
+        (
+            "shepherd_open_connections",
+            "gauge",
+            "Client connections open now.",
+            n(&s.open_connections),
+        ),
+        (
+            "shepherd_refused_connections_total",
+            "counter",
+            "Connections closed at accept: their address is outside --allow.",
+            n(&s.refused_network),
+        ),
+        (
+            "shepherd_upstream_connects_total",
+            "counter",
+            "Connections opened towards origins.",
+            n(&s.upstream_connects),
+        ),
+        (
+            "shepherd_replay_misses_total",
+            "counter",
+            "Requests no recorded exchange matched (replay).",
+            n(&s.replay_misses),
+        ),
+        (
+            "shepherd_held_responses",
+            "gauge",
+            "Responses held by the control surface now.",
+            held,
+        ),
+        (
+            "shepherd_page_holds",
+            "gauge",
+            "Responses pages hold for themselves now (repair policies postponing scripts).",
+            u64::try_from(shared.page_holds.waiting()).unwrap_or(u64::MAX),
+        ),
+    ])
 }
 
 /// The counters, as `GET /stats` answers them.

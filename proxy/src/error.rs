@@ -13,9 +13,9 @@ pub enum ProxyError {
         /// Cause.
         source: std::io::Error,
     },
-    /// A non-loopback address without `--auth`.
+    /// A non-loopback address without `--auth` or `--allow`.
     #[error(
-        "refusing to listen on non-loopback address {0} without --auth user:pass (anyone on the network could use the proxy)"
+        "refusing to listen on non-loopback address {0} without --auth user:pass or --allow CIDR (anyone on the network could use the proxy)"
     )]
     NeedsAuth(SocketAddr),
     /// TLS configuration failed.

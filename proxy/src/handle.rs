@@ -78,6 +78,26 @@ impl ProxyHandle {
         self.shared.page_holds.waiting()
     }
 
+    /// Replaces the runtime served at `/__shepherd/runtime.js` (repair policies reloaded):
+    /// documents loaded from now on get it; pages already open keep theirs.
+    pub fn set_runtime_js(&self, js: bytes::Bytes) {
+        *self
+            .shared
+            .runtime_js
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = js;
+    }
+
+    /// The Prometheus metrics (also served at `GET /metrics` on the control listener).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.shared.metrics
+    }
+
+    /// The metrics as the control listener's `GET /metrics` answers them.
+    pub fn metrics_text(&self) -> String {
+        crate::control::metrics_text(&self.shared)
+    }
+
     /// Counters.
     pub fn stats(&self) -> &Stats {
         &self.shared.stats

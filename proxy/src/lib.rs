@@ -4,6 +4,7 @@
 //! Start one with [`Proxy::start`]; the returned [`ProxyHandle`] gives the bound address, the
 //! per-run secret, the hold controller and counters, and shuts the proxy down when dropped.
 
+pub mod allow;
 pub mod body;
 pub mod ca;
 mod ca_page;
@@ -15,6 +16,7 @@ mod handle;
 pub mod headers;
 pub mod holds;
 pub mod limits;
+pub mod metrics;
 pub mod page_holds;
 mod pipeline;
 mod query;
@@ -26,6 +28,7 @@ pub mod rewrite;
 mod route;
 mod secret;
 mod server;
+pub mod site_certs;
 mod source;
 mod source_map;
 mod state;
@@ -35,6 +38,7 @@ mod trace_sink;
 pub mod upstream;
 mod ws_frames;
 
+pub use allow::AllowList;
 pub use ca::CertificateAuthority;
 pub use config::ProxyConfig;
 pub use error::ProxyError;
@@ -47,6 +51,7 @@ pub use pipeline::split_before_scripts;
 pub use repair_stats::{Incident, PageSummary};
 pub use rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 pub use secret::random_secret;
+pub use site_certs::SiteCertificates;
 pub use source::{ReplayOptions, ResponseSource};
 pub use stats::Stats;
 pub use tls::UpstreamTrust;

@@ -174,9 +174,12 @@ mod tests {
 
     #[tokio::test]
     async fn release_before_or_after_the_request() {
-        let h = std::sync::Arc::new(PageHolds::new(Duration::from_secs(5)));
+        // The hold limit is far beyond the waits below, so only a release can end them; the
+        // waits themselves end as soon as the release arrives.
+        let limit = shepherd_testkit::patience(Duration::from_secs(5));
+        let h = std::sync::Arc::new(PageHolds::new(limit * 10));
         assert!(h.release(T, 1));
-        tokio::time::timeout(Duration::from_millis(200), h.wait((T.into(), 1)))
+        tokio::time::timeout(limit, h.wait((T.into(), 1)))
             .await
             .expect("released early");
         let h2 = h.clone();
@@ -185,7 +188,7 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert!(h.release(T, 2));
-        tokio::time::timeout(Duration::from_millis(200), w)
+        tokio::time::timeout(limit, w)
             .await
             .expect("released")
             .unwrap();

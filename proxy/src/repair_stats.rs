@@ -68,6 +68,23 @@ pub struct PageSummary {
     pub incidents: Vec<Incident>,
 }
 
+/// What one report adds to its document's previous one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportDelta {
+    /// The policies in force in the document.
+    pub policies: Vec<String>,
+    /// The document's first report.
+    pub first: bool,
+    /// Events postponed since the previous report.
+    pub postponed: u64,
+    /// User events discarded since the previous report.
+    pub discarded: u64,
+    /// Waits of the events postponed since (ms).
+    pub delays: Vec<f64>,
+    /// Incidents since.
+    pub incidents: Vec<Incident>,
+}
+
 /// The reports of one proxy.
 #[derive(Default)]
 pub struct RepairStats {
@@ -87,13 +104,15 @@ fn page_key(url: &str) -> String {
 
 impl RepairStats {
     /// Stores `body` (JSON) as document `doc`'s latest report, when its page is on `origin`
-    /// (`same_origin`); logs it and any incident it adds. `Err` explains a refusal.
+    /// (`same_origin`); logs it and any incident it adds, and returns what it adds to the
+    /// document's previous report (reports are cumulative), for the metrics. `Err` explains a
+    /// refusal.
     pub(crate) fn accept(
         &self,
         doc: &str,
         body: &[u8],
         same_origin: impl Fn(&str) -> bool,
-    ) -> Result<(), String> {
+    ) -> Result<ReportDelta, String> {
         let mut r: Report =
             serde_json::from_slice(body).map_err(|e| format!("not a repair report: {e}"))?;
         if !same_origin(&r.page) {
@@ -104,6 +123,24 @@ impl RepairStats {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let (docs, order) = &mut *g;
         let seen = docs.get(doc).map_or(0, |old| old.incidents.len());
+        let delta = match docs.get(doc) {
+            Some(old) => ReportDelta {
+                policies: r.policies.clone(),
+                first: false,
+                postponed: r.postponed.saturating_sub(old.postponed),
+                discarded: r.discarded.saturating_sub(old.discarded),
+                delays: r.delays.get(old.delays.len()..).unwrap_or(&[]).to_vec(),
+                incidents: r.incidents.get(seen..).unwrap_or(&[]).to_vec(),
+            },
+            None => ReportDelta {
+                policies: r.policies.clone(),
+                first: true,
+                postponed: r.postponed,
+                discarded: r.discarded,
+                delays: r.delays.clone(),
+                incidents: r.incidents.clone(),
+            },
+        };
         for i in r.incidents.iter().skip(seen) {
             tracing::warn!(
                 page = %page_key(&r.page), policy = %i.policy, rule = %i.rule, event = %i.event,
@@ -127,7 +164,7 @@ impl RepairStats {
                 }
             }
         }
-        Ok(())
+        Ok(delta)
     }
 
     /// Per-page summaries, by page URL.
@@ -189,8 +226,20 @@ mod tests {
         let r1 = br#"{"page":"https://a.test/x?q=1","policies":["init-user"],"postponed":1,"discarded":0,"delays":[10],"incidents":[]}"#;
         let r2 = br#"{"page":"https://a.test/x?q=1","policies":["init-user"],"postponed":3,"discarded":1,"delays":[10,20,400],"incidents":[{"policy":"init-user","rule":"init-user:6","event":"click","delayMs":10000,"what":"held"}]}"#;
         let r3 = br#"{"page":"https://a.test/x","postponed":1,"delays":[30]}"#;
-        s.accept("d1", r1, ok).unwrap();
-        s.accept("d1", r2, ok).unwrap();
+        let d1 = s.accept("d1", r1, ok).unwrap();
+        assert!(d1.first);
+        let d2 = s.accept("d1", r2, ok).unwrap();
+        assert_eq!(
+            (
+                d2.first,
+                d2.postponed,
+                d2.discarded,
+                d2.delays,
+                d2.incidents.len()
+            ),
+            (false, 2, 1, vec![20.0, 400.0], 1),
+            "only what the second report adds"
+        );
         s.accept("d2", r3, ok).unwrap();
         let sum = s.summary();
         assert_eq!(sum.len(), 1);

@@ -36,7 +36,13 @@ pub(crate) async fn handle(
         (Method::GET, "/runtime.js") => with_type(
             StatusCode::OK,
             "application/javascript; charset=utf-8",
-            ProxyBody::full(shared.runtime_js.clone()),
+            ProxyBody::full(
+                shared
+                    .runtime_js
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+            ),
         ),
         (Method::POST, "/trace" | "/instrument" | "/hold/release" | "/repair") => {
             let origin = target.origin();
@@ -148,7 +154,10 @@ async fn repair(
         .repair
         .accept(&doc, &body, |page| target.same_origin(page))
     {
-        Ok(()) => with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty),
+        Ok(delta) => {
+            shared.metrics.report(&delta);
+            with_type(StatusCode::NO_CONTENT, "text/plain", ProxyBody::Empty)
+        }
         Err(e) => {
             tracing::info!(origin = %target.authority, "repair report refused: {e}");
             simple(StatusCode::BAD_REQUEST, "repair report refused\n")

@@ -45,7 +45,7 @@ pub(crate) async fn start(
     config: ProxyConfig,
     ca: Arc<CertificateAuthority>,
 ) -> Result<Running, ProxyError> {
-    if !config.listen.ip().is_loopback() && config.auth.is_none() {
+    if !config.listen.ip().is_loopback() && config.auth.is_none() && config.allow.is_none() {
         return Err(ProxyError::NeedsAuth(config.listen));
     }
     let stats = Stats::default();
@@ -91,7 +91,10 @@ pub(crate) async fn start(
         source,
         reverse,
         auth: config.auth,
-        runtime_js: config.runtime_js,
+        allow: config.allow,
+        site_certs: config.site_certs,
+        runtime_js: std::sync::RwLock::new(config.runtime_js),
+        metrics: crate::metrics::Metrics::default(),
         rewriter: config.rewriter,
         traces,
         holds: Arc::new(Holds::default()),
@@ -159,6 +162,17 @@ async fn accept_loop(
                 continue;
             }
         };
+        if let Some(allow) = &shared.allow
+            && !allow.allows(peer.ip())
+        {
+            // Closed before a byte is read: nothing outside the allowed networks reaches the
+            // site or the proxy. Logged at debug: a scan would flood the log.
+            shared.stats.refused_network.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(%peer, "connection from outside --allow, closed");
+            drop(tcp);
+            continue;
+        }
+        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
         let permit = match slots.clone().try_acquire_owned() {
             Ok(p) => Some(p),
             // Over the cap: wait for a slot, a bounded number of connections for a bounded
@@ -193,8 +207,25 @@ async fn accept_loop(
                 }
             };
             let _ = tcp.set_nodelay(true);
-            serve_client(shared, tcp, peer, Arc::new(permit)).await;
+            let _open = OpenConnection::new(&shared.stats);
+            serve_client(shared.clone(), tcp, peer, Arc::new(permit)).await;
         });
+    }
+}
+
+/// Counts a client connection as open for as long as it lives.
+struct OpenConnection<'a>(&'a Stats);
+
+impl<'a> OpenConnection<'a> {
+    fn new(stats: &'a Stats) -> Self {
+        stats.open_connections.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(stats)
+    }
+}
+
+impl Drop for OpenConnection<'_> {
+    fn drop(&mut self) {
+        self.0.open_connections.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -252,15 +283,8 @@ async fn outer(
         return Ok(crate::route::handle(shared, target, req).await);
     }
     if let Some(target) = shared.reverse.clone() {
-        if let Some(auth) = &shared.auth
-            && !auth.check(req.headers().get(header::AUTHORIZATION))
-            && !req.uri().path().starts_with("/__shepherd/")
-        {
-            return Ok(respond::simple_with(
-                StatusCode::UNAUTHORIZED,
-                "authentication required\n",
-                Some((header::WWW_AUTHENTICATE, "Basic realm=\"shepherd\"")),
-            ));
+        if let Some(resp) = check_visitor_auth(&shared, &req) {
+            return Ok(resp);
         }
         return Ok(crate::route::handle(shared, target, req).await);
     }
@@ -285,6 +309,24 @@ async fn outer(
     Ok(respond::simple(
         StatusCode::BAD_REQUEST,
         "Shepherd is a proxy: configure it as the browser's HTTP proxy (see http://shepherd.ca/)\n",
+    ))
+}
+
+/// In reverse mode every visitor sends the credentials (`Authorization: Basic`), on plain
+/// HTTP and on TLS alike; pages' own calls to the reserved namespace carry their page
+/// credential instead.
+fn check_visitor_auth(shared: &Shared, req: &Request<Incoming>) -> Option<Response<ProxyBody>> {
+    let auth = shared.auth.as_ref()?;
+    if auth.check(req.headers().get(header::AUTHORIZATION))
+        || req.uri().path().starts_with("/__shepherd/")
+    {
+        return None;
+    }
+    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+    Some(respond::simple_with(
+        StatusCode::UNAUTHORIZED,
+        "authentication required\n",
+        Some((header::WWW_AUTHENTICATE, "Basic realm=\"shepherd\"")),
     ))
 }
 
@@ -354,7 +396,7 @@ where
             scheme: Scheme::HTTP,
             authority,
         };
-        serve_intercepted(shared, io, peer, target).await;
+        serve_intercepted(shared, io, peer, target, false).await;
     }
 }
 
@@ -369,32 +411,41 @@ async fn intercept_tls<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // TLS started on the listener itself (not inside a CONNECT tunnel): a visitor of the
+    // reverse proxy, who gets the site's own certificate when one is configured.
+    let direct = connect_authority.is_none();
     let acceptor = tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), io);
     let handshake = async {
         let start = acceptor.await.map_err(|e| format!("client hello: {e}"))?;
         let sni = start.client_hello().server_name().map(str::to_owned);
-        let cert_host = match (&sni, &connect_authority) {
-            (Some(s), _) => s.clone(),
-            (None, Some(a)) => a.host().to_string(),
-            (None, None) => match &target {
-                Some(t) => t.host().to_string(),
-                None => return Err("TLS without SNI on the listener".to_string()),
-            },
+        let config = match shared.site_certs.for_name(sni.as_deref(), direct) {
+            Some(site) => site,
+            None => {
+                let cert_host = match (&sni, &connect_authority) {
+                    (Some(s), _) => s.clone(),
+                    (None, Some(a)) => a.host().to_string(),
+                    (None, None) => match &target {
+                        Some(t) => t.host().to_string(),
+                        None => return Err("TLS without SNI on the listener".to_string()),
+                    },
+                };
+                let mut config = shared
+                    .ca
+                    .server_config(&cert_host)
+                    .await
+                    .map_err(|e| format!("certificate for {cert_host}: {e}"))?;
+                // A replay offers the protocol the origin spoke when it was recorded.
+                let origin = connect_authority
+                    .as_ref()
+                    .map(Authority::as_str)
+                    .or(sni.as_deref())
+                    .or(target.as_ref().map(|t| t.authority.as_str()));
+                if let Some(origin) = origin {
+                    config = shared.source.tls_config(origin, &cert_host, config);
+                }
+                config
+            }
         };
-        let mut config = shared
-            .ca
-            .server_config(&cert_host)
-            .await
-            .map_err(|e| format!("certificate for {cert_host}: {e}"))?;
-        // A replay offers the protocol the origin spoke when it was recorded.
-        let origin = connect_authority
-            .as_ref()
-            .map(Authority::as_str)
-            .or(sni.as_deref())
-            .or(target.as_ref().map(|t| t.authority.as_str()));
-        if let Some(origin) = origin {
-            config = shared.source.tls_config(origin, &cert_host, config);
-        }
         let tls = start
             .into_stream(config)
             .await
@@ -421,11 +472,19 @@ async fn intercept_tls<S>(
             }
         }
     };
-    serve_intercepted(shared, tls, peer, target).await;
+    let visitors = direct && shared.reverse.is_some();
+    serve_intercepted(shared, tls, peer, target, visitors).await;
 }
 
-async fn serve_intercepted<S>(shared: Arc<Shared>, io: S, peer: SocketAddr, target: Target)
-where
+/// The inner HTTP server on an intercepted stream; `visitors`: the stream is a reverse
+/// proxy's visitor's (credentials checked per request, as on plain HTTP).
+async fn serve_intercepted<S>(
+    shared: Arc<Shared>,
+    io: S,
+    peer: SocketAddr,
+    target: Target,
+    visitors: bool,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let target = Arc::new(target);
@@ -435,6 +494,9 @@ where
         let target = target.clone();
         async move {
             shared.stats.requests.fetch_add(1, Ordering::Relaxed);
+            if visitors && let Some(resp) = check_visitor_auth(&shared, &req) {
+                return Ok::<_, Infallible>(resp);
+            }
             Ok::<_, Infallible>(crate::route::handle(shared, (*target).clone(), req).await)
         }
     });

@@ -1,13 +1,16 @@
 //! What every connection of one proxy shares: the response source chosen at start, the rewrite
 //! hook, holds, limits and counters; and the origin a connection's requests go to.
 
+use crate::allow::AllowList;
 use crate::ca::CertificateAuthority;
 use crate::holds::Holds;
 use crate::limits::{Limits, ProxyAuth};
+use crate::metrics::Metrics;
 use crate::page_holds::PageHolds;
 use crate::repair_stats::RepairStats;
 use crate::rewrite::Rewriter;
 use crate::secret::Secrets;
+use crate::site_certs::SiteCertificates;
 use crate::source::Source;
 use crate::stats::Stats;
 use crate::trace_sink::TraceSink;
@@ -24,7 +27,14 @@ pub(crate) struct Shared {
     pub source: Source,
     pub reverse: Option<Target>,
     pub auth: Option<ProxyAuth>,
-    pub runtime_js: bytes::Bytes,
+    /// Networks clients may connect from (`None`: any).
+    pub allow: Option<AllowList>,
+    /// The site's own certificates (reverse mode).
+    pub site_certs: Arc<SiteCertificates>,
+    /// The runtime served at `/__shepherd/runtime.js`; replaced when policies are reloaded.
+    pub runtime_js: std::sync::RwLock<bytes::Bytes>,
+    /// Prometheus metrics beside the counters of `stats`.
+    pub metrics: Metrics,
     pub rewriter: Option<Arc<dyn Rewriter>>,
     /// Where pages' trace uploads go; `None`: this proxy keeps no traces.
     pub traces: Option<Arc<dyn TraceSink>>,

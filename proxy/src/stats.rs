@@ -10,6 +10,12 @@ pub struct Stats {
     pub upstream_connects: Arc<AtomicU64>,
     /// Requests handled.
     pub requests: AtomicU64,
+    /// Client connections accepted.
+    pub connections: AtomicU64,
+    /// Client connections open now.
+    pub open_connections: AtomicU64,
+    /// Connections closed at accept: their address is outside the allow list.
+    pub refused_network: AtomicU64,
     /// Replay misses.
     pub replay_misses: AtomicU64,
     /// Malformed or refused requests.

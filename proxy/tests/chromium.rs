@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use shepherd_testkit::patience;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -20,7 +21,7 @@ async fn chromium_loads_an_https_page_through_the_proxy() {
     let url = format!("https://localhost:{}/page.html", origin.addr.port());
     let profile = dir.path().join("profile");
     let out = tokio::time::timeout(
-        Duration::from_secs(60),
+        patience(Duration::from_secs(60)),
         tokio::process::Command::new(&chromium)
             .args([
                 "--headless",
@@ -83,8 +84,11 @@ fn conversation_js(authority: &str) -> String {
                 else {{ ws.close(); resolve(got.join('|')); }}
             }};
             ws.onerror = () => reject('WebSocket error after ' + got.join('|'));
-            setTimeout(() => reject('timeout after ' + got.join('|')), 10000);
-        }})"#
+            setTimeout(() => reject('timeout after ' + got.join('|')), {limit_ms});
+        }})"#,
+        // Below the command limit of the evaluate call that waits for it (8 s, times the same
+        // factor).
+        limit_ms = patience(Duration::from_secs(6)).as_millis()
     )
 }
 
@@ -93,14 +97,13 @@ async fn chromium_conversation(
     spki: String,
     authority: &str,
 ) -> String {
-    let browser = shepherd_browser::Browser::launch(shepherd_browser::LaunchOptions {
+    let browser = shepherd_testkit::pages::launch_with(shepherd_browser::LaunchOptions {
         proxy: Some(proxy.addr().to_string()),
         spki_allow: vec![spki],
         bypass_loopback_proxy: true,
         ..Default::default()
     })
-    .await
-    .unwrap();
+    .await;
     let page = browser.new_page().await.unwrap();
     page.navigate(&format!("https://{authority}/page.html"))
         .await

@@ -400,3 +400,61 @@ async fn reverse_proxy_mode() {
         "{out}"
     );
 }
+
+/// A reverse proxy's visitors who start TLS on the listener get the site's own certificate
+/// (not a leaf of the CA) and must send the credentials like plain-HTTP visitors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reverse_tls_visitors_get_the_site_certificate_and_need_the_credentials() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let origin = Origin::start(false, false).await;
+    let port = origin.addr.port();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["site.test".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cert_pem, key_pem) = (cert.pem(), key.serialize_pem());
+    let certs = shepherd_proxy::SiteCertificates::from_pem(&[(&cert_pem, &key_pem)]).unwrap();
+    let (proxy, _) = start_proxy(Source::Serve, None, |c| {
+        c.reverse = Some(format!("http://127.0.0.1:{port}").parse().unwrap());
+        c.auth = Some(shepherd_proxy::ProxyAuth::parse("u:p").unwrap());
+        c.site_certs = Arc::new(certs);
+    })
+    .await;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.der().clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let get = |auth: &'static str| {
+        let connector = connector.clone();
+        let addr = proxy.addr();
+        async move {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let name = rustls::pki_types::ServerName::try_from("site.test").unwrap();
+            // Verified against the site's certificate only: a CA leaf would fail here.
+            let mut tls = connector.connect(name, tcp).await.unwrap();
+            tls.write_all(
+                format!(
+                    "GET /hello HTTP/1.1\r\nHost: site.test\r\n{auth}Connection: close\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+            let mut out = Vec::new();
+            let _ = tls.read_to_end(&mut out).await;
+            String::from_utf8_lossy(&out).into_owned()
+        }
+    };
+    let out = get("").await;
+    assert!(out.starts_with("HTTP/1.1 401"), "{out}");
+    let out = get("Authorization: Basic dTpw\r\n").await;
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    assert!(out.ends_with("hello from origin"), "{out}");
+}

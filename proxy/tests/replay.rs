@@ -12,6 +12,7 @@ use common::*;
 use http::Request;
 use http_body_util::{BodyExt, Full};
 use shepherd_proxy::ReplayOptions;
+use shepherd_testkit::patience;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -133,7 +134,9 @@ async fn holds_and_chunked_html_release() {
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
     let url = format!("https://{authority}/hello");
     let task = tokio::spawn(async move { client.get(&url).await });
-    let held = holds.wait_pending(1, Duration::from_secs(5)).await;
+    let held = holds
+        .wait_pending(1, patience(Duration::from_secs(5)))
+        .await;
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].kind, "response");
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -154,7 +157,9 @@ async fn holds_and_chunked_html_release() {
     let resp = client.send(req).await;
     assert_eq!(resp.status(), 200);
     let mut body = resp.into_body();
-    let chunks = holds.wait_pending(3, Duration::from_secs(5)).await;
+    let chunks = holds
+        .wait_pending(3, patience(Duration::from_secs(5)))
+        .await;
     assert_eq!(chunks.len(), 3, "{chunks:?}");
     assert_eq!(chunks[0].chunk, Some((0, 3)));
     let mut received = Vec::new();
@@ -182,7 +187,8 @@ async fn holds_and_chunked_html_release() {
 /// Waits until no recorder holds `rec` any more (a stopped proxy's last connections let go of
 /// it a moment after shutdown).
 async fn wait_until_released(rec: &std::path::Path) {
-    for _ in 0..100 {
+    let deadline = std::time::Instant::now() + patience(Duration::from_secs(2));
+    while std::time::Instant::now() < deadline {
         if shepherd_recording::Recording::open(rec).is_ok() {
             return;
         }
@@ -294,7 +300,9 @@ async fn live_sources_hold_too_and_serve_keeps_no_traces() {
     let mut client = Client::https(proxy.addr(), &authority, &ca, &[b"h2"]).await;
     let url = format!("https://{authority}/hello");
     let task = tokio::spawn(async move { client.get(&url).await });
-    let held = holds.wait_pending(1, Duration::from_secs(5)).await;
+    let held = holds
+        .wait_pending(1, patience(Duration::from_secs(5)))
+        .await;
     assert_eq!(held.len(), 1, "a live response is held like a replayed one");
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!task.is_finished(), "held response was delivered");
@@ -356,7 +364,7 @@ async fn sigkill_during_recording_keeps_committed_exchanges() {
         .unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let addr = loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        let line = tokio::time::timeout(patience(Duration::from_secs(30)), lines.next_line())
             .await
             .unwrap()
             .unwrap()
@@ -378,7 +386,7 @@ async fn sigkill_during_recording_keeps_committed_exchanges() {
         assert_eq!(resp.status(), 200);
     }
     // Committed exchanges become visible to readers; wait for them, then kill.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + patience(Duration::from_secs(10));
     loop {
         let n = shepherd_recording::Recording::open_readonly(&rec)
             .and_then(|r| r.exchange_count())

@@ -11,6 +11,7 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use shepherd_proxy::ReplayOptions;
+use shepherd_testkit::patience;
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -21,10 +22,17 @@ fn short_body_timeout(c: &mut shepherd_proxy::ProxyConfig) {
     c.limits.body_timeout = IDLE;
 }
 
-/// Reads what the proxy sends until it closes the stream (or 10 s pass).
+/// A cut after the configured [`IDLE`] comes long before half the default body timeout (30 s),
+/// however loaded the machine: a cut that late would be the default's, not the configuration's.
+fn before_the_default() -> Duration {
+    shepherd_proxy::Limits::default().body_timeout / 2
+}
+
+/// Reads what the proxy sends until it closes the stream (or 10 s, times the patience factor,
+/// pass).
 async fn read_until_closed(tls: &mut (impl AsyncReadExt + Unpin)) -> (String, bool) {
     let mut out = Vec::new();
-    let closed = tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut out))
+    let closed = tokio::time::timeout(patience(Duration::from_secs(10)), tls.read_to_end(&mut out))
         .await
         .is_ok();
     (String::from_utf8_lossy(&out).into_owned(), closed)
@@ -62,7 +70,10 @@ async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_ser
         waited >= IDLE,
         "cut off after {waited:?}, before the timeout"
     );
-    assert!(waited < IDLE * 8, "cut off only after {waited:?}");
+    assert!(
+        waited < before_the_default(),
+        "cut off only after {waited:?}"
+    );
 
     let (resp, _) = other.get(&format!("https://{authority}/hello")).await;
     assert_eq!(resp.status(), 200, "the proxy keeps serving after the cut");
@@ -70,11 +81,18 @@ async fn stalled_h1_body_gets_408_and_the_connection_closes_while_others_are_ser
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn body_that_keeps_trickling_within_the_timeout_completes() {
+    // The gaps between bytes must stay under the timeout however late a loaded machine wakes
+    // the writer: 120 ms gaps against a 2 s timeout leave sixteenfold room, and the twenty
+    // bytes take longer in total than the timeout.
+    const TRICKLE_IDLE: Duration = Duration::from_secs(2);
     let origin = Origin::start(true, true).await;
-    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), short_body_timeout).await;
+    let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |c| {
+        c.limits.body_timeout = TRICKLE_IDLE;
+    })
+    .await;
     let authority = format!("localhost:{}", origin.addr.port());
     let mut tls = connect_tls(proxy.addr(), &authority, "localhost", &ca, &[b"http/1.1"]).await;
-    let payload = b"0123456789";
+    let payload = b"01234567890123456789";
     tls.write_all(
         format!(
             "POST /echo HTTP/1.1\r\nHost: {authority}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -84,14 +102,14 @@ async fn body_that_keeps_trickling_within_the_timeout_completes() {
     )
     .await
     .unwrap();
-    // Ten bytes over ~2 s: longer than the idle timeout in total, never idle that long.
+    // Twenty bytes over ~2.4 s: longer than the idle timeout in total, never idle that long.
     for b in payload {
-        tokio::time::sleep(IDLE / 3).await;
+        tokio::time::sleep(Duration::from_millis(120)).await;
         tls.write_all(std::slice::from_ref(b)).await.unwrap();
     }
     let (answer, _) = read_until_closed(&mut tls).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "answer: {answer}");
-    assert!(answer.ends_with("0123456789"), "answer: {answer}");
+    assert!(answer.ends_with("01234567890123456789"), "answer: {answer}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,14 +138,17 @@ async fn stalled_h2_body_gets_408_on_its_stream_and_the_connection_lives_on() {
         .body(StreamBody::new(Box::pin(stream)).boxed())
         .unwrap();
     let started = Instant::now();
-    let resp = tokio::time::timeout(Duration::from_secs(10), send.send_request(req))
+    let resp = tokio::time::timeout(patience(Duration::from_secs(10)), send.send_request(req))
         .await
         .expect("a 408 within the timeout")
         .unwrap();
     let waited = started.elapsed();
     assert_eq!(resp.status(), 408);
     assert!(resp.headers().get("connection").is_none());
-    assert!(waited >= IDLE && waited < IDLE * 8, "after {waited:?}");
+    assert!(
+        waited >= IDLE && waited < before_the_default(),
+        "after {waited:?}"
+    );
     drop(tx);
 
     // The same connection serves the next stream.
@@ -177,10 +198,14 @@ async fn stalled_body_in_replay_gets_408() {
 async fn connections_over_the_cap_wait_in_a_bounded_queue_or_are_closed_at_once() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let origin = Origin::start(false, false).await;
+    // "Closed at once" is told from "closed after waiting" by a read limit far below the wait
+    // limit (the same factor scales both), and the waiting connection must not give up before
+    // the test frees a slot, however slow the machine.
+    let read_limit = patience(Duration::from_secs(2));
     let (proxy, _ca) = start_proxy(Source::Serve, None, |c| {
         c.limits.max_connections = 2;
         c.limits.max_waiting = 1;
-        c.limits.wait_timeout = Duration::from_secs(5);
+        c.limits.wait_timeout = patience(Duration::from_secs(60));
     })
     .await;
     let connect = || tokio::net::TcpStream::connect(proxy.addr());
@@ -204,7 +229,7 @@ async fn connections_over_the_cap_wait_in_a_bounded_queue_or_are_closed_at_once(
     // The fourth finds the queue full: closed at once, not left to time out.
     let mut fourth = connect().await.unwrap();
     let mut buf = [0u8; 16];
-    let read = tokio::time::timeout(Duration::from_secs(2), fourth.read(&mut buf)).await;
+    let read = tokio::time::timeout(read_limit, fourth.read(&mut buf)).await;
     assert!(
         matches!(read, Ok(Ok(0)) | Ok(Err(_))),
         "the connection over the queue was not closed at once: {read:?}"
@@ -215,7 +240,7 @@ async fn connections_over_the_cap_wait_in_a_bounded_queue_or_are_closed_at_once(
     );
     // A slot frees: the waiting one is served.
     drop(first);
-    let answer = tokio::time::timeout(Duration::from_secs(5), waiter)
+    let answer = tokio::time::timeout(patience(Duration::from_secs(5)), waiter)
         .await
         .expect("the waiting connection got a slot")
         .unwrap();
@@ -234,9 +259,13 @@ async fn connections_over_the_cap_wait_in_a_bounded_queue_or_are_closed_at_once(
 async fn a_connect_tunnel_keeps_its_connection_slot() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let origin = Origin::start(true, false).await;
+    // A connection let in by mistake would idle until the header timeout and then be closed,
+    // which a read could take for "closed at once": that timeout is set far beyond the read's.
+    let read_limit = patience(Duration::from_secs(2));
     let (proxy, ca) = start_proxy(Source::Serve, Some(&origin.ca_der), |c| {
         c.limits.max_connections = 1;
         c.limits.max_waiting = 0;
+        c.limits.header_timeout = read_limit * 30;
     })
     .await;
     let authority = format!("localhost:{}", origin.addr.port());
@@ -252,7 +281,7 @@ async fn a_connect_tunnel_keeps_its_connection_slot() {
     // the next connection is over the cap with no room to wait: closed at once.
     let mut next = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
     let mut buf = [0u8; 16];
-    let read = tokio::time::timeout(Duration::from_secs(2), next.read(&mut buf)).await;
+    let read = tokio::time::timeout(read_limit, next.read(&mut buf)).await;
     assert!(
         matches!(read, Ok(Ok(0)) | Ok(Err(_))),
         "a connection beyond the tunnel's slot was let in: {read:?}"

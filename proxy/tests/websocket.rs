@@ -12,6 +12,7 @@ use common::*;
 use futures_util::{SinkExt, StreamExt};
 use shepherd_proxy::ReplayOptions;
 use shepherd_recording::{Recording, WsKind};
+use shepherd_testkit::patience;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::{self, Message};
 
@@ -52,9 +53,9 @@ async fn open_with_head(
 }
 
 async fn next_message(ws: &mut Ws) -> Message {
-    tokio::time::timeout(Duration::from_secs(5), ws.next())
+    tokio::time::timeout(patience(Duration::from_secs(5)), ws.next())
         .await
-        .expect("a message within 5 s")
+        .expect("a message in time")
         .expect("stream open")
         .expect("no error")
 }
@@ -76,7 +77,9 @@ async fn converse(ws: &mut Ws) {
     assert_eq!(next_message(ws).await, Message::text(long));
     ws.close(None).await.unwrap();
     // The closing handshake completes.
-    while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_secs(5), ws.next()).await {}
+    while let Ok(Some(Ok(_))) =
+        tokio::time::timeout(patience(Duration::from_secs(5)), ws.next()).await
+    {}
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,7 +25,8 @@ pub struct InstrumentRewriter {
     cache: Arc<ScriptCache>,
     /// The runtime configuration worker scripts are rendered with (the page credential is
     /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
-    worker_runtime: shepherd_runtime::Config,
+    /// Replaced when repair policies are reloaded ([`InstrumentRewriter::set_worker_runtime`]).
+    worker_runtime: std::sync::RwLock<shepherd_runtime::Config>,
 }
 
 impl InstrumentRewriter {
@@ -38,17 +39,25 @@ impl InstrumentRewriter {
         Ok(InstrumentRewriter {
             mode,
             cache,
-            worker_runtime,
+            worker_runtime: std::sync::RwLock::new(worker_runtime),
         })
     }
 
     /// Renders worker scripts' runtime from `config` (the run's seed, clock, determinism; its
     /// secret is dropped) instead of the defaults.
-    pub fn with_worker_runtime(mut self, config: &shepherd_runtime::Config) -> Self {
+    pub fn with_worker_runtime(self, config: &shepherd_runtime::Config) -> Self {
+        self.set_worker_runtime(config);
+        self
+    }
+
+    /// Renders worker scripts served from now on from `config` (its secret dropped).
+    pub fn set_worker_runtime(&self, config: &shepherd_runtime::Config) {
         let mut config = config.clone();
         config.secret = String::new();
-        self.worker_runtime = config;
-        self
+        *self
+            .worker_runtime
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = config;
     }
 
     /// A worker's script as workers need it: a dedicated worker's code instrumented like any
@@ -58,7 +67,11 @@ impl InstrumentRewriter {
     /// map is dropped: the runtime in front shifts every line.
     fn worker_script(&self, job: ScriptJob) -> RewrittenScript {
         let dedicated = job.fetch_dest == "worker";
-        let mut runtime = self.worker_runtime.clone();
+        let mut runtime = self
+            .worker_runtime
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         runtime.token = Some(job.page_token.clone());
         let prefix = shepherd_runtime::render(&runtime);
         let url = job.url.clone();

@@ -7,8 +7,8 @@ use crate::rewriter::InstrumentRewriter;
 use anyhow::Context;
 use bytes::Bytes;
 use shepherd_proxy::{
-    CertificateAuthority, Limits, Proxy, ProxyAuth, ProxyConfig, ProxyHandle, ReplayOptions,
-    ResponseSource, TraceSink, UpstreamTrust,
+    AllowList, CertificateAuthority, Limits, Proxy, ProxyAuth, ProxyConfig, ProxyHandle,
+    ReplayOptions, ResponseSource, SiteCertificates, TraceSink, UpstreamTrust,
 };
 use shepherd_runtime::Mode;
 use std::net::SocketAddr;
@@ -83,8 +83,14 @@ impl Run {
 pub struct StackOptions {
     /// Address to listen on (loopback, port 0 by default).
     pub listen: SocketAddr,
-    /// Credentials required from clients (mandatory off loopback).
+    /// Credentials required from clients (off loopback, these or an allow list are
+    /// mandatory).
     pub auth: Option<ProxyAuth>,
+    /// Networks clients may connect from (`None`: any).
+    pub allow: Option<AllowList>,
+    /// The site's own certificates, for visitors of a reverse proxy that start TLS on the
+    /// listener (empty: leaves of the CA).
+    pub site_certs: Arc<SiteCertificates>,
     /// Reverse-proxy every origin-form request to this origin.
     pub reverse: Option<http::Uri>,
     /// The operator secret (random when `None`): the control listener's bearer token and what
@@ -111,6 +117,8 @@ impl Default for StackOptions {
         StackOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             auth: None,
+            allow: None,
+            site_certs: Arc::new(SiteCertificates::default()),
             reverse: None,
             operator_secret: None,
             control_listen: None,
@@ -127,6 +135,32 @@ impl Default for StackOptions {
 pub struct Stack {
     proxy: ProxyHandle,
     mode: Mode,
+    /// The runtime's configuration without policies, to render it again when policies are
+    /// reloaded.
+    runtime: shepherd_runtime::Config,
+    rewriter: Arc<InstrumentRewriter>,
+    /// The hold limit the proxy started with (its page holds keep it).
+    page_hold_limit: std::time::Duration,
+}
+
+/// The runtime configuration of `base` with `policy` compiled in, and the longest a held
+/// script must wait for it: the policy's liveness limit, plus slack.
+fn with_policy(
+    base: &shepherd_runtime::Config,
+    policy: Option<&shepherd_policies::PolicySet>,
+) -> (shepherd_runtime::Config, Option<std::time::Duration>) {
+    let mut runtime = base.clone();
+    let Some(set) = policy else {
+        runtime.policy = None;
+        return (runtime, None);
+    };
+    let compiled = set.compile();
+    runtime.policy = Some(shepherd_runtime::RuntimePolicy {
+        json: compiled.json,
+        js: compiled.js,
+    });
+    let limit = std::time::Duration::from_millis(compiled.max_delay_ms.saturating_add(5_000));
+    (runtime, Some(limit))
 }
 
 impl Stack {
@@ -141,38 +175,70 @@ impl Stack {
             .operator_secret
             .clone()
             .unwrap_or_else(shepherd_proxy::random_secret);
-        let mut runtime = shepherd_runtime::Config::new(mode, secret.clone());
-        runtime.deterministic = opts.deterministic;
+        let mut base = shepherd_runtime::Config::new(mode, secret.clone());
+        base.deterministic = opts.deterministic;
         let mut config = ProxyConfig::new(run.into_source());
-        if let Some(set) = &opts.policy {
-            let compiled = set.compile();
+        let (runtime, limit) = with_policy(&base, opts.policy.as_ref());
+        if let Some(limit) = limit {
             // A held script never outlasts the policy's liveness limit by much, even when the
             // page that asked for the hold is gone.
-            config.page_hold_limit =
-                std::time::Duration::from_millis(compiled.max_delay_ms.saturating_add(5_000));
-            runtime.policy = Some(shepherd_runtime::RuntimePolicy {
-                json: compiled.json,
-                js: compiled.js,
-            });
+            config.page_hold_limit = limit;
+        }
+        if let Some(set) = &opts.policy {
             tracing::info!(policies = %set.names(), "repair policies in force");
         }
+        let page_hold_limit = config.page_hold_limit;
         config.listen = opts.listen;
         config.auth = opts.auth;
+        config.allow = opts.allow;
+        config.site_certs = opts.site_certs;
         config.reverse = opts.reverse;
         config.limits = opts.limits;
         config.operator_secret = Some(secret);
         config.control_listen = opts.control_listen;
         config.trace_sink = opts.trace_sink;
         config.runtime_js = Bytes::from(shepherd_runtime::render(&runtime));
-        config.rewriter = Some(Arc::new(
+        let rewriter = Arc::new(
             InstrumentRewriter::new(mode, opts.cache_dir)
                 .context("setting up the instrumentation cache")?
                 .with_worker_runtime(&runtime),
-        ));
+        );
+        config.rewriter = Some(rewriter.clone());
         let proxy = Proxy::start(config, ca)
             .await
             .with_context(|| format!("starting the {mode} proxy"))?;
-        Ok(Stack { proxy, mode })
+        proxy
+            .metrics()
+            .set_policy(opts.policy.as_ref().map(|s| s.names()));
+        Ok(Stack {
+            proxy,
+            mode,
+            runtime: base,
+            rewriter,
+            page_hold_limit,
+        })
+    }
+
+    /// Puts `policy` in force instead of the running policies (`None`: none): documents
+    /// loaded from now on, and the workers they start, get the runtime with it compiled in;
+    /// pages already open keep the policy they loaded with. The caller checks the policy
+    /// first (`shepherd_policies::load`): a set that does not load changes nothing.
+    pub fn set_policy(&self, policy: Option<&shepherd_policies::PolicySet>) {
+        let (runtime, limit) = with_policy(&self.runtime, policy);
+        if let Some(limit) = limit
+            && limit > self.page_hold_limit
+        {
+            tracing::warn!(
+                "the new policies may hold scripts for {:.0} s, but held scripts are released \
+                 after {:.0} s (the limit at start): restart to raise it",
+                limit.as_secs_f64(),
+                self.page_hold_limit.as_secs_f64()
+            );
+        }
+        self.rewriter.set_worker_runtime(&runtime);
+        self.proxy
+            .set_runtime_js(Bytes::from(shepherd_runtime::render(&runtime)));
+        self.proxy.metrics().set_policy(policy.map(|s| s.names()));
     }
 
     /// The proxy (address, secret, holds, counters).

@@ -156,7 +156,8 @@ where
     });
 }
 
-/// A fresh Chromium with an 8 s command limit; panics when it cannot start.
+/// A fresh Chromium with an 8 s command limit; panics when it cannot start. The command and
+/// startup limits are multiplied by the patience factor: both wait for an answer.
 pub async fn launch() -> Browser {
     launch_with(LaunchOptions::default()).await
 }
@@ -164,7 +165,8 @@ pub async fn launch() -> Browser {
 /// [`launch`] with other options.
 pub async fn launch_with(opts: LaunchOptions) -> Browser {
     Browser::launch(LaunchOptions {
-        command_timeout: Duration::from_secs(8),
+        command_timeout: crate::patience(Duration::from_secs(8)),
+        startup_timeout: crate::patience(opts.startup_timeout),
         ..opts
     })
     .await

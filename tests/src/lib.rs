@@ -9,6 +9,11 @@
 //! the current mode (each tab is an isolated browser context with that proxy), so what a test
 //! sees is what a user of `shepherd record` / `serve` / `replay` gets. Traces uploaded by pages
 //! are kept in memory (first batch per sequence number wins).
+//!
+//! Every wait for a condition (a page expression, a trace, a navigation) takes the limit an
+//! idle machine needs and multiplies it by the patience factor ([`patience`],
+//! `$SHEPHERD_TEST_PATIENCE`): it ends as soon as the condition holds, so a loaded machine
+//! makes tests slower, never red. Each case's watchdog is a liveness guard of minutes.
 
 pub mod query;
 pub mod scenarios;
@@ -37,6 +42,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use query::TraceQuery;
+pub use shepherd_testkit::patience;
+
+/// What one case of [`run_cases`] may take on an idle machine before its watchdog fires (times
+/// the patience factor: minutes). Only a hung case comes near it.
+pub const CASE_LIMIT: Duration = Duration::from_secs(60);
 
 /// The fixture pages shipped with this crate.
 pub fn pages_dir() -> PathBuf {
@@ -389,12 +399,14 @@ impl TestOrigin {
         Ok(TraceQuery::new(trace))
     }
 
-    /// Waits until some document's trace satisfies `pred`, returning that trace.
+    /// Waits until some document's trace satisfies `pred`, returning that trace (at most
+    /// `limit` times the patience factor).
     pub async fn wait_trace(
         &self,
         limit: Duration,
         mut pred: impl FnMut(&TraceQuery) -> bool,
     ) -> Result<TraceQuery> {
+        let limit = patience(limit);
         let start = Instant::now();
         loop {
             for doc in self.docs() {
@@ -553,7 +565,9 @@ impl Harness {
     pub async fn open_url(&self, url: &str) -> Result<shepherd_browser::Page> {
         let path = url;
         let page = self.new_tab().await?;
-        let nav = page.navigate_with(url, Duration::from_secs(8)).await?;
+        let nav = page
+            .navigate_with(url, patience(Duration::from_secs(8)))
+            .await?;
         if !nav.loaded {
             bail!("{path} did not load");
         }
@@ -585,13 +599,15 @@ impl Harness {
         Ok(page)
     }
 
-    /// Polls `expr` in `page` until it is `true` (or `limit` passes: an error naming it).
+    /// Polls `expr` in `page` until it is `true` (or `limit`, times the patience factor,
+    /// passes: an error naming it).
     pub async fn wait_for(
         &self,
         page: &shepherd_browser::Page,
         expr: &str,
         limit: Duration,
     ) -> Result<()> {
+        let limit = patience(limit);
         let start = Instant::now();
         loop {
             if let Ok(v) = page.evaluate(expr).await
@@ -604,6 +620,22 @@ impl Harness {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
+    }
+
+    /// [`wait_for`](Self::wait_for) with `C` bound to the control surface in `expr`.
+    pub async fn wait_for_control(
+        &self,
+        page: &shepherd_browser::Page,
+        expr: &str,
+        limit: Duration,
+    ) -> Result<()> {
+        let bound = format!(
+            "(() => {{ const C = __shepherd.control({:?}); return {expr}; }})()",
+            self.origin.secret()
+        );
+        self.wait_for(page, &bound, limit)
+            .await
+            .with_context(|| format!("waiting for `{expr}` on the control surface"))
     }
 
     /// Evaluates `expr` with `C` bound to the control surface (promises are awaited).
@@ -632,16 +664,61 @@ impl Harness {
         self.origin.trace(&doc)
     }
 
-    /// Opens `path`, waits `settle`, flushes and returns the trace (the tab is closed).
-    pub async fn record(&self, path: &str, settle: Duration) -> Result<TraceQuery> {
+    /// Waits until what `page` has uploaded of its trace satisfies `pred` (at most `limit`
+    /// times the patience factor), then flushes and returns the whole trace. For pages whose
+    /// progress shows only in the trace (a timer that changes nothing the test can read): the
+    /// runtime uploads at most 300 ms after a record, so the trace is read without a flush,
+    /// which would end the open action early.
+    pub async fn trace_until(
+        &self,
+        page: &shepherd_browser::Page,
+        limit: Duration,
+        mut pred: impl FnMut(&TraceQuery) -> bool,
+    ) -> Result<TraceQuery> {
+        let doc = page.evaluate("__shepherd.doc").await?;
+        let doc = doc
+            .as_str()
+            .ok_or_else(|| anyhow!("no document id: {doc}"))?
+            .to_string();
+        let limit = patience(limit);
+        let start = Instant::now();
+        loop {
+            if let Ok(t) = self.origin.trace(&doc)
+                && pred(&t)
+            {
+                return self.flushed_trace(page).await;
+            }
+            if start.elapsed() > limit {
+                let t = self.flushed_trace(page).await?;
+                if pred(&t) {
+                    return Ok(t);
+                }
+                bail!(
+                    "the trace of {doc} lacked what the test waits for after {limit:?}:\n{}",
+                    t.dump()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Opens `path`, waits until its trace satisfies `pred` ([`trace_until`](Self::trace_until))
+    /// and returns it flushed (the tab is closed).
+    pub async fn record_trace_until(
+        &self,
+        path: &str,
+        limit: Duration,
+        pred: impl FnMut(&TraceQuery) -> bool,
+    ) -> Result<TraceQuery> {
         let page = self.open(path).await?;
-        tokio::time::sleep(settle).await;
-        let t = self.flushed_trace(&page).await;
+        let t = self.trace_until(&page, limit, pred).await;
         let _ = page.close().await;
         t
     }
-    /// Opens `path`, waits until the page expression `ready` is true (at most `limit`), then
-    /// 50 ms more, flushes and returns the trace (the tab is closed).
+
+    /// Opens `path`, waits until the page expression `ready` is true (at most `limit` times
+    /// the patience factor), then 50 ms more, flushes and returns the trace (the tab is
+    /// closed).
     pub async fn record_until(
         &self,
         path: &str,
@@ -654,14 +731,15 @@ impl Harness {
         t
     }
 
-    /// Waits until the page expression `ready` is true (at most `limit`), then 50 ms more, and
-    /// returns the flushed trace of `page`.
+    /// Waits until the page expression `ready` is true (at most `limit` times the patience
+    /// factor), then 50 ms more, and returns the flushed trace of `page`.
     pub async fn trace_when(
         &self,
         page: &shepherd_browser::Page,
         ready: &str,
         limit: Duration,
     ) -> Result<TraceQuery> {
+        let limit = patience(limit);
         let start = Instant::now();
         while page.evaluate(ready).await? != serde_json::json!(true) {
             if start.elapsed() > limit {
@@ -676,13 +754,17 @@ impl Harness {
 
 /// Runs `cases` in order with one browser and one origin (a `harness = false` test's main).
 /// The command line is read as cargo's harness reads it (libtest-mimic: a filter, `--exact`,
-/// `--skip`, `--list`, …); every case gets 10 s at most.
+/// `--skip`, `--list`, …); a case that hangs fails after [`CASE_LIMIT`] times the patience
+/// factor.
 pub fn run_cases(mode: Mode, cases: &[Case]) -> std::process::ExitCode {
-    run_cases_within(mode, cases, Duration::from_secs(10))
+    run_cases_within(mode, cases, CASE_LIMIT)
 }
 
-/// [`run_cases`] with another time limit per case (explorations run many executions).
+/// [`run_cases`] with another watchdog per case: `limit` is what a case may take on an idle
+/// machine (explorations run many executions), multiplied by the patience factor. The watchdog
+/// is a liveness guard: the case's own waits say what went wrong long before it fires.
 pub fn run_cases_within(mode: Mode, cases: &[Case], limit: Duration) -> std::process::ExitCode {
+    let limit = patience(limit);
     let mut args = libtest_mimic::Arguments::from_args();
     // The cases share one browser and one origin and were written to run one at a time;
     // `--test-threads` still overrides.
@@ -745,11 +827,16 @@ impl SharedHarness {
         slot.get_or_insert_with(|| {
             self.rt
                 .block_on(async {
-                    let browser = shepherd_browser::Browser::launch(
-                        shepherd_browser::LaunchOptions::default(),
-                    )
-                    .await
-                    .context("launching Chromium")?;
+                    let defaults = shepherd_browser::LaunchOptions::default();
+                    // Starting Chromium and answering a command are waits for a condition.
+                    let browser =
+                        shepherd_browser::Browser::launch(shepherd_browser::LaunchOptions {
+                            startup_timeout: patience(defaults.startup_timeout),
+                            command_timeout: patience(defaults.command_timeout),
+                            ..defaults
+                        })
+                        .await
+                        .context("launching Chromium")?;
                     let origin = TestOrigin::start(pages_dir(), self.mode).await?;
                     anyhow::Ok(Arc::new(Harness { browser, origin }))
                 })

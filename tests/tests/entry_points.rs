@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::ensure;
-use shepherd_e2e::{Case, case, run_cases};
+use shepherd_e2e::{Case, TraceQuery, case, run_cases};
 use shepherd_runtime::Mode;
 
 fn main() -> ExitCode {
@@ -41,10 +41,24 @@ fn main() -> ExitCode {
     run_cases(Mode::Record, cases)
 }
 
-const SETTLE: Duration = Duration::from_millis(300);
+/// The limit of a wait for a page to finish what the test looks at (times the patience factor).
+const SOON: Duration = Duration::from_secs(3);
+
+/// Whether the timers page's trace has all it will have: four timeouts (a, b, 30 ms, string),
+/// three interval ticks, the frame and the idle callback.
+fn timers_done(t: &TraceQuery) -> bool {
+    t.of_kind("timer").len() >= 4
+        && t.of_kind("interval").len() >= 3
+        && !t.of_kind("raf").is_empty()
+        && !t.of_kind("idle").is_empty()
+}
 
 case!(parse_chunks_and_scripts, |h| async move {
-    let t = h.record("/scripts/", Duration::from_millis(400)).await?;
+    let t = h
+        .record_trace_until("/scripts/", SOON, |t| {
+            !t.with_scope("fire:load @ Window[0]").is_empty()
+        })
+        .await?;
     let parse = t.of_kind("parse");
     ensure!(parse.len() >= 4, "parse chunks: {parse:?}\n{}", t.dump());
     // Inline scripts have actions, chained after the chunk before them.
@@ -115,7 +129,7 @@ case!(parse_chunks_and_scripts, |h| async move {
 });
 
 case!(timers_intervals_frames, |h| async move {
-    let t = h.record("/timers/", SETTLE).await?;
+    let t = h.record_trace_until("/timers/", SOON, timers_done).await?;
     let script = t.one_with_scope("script:inline #1")?;
     let timers = t.of_kind("timer");
     ensure!(
@@ -177,7 +191,7 @@ case!(timers_intervals_frames, |h| async move {
 });
 
 case!(microtasks_belong_to_their_turn, |h| async move {
-    let t = h.record("/timers/", SETTLE).await?;
+    let t = h.record_trace_until("/timers/", SOON, timers_done).await?;
     let thirty = t
         .of_kind("timer")
         .into_iter()
@@ -203,7 +217,7 @@ case!(dom_events_and_listener_lists, |h| async move {
     page.click("#nolistener").await?;
     page.click("#b3").await?;
     page.evaluate("synthetic()").await?;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    h.wait_for(&page, "clicks.length >= 9", SOON).await?;
     let clicks = page.evaluate("clicks.join(',')").await?;
     ensure!(
         clicks.as_str()
@@ -297,7 +311,12 @@ case!(dom_events_and_listener_lists, |h| async move {
 
 case!(xhr_and_fetch, |h| async move {
     let page = h.open("/network/").await?;
-    tokio::time::sleep(SETTLE).await;
+    h.wait_for(
+        &page,
+        "got.length > 0 && window.fetchDone === true && window.awaited !== undefined",
+        SOON,
+    )
+    .await?;
     let v = page
         .evaluate("[got.join(','), window.fetchStatus, window.fetchDone, window.awaited]")
         .await?;
@@ -305,7 +324,12 @@ case!(xhr_and_fetch, |h| async move {
         v == serde_json::json!(["xhr:200", 200, true, 20]),
         "page behaviour: {v}"
     );
-    let t = h.flushed_trace(&page).await?;
+    // The second XHR has no handler: only its trace shows that it finished.
+    let t = h
+        .trace_until(&page, SOON, |t| {
+            t.with_scope("fire:load @ XMLHttpRequest[").len() >= 2 && t.of_kind("body").len() >= 2
+        })
+        .await?;
     let _ = page.close().await;
     let script = t.one_with_scope("script:inline #1")?;
     let rsc = t.with_scope("fire:readystatechange @ XMLHttpRequest[");
@@ -361,7 +385,7 @@ case!(xhr_and_fetch, |h| async move {
 
 case!(messages_and_observers, |h| async move {
     let page = h.open("/messages/").await?;
-    tokio::time::sleep(SETTLE).await;
+    h.wait_for(&page, "got.length >= 6", SOON).await?;
     let got = page.evaluate("got.slice().sort().join(',')").await?;
     ensure!(
         got == serde_json::json!("io:1,port:p1,port:p2,ro:1,win:m1,win:m2"),
@@ -406,7 +430,25 @@ case!(messages_and_observers, |h| async move {
 });
 
 case!(resources_load_and_error, |h| async move {
-    let t = h.record("/resources/", SETTLE).await?;
+    let page = h.open("/resources/").await?;
+    let frame_doc = page
+        .evaluate("document.getElementById('frame').contentWindow.__shepherd.doc")
+        .await?;
+    let frame_doc = frame_doc.as_str().unwrap_or_default().to_string();
+    let t = h
+        .trace_until(&page, SOON, |t| {
+            t.with_scope("fire:load @ IMG[").len() >= 3
+                && !t.with_scope("fire:load @ Window[0]").is_empty()
+        })
+        .await;
+    // The iframe uploads its own trace (its own document), within 300 ms of its first record;
+    // a tab closed before that takes the records along.
+    let deadline = std::time::Instant::now() + shepherd_e2e::patience(SOON);
+    while !h.origin.docs().contains(&frame_doc) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = page.close().await;
+    let t = t?;
     let img_loads = t.with_scope("fire:load @ IMG[");
     ensure!(
         img_loads.len() == 3,
@@ -439,18 +481,18 @@ case!(resources_load_and_error, |h| async move {
         "late load forked by the timer\n{}",
         t.dump()
     );
-    // The iframe uploads its own trace (its own document).
-    let docs = h.origin.docs();
     ensure!(
-        docs.len() >= 2,
-        "iframe document uploaded a trace too: {docs:?}"
+        !frame_doc.is_empty() && h.origin.docs().contains(&frame_doc),
+        "iframe document {frame_doc:?} uploaded a trace too: {:?}",
+        h.origin.docs()
     );
     Ok(())
 });
 
 case!(dom_locations, |h| async move {
     let page = h.open("/domlocs/").await?;
-    tokio::time::sleep(SETTLE).await;
+    h.wait_for(&page, "window.found !== undefined", SOON)
+        .await?;
     let v = page
         .evaluate("[window.found, window.hasB, window.cookieNow]")
         .await?;
@@ -514,7 +556,8 @@ case!(dom_locations, |h| async move {
 
 case!(dom_nodes_described_once, |h| async move {
     let page = h.open("/names/").await?;
-    tokio::time::sleep(SETTLE).await;
+    h.wait_for(&page, "window.before !== undefined", SOON)
+        .await?;
     let v = page
         .evaluate("[window.spiesInstalled, window.before, window.pageCodeRan]")
         .await?;
@@ -632,7 +675,11 @@ case!(dom_nodes_described_once, |h| async move {
 });
 
 case!(uncaught_errors, |h| async move {
-    let t = h.record("/errors/", SETTLE).await?;
+    let t = h
+        .record_trace_until("/errors/", SOON, |t| {
+            t.of_kind("timer").len() >= 2 && !t.with_scope("fire:unhandledrejection").is_empty()
+        })
+        .await?;
     let timers = t.of_kind("timer");
     ensure!(timers.len() == 2, "{}", t.dump());
     let e1 = t.exceptions(timers[0]);
@@ -707,8 +754,8 @@ case!(fig1_onload_before_definition, |h| async move {
 });
 
 case!(stable_ids_survive_reload, |h| async move {
-    let a = h.record("/timers/", SETTLE).await?;
-    let b = h.record("/timers/", SETTLE).await?;
+    let a = h.record_trace_until("/timers/", SOON, timers_done).await?;
+    let b = h.record_trace_until("/timers/", SOON, timers_done).await?;
     let sa: Vec<_> = ["timer", "interval", "raf", "parse", "script"]
         .iter()
         .flat_map(|k| {
@@ -745,16 +792,8 @@ case!(websocket_messages, |h| async move {
     let page = h
         .open(&format!("/websocket/?ws={}", h.origin.ws_port()))
         .await?;
-    for _ in 0..60 {
-        if page
-            .evaluate("got.length === 2 && window.wsClosed === true")
-            .await?
-            == serde_json::json!(true)
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    h.wait_for(&page, "got.length === 2 && window.wsClosed === true", SOON)
+        .await?;
     let v = page
         .evaluate("got.join(',') + (window.wsClosed === true ? ',closed' : '')")
         .await?;
@@ -811,12 +850,7 @@ case!(websocket_messages, |h| async move {
 
 case!(dynamic_functions_instrumented, |h| async move {
     let page = h.open("/dynamic/").await?;
-    for _ in 0..40 {
-        if page.evaluate("r.async !== undefined").await? == serde_json::json!(true) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    h.wait_for(&page, "r.async !== undefined", SOON).await?;
     let r = page.evaluate("r").await?;
     let t = h.flushed_trace(&page).await?;
     let _ = page.close().await;

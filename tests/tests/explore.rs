@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 use shepherd_browser::Page;
-use shepherd_e2e::{Case, Harness, case, run_cases_within};
+use shepherd_e2e::{Case, Harness, case, patience, run_cases_within};
 use shepherd_explore::exploration::{ExploreOptions, explore};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
 use shepherd_explore_model::outcome::Outcome;
@@ -40,15 +40,16 @@ fn main() -> ExitCode {
             policy_repairs_click,
         ),
     ];
+    // The watchdog (times the patience factor) outlasts the exploration budget below.
     run_cases_within(Mode::Record, cases, Duration::from_secs(240))
 }
 
 /// Records `path` (loaded, then `act`, then settled): the site to explore.
 async fn record(h: &Harness, path: &str, act: impl AsyncFn(&Page) -> Result<()>) -> Result<Site> {
     let page = h.open(path).await?;
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    settle(&page).await?;
     act(&page).await?;
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    settle(&page).await?;
     let t = h.flushed_trace(&page).await?;
     let _ = page.close().await;
     h.origin.flush().await;
@@ -59,6 +60,18 @@ async fn record(h: &Harness, path: &str, act: impl AsyncFn(&Page) -> Result<()>)
     );
     ensure!(!site.recorded_order.is_empty(), "nothing to schedule");
     Ok(site)
+}
+
+/// Lets the page finish what it started: 400 ms for its timers, then until no request has been
+/// in flight and the DOM has not changed for 200 ms (a loaded machine may take longer to
+/// answer a delayed request than the pause).
+async fn settle(page: &Page) -> Result<()> {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let quiet = page
+        .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(5)))
+        .await?;
+    ensure!(quiet.reached, "the page never settled: {quiet:?}");
+    Ok(())
 }
 
 /// A local worker replaying `site`'s recording.
@@ -78,7 +91,9 @@ fn local_worker(site: &Site) -> WorkerConfig {
 fn options(site: &Site, bound: u32, dir: &Path) -> ExploreOptions {
     ExploreOptions {
         bound,
-        budget: Some(Duration::from_secs(150)),
+        // A backstop: the cases expect their explorations to complete, which they do well
+        // within 150 s on an idle machine; a loaded one gets the patience factor.
+        budget: Some(patience(Duration::from_secs(150))),
         max_sequences: None,
         workers: vec![local_worker(site)],
         state_dir: Some(dir.to_path_buf()),
@@ -165,7 +180,7 @@ async fn count_then_greet(p: &Page) -> Result<()> {
         "performance.getEntriesByType('resource').some(e => e.name.endsWith('/pixel.gif'))";
     while p.evaluate_isolated(loaded).await? != Value::Bool(true) {
         anyhow::ensure!(
-            start.elapsed() < Duration::from_secs(5),
+            start.elapsed() < patience(Duration::from_secs(5)),
             "pixel.gif never loaded"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;

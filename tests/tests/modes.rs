@@ -76,11 +76,13 @@ case!(repair_mode_wraps_without_tracing, |h| async move {
         )
         .await?;
         page.click("#b1").await?;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        h.wait_for_control(&page, "C.pending().length >= 1", Duration::from_secs(3))
+            .await?;
         let before = page.evaluate("clicks.join(',')").await?;
         let hid = h.control(&page, "C.pending()[0].hid").await?;
         h.control(&page, &format!("C.release({hid})")).await?;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        h.wait_for(&page, "clicks.length >= 3", Duration::from_secs(3))
+            .await?;
         let after = page.evaluate("clicks.join(',')").await?;
         let stats = h.control(&page, "C.stats()").await?;
         let _ = page.close().await;
@@ -113,7 +115,9 @@ case!(repair_mode_wraps_without_tracing, |h| async move {
 case!(hostile_page_keeps_working, |h| async move {
     let page = h.open("/hostile/").await?;
     page.click("#b").await?;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The timer (1), the click (10) and the fetch (100).
+    h.wait_for(&page, "hits >= 111", Duration::from_secs(3))
+        .await?;
     let v = page.evaluate("[hits, window.wrappedByPage]").await?;
     ensure!(
         v == json!([111, true]),

@@ -95,12 +95,8 @@ case!(user_input_races_with_script_value_write, |h| async move {
         page.click("#agree").await?;
         page.focus("#size").await?;
         page.press_key("ArrowDown").await?;
-        for _ in 0..40 {
-            if page.evaluate("window.inited === true").await? == json!(true) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        h.wait_for(&page, "window.inited === true", Duration::from_secs(2))
+            .await?;
         let t = h.flushed_trace(&page).await?;
         let _ = page.close().await;
         anyhow::Ok(t)
@@ -161,12 +157,8 @@ case!(user_input_races_with_script_value_write, |h| async move {
 case!(module_and_quiet_scripts_have_actions, |h| async move {
     let r = async {
         let page = h.open("/modules/").await?;
-        for _ in 0..80 {
-            if page.evaluate("window.dynRan === 2").await? == json!(true) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        h.wait_for(&page, "window.dynRan === 2", Duration::from_secs(4))
+            .await?;
         let order = page.evaluate("order.join(',')").await?;
         let t = h.flushed_trace(&page).await?;
         let _ = page.close().await;

@@ -78,7 +78,8 @@ case!(
         let r = async {
             let page = h.open("/positions/").await?;
             page.click("#b").await?;
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            h.wait_for(&page, "window.seen !== undefined", Duration::from_secs(2))
+                .await?;
             let t = h.flushed_trace(&page).await?;
             let _ = page.close().await;
             anyhow::Ok(t)

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use anyhow::{Context, ensure};
 use serde_json::{Value, json};
-use shepherd_e2e::{Case, Harness, case, run_cases};
+use shepherd_browser::Page;
+use shepherd_e2e::{Case, Harness, case, patience, run_cases};
 use shepherd_proxy::UpstreamTrust;
 use shepherd_runtime::Mode;
 use shepherd_session::{Run, Stack, StackOptions};
@@ -56,8 +57,33 @@ fn exceptions(page: &shepherd_browser::Page) -> String {
     all.join("\n")
 }
 
+/// How long a check that something does *not* happen waits (a lost click stays lost): a
+/// loaded machine only makes such a check easier to pass.
+const PAUSE: Duration = Duration::from_millis(300);
+
+/// Waits until `until` holds in `page` (what the repaired order leads to), or, without one,
+/// for [`PAUSE`] (the plain order's outcome is that nothing more happens).
+async fn settle(h: &Harness, page: &Page, until: Option<&str>) -> anyhow::Result<()> {
+    match until {
+        Some(expr) => h.wait_for(page, expr, Duration::from_secs(3)).await,
+        None => {
+            tokio::time::sleep(PAUSE).await;
+            Ok(())
+        }
+    }
+}
+
+/// `until` for a status line that must come to read `status`.
+fn status_is(status: &str) -> String {
+    format!("{STATUS} === {status:?}")
+}
+
 /// Gallery (a): the user clicks "Gallery 1" before init.js registered its listener.
-async fn gallery_a(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, Value)> {
+async fn gallery_a(
+    h: &Harness,
+    policy: Option<&str>,
+    until: Option<&str>,
+) -> anyhow::Result<(Value, Value)> {
     with_policy(h, policy).await?;
     let page = h.open_early("/repair/gallery/a.html").await?;
     h.wait_for(
@@ -73,7 +99,7 @@ async fn gallery_a(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
         Duration::from_secs(5),
     )
     .await?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settle(h, &page, until).await?;
     let status = page.evaluate(STATUS).await?;
     let stats = h.control(&page, "C.stats()").await?;
     let _ = page.close().await;
@@ -81,13 +107,13 @@ async fn gallery_a(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
 }
 
 case!(gallery_a_plain, |h| async move {
-    let (status, _) = gallery_a(&h, None).await?;
+    let (status, _) = gallery_a(&h, None, None).await?;
     ensure!(status == json!("none"), "the early click is lost: {status}");
     Ok(())
 });
 
 case!(gallery_a_repaired, |h| async move {
-    let (status, stats) = gallery_a(&h, Some("init-user")).await?;
+    let (status, stats) = gallery_a(&h, Some("init-user"), Some(&status_is("showing g1"))).await?;
     ensure!(
         status == json!("showing g1"),
         "the click waited for the listener: {status}"
@@ -97,7 +123,11 @@ case!(gallery_a_repaired, |h| async move {
 });
 
 /// Gallery (b): the click comes after init.js but before script.js declared loadThumbs.
-async fn gallery_b(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, String)> {
+async fn gallery_b(
+    h: &Harness,
+    policy: Option<&str>,
+    until: Option<&str>,
+) -> anyhow::Result<(Value, String)> {
     with_policy(h, policy).await?;
     let page = h.open_early("/repair/gallery/b.html").await?;
     h.wait_for(
@@ -113,7 +143,7 @@ async fn gallery_b(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
         Duration::from_secs(5),
     )
     .await?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settle(h, &page, until).await?;
     let status = page.evaluate(STATUS).await?;
     let errors = exceptions(&page);
     let _ = page.close().await;
@@ -121,7 +151,7 @@ async fn gallery_b(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, 
 }
 
 case!(gallery_b_plain, |h| async move {
-    let (status, errors) = gallery_b(&h, None).await?;
+    let (status, errors) = gallery_b(&h, None, None).await?;
     ensure!(
         errors.contains("loadThumbs is not defined"),
         "ReferenceError expected: {errors}"
@@ -131,7 +161,7 @@ case!(gallery_b_plain, |h| async move {
 });
 
 case!(gallery_b_repaired, |h| async move {
-    let (status, errors) = gallery_b(&h, Some("init-user")).await?;
+    let (status, errors) = gallery_b(&h, Some("init-user"), Some(&status_is("showing g1"))).await?;
     ensure!(errors.is_empty(), "no error with init-user: {errors}");
     ensure!(status == json!("showing g1"), "{status}");
     Ok(())
@@ -184,17 +214,17 @@ case!(gallery_c_repaired, |h| async move {
     Ok(())
 });
 
-async fn iframe(h: &Harness, policy: Option<&str>) -> anyhow::Result<Value> {
+async fn iframe(h: &Harness, policy: Option<&str>, until: Option<&str>) -> anyhow::Result<Value> {
     with_policy(h, policy).await?;
     let page = h.open("/repair/iframe/").await?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    settle(h, &page, until).await?;
     let status = page.evaluate(STATUS).await?;
     let _ = page.close().await;
     Ok(status)
 }
 
 case!(iframe_plain, |h| async move {
-    let s = iframe(&h, None).await?;
+    let s = iframe(&h, None, None).await?;
     ensure!(
         s == json!("not adjusted"),
         "the iframe loaded before its listener: {s}"
@@ -203,7 +233,7 @@ case!(iframe_plain, |h| async move {
 });
 
 case!(iframe_repaired, |h| async move {
-    let s = iframe(&h, Some("init-system")).await?;
+    let s = iframe(&h, Some("init-system"), Some(&status_is("adjusted"))).await?;
     ensure!(
         s == json!("adjusted"),
         "the load event waited for the page to be parsed: {s}"
@@ -258,7 +288,12 @@ async fn asyncinit(
     let early = page.evaluate("window.typed.slice()").await?;
     let stats = h.control(&page, "C.stats()").await?;
     page.press_key("y").await?;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.wait_for(
+        &page,
+        "window.typed.indexOf('y') >= 0",
+        Duration::from_secs(3),
+    )
+    .await?;
     let typed = page.evaluate("window.typed").await?;
     let value = page
         .evaluate("document.getElementById('from').value")
@@ -293,18 +328,37 @@ case!(asyncinit_repaired, |h| async move {
     Ok(())
 });
 
-async fn scripts(h: &Harness, policy: Option<&str>) -> anyhow::Result<(Value, String)> {
+/// Loads the page whose loader inserts a.js (late) and b.js (which needs a.js), then waits
+/// until `until` holds, or (plain) until b.js has failed: its exception is reported
+/// asynchronously. The load event already waited for both inserted scripts.
+async fn scripts(
+    h: &Harness,
+    policy: Option<&str>,
+    until: Option<&str>,
+) -> anyhow::Result<(Value, String)> {
     with_policy(h, policy).await?;
     let page = h.open("/repair/scripts/").await?;
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let settled = match until {
+        Some(expr) => h.wait_for(&page, expr, Duration::from_secs(3)).await,
+        None => {
+            let deadline = std::time::Instant::now() + patience(Duration::from_secs(3));
+            while !exceptions(&page).contains("s_att") && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            // A status b.js would set after the error comes in its own task: give it time.
+            tokio::time::sleep(PAUSE).await;
+            Ok(())
+        }
+    };
     let s = page.evaluate(STATUS).await?;
     let errors = exceptions(&page);
     let _ = page.close().await;
+    settled?;
     Ok((s, errors))
 }
 
 case!(scripts_plain, |h| async move {
-    let (s, errors) = scripts(&h, None).await?;
+    let (s, errors) = scripts(&h, None, None).await?;
     ensure!(
         errors.contains("s_att is not defined"),
         "b.js ran first: {errors}"
@@ -314,7 +368,12 @@ case!(scripts_plain, |h| async move {
 });
 
 case!(scripts_repaired, |h| async move {
-    let (s, errors) = scripts(&h, Some("async-fifo")).await?;
+    let (s, errors) = scripts(
+        &h,
+        Some("async-fifo"),
+        Some(&format!("{STATUS}.startsWith('ok')")),
+    )
+    .await?;
     ensure!(errors.is_empty(), "{errors}");
     // The proxy held b.js for this page; the page sees its own URL (no hold marker).
     ensure!(s == json!("ok a,b b.js"), "{s}");
@@ -482,7 +541,7 @@ case!(liveness, |h| async move {
             break;
         }
         ensure!(
-            start.elapsed() < Duration::from_secs(3),
+            start.elapsed() < patience(Duration::from_secs(3)),
             "no incident reported: {stats:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -519,7 +578,7 @@ case!(cascade, |h| async move {
             break stats;
         }
         ensure!(
-            start.elapsed() < Duration::from_secs(5),
+            start.elapsed() < patience(Duration::from_secs(5)),
             "the policy never went quiet: {stats}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -15,6 +15,7 @@
 
 use anyhow::{Context as _, Result, bail};
 use shepherd_browser::{Browser, LaunchOptions};
+use shepherd_e2e::patience;
 use shepherd_e2e::scenarios::drive::{Context, Scenario, corpus_dir};
 use shepherd_e2e::scenarios::manifest::{Manifest, scenario_dirs};
 use shepherd_e2e::scenarios::matrix::{self, Outcome, Row};
@@ -29,7 +30,9 @@ use tokio::sync::Semaphore;
 /// The corpus must keep at least this many scenarios.
 const MIN_SCENARIOS: usize = 40;
 
-/// Longest time one scenario may take in one lane.
+/// Longest time one scenario may take in the detect or the repair lane on an idle machine; the
+/// watchdog is this times the patience factor (minutes: a liveness guard, since the lanes'
+/// own waits end as soon as their conditions hold).
 const SCENARIO_LIMIT: Duration = Duration::from_secs(40);
 
 /// How long the explore lane explores one scenario (it stops starting executions then).
@@ -321,9 +324,13 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
     let scratch = tempfile::tempdir()?;
     let shepherd = Shepherd::new()?;
     let origin = ScenarioOrigin::start(corpus_dir()).await?;
+    let defaults = LaunchOptions::default();
     let browser = Browser::launch(LaunchOptions {
         spki_allow: vec![shepherd.spki.clone()],
-        ..LaunchOptions::default()
+        // Starting Chromium and answering a command are waits for a condition.
+        startup_timeout: patience(defaults.startup_timeout),
+        command_timeout: patience(defaults.command_timeout),
+        ..defaults
     })
     .await
     .context("launching Chromium (required: /usr/bin/chromium or $SHEPHERD_CHROMIUM)")?;
@@ -348,25 +355,24 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         let mut repair_failure = None;
         if s.detect {
             let control;
+            let watchdog = patience(SCENARIO_LIMIT);
             (detect, false_alarms, logs.lanes, control) =
-                match tokio::time::timeout(SCENARIO_LIMIT, lanes::detect(&ctx, sc)).await {
+                match tokio::time::timeout(watchdog, lanes::detect(&ctx, sc)).await {
                     Ok(d) => (d.outcome, d.false_alarms, d.log, d.oracle_fired),
                     Err(_) => (
-                        Outcome::Fail(format!("timed out after {SCENARIO_LIMIT:?}")),
+                        Outcome::Fail(format!("timed out after {watchdog:?}")),
                         None,
                         String::new(),
                         None,
                     ),
                 };
             detect = detect.with_limit(m.limit("detect").map(|k| k.reason.as_str()));
-            repair = match tokio::time::timeout(SCENARIO_LIMIT, lanes::repair(&ctx, sc, control))
-                .await
-            {
+            repair = match tokio::time::timeout(watchdog, lanes::repair(&ctx, sc, control)).await {
                 Ok(r) => {
                     logs.lanes.push_str(&r.log);
                     r.outcome
                 }
-                Err(_) => Outcome::Fail(format!("repair timed out after {SCENARIO_LIMIT:?}")),
+                Err(_) => Outcome::Fail(format!("repair timed out after {watchdog:?}")),
             };
             if let Outcome::Fail(why) = &repair {
                 repair_failure = Some(why.clone());

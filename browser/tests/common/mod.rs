@@ -5,6 +5,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub use shepherd_testkit::pages::*;
+pub use shepherd_testkit::patience;
+
+/// Live members of process group `pgid` once they are all gone, or once the patience-scaled
+/// `limit` has passed (whatever is left then). Processes die a moment after their group is
+/// killed: a wait for a condition.
+pub async fn group_members_within(pgid: u32, limit: std::time::Duration) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + patience(limit);
+    loop {
+        let left = group_members(pgid);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
 
 /// Live (non-zombie) processes in process group `pgid`.
 pub fn group_members(pgid: u32) -> Vec<u32> {

@@ -74,6 +74,7 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
             text: Some(&mut stdout),
             json: Some(&mut json_file),
             html: Some(&html),
+            whole: None,
         },
         &mut (),
     )

@@ -3,6 +3,7 @@
 //! report): replay it under other event orders and report which races change what the page
 //! shows.
 
+use super::ci_outputs::CiArgs;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
@@ -74,6 +75,8 @@ pub(crate) struct Args {
     /// Do not take screenshots (faster; rendering is then not compared).
     #[arg(long)]
     no_screenshots: bool,
+    #[command(flatten)]
+    ci: CiArgs,
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -83,6 +86,8 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     if args.workers == 0 && args.cdp.is_empty() {
         bail!("--workers 0 needs at least one --cdp endpoint");
     }
+    // A bad map fails now, not after the exploration.
+    args.ci.url_map()?;
     // Checked before anything starts: a policy with errors starts nothing.
     let policy = match &args.policy {
         Some(p) => Some(super::policy::load_or_report(p)?),
@@ -186,5 +191,60 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
             println!("  harmful: {} ({}): {}", r.location, r.kind, r.reason);
         }
     }
-    Ok(ExitCode::SUCCESS)
+    if !args.ci.wanted() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (info, suite) = ci_context(&doc);
+    args.ci
+        .finish(&shepherd_ci::explore::findings(&doc), info, suite)
+}
+
+/// What the CI outputs say about the exploration beside its findings.
+fn ci_context(
+    doc: &report::ExploreReport,
+) -> (shepherd_ci::sarif::RunInfo, shepherd_ci::junit::Suite) {
+    let mut notes = Vec::new();
+    if !doc.complete {
+        notes.push(format!(
+            "the exploration stopped at its budget after {} sequences: races not reordered may \
+             be reordered by a later run (it resumes)",
+            doc.sequences
+        ));
+    }
+    if doc.failures > 0 {
+        notes.push(format!("{} execution(s) failed", doc.failures));
+    }
+    let mut properties = std::collections::BTreeMap::new();
+    properties.insert("recording".into(), serde_json::json!(doc.recording));
+    properties.insert("bound".into(), serde_json::json!(doc.bound));
+    properties.insert("sequences".into(), serde_json::json!(doc.sequences));
+    properties.insert("complete".into(), serde_json::json!(doc.complete));
+    properties.insert("summary".into(), serde_json::json!(doc.summary));
+    if let Some(p) = &doc.policy {
+        properties.insert("policy".into(), serde_json::json!(p));
+    }
+    let info = shepherd_ci::sarif::RunInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        command: "explore".into(),
+        page: Some(doc.page.clone()),
+        notes,
+        properties,
+        ..Default::default()
+    };
+    let mut suite_props = vec![
+        ("recording".to_string(), doc.recording.clone()),
+        ("bound".to_string(), doc.bound.to_string()),
+        ("sequences".to_string(), doc.sequences.to_string()),
+        ("complete".to_string(), doc.complete.to_string()),
+        ("failures".to_string(), doc.failures.to_string()),
+    ];
+    if let Some(p) = &doc.policy {
+        suite_props.push(("policy".to_string(), p.clone()));
+    }
+    let suite = shepherd_ci::junit::Suite {
+        name: format!("shepherd explore {}", doc.page),
+        seconds: Some(doc.elapsed_s),
+        properties: suite_props,
+    };
+    (info, suite)
 }

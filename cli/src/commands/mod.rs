@@ -2,6 +2,7 @@
 
 pub(crate) mod ca;
 pub(crate) mod check;
+pub(crate) mod ci_outputs;
 pub(crate) mod demo;
 pub(crate) mod demo_repair;
 pub(crate) mod explore;

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
-use shepherd_proxy::{ProxyAuth, ReplayOptions, UpstreamTrust};
+use shepherd_proxy::{AllowList, ProxyAuth, ReplayOptions, SiteCertificates, UpstreamTrust};
 use shepherd_session::{Run, Stack, StackOptions};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,12 +12,22 @@ use std::sync::Arc;
 /// Options shared by every proxy mode.
 #[derive(ClapArgs, Debug)]
 pub(crate) struct Common {
-    /// Address to listen on. Non-loopback addresses require --auth.
+    /// Address to listen on. Non-loopback addresses require --auth or --allow.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Require these credentials from clients (`user:pass`, Proxy-Authorization: Basic).
+    /// Require these credentials from clients (`user:pass`, Proxy-Authorization: Basic; a
+    /// reverse proxy's visitors send Authorization: Basic).
     #[arg(long, value_name = "USER:PASS")]
     auth: Option<String>,
+    /// Accept connections only from this network (`10.0.0.0/8`, `2001:db8::/32`, or one
+    /// address); repeatable or comma-separated. Others are closed at once. The alternative
+    /// to --auth off loopback, for a site with its own login.
+    #[arg(long, value_name = "CIDR", value_delimiter = ',')]
+    allow: Vec<String>,
+    /// Once listening, write the browser's flags to this file as JSON (`proxy`, `spki`,
+    /// `args`), for scripts that start a browser or a test suite through the proxy.
+    #[arg(long, value_name = "FILE.json")]
+    browser_flags: Option<PathBuf>,
     /// Also trust this root (PEM file, may hold several) for upstream TLS.
     #[arg(long, value_name = "FILE")]
     upstream_ca: Vec<PathBuf>,
@@ -200,9 +210,19 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "URL")]
     reverse: Option<String>,
     /// Enforce repair policies: shipped names (`shepherd policy list`) or policy files,
-    /// comma-separated (e.g. init-user,async-fifo).
+    /// comma-separated (e.g. init-user,async-fifo). SIGHUP reloads them: a set that does not
+    /// load keeps the running one and logs each error with its line and column.
     #[arg(long, value_name = "P")]
     policy: Option<String>,
+    /// The site's certificate chain (PEM) shown to visitors that connect with TLS (with
+    /// --reverse), instead of a leaf of Shepherd's CA. Repeatable, each paired with the
+    /// --tls-key at the same position: a visitor gets the first certificate valid for the
+    /// name it asks for (SNI), the first one when none is.
+    #[arg(long, value_name = "CERT.pem", requires = "tls_key")]
+    tls_cert: Vec<PathBuf>,
+    /// The private key (PEM: PKCS#8, PKCS#1 or SEC1) of the --tls-cert at the same position.
+    #[arg(long, value_name = "KEY.pem", requires = "tls_cert")]
+    tls_key: Vec<PathBuf>,
 }
 
 impl Common {
@@ -244,11 +264,39 @@ impl Common {
         if let Some(a) = &self.auth {
             opts.auth = Some(ProxyAuth::parse(a).map_err(anyhow::Error::msg)?);
         }
+        if !self.allow.is_empty() {
+            let list = AllowList::parse(&self.allow).map_err(|e| anyhow::anyhow!("--allow {e}"))?;
+            eprintln!(
+                "shepherd: accepting connections only from {}",
+                list.describe()
+            );
+            opts.allow = Some(list);
+        }
         Ok(opts)
     }
 }
 
-fn run_proxy(run: Run, opts: StackOptions, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+/// What a browser needs to go through the proxy at `addr` whose CA has the SPKI hash `spki`.
+fn browser_flags(addr: SocketAddr, spki: &str) -> Vec<String> {
+    vec![
+        format!("--proxy-server=http://{addr}"),
+        // Chromium bypasses the proxy for loopback by default; test sites often live there.
+        "--proxy-bypass-list=<-loopback>".to_string(),
+        format!("--ignore-certificate-errors-spki-list={spki}"),
+        // QUIC would go around an HTTP proxy.
+        "--disable-quic".to_string(),
+    ]
+}
+
+/// Runs a proxy until Ctrl-C or SIGTERM. `policy`: the `--policy` spec, loaded again on
+/// SIGHUP. `flags_file`: where to write the browser's flags once listening.
+fn run_proxy(
+    run: Run,
+    opts: StackOptions,
+    home: Option<PathBuf>,
+    policy: Option<String>,
+    flags_file: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
     let ca = Arc::new(super::ca::load_ca(home)?);
     let spki = ca.spki_sha256_base64();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -272,13 +320,94 @@ fn run_proxy(run: Run, opts: StackOptions, home: Option<PathBuf>) -> anyhow::Res
         }
         eprintln!("shepherd: {} mode", stack.mode());
         eprintln!("shepherd: listening on {addr}");
+        let flags = browser_flags(addr, &spki);
+        let quoted: Vec<String> = flags
+            .iter()
+            .map(|f| if f.contains('<') { format!("'{f}'") } else { f.clone() })
+            .collect();
+        eprintln!("shepherd: chromium {}", quoted.join(" "));
         eprintln!(
-            "shepherd: chromium --proxy-server=http://{addr} --proxy-bypass-list='<-loopback>' --ignore-certificate-errors-spki-list={spki} --disable-quic"
+            "shepherd: browser args (Playwright's or Puppeteer's launch args): {}",
+            serde_json::to_string(&flags)?
         );
-        stack.run_until_ctrl_c().await;
+        if let Some(path) = &flags_file {
+            let doc = serde_json::json!({
+                "proxy": format!("http://{addr}"),
+                "spki": spki,
+                "args": flags,
+            });
+            // Written whole, then renamed: a script polling for the file never reads half.
+            let tmp = path.with_extension("partial");
+            std::fs::write(&tmp, serde_json::to_vec_pretty(&doc)?)
+                .with_context(|| format!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        }
+        serve_until_stopped(&stack, policy.as_deref()).await?;
+        stack.shutdown().await;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits for Ctrl-C or SIGTERM; on SIGHUP loads `policy` again and puts it in force, or
+/// keeps the running one when it does not load.
+async fn serve_until_stopped(stack: &Stack, policy: Option<&str>) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hup = signal(SignalKind::hangup()).context("listening for SIGHUP")?;
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+            _ = hup.recv() => reload_policy(stack, policy),
+        }
+    }
+    tracing::info!("shutting down");
+    Ok(())
+}
+
+/// SIGHUP: the `--policy` spec loaded again. Every error is logged with its file, line and
+/// column, and the running policy stays in force.
+fn reload_policy(stack: &Stack, policy: Option<&str>) {
+    let Some(spec) = policy else {
+        tracing::info!("SIGHUP: no --policy to reload");
+        return;
+    };
+    match shepherd_policies::load(spec) {
+        Ok(set) => {
+            for line in set.warnings.lines().filter(|l| !l.is_empty()) {
+                tracing::warn!("policy reload: {line}");
+            }
+            stack.set_policy(Some(&set));
+            stack.proxy().metrics().reloaded(true);
+            tracing::info!(policies = %set.names(), "policy reloaded: in force for pages loaded from now on");
+        }
+        Err(e) => {
+            stack.proxy().metrics().reloaded(false);
+            let errors: Vec<_> = e
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == shepherd_policies::diag::Severity::Error)
+                .collect();
+            for d in &errors {
+                tracing::error!(
+                    file = %e.file,
+                    line = d.span.line,
+                    col = d.span.col,
+                    "policy reload: {}",
+                    d.message
+                );
+            }
+            if errors.is_empty() {
+                tracing::error!("policy reload: {}", e.rendered.trim_end());
+            }
+            tracing::error!(
+                policies = stack.proxy().metrics().policy().unwrap_or_default(),
+                "policy reload failed ({} error(s)): the running policy stays in force",
+                errors.len().max(1)
+            );
+        }
+    }
 }
 
 pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -337,7 +466,8 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
         trust: args.common.trust()?,
     };
     eprintln!("shepherd: recording to {}", args.out.display());
-    run_proxy(run, args.common.stack_options()?, home)
+    let flags = args.common.browser_flags.clone();
+    run_proxy(run, args.common.stack_options()?, home, None, flags)
 }
 
 pub(crate) fn run_replay(args: ReplayArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -365,7 +495,8 @@ pub(crate) fn run_replay(args: ReplayArgs, home: Option<PathBuf>) -> anyhow::Res
             args.recording.display()
         ),
     }
-    run_proxy(run, args.common.stack_options()?, home)
+    let flags = args.common.browser_flags.clone();
+    run_proxy(run, args.common.stack_options()?, home, None, flags)
 }
 
 pub(crate) fn run_serve(args: ServeArgs, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -383,8 +514,27 @@ pub(crate) fn run_serve(args: ServeArgs, home: Option<PathBuf>) -> anyhow::Resul
         }
         opts.reverse = Some(uri);
     }
+    if args.tls_cert.len() != args.tls_key.len() {
+        bail!(
+            "--tls-cert and --tls-key come in pairs ({} certificates, {} keys)",
+            args.tls_cert.len(),
+            args.tls_key.len()
+        );
+    }
+    if !args.tls_cert.is_empty() {
+        let pairs: Vec<(PathBuf, PathBuf)> = args
+            .tls_cert
+            .iter()
+            .cloned()
+            .zip(args.tls_key.iter().cloned())
+            .collect();
+        let certs = SiteCertificates::load(&pairs).map_err(anyhow::Error::msg)?;
+        eprintln!("shepherd: visitors starting TLS get the site's certificate ({certs:?})");
+        opts.site_certs = Arc::new(certs);
+    }
     let run = Run::Serve {
         trust: args.common.trust()?,
     };
-    run_proxy(run, opts, home)
+    let flags = args.common.browser_flags.clone();
+    run_proxy(run, opts, home, args.policy.clone(), flags)
 }

@@ -1,5 +1,6 @@
 //! `shepherd races FILE`: offline race detection (EventRacer's algorithms) on a trace.
 
+use super::ci_outputs::CiArgs;
 use crate::progress::PipelineProgress;
 use shepherd_analysis::explored::Verdicts;
 use shepherd_analysis::memory;
@@ -26,9 +27,13 @@ pub(crate) struct Args {
     /// harmful (with its witness in that file) or harmless, and why.
     #[arg(long, value_name = "EXPLORE.json")]
     explored: Option<PathBuf>,
+    #[command(flatten)]
+    ci: CiArgs,
 }
 
 pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    // A bad map fails now, not after the analysis.
+    args.ci.url_map()?;
     let explored = match &args.explored {
         Some(p) => Some(Verdicts::load(p)?),
         None => None,
@@ -41,8 +46,10 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         ..Request::new(Input::File(&args.file))
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut whole = None;
     let mut outputs = Outputs {
         html: args.html.as_deref(),
+        whole: args.ci.wanted().then_some(&mut whole),
         ..Outputs::default()
     };
     if args.json {
@@ -51,5 +58,32 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         outputs.text = Some(&mut out);
     }
     pipeline::run(&request, outputs, &mut PipelineProgress::default())?;
-    Ok(ExitCode::SUCCESS)
+    drop(out);
+    let Some(report) = whole else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let findings = shepherd_ci::races::findings(&report);
+    let page = report.trace.page.clone();
+    let mut properties = std::collections::BTreeMap::new();
+    properties.insert(
+        "trace".into(),
+        serde_json::json!(args.file.display().to_string()),
+    );
+    properties.insert("summary".into(), serde_json::json!(report.summary));
+    let info = shepherd_ci::sarif::RunInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        command: "races".into(),
+        page: page.clone(),
+        properties,
+        ..Default::default()
+    };
+    let suite = shepherd_ci::junit::Suite {
+        name: format!(
+            "shepherd races {}",
+            page.unwrap_or_else(|| args.file.display().to_string())
+        ),
+        seconds: None,
+        properties: vec![("trace".into(), args.file.display().to_string())],
+    };
+    args.ci.finish(&findings, info, suite)
 }

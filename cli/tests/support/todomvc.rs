@@ -77,7 +77,7 @@ fn content_type(path: &Path) -> &'static str {
 }
 
 fn serve_one(mut conn: TcpStream, root: &Path) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+    conn.set_read_timeout(Some(shepherd_testkit::patience(Duration::from_secs(10))))?;
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
@@ -194,11 +194,12 @@ impl ShepherdProxy {
                 }
             }
         });
-        let addr = match rx.recv_timeout(Duration::from_secs(30)) {
+        let limit = shepherd_testkit::patience(Duration::from_secs(30));
+        let addr = match rx.recv_timeout(limit) {
             Ok(a) => a,
             Err(_) => {
                 let _ = child.kill();
-                panic!("shepherd did not print its listening address within 30 s");
+                panic!("shepherd did not print its listening address within {limit:?}");
             }
         };
         ShepherdProxy {
@@ -224,8 +225,10 @@ pub fn package_root() -> PathBuf {
     shepherd_testkit::todomvc(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
-/// Polls `expr` (a boolean expression) in `page` until it is true or `limit` passes.
+/// Polls `expr` (a boolean expression) in `page` until it is true or `limit` (times the
+/// patience factor) passes.
 pub async fn wait_for(page: &shepherd_browser::Page, expr: &str, limit: Duration) -> bool {
+    let limit = shepherd_testkit::patience(limit);
     let start = std::time::Instant::now();
     loop {
         if let Ok(serde_json::Value::Bool(true)) = page.evaluate(expr).await {
@@ -304,7 +307,10 @@ pub async fn timed_round(
     page.navigate(url).await.unwrap();
     let load = t0.elapsed().as_secs_f64() * 1000.0;
     let _ = page
-        .wait_quiet(Duration::from_millis(200), Duration::from_secs(10))
+        .wait_quiet(
+            Duration::from_millis(200),
+            shepherd_testkit::patience(Duration::from_secs(10)),
+        )
         .await;
     let r = page.evaluate(&workload()).await.unwrap();
     let n = ITEMS as u64;

@@ -5,8 +5,9 @@
 //!
 //! `cargo build --release --example repeat -p shepherd-instrument-js`, then
 //! `valgrind --tool=callgrind target/release/examples/repeat FILE 3` (and with `1`: the
-//! difference over 2 is one warm job).
-use shepherd_instrument_js::{Kind, Options, instrument};
+//! difference over 2 is one warm job). A third argument `base` runs the benchmark's baseline
+//! (swc's parse + emit of the same file) instead of the pass, `map` the pass with a source map.
+use shepherd_instrument_js::{Kind, Options, baseline_roundtrip, instrument};
 
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -15,7 +16,7 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(n)) = (args.get(1), args.get(2).and_then(|n| n.parse::<u32>().ok()))
     else {
-        eprintln!("usage: repeat FILE N");
+        eprintln!("usage: repeat FILE N [base|map]");
         return std::process::ExitCode::FAILURE;
     };
     let src = match std::fs::read_to_string(path) {
@@ -25,10 +26,17 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let opts = Options::new(Kind::Script, path.clone());
+    let mut opts = Options::new(Kind::Script, path.clone());
+    let mode = args.get(3).map_or("pass", String::as_str);
+    opts.source_map = mode == "map";
+    let run = if mode == "base" {
+        baseline_roundtrip
+    } else {
+        instrument
+    };
     let mut bytes = 0;
     for _ in 0..n {
-        match instrument(&src, &opts) {
+        match run(&src, &opts) {
             Ok(o) => bytes += o.code.len(),
             Err(e) => {
                 eprintln!("{e}");

@@ -63,17 +63,43 @@ pub(crate) fn import_meta_url() -> Expr {
     })
 }
 
+thread_local! {
+    /// Interned callee texts `__shepherd.<name>` (built once per worker thread).
+    static CALLEES: std::cell::RefCell<Vec<(&'static str, Atom)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The prefix of every callee [`api_call`] builds.
+pub(crate) const API_DOT: &str = "__shepherd.";
+
+/// `__shepherd.<name>` as a callee: one identifier node whose text is the whole member
+/// expression (printed verbatim, like [`int_lit`]), instead of a member node over two
+/// identifiers: the calls are the most numerous nodes the pass adds, and each was three
+/// allocations to build, walk, print and free. The printed text is the same.
+fn api_callee(name: &'static str) -> Box<Expr> {
+    let sym = CALLEES.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, at)) = c.iter().find(|(n, _)| std::ptr::eq(*n, name) || *n == name) {
+            return at.clone();
+        }
+        let at = Atom::from(format!("{API_DOT}{name}"));
+        c.push((name, at.clone()));
+        at
+    });
+    Box::new(Expr::Ident(Ident::new_no_ctxt(sym, DUMMY_SP)))
+}
+
 pub(crate) fn api_call(span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
     api_call_then(span, name, args, None)
 }
 
-/// `api_call` with one more argument at the end (the argument list is allocated once).
-pub(crate) fn api_call_then(
-    span: Span,
-    name: &'static str,
-    args: Vec<Expr>,
-    last: Option<Expr>,
-) -> Expr {
+/// `api_call` with one more argument at the end (the argument list is allocated once; an
+/// array of arguments needs no list of its own before it).
+pub(crate) fn api_call_then<A>(span: Span, name: &'static str, args: A, last: Option<Expr>) -> Expr
+where
+    A: IntoIterator<Item = Expr>,
+    A::IntoIter: ExactSizeIterator,
+{
+    let args = args.into_iter();
     let mut list = Vec::with_capacity(args.len() + usize::from(last.is_some()));
     list.extend(args.into_iter().chain(last).map(|e| ExprOrSpread {
         spread: None,
@@ -82,7 +108,7 @@ pub(crate) fn api_call_then(
     Expr::Call(CallExpr {
         span,
         ctxt: SyntaxContext::empty(),
-        callee: Callee::Expr(api_expr(name)),
+        callee: Callee::Expr(api_callee(name)),
         args: list,
         type_args: None,
     })
@@ -91,17 +117,24 @@ pub(crate) fn api_call_then(
 /// An integer as a decimal literal (minified codegen would print large numbers in hex; an
 /// identifier node is printed verbatim).
 pub(crate) fn int_lit(n: u64) -> Expr {
-    // Digits written into a stack buffer: one per access call, no heap string.
+    // Digits written into a stack buffer, two at a time: one per access call, no heap string.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut buf = [0u8; 20];
     let mut at = buf.len();
     let mut v = n;
-    loop {
+    while v >= 10 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if v > 0 || at == buf.len() {
         at -= 1;
-        buf[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        buf[at] = b'0' + v as u8;
     }
     let digits = std::str::from_utf8(&buf[at..]).unwrap_or("0");
     Expr::Ident(Ident::new_no_ctxt(Atom::from(digits), DUMMY_SP))
@@ -150,6 +183,20 @@ pub(crate) fn str_lit(s: &str) -> Expr {
 /// A string literal from an identifier name (no re-interning).
 pub(crate) fn name_lit(a: &Atom) -> Expr {
     Expr::Lit(Lit::Str(Str::from(a.clone())))
+}
+
+/// The text of [`name_lit`] as an identifier printed verbatim (`"name"`, quotes included):
+/// the minifying emitter quotes a string literal anew each time (scanning it for the best
+/// quote and escapes into a fresh buffer), while an identifier name never needs escaping in
+/// double quotes (no quote, backslash or line terminator is an identifier character; the
+/// ASCII-only emitter escapes other characters alike in both). The pass interns one per
+/// name and job.
+pub(crate) fn quoted_name(a: &Atom) -> Atom {
+    let mut s = String::with_capacity(a.len() + 2);
+    s.push('"');
+    s.push_str(a);
+    s.push('"');
+    Atom::from(s)
 }
 
 /// A number literal.
@@ -259,9 +306,16 @@ pub(crate) fn head_is_call(e: &Expr) -> bool {
     }
 }
 
-/// `__shepherd.<name>(…)`
+/// `__shepherd.<name>(…)`: built by the pass ([`api_callee`]) or parsed from instrumented code.
 pub(crate) fn is_api_call(c: &CallExpr) -> bool {
-    matches!(&c.callee, Callee::Expr(e) if matches!(&**e, Expr::Member(m) if matches!(&*m.obj, Expr::Ident(i) if &*i.sym == API)))
+    let Callee::Expr(e) = &c.callee else {
+        return false;
+    };
+    match &**e {
+        Expr::Ident(i) => i.sym.starts_with(API_DOT),
+        Expr::Member(m) => matches!(&*m.obj, Expr::Ident(i) if &*i.sym == API),
+        _ => false,
+    }
 }
 
 /// An anonymous function, arrow or class (through parentheses): a binding names it.
@@ -309,4 +363,31 @@ pub(crate) fn name_preserving(name: &Atom, e: Box<Expr>) -> Expr {
 /// `this`
 pub(crate) fn this_expr() -> Expr {
     Expr::This(ThisExpr { span: DUMMY_SP })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_lit_prints_decimal() {
+        for n in [
+            0,
+            5,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            1000,
+            5_212_750_284_849_165,
+            u64::MAX,
+        ] {
+            let Expr::Ident(i) = int_lit(n) else {
+                panic!("an identifier printed verbatim");
+            };
+            assert_eq!(&*i.sym, n.to_string());
+        }
+    }
 }

@@ -83,15 +83,17 @@ pub(crate) fn too_deep(src: &str, limit: usize) -> bool {
         let c = b[i];
         match CLASS[usize::from(c)] {
             WS => {
+                // Indentation comes in runs.
                 i += 1;
+                while i < b.len() && CLASS[usize::from(b[i])] == WS {
+                    i += 1;
+                }
                 continue;
             }
             IDENT => {
-                // The rest of a run of identifier bytes changes nothing more.
-                i += 1;
-                while i < b.len() && CLASS[usize::from(b[i])] == IDENT {
-                    i += 1;
-                }
+                // The rest of a run of identifier bytes changes nothing more (an `e` inside a
+                // run cannot start the keyword `else`).
+                i = ident_run_end(b, i + 1);
                 prefix_run = 0;
                 after_operand = true;
                 continue;
@@ -159,34 +161,39 @@ pub(crate) fn too_deep(src: &str, limit: usize) -> bool {
             }
             q @ (b'"' | b'\'' | b'`') => {
                 i += 1;
-                while i < b.len() {
+                // Jump to the next quote, backslash or newline (memchr: strings are long).
+                loop {
+                    let Some(k) = b.get(i..).and_then(|r| memchr::memchr3(q, b'\\', b'\n', r))
+                    else {
+                        i = b.len();
+                        break;
+                    };
+                    i += k;
                     let s = b[i];
-                    if s == q {
+                    if s == q || (s == b'\n' && q != b'`') {
                         break;
                     }
-                    if s == b'\\' {
-                        i += 1;
-                    } else if s == b'\n' && q != b'`' {
-                        break;
-                    }
-                    i += 1;
+                    // A backslash skips the next byte; a newline inside a template goes on.
+                    i += if s == b'\\' { 2 } else { 1 };
                 }
                 prefix_run = 0;
                 operand = true;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k);
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
                 i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
+                i = memchr::memmem::find(&b[i..], b"*/").map_or(b.len(), |k| i + k + 1);
             }
-            b'e' if b[i..].starts_with(b"else") && !b.get(i + 4).is_some_and(|c| is_ident(*c)) => {
+            b'e' if !b[i..].starts_with(b"else") || b.get(i + 4).is_some_and(|c| is_ident(*c)) => {
+                // An identifier that starts with `e`.
+                i = ident_run_end(b, i + 1);
+                prefix_run = 0;
+                after_operand = true;
+                continue;
+            }
+            b'e' => {
                 let mut j = i + 4;
                 while j < b.len() && b[j].is_ascii_whitespace() {
                     j += 1;
@@ -198,7 +205,7 @@ pub(crate) fn too_deep(src: &str, limit: usize) -> bool {
                 prefix_run = 0;
             }
             c => {
-                // `e` not starting `else`, and `!`/`~` before `=`.
+                // `!`/`~` before `=`.
                 if is_ident(c) {
                     operand = true;
                 }
@@ -210,6 +217,17 @@ pub(crate) fn too_deep(src: &str, limit: usize) -> bool {
     }
     // A long file may have many `else if`s; only dense ones are the deep-chain shape.
     else_ifs > ELSE_IF_FLOOR && else_ifs * 100 > b.len()
+}
+
+/// The end of the run of identifier bytes that goes on at `i`.
+fn ident_run_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(&c) = b.get(i) {
+        if CLASS[usize::from(c)] != IDENT && c != b'e' {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 const fn is_ident(c: u8) -> bool {
@@ -314,7 +332,8 @@ mod tests {
                     i += 1;
                 }
                 b'e' if b[i..].starts_with(b"else")
-                    && !b.get(i + 4).is_some_and(|c| super::is_ident(*c)) =>
+                    && !b.get(i + 4).is_some_and(|c| super::is_ident(*c))
+                    && !(i > 0 && super::is_ident(b[i - 1])) =>
                 {
                     let mut j = i + 4;
                     while j < b.len() && b[j].is_ascii_whitespace() {

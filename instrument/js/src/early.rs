@@ -19,7 +19,12 @@
 //! - classes: a static member named `prototype`, a field named `constructor`;
 //! - a labelled function as the body of `if`, a loop or `with`; `for (let.x of …)`,
 //!   `for (async of …)`; an expression statement starting with `let [`;
-//! - modules: a name exported twice, an exported local binding that is not declared.
+//! - modules: a name exported twice, an exported local binding that is not declared;
+//! - an async function, a generator, a class or a lexical declaration as the body of `if`, a
+//!   loop, `with` (and a plain function as the body of a loop or `with`);
+//! - grammar rules swc does not enforce, checked on the text at the nodes concerned
+//!   (`syntax.rs`): both semicolons of a `for (;;)` head, escaped or line-broken member
+//!   modifiers, escapes that are errors in untagged templates, `\u{…}` with a separator.
 //!
 //! The checks are conservative: code is only refused for an error the specification defines.
 //! The same walk finds escaped keywords and legacy literals for `faithful.rs`.
@@ -33,6 +38,7 @@ use swc_core::ecma::visit::{Visit, VisitWith};
 use crate::analysis::collect_pat_idents;
 use crate::ast::unparen;
 use crate::faithful;
+use crate::syntax;
 
 /// Why a program must be served unchanged.
 pub(crate) enum Refusal {
@@ -56,6 +62,7 @@ pub(crate) fn check(program: &Program, src: &str, start: BytePos) -> Result<Find
         src,
         start: start.0,
         escapes: src.contains("\\u"),
+        brace_escapes: src.contains("\\u{"),
         strict: false,
         module: false,
         scopes: Vec::new(),
@@ -110,6 +117,8 @@ struct Checker<'a> {
     start: u32,
     /// The text holds `\u`: identifiers may be escaped.
     escapes: bool,
+    /// The text holds `\u{`: names and strings may hold code point escapes.
+    brace_escapes: bool,
     strict: bool,
     module: bool,
     scopes: Vec<Scope>,
@@ -476,13 +485,48 @@ impl<'a> Checker<'a> {
         });
     }
 
-    /// Checks the body of `if`, a loop or `with`.
-    fn sub_statement(&mut self, body: &Stmt) {
+    /// Checks the body of `if` (`if_body`), a loop or `with`: no declaration (`var` is a
+    /// statement), except a plain function as the body of `if` in sloppy code (Annex B; swc
+    /// reports that one itself).
+    fn sub_statement(&mut self, body: &Stmt, if_body: bool) {
         if is_labelled_function(body) {
             self.fail(
                 "a labelled function as the body of a statement",
                 body.span(),
             );
+        }
+        let Stmt::Decl(d) = body else {
+            return;
+        };
+        let allowed = match d {
+            Decl::Fn(f) => {
+                if_body
+                    && !self.strict
+                    && !self.module
+                    && !f.function.is_async
+                    && !f.function.is_generator
+            }
+            // A `var` statement is a statement, not a declaration.
+            Decl::Var(v) => v.kind == VarDeclKind::Var,
+            _ => false,
+        };
+        if !allowed {
+            self.fail("a declaration as the body of a statement", body.span());
+        }
+    }
+
+    /// Checks the modifiers written between the start of a member (`start`) and its key.
+    fn modifiers(&mut self, start: BytePos, key: Span, is_async: bool) {
+        let prefix = self.text(Span::new(start, key.lo));
+        if let Some(msg) = syntax::modifier_error(prefix, is_async) {
+            self.fail(msg, key);
+        }
+    }
+
+    /// Checks the text of an identifier-like name for `\u{…}` escapes with separators.
+    fn name_escapes(&mut self, span: Span) {
+        if self.brace_escapes && syntax::bad_code_point_escape(self.text(span)) {
+            self.fail("a `\\u{…}` escape that is not hex digits", span);
         }
     }
 
@@ -711,7 +755,8 @@ impl Visit for Checker<'_> {
     }
 
     fn visit_for_stmt(&mut self, s: &ForStmt) {
-        self.sub_statement(&s.body);
+        self.sub_statement(&s.body, false);
+        self.for_semicolons(s);
         let lexical = match &s.init {
             Some(VarDeclOrExpr::VarDecl(v)) if v.kind != VarDeclKind::Var => self.head_names(v),
             _ => {
@@ -771,25 +816,25 @@ impl Visit for Checker<'_> {
     }
 
     fn visit_while_stmt(&mut self, s: &WhileStmt) {
-        self.sub_statement(&s.body);
+        self.sub_statement(&s.body, false);
         s.visit_children_with(self);
     }
 
     fn visit_do_while_stmt(&mut self, s: &DoWhileStmt) {
-        self.sub_statement(&s.body);
+        self.sub_statement(&s.body, false);
         s.visit_children_with(self);
     }
 
     fn visit_if_stmt(&mut self, s: &IfStmt) {
-        self.sub_statement(&s.cons);
+        self.sub_statement(&s.cons, true);
         if let Some(alt) = &s.alt {
-            self.sub_statement(alt);
+            self.sub_statement(alt, true);
         }
         s.visit_children_with(self);
     }
 
     fn visit_with_stmt(&mut self, s: &WithStmt) {
-        self.sub_statement(&s.body);
+        self.sub_statement(&s.body, false);
         s.visit_children_with(self);
     }
 
@@ -831,14 +876,18 @@ impl Visit for Checker<'_> {
     fn visit_prop(&mut self, p: &Prop) {
         match p {
             Prop::Method(m) => {
+                // The function's span starts where the property does (at `async` or `*`).
+                self.modifiers(m.function.span.lo, m.key.span(), m.function.is_async);
                 m.key.visit_with(self);
                 self.method(&m.function, FnCtx::Method);
             }
             Prop::Getter(g) => {
+                self.modifiers(g.span.lo, g.key.span(), false);
                 g.key.visit_with(self);
                 self.method(&g.function, FnCtx::Method);
             }
             Prop::Setter(s) => {
+                self.modifiers(s.span.lo, s.key.span(), false);
                 s.key.visit_with(self);
                 self.method(&s.function, FnCtx::Method);
             }
@@ -890,10 +939,12 @@ impl Visit for Checker<'_> {
                     if k.is_static && key_is(&k.key, "prototype") {
                         self.fail("a static class member named `prototype`", k.span);
                     }
+                    self.modifiers(k.span.lo, k.key.span(), k.function.is_async);
                     k.key.visit_with(self);
                     self.method(&k.function, FnCtx::Method);
                 }
                 ClassMember::PrivateMethod(k) => {
+                    self.modifiers(k.span.lo, k.key.span, k.function.is_async);
                     k.key.visit_with(self);
                     self.method(&k.function, FnCtx::Method);
                 }
@@ -902,6 +953,7 @@ impl Visit for Checker<'_> {
                     {
                         self.fail("a class field named `constructor` or `prototype`", p.span);
                     }
+                    self.modifiers(p.span.lo, p.key.span(), false);
                     p.decorators.visit_with(self);
                     p.key.visit_with(self);
                     self.fns.push(FnCtx::Method);
@@ -909,12 +961,15 @@ impl Visit for Checker<'_> {
                     self.fns.pop();
                 }
                 ClassMember::PrivateProp(p) => {
+                    self.modifiers(p.span.lo, p.key.span, false);
                     p.decorators.visit_with(self);
+                    p.key.visit_with(self);
                     self.fns.push(FnCtx::Method);
                     p.value.visit_with(self);
                     self.fns.pop();
                 }
                 ClassMember::StaticBlock(b) => {
+                    self.modifiers(b.span.lo, b.body.span, false);
                     self.function(FnShape {
                         ctx: Some(FnCtx::Method),
                         name: None,
@@ -1011,10 +1066,31 @@ impl Visit for Checker<'_> {
             self.fail("reserved word as an identifier in strict mode", i.span);
         }
         self.escaped_word(i.span, &i.sym);
+        self.name_escapes(i.span);
     }
 
     fn visit_ident_name(&mut self, i: &IdentName) {
         self.escaped_word(i.span, &i.sym);
+        self.name_escapes(i.span);
+    }
+
+    fn visit_private_name(&mut self, n: &PrivateName) {
+        self.name_escapes(n.span);
+    }
+
+    fn visit_tagged_tpl(&mut self, t: &TaggedTpl) {
+        // A tagged template may hold any escape (its cooked value is then undefined).
+        t.tag.visit_with(self);
+        t.tpl.exprs.visit_with(self);
+    }
+
+    fn visit_tpl(&mut self, t: &Tpl) {
+        for q in &t.quasis {
+            if syntax::bad_template_escape(&q.raw) {
+                self.fail("an escape that untagged templates do not allow", q.span);
+            }
+        }
+        t.exprs.visit_with(self);
     }
 
     fn visit_meta_prop_expr(&mut self, m: &MetaPropExpr) {
@@ -1024,6 +1100,9 @@ impl Visit for Checker<'_> {
     }
 
     fn visit_str(&mut self, s: &Str) {
+        if self.brace_escapes && s.raw.as_deref().is_some_and(syntax::bad_code_point_escape) {
+            self.fail("a `\\u{…}` escape that is not hex digits", s.span);
+        }
         if s.raw.as_deref().is_some_and(faithful::legacy_string) {
             if self.strict {
                 self.fail("legacy octal escape in strict mode", s.span);
@@ -1043,8 +1122,32 @@ impl Visit for Checker<'_> {
 }
 
 impl Checker<'_> {
+    /// Both semicolons of a `for (init; test; update)` head must be written: swc inserts the
+    /// second one before `)` after a line break, which no engine does.
+    fn for_semicolons(&mut self, s: &ForStmt) {
+        let lo = |span: Span| span.lo.0.saturating_sub(self.start) as usize;
+        let hi = |span: Span| span.hi.0.saturating_sub(self.start) as usize;
+        let first = match &s.init {
+            Some(init) => Some(hi(init.span())),
+            None => syntax::after_for_paren(self.src, lo(s.span)),
+        };
+        let ok = first.is_some_and(|at| {
+            syntax::semicolon_at(self.src, at) && {
+                // Just after the first semicolon, or after the test.
+                let second = match &s.test {
+                    Some(t) => hi(t.span()),
+                    None => syntax::skip_trivia(self.src, at).map_or(at, |(i, _)| i + 1),
+                };
+                syntax::semicolon_at(self.src, second)
+            }
+        });
+        if !ok {
+            self.fail("a `for (;;)` head without both semicolons", s.span);
+        }
+    }
+
     fn for_in_of(&mut self, left: &ForHead, right: &Expr, body: &Stmt, for_of: bool) {
-        self.sub_statement(body);
+        self.sub_statement(body, false);
         match left {
             ForHead::VarDecl(v) if v.kind != VarDeclKind::Var => {
                 let lexical = self.head_names(v);

@@ -23,6 +23,16 @@ use crate::with_alias::alias_runtime;
 /// declarations (parameter lists, class field initializers).
 const TAG_TEMPS: u8 = 6;
 
+/// Eight hex digits of FNV-1a over `parts`: names a source's top-level temporaries.
+fn short_hash(parts: &[&str]) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in parts.iter().flat_map(|p| p.bytes()) {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
 /// Globals that are always declared, so reading them cannot throw.
 fn known_global(name: &str) -> bool {
     matches!(
@@ -85,6 +95,7 @@ fn known_global(name: &str) -> bool {
 fn never_logged(name: &str) -> bool {
     matches!(name, "arguments" | "undefined" | "NaN" | "Infinity" | API)
         || name.starts_with(RESERVED)
+        || name.starts_with(API_DOT)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -127,8 +138,12 @@ pub(crate) struct Pass<'a> {
     pub unresolved: SyntaxContext,
     pub top_level: SyntaxContext,
     pub caps: &'a Captures,
-    /// Distinguishes this source's top-level temporaries from other scripts' on `__shepherd.$`.
-    pub tag: String,
+    /// Distinguishes this source's top-level temporaries from other scripts' on `__shepherd.$`
+    /// ([`short_hash`] of the source, computed on first use: most scripts never need it, and
+    /// the hash is a serial chain of multiplications over every byte).
+    tag: std::cell::OnceCell<String>,
+    /// The source as given started with a byte order mark (part of the tag's input).
+    bom: bool,
     frames: Vec<Frame>,
     /// Temporary nesting level: operands evaluated while a temporary is live use a higher one.
     depth: usize,
@@ -149,6 +164,8 @@ pub(crate) struct Pass<'a> {
     /// Interned scope-id names by owner: every captured access names one, and formatting and
     /// interning it each time cost 8% of a job on jQuery.
     sid_names: std::cell::RefCell<rustc_hash::FxHashMap<FnKey, Atom>>,
+    /// Quoted location names by name (`ast::quoted_name`), interned once per job.
+    names: std::cell::RefCell<rustc_hash::FxHashMap<Atom, Atom>>,
 }
 
 impl<'a> Pass<'a> {
@@ -157,11 +174,12 @@ impl<'a> Pass<'a> {
         unresolved_mark: Mark,
         top_level_mark: Mark,
         caps: &'a Captures,
-        tag: String,
         pos: &'a Positions,
         inline: bool,
+        bom: bool,
     ) -> Self {
         Pass {
+            bom,
             pos,
             inline,
             blocks: Vec::new(),
@@ -170,13 +188,14 @@ impl<'a> Pass<'a> {
             unresolved: SyntaxContext::empty().apply_mark(unresolved_mark),
             top_level: SyntaxContext::empty().apply_mark(top_level_mark),
             caps,
-            tag,
+            tag: std::cell::OnceCell::new(),
             frames: Vec::new(),
             depth: 0,
             dynamic: usize::from(kind == Kind::Handler),
             fn_temps: Vec::new(),
             script_temps: Vec::new(),
             sid_names: Default::default(),
+            names: Default::default(),
         }
     }
 
@@ -187,6 +206,26 @@ impl<'a> Pass<'a> {
             .entry(owner)
             .or_insert_with(|| Atom::from(make()))
             .clone()
+    }
+
+    /// The string literal of a location name (an identifier name), printed verbatim.
+    fn name_lit(&self, name: &Atom) -> Expr {
+        let quoted = self
+            .names
+            .borrow_mut()
+            .entry(name.clone())
+            .or_insert_with(|| quoted_name(name))
+            .clone();
+        Expr::Ident(Ident::new_no_ctxt(quoted, DUMMY_SP))
+    }
+
+    /// The tag of this source's top-level temporaries.
+    fn tag(&self) -> &str {
+        self.tag.get_or_init(|| {
+            // Of the text as given, which swc's source file holds without a leading BOM.
+            let bom = if self.bom { "\u{feff}" } else { "" };
+            short_hash(&[bom, self.pos.source()])
+        })
     }
 
     fn script_like(&self) -> bool {
@@ -236,6 +275,10 @@ impl<'a> Pass<'a> {
         };
         f.temps = f.temps.max(level + 1);
         let top = f.kind == FrameKind::TopScript;
+        if top {
+            self.tag();
+        }
+        let tag = self.tag.get().map_or("", String::as_str);
         let names = if top {
             &mut self.script_temps
         } else {
@@ -244,7 +287,7 @@ impl<'a> Pass<'a> {
         while names.len() <= level {
             let i = names.len();
             names.push(Atom::from(if top {
-                format!("_{}_{i}", self.tag)
+                format!("_{tag}_{i}")
             } else {
                 format!("{RESERVED}t{i}")
             }));
@@ -285,7 +328,11 @@ impl<'a> Pass<'a> {
 
     /// A call of access function `name` with the position of `span` appended (contract in
     /// `docs/runtime-api.md`: `p` is always the last argument).
-    fn acall(&self, span: Span, name: &'static str, args: Vec<Expr>) -> Expr {
+    fn acall<A>(&self, span: Span, name: &'static str, args: A) -> Expr
+    where
+        A: IntoIterator<Item = Expr>,
+        A::IntoIter: ExactSizeIterator,
+    {
         let p = self.pos.encode(span).map(int_lit);
         api_call_then(span, name, args, p)
     }
@@ -308,7 +355,7 @@ impl<'a> Pass<'a> {
     fn sid_expr(&self, owner: FnKey, kind: FrameKind) -> Box<Expr> {
         if kind == FrameKind::TopScript {
             // A key no span has: the script-level name is not a function's.
-            let name = self.sid_name((u32::MAX, u32::MAX, 0), || format!("_{}_s", self.tag));
+            let name = self.sid_name((u32::MAX, u32::MAX, 0), || format!("_{}_s", self.tag()));
             Box::new(Expr::Member(MemberExpr {
                 span: DUMMY_SP,
                 obj: api_expr("$"),
@@ -365,11 +412,11 @@ impl<'a> Pass<'a> {
                     // not a property of the global object) and returns 0.
                     bin(
                         BinaryOp::LogicalOr,
-                        self.acall(span, "u", vec![name_lit(&name)]),
+                        self.acall(span, "u", [self.name_lit(&name)]),
                         Expr::Ident(id),
                     )
                 };
-                let read = self.acall(span, "g", vec![name_lit(&name), value]);
+                let read = self.acall(span, "g", [self.name_lit(&name), value]);
                 if &*name == "eval" {
                     // A value read of `eval` (indirect eval): the runtime swaps in a wrapper
                     // that instruments string arguments.
@@ -381,7 +428,7 @@ impl<'a> Pass<'a> {
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => {
                     let name = id.sym.clone();
-                    self.acall(span, "cr", vec![*sid, name_lit(&name), Expr::Ident(id)])
+                    self.acall(span, "cr", [*sid, self.name_lit(&name), Expr::Ident(id)])
                 }
                 None => Expr::Ident(id),
             },
@@ -393,14 +440,16 @@ impl<'a> Pass<'a> {
     fn log_ident_write(&self, id: &Ident, e: Expr, rw: bool, span: Span) -> Expr {
         match self.classify(id) {
             Class::Local => e,
-            Class::Global { .. } => {
-                self.acall(span, if rw { "x" } else { "w" }, vec![name_lit(&id.sym), e])
-            }
+            Class::Global { .. } => self.acall(
+                span,
+                if rw { "x" } else { "w" },
+                [self.name_lit(&id.sym), e],
+            ),
             Class::Captured(owner) => match self.sid(owner) {
                 Some(sid) => self.acall(
                     span,
                     if rw { "cx" } else { "cw" },
-                    vec![*sid, name_lit(&id.sym), e],
+                    [*sid, self.name_lit(&id.sym), e],
                 ),
                 None => e,
             },
@@ -454,7 +503,7 @@ impl<'a> Pass<'a> {
             return None;
         }
         match &m.prop {
-            MemberProp::Ident(n) => Some(MemberKey::Static(name_lit(&n.sym))),
+            MemberProp::Ident(n) => Some(MemberKey::Static(self.name_lit(&n.sym))),
             MemberProp::PrivateName(n) => self
                 .private_is_field(&n.name)
                 .then(|| MemberKey::Static(str_lit(&format!("#{}", n.name)))),
@@ -480,7 +529,7 @@ impl<'a> Pass<'a> {
                 _ => return Expr::Member(m),
             },
         };
-        self.acall(span, "r", vec![*m.obj, k])
+        self.acall(span, "r", [*m.obj, k])
     }
 
     /// A private field read `o.#x` (children not yet visited): the read stays in user code,
@@ -504,7 +553,7 @@ impl<'a> Pass<'a> {
         );
         match key {
             MemberKey::Static(k) => {
-                *m.obj = self.acall(span, f, vec![*obj, k]);
+                *m.obj = self.acall(span, f, [*obj, k]);
             }
             MemberKey::Dynamic => {
                 if optional {
@@ -517,7 +566,7 @@ impl<'a> Pass<'a> {
                     return;
                 };
                 let k = std::mem::replace(&mut c.expr, api_expr("K"));
-                *m.obj = self.acall(span, f, vec![*obj, *k]);
+                *m.obj = self.acall(span, f, [*obj, *k]);
             }
         }
     }
@@ -699,7 +748,7 @@ impl<'a> Pass<'a> {
                     Some(k) => self.acall(
                         span,
                         if rw { "X" } else { "W" },
-                        vec![this_expr(), k, Expr::Assign(a)],
+                        [this_expr(), k, Expr::Assign(a)],
                     ),
                     _ => Expr::Assign(a),
                 }
@@ -816,8 +865,7 @@ impl<'a> Pass<'a> {
             Expr::Member(m) => self.target_member(m, tg),
             Expr::SuperProp(sp) => {
                 if let Some(k) = super_key(sp) {
-                    tg.members
-                        .push(self.acall(sp.span, "V", vec![this_expr(), k]));
+                    tg.members.push(self.acall(sp.span, "V", [this_expr(), k]));
                 }
                 self.visit_super_parts(sp);
             }
@@ -864,8 +912,7 @@ impl<'a> Pass<'a> {
                 *self.temp(level)
             }
         };
-        tg.members
-            .push(self.acall(m.span, "V", vec![obj_arg, key_arg]));
+        tg.members.push(self.acall(m.span, "V", [obj_arg, key_arg]));
     }
 
     /// Visits the computed key of a `super[k]` (there is no object to visit).
@@ -904,13 +951,13 @@ impl<'a> Pass<'a> {
                 match self.classify(&id) {
                     Class::Local => native,
                     Class::Global { .. } => {
-                        self.acall(span, "y", vec![name_lit(&id.sym), native, num_lit(delta)])
+                        self.acall(span, "y", [self.name_lit(&id.sym), native, num_lit(delta)])
                     }
                     Class::Captured(owner) => match self.sid(owner) {
                         Some(sid) => self.acall(
                             span,
                             "cy",
-                            vec![*sid, name_lit(&id.sym), native, num_lit(delta)],
+                            [*sid, self.name_lit(&id.sym), native, num_lit(delta)],
                         ),
                         None => native,
                     },
@@ -937,14 +984,10 @@ impl<'a> Pass<'a> {
                 self.visit_super_parts(sp);
                 let prefix = u.prefix;
                 match key {
-                    Some(k) if prefix => {
-                        self.acall(span, "X", vec![this_expr(), k, Expr::Update(u)])
+                    Some(k) if prefix => self.acall(span, "X", [this_expr(), k, Expr::Update(u)]),
+                    Some(k) => {
+                        self.acall(span, "Y", [this_expr(), k, Expr::Update(u), num_lit(delta)])
                     }
-                    Some(k) => self.acall(
-                        span,
-                        "Y",
-                        vec![this_expr(), k, Expr::Update(u), num_lit(delta)],
-                    ),
                     None => Expr::Update(u),
                 }
             }
@@ -966,7 +1009,7 @@ impl<'a> Pass<'a> {
                         Class::Local => Expr::Unary(u),
                         // Keep `typeof x` whole: no ReferenceError for undeclared globals.
                         Class::Global { .. } => {
-                            self.acall(span, "gt", vec![name_lit(&id.sym), Expr::Unary(u)])
+                            self.acall(span, "gt", [self.name_lit(&id.sym), Expr::Unary(u)])
                         }
                         Class::Captured(_) => {
                             u.arg = Box::new(self.read_ident(id));
@@ -993,7 +1036,7 @@ impl<'a> Pass<'a> {
                         let name = id.sym.clone();
                         u.arg = Box::new(Expr::Ident(id));
                         if global {
-                            self.acall(span, "d", vec![name_lit(&name), Expr::Unary(u)])
+                            self.acall(span, "d", [self.name_lit(&name), Expr::Unary(u)])
                         } else {
                             Expr::Unary(u)
                         }
@@ -1068,7 +1111,7 @@ impl<'a> Pass<'a> {
                                 expr: Box::new(Expr::Seq(SeqExpr {
                                     span: DUMMY_SP,
                                     exprs: vec![
-                                        Box::new(self.acall(id.span, "q", vec![name_lit(&name)])),
+                                        Box::new(self.acall(id.span, "q", [self.name_lit(&name)])),
                                         Box::new(Expr::Call(c)),
                                     ],
                                 })),
@@ -1087,12 +1130,12 @@ impl<'a> Pass<'a> {
                         // `(b(this, k), super[K](a))` converts a computed key once.
                         let span = sp.span;
                         let log = match super_key(sp) {
-                            Some(k) => Some(self.acall(span, "b", vec![this_expr(), k])),
+                            Some(k) => Some(self.acall(span, "b", [this_expr(), k])),
                             None => match &mut sp.prop {
                                 SuperProp::Computed(ck) => {
                                     ck.expr.visit_mut_with(self);
                                     let k = std::mem::replace(&mut ck.expr, api_expr("K"));
-                                    Some(self.acall(span, "b", vec![this_expr(), *k]))
+                                    Some(self.acall(span, "b", [this_expr(), *k]))
                                 }
                                 SuperProp::Ident(_) => None,
                             },
@@ -1365,6 +1408,26 @@ fn pattern_needs_temps(p: &AssignTargetPat) -> bool {
 
 impl VisitMut for Pass<'_> {
     fn visit_mut_expr(&mut self, e: &mut Expr) {
+        // In place where nothing is rewritten (most expressions, and identifiers of locals):
+        // taking the node out and putting it back costs two moves and a drop per node.
+        match e {
+            Expr::Ident(id) if self.classify(id) == Class::Local => return,
+            Expr::Ident(_)
+            | Expr::Member(_)
+            | Expr::SuperProp(_)
+            | Expr::Assign(_)
+            | Expr::Update(_)
+            | Expr::Unary(_)
+            | Expr::Call(_)
+            | Expr::OptChain(_)
+            | Expr::TaggedTpl(_)
+            | Expr::New(_)
+            | Expr::Await(_) => {}
+            other => {
+                other.visit_mut_children_with(self);
+                return;
+            }
+        }
         let span = e.span();
         let taken = std::mem::replace(e, Expr::Invalid(Invalid { span }));
         *e = match taken {
@@ -1386,7 +1449,7 @@ impl VisitMut for Pass<'_> {
                 let key = super_key(&sp);
                 self.visit_super_parts(&mut sp);
                 match key {
-                    Some(k) => self.acall(span, "pr", vec![this_expr(), k, Expr::SuperProp(sp)]),
+                    Some(k) => self.acall(span, "pr", [this_expr(), k, Expr::SuperProp(sp)]),
                     None => Expr::SuperProp(sp),
                 }
             }
@@ -1451,7 +1514,7 @@ impl VisitMut for Pass<'_> {
                 let key = if &*id.sym == "__proto__" {
                     PropName::Computed(ComputedPropName {
                         span: DUMMY_SP,
-                        expr: Box::new(name_lit(&id.sym)),
+                        expr: Box::new(self.name_lit(&id.sym)),
                     })
                 } else {
                     PropName::Ident(IdentName::new(id.sym.clone(), id.span))

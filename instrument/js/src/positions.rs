@@ -31,21 +31,36 @@ pub(crate) struct Positions {
 
 /// UTF-16 code units of the UTF-8 bytes `b` (continuation bytes count 0, 4-byte leaders 2).
 fn utf16_len(b: &[u8]) -> u32 {
-    b.iter()
-        .map(|&c| u32::from(c & 0xC0 != 0x80) + u32::from(c >= 0xF0))
-        .sum()
+    // Eight bytes at a time: the prefix table runs over every byte of a non-ASCII source.
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const C0: u64 = 0xC0C0_C0C0_C0C0_C0C0;
+    const F0: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    let mut words = b.chunks_exact(8);
+    let mut units = 0;
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let w = u64::from_le_bytes(a);
+        // Continuation bytes are 10xxxxxx, 4-byte leaders 11110xxx or above.
+        let continuation = zero_bytes((w & C0) ^ HIGH);
+        let leaders = zero_bytes((w & F0) ^ F0);
+        units += 8 - continuation + leaders;
+    }
+    units
+        + words
+            .remainder()
+            .iter()
+            .map(|&c| u32::from(c & 0xC0 != 0x80) + u32::from(c >= 0xF0))
+            .sum::<u32>()
 }
 
-/// True when one of the eight bytes of `w` is `\n`, `\r` or 0xE2 (may start U+2028/9).
-fn may_end_line(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte of `w ^ c…` is zero where `w` has byte `c` (exact as a yes/no answer).
-    let has = |c: u8| {
-        let x = w ^ (ONES * u64::from(c));
-        x.wrapping_sub(ONES) & !x & HIGH
-    };
-    has(b'\n') | has(b'\r') | has(0xE2) != 0
+/// How many of the eight bytes of `x` are zero.
+fn zero_bytes(x: u64) -> u32 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    // Bit 7 of a byte of `t | x` is set exactly when the byte is not zero (no carries cross
+    // bytes: 0x7F + 0x7F fits).
+    let t = (x & LOW7).wrapping_add(LOW7);
+    (!(t | x | LOW7)).count_ones()
 }
 
 /// The script key: the first 18 bits of sha256 of the original source (content only, so
@@ -62,16 +77,14 @@ impl Positions {
         let b = file.src.as_bytes();
         let mut starts = Vec::with_capacity(b.len() / 32 + 1);
         starts.push(0);
+        // Every job scans its whole source here: jump from one possible line end to the next
+        // (`\n`, `\r`, or 0xE2, which may start U+2028 / U+2029).
         let mut i = 0;
-        while i < b.len() {
-            // Every job scans its whole source here: skip eight bytes at a time while none of
-            // them can start a line end.
-            if let Some(w) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok())
-                && !may_end_line(u64::from_le_bytes(w))
-            {
-                i += 8;
-                continue;
-            }
+        while let Some(k) = b
+            .get(i..)
+            .and_then(|r| memchr::memchr3(b'\n', b'\r', 0xE2, r))
+        {
+            i += k;
             match b[i] {
                 b'\n' => starts.push(i as u32 + 1),
                 b'\r' => {
@@ -81,9 +94,7 @@ impl Positions {
                     starts.push(i as u32 + 1);
                 }
                 // U+2028 / U+2029 (E2 80 A8 / E2 80 A9) end lines in JavaScript too.
-                0xE2 if b.get(i + 1) == Some(&0x80)
-                    && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) =>
-                {
+                _ if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
                     i += 2;
                     starts.push(i as u32 + 1);
                 }
@@ -119,6 +130,11 @@ impl Positions {
         before + self.file.src.as_bytes().get(from..off).map_or(0, utf16_len)
     }
 
+    /// The text the positions are in.
+    pub(crate) fn source(&self) -> &str {
+        &self.file.src
+    }
+
     /// The script key `K`.
     pub(crate) fn key(&self) -> u32 {
         self.key
@@ -152,24 +168,6 @@ impl Positions {
 mod tests {
     use super::*;
 
-    #[test]
-    fn word_test_finds_exactly_the_line_end_candidates() {
-        let candidate = |c: u8| matches!(c, b'\n' | b'\r' | 0xE2);
-        for v in 0..=255u8 {
-            for at in 0..8 {
-                for fill in [b'a', b'\t', 0x00, 0x80, 0xE3, 0xFF] {
-                    let mut w = [fill; 8];
-                    w[at] = v;
-                    assert_eq!(
-                        may_end_line(u64::from_le_bytes(w)),
-                        w.iter().any(|&c| candidate(c)),
-                        "{w:?}"
-                    );
-                }
-            }
-        }
-    }
-
     use swc_core::common::{BytePos, FileName, SourceMap};
 
     fn pos(src: &str, at: usize) -> (u64, u64) {
@@ -180,6 +178,24 @@ mod tests {
         let n = p.encode(Span::new(BytePos(lo), BytePos(lo + 1))).unwrap();
         assert_eq!(n >> 35, u64::from(p.key()));
         ((n >> 19) & 0xffff, n & MAX_COL)
+    }
+
+    #[test]
+    fn utf16_units_of_every_byte_mix() {
+        let reference = |b: &[u8]| -> u32 {
+            b.iter()
+                .map(|&c| u32::from(c & 0xC0 != 0x80) + u32::from(c >= 0xF0))
+                .sum()
+        };
+        let text = "aé日😀\u{2028}z".repeat(7);
+        let b = text.as_bytes();
+        for from in 0..16 {
+            for to in from..b.len() {
+                assert_eq!(utf16_len(&b[from..to]), reference(&b[from..to]));
+            }
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(utf16_len(&all), reference(&all));
     }
 
     #[test]

@@ -4,7 +4,9 @@ use swc_core::common::{DUMMY_SP, SyntaxContext};
 use swc_core::ecma::ast::*;
 use swc_core::ecma::visit::{VisitMut, VisitMutWith};
 
-use crate::ast::{API, atom, ident};
+use swc_core::atoms::Atom;
+
+use crate::ast::{API, API_DOT, atom, ident};
 
 /// Name of the block-scoped alias of the runtime object inside `with` bodies.
 const WITH_ALIAS: &str = "__sh$a";
@@ -22,6 +24,10 @@ pub(crate) fn alias_runtime(body: &mut Box<Stmt>) {
         fn visit_mut_ident(&mut self, i: &mut Ident) {
             if &*i.sym == API {
                 i.sym = atom(WITH_ALIAS);
+                self.0 = true;
+            } else if let Some(name) = i.sym.strip_prefix(API_DOT) {
+                // A runtime callee the pass built (`ast::api_callee`).
+                i.sym = Atom::from(format!("{WITH_ALIAS}.{name}"));
                 self.0 = true;
             }
         }

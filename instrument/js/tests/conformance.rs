@@ -7,6 +7,15 @@
 //! the same access calls, or both refused. V8 (node, one process for the whole corpus,
 //! `tests/conformance/check.js`) compiles each plain and instrumented program without running
 //! it. `CONFORMANCE_DEBUG=1` prints every case that counts against a figure.
+//!
+//! No package on the npm registry ships the language tests of a current test262 (`test262`
+//! is not published there; `test262-parser-tests` stops at 0.0.5), so the classes of programs
+//! a newer suite adds that V8 rejects and swc accepts are fixtures of their own
+//! (`tests/conformance/newer/`): each file's name states V8's verdict (`reject-…`,
+//! `accept-…`), node checks that verdict, and the pass must refuse exactly the rejected ones.
+
+// Test code: a panic here is a failed test, not a crash a peer can cause.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -123,22 +132,7 @@ fn parser_corpus_refusals_and_round_trips() {
             })
         })
         .collect();
-    let tmp = tempfile::tempdir().unwrap();
-    let mpath = tmp.path().join("manifest.json");
-    std::fs::write(&mpath, serde_json::to_vec(&manifest).unwrap()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/check.js");
-    let out = Command::new(shepherd_testkit::node())
-        .args(["--experimental-vm-modules", "--no-warnings"])
-        .arg(&script)
-        .arg(&mpath)
-        .output()
-        .unwrap_or_else(|e| panic!("node is required (scripts/install-deps): {e}"));
-    assert!(
-        out.status.success(),
-        "conformance checker failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let verdicts: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let verdicts = v8_verdicts(&manifest);
     assert_eq!(verdicts.len(), cases.len());
 
     let debug = std::env::var_os("CONFORMANCE_DEBUG").is_some();
@@ -228,6 +222,107 @@ fn parser_corpus_refusals_and_round_trips() {
     assert!(
         failures.is_empty(),
         "{} conformance failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// V8's verdicts on a manifest (`tests/conformance/check.js`, one node process).
+fn v8_verdicts(manifest: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    let tmp = tempfile::tempdir().unwrap();
+    let mpath = tmp.path().join("manifest.json");
+    std::fs::write(&mpath, serde_json::to_vec(manifest).unwrap()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/check.js");
+    let out = Command::new(shepherd_testkit::node())
+        .args(["--experimental-vm-modules", "--no-warnings"])
+        .arg(&script)
+        .arg(&mpath)
+        .output()
+        .unwrap_or_else(|e| panic!("node is required (scripts/install-deps): {e}"));
+    assert!(
+        out.status.success(),
+        "conformance checker failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The classes of programs a newer test262 adds that V8 rejects and swc's parser accepts
+/// (`for (a; b⏎)`, escaped `get`/`set`/`static`, `\8` in templates, async functions and
+/// generators as loop bodies, `async⏎m() {}`, `\u{1_0}`), with valid neighbours of each: V8's
+/// verdict is the file name's, the pass refuses every rejected program and instruments every
+/// accepted one into code V8 compiles, as sloppy and as strict code alike.
+#[test]
+fn newer_suite_classes_refused_as_v8_rejects_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/newer");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "js"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 40, "fixtures missing in {}", dir.display());
+    let mut manifest = Vec::new();
+    let mut outs = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(f).unwrap();
+        let out = instrument(&src, &Options::new(Kind::Script, name.clone())).map(|o| o.code);
+        manifest.push(serde_json::json!({
+            "name": name,
+            "module": false,
+            "plain": src,
+            "instrumented": out.as_ref().ok(),
+        }));
+        outs.push((name, out));
+    }
+    let verdicts = v8_verdicts(&manifest);
+    assert_eq!(verdicts.len(), outs.len());
+    let mut failures = Vec::new();
+    let (mut rejected, mut refused) = (0, 0);
+    for ((name, out), v) in outs.iter().zip(&verdicts) {
+        let expect_reject = name.starts_with("reject-");
+        assert!(
+            expect_reject || name.starts_with("accept-"),
+            "{name}: a fixture's name starts with reject- or accept-"
+        );
+        let v8_rejects = !v["plain"].is_null();
+        if v8_rejects != expect_reject {
+            failures.push(format!(
+                "{name}: the file name says V8 {} it, V8 says {}",
+                if expect_reject { "rejects" } else { "accepts" },
+                v["plain"]
+            ));
+            continue;
+        }
+        rejected += usize::from(v8_rejects);
+        match out {
+            Ok(_) if v8_rejects => failures.push(format!(
+                "{name}: V8 rejects it ({}), yet it was instrumented",
+                v["plain"]
+            )),
+            Err(_) if v8_rejects => refused += 1,
+            Err(e) => failures.push(format!("{name}: valid, yet refused: {e}")),
+            Ok(_) => {
+                if !v["instr"].is_null() {
+                    failures.push(format!("{name}: output does not compile: {}", v["instr"]));
+                }
+                if v["strictPlain"].is_null() != v["strictInstr"].is_null() {
+                    failures.push(format!(
+                        "{name}: as strict code, V8 says {} of the original and {} of the output",
+                        v["strictPlain"], v["strictInstr"]
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "newer test262 classes: {} fixtures, V8 rejects {rejected}, the pass refuses {refused} of those",
+        outs.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
         failures.len(),
         failures.join("\n")
     );

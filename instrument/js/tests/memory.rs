@@ -49,15 +49,18 @@ fn script(i: usize) -> String {
     s
 }
 
-/// Live bytes once the workers are idle (they free a job's tree after replying).
+/// Live bytes once the workers are idle (they free a job's tree after replying): unchanged for
+/// five samples in a row, so a worker that a loaded machine left waiting for a moment with a
+/// tree still held is not taken for an idle one.
 fn settled() -> isize {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + shepherd_testkit::patience(Duration::from_secs(2));
     let mut last = LIVE.load(Ordering::Relaxed);
-    for _ in 0..50 {
-        std::thread::sleep(std::time::Duration::from_millis(40));
+    let mut same = 0;
+    while same < 5 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(40));
         let now = LIVE.load(Ordering::Relaxed);
-        if now == last {
-            return now;
-        }
+        same = if now == last { same + 1 } else { 0 };
         last = now;
     }
     last

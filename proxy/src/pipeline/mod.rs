@@ -71,6 +71,7 @@ pub(crate) async fn http(
         url: &url_s,
         headers: &headers,
         page_token: &page_token,
+        metrics: &shared.metrics,
     };
     rewrite::apply(
         &rewriter,

@@ -19,6 +19,8 @@ pub(crate) struct RequestInfo<'a> {
     pub headers: &'a HeaderMap,
     /// The page credential of the response's origin.
     pub page_token: &'a str,
+    /// Where documents served with the runtime are counted.
+    pub metrics: &'a crate::metrics::Metrics,
 }
 
 /// Runs `rewriter` on a response whose headers are ready for the browser. Script bodies over
@@ -65,6 +67,7 @@ pub(crate) async fn apply(
     parts.headers.remove(header::ETAG);
     let module = match kind {
         RewriteKind::Html => {
+            req.metrics.document_served();
             let stream = rewriter.html(&meta, &mut parts.headers);
             let body = TransformBody::new(body, HtmlTransform { decoder, stream });
             return Response::from_parts(parts, ProxyBody::boxed(body));

@@ -479,8 +479,11 @@ pub async fn raw_http(proxy: SocketAddr, request: &[u8]) -> String {
     let mut tcp = TcpStream::connect(proxy).await.unwrap();
     tcp.write_all(request).await.unwrap();
     let mut out = Vec::new();
-    let _ =
-        tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
+    let _ = tokio::time::timeout(
+        shepherd_testkit::patience(std::time::Duration::from_secs(5)),
+        tcp.read_to_end(&mut out),
+    )
+    .await;
     String::from_utf8_lossy(&out).into_owned()
 }
 

@@ -17,15 +17,19 @@ use shepherd_exerciser::ExerciseOptions;
 use shepherd_policies::PolicySet;
 use shepherd_session::Stack;
 use shepherd_session::drive::exercise_recorded;
+use shepherd_testkit::patience;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Longest wait for one schedule step's condition.
+/// Longest wait for one schedule step's condition (times the patience factor: it ends as soon
+/// as the condition holds).
 const STEP_LIMIT: Duration = Duration::from_secs(20);
 
 /// Longest wait for a step's condition under a policy: the bad schedule may wait for a state
 /// the policy no longer lets happen (a first answer handled alone); the step then runs late,
-/// once held answers reached their hold limit, and the oracle judges the result.
+/// once held answers reached their hold limit, and the oracle judges the result. Not scaled by
+/// the patience factor: the step is expected to give up here, and the hold limits the
+/// policies set are the product's.
 const REPAIR_STEP_LIMIT: Duration = Duration::from_secs(5);
 
 /// What the lanes share: one Chromium, the origin, the binary, a scratch directory.
@@ -254,7 +258,7 @@ async fn run_schedule(
 ) -> Result<()> {
     for (i, s) in steps.iter().enumerate() {
         let waited = match lane {
-            Lane::Record(_) => wait_for(page, origin, &s.when, STEP_LIMIT).await,
+            Lane::Record(_) => wait_for(page, origin, &s.when, patience(STEP_LIMIT)).await,
             Lane::Repair => wait_for(page, origin, &s.when, REPAIR_STEP_LIMIT)
                 .await
                 .or_else(|e| {
@@ -283,7 +287,7 @@ async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Res
             .await
             .with_context(|| format!("input of schedule step {}", i + 1))?;
         let _ = page
-            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .wait_quiet(Duration::from_millis(150), patience(Duration::from_secs(2)))
             .await;
     }
     Ok(())
@@ -462,13 +466,13 @@ async fn drive(
         page,
         World::Isolated,
         "document.readyState === 'complete'",
-        Duration::from_secs(10),
+        patience(Duration::from_secs(10)),
     )
     .await
     .context("waiting for load")?;
     if order == Order::Good {
         let _ = page
-            .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+            .wait_quiet(Duration::from_millis(250), patience(Duration::from_secs(4)))
             .await;
         good_input(page, &ctx.origin, &m.schedule).await?;
     }
@@ -520,7 +524,7 @@ async fn drive(
         .await
         .context("auto-exploration")?;
         let _ = page
-            .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+            .wait_quiet(Duration::from_millis(150), patience(Duration::from_secs(2)))
             .await;
     }
     page.evaluate(&control("await C.flush()"))
@@ -537,15 +541,14 @@ async fn stay_on_page(page: &Page, secret: &str) -> Result<()> {
     let expr = format!(
         "(() => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); return !!(C && C.blockNavigations(true)); }})()"
     );
+    let limit = patience(STEP_LIMIT);
     let start = Instant::now();
     loop {
         if page.evaluate(&expr).await.ok().and_then(|v| v.as_bool()) == Some(true) {
             return Ok(());
         }
-        if start.elapsed() > STEP_LIMIT {
-            bail!(
-                "no Shepherd runtime answered within {STEP_LIMIT:?} (was the page instrumented?)"
-            );
+        if start.elapsed() > limit {
+            bail!("no Shepherd runtime answered within {limit:?} (was the page instrumented?)");
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -564,12 +567,15 @@ async fn explored(
         page,
         World::Isolated,
         "document.readyState === 'complete'",
-        Duration::from_secs(10),
+        patience(Duration::from_secs(10)),
     )
     .await
     .with_context(|| format!("waiting for the load of {url}"))?;
     let _ = page
-        .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
+        .wait_quiet(
+            Duration::from_millis(300),
+            patience(Duration::from_secs(10)),
+        )
         .await;
     exercise_recorded(
         page,
@@ -586,7 +592,7 @@ async fn explored(
     .await
     .context("exercising the page")?;
     let _ = page
-        .wait_quiet(Duration::from_millis(300), Duration::from_secs(5))
+        .wait_quiet(Duration::from_millis(300), patience(Duration::from_secs(5)))
         .await;
     let secret_js = serde_json::to_string(secret)?;
     page.evaluate(&format!(
@@ -597,14 +603,15 @@ async fn explored(
     Ok((exception_messages(page), None))
 }
 
-/// Waits until the page is quiet, then reads its exceptions and the oracle.
+/// Waits until the page is quiet (or, for a page that never is, the limit times the patience
+/// factor), then reads its exceptions and the oracle.
 async fn settled_oracle(
     ctx: &Context,
     page: &Page,
     m: &Manifest,
 ) -> Result<(Vec<String>, Option<bool>)> {
     let _ = page
-        .wait_quiet(Duration::from_millis(250), Duration::from_secs(4))
+        .wait_quiet(Duration::from_millis(250), patience(Duration::from_secs(4)))
         .await;
     let exceptions = exception_messages(page);
     let fired = oracle(page, &ctx.origin, &m.oracle, &exceptions).await?;

@@ -1,0 +1,2 @@
+// U+2028 after async
+x = { async  foo() {} };

@@ -1,0 +1,3 @@
+// a line break inside a comment after async
+({ async /*
+*/ foo() {} });

@@ -1,0 +1,3 @@
+// a line break after async before a computed key
+({ async
+ [x]() {} });

@@ -1,0 +1,3 @@
+// a line break after async
+({ async
+ foo() {} });

@@ -1,0 +1,2 @@
+// a separator in an identifier's later escape
+var a\u{6_1} = 1;

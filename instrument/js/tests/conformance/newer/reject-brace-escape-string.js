@@ -1,0 +1,2 @@
+// a separator in a string's escape
+"\u{1_0}";

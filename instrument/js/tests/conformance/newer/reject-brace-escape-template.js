@@ -1,0 +1,2 @@
+// a separator in an untagged template's escape
+`\u{1_0}`;

@@ -1,0 +1,2 @@
+// an escaped get in a class
+class C { g\u0065t x() {} }

@@ -1,0 +1,2 @@
+// an escaped get
+({ g\u0065t x() {} });

@@ -1,0 +1,2 @@
+// an escaped set
+({ s\u0065t x(v) {} });

@@ -1,0 +1,2 @@
+// an escaped static
+class C { st\u0061tic m() {} }

@@ -1,0 +1,3 @@
+// a missing second semicolon after a let head
+for(let i=0;i<1
+) ;

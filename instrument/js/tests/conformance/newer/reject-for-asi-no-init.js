@@ -1,0 +1,3 @@
+// a missing second semicolon, no init
+for(;false
+) {}

@@ -1,0 +1,3 @@
+// a missing second semicolon, no test
+for(x;
+) ;

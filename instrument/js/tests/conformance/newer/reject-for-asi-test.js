@@ -1,0 +1,3 @@
+// a missing second semicolon after the test
+for(false;false
+) {}

@@ -1,0 +1,2 @@
+// an async function as the body of for
+for (;;) async function f() {}

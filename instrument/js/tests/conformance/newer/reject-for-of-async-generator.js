@@ -1,0 +1,2 @@
+// an async generator as the body of for-of
+for (var x of []) async function* f() {}

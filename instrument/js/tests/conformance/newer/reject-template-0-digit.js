@@ -1,0 +1,2 @@
+// \0 before a digit in an untagged template
+`\09`;

@@ -1,0 +1,2 @@
+// \8 in an untagged template
+`\8`;

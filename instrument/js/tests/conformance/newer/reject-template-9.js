@@ -1,0 +1,2 @@
+// \9 in an untagged template
+`a${1}\9`;

@@ -1,0 +1,2 @@
+// an async function as the body of while
+while (0) async function f() {}
