@@ -105,6 +105,23 @@ impl NavigationGuard {
         })
     }
 
+    /// The URLs of the main-frame navigations blocked so far, oldest first (a tool can tell
+    /// within a run whether a gesture tried to leave the page).
+    pub fn blocked(&self) -> Vec<String> {
+        self.blocked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The URLs of the popups closed so far, oldest first.
+    pub fn popups(&self) -> Vec<String> {
+        self.popups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Undoes the interception; returns (blocked navigations, closed popups), their URLs.
     pub async fn stop(self, page: &Page) -> (Vec<String>, Vec<String>) {
         // Short limits: a renderer stuck in a handler would hold renderer-side commands.
