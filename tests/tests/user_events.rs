@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail, ensure};
 use serde_json::json;
-use shepherd_e2e::{Case, Harness, TraceQuery, case, run_cases_within};
+use shepherd_e2e::{Case, Harness, TraceQuery, case, patience, run_cases_within};
 use shepherd_exerciser::ExerciseOptions;
 use shepherd_races::graph::ArcOrigin;
 use shepherd_runtime::Mode;
@@ -131,7 +131,7 @@ async fn record(
     let page = h.open_url(url).await?;
     let result = async {
         let _ = page
-            .wait_quiet(Duration::from_millis(200), Duration::from_secs(3))
+            .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(3)))
             .await;
         if let Some(opts) = exercise {
             shepherd_session::drive::exercise_recorded(&page, h.origin.secret(), &opts).await?;
@@ -140,7 +140,7 @@ async fn record(
             h.wait_for(&page, ready, Duration::from_secs(10)).await?;
         }
         let _ = page
-            .wait_quiet(Duration::from_millis(200), Duration::from_secs(3))
+            .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(3)))
             .await;
         h.flushed_trace(&page).await
     }
@@ -225,7 +225,7 @@ case!(the_users_own_events_are_chained, |h| async move {
         page.click("#typed").await?;
         page.type_text("ab").await?;
         let _ = page
-            .wait_quiet(Duration::from_millis(200), Duration::from_secs(3))
+            .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(3)))
             .await;
         h.flushed_trace(&page).await
     }
@@ -285,7 +285,7 @@ case!(the_focus_is_a_location, |h| async move {
             .await?;
         page.type_text("b").await?;
         let _ = page
-            .wait_quiet(Duration::from_millis(200), Duration::from_secs(3))
+            .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(3)))
             .await;
         let value = page
             .evaluate("document.getElementById('other').value")
@@ -353,7 +353,7 @@ case!(navigations_are_stopped_and_traced, |h| async move {
         for sel in ["#away", "#popup", "#routed", "#scripted", "#opener"] {
             page.click(sel).await?;
             let _ = page
-                .wait_quiet(Duration::from_millis(150), Duration::from_secs(2))
+                .wait_quiet(Duration::from_millis(150), patience(Duration::from_secs(2)))
                 .await;
         }
         let navs = h.control(&page, "C.navigations()").await?;
