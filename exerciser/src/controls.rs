@@ -100,6 +100,8 @@ pub(crate) struct Control {
     pub(crate) node: i64,
     pub(crate) desc: String,
     pub(crate) path: String,
+    /// What it gets, its kind's own gestures first (the exercise starts a control with the
+    /// first), then those its listeners add (keys, a hover, focus and blur).
     pub(crate) gestures: Vec<Gesture>,
     pub(crate) text: TextKind,
     pub(crate) range: bool,

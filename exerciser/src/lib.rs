@@ -42,8 +42,11 @@
 //!
 //! **Order.** Seeded choices, prioritising what has not been exercised: keys at the page
 //! first when it has page-level key listeners (only then do they reach the page: after a
-//! gesture the focus is on a control), then a control no gesture reached yet, then a gesture a
-//! control has not had yet, then anything, each uniformly at random. After each gesture the page is given a short quiet period, so asynchronous effects
+//! gesture the focus is on a control), then a control no gesture reached yet, with its kind's
+//! first gesture (a click on a button, typing in a text field, a choice in a select: what a
+//! user does first, and what reaches most of its handlers; a hover only where nothing else
+//! fits), then a gesture a control has not had yet, then anything, each uniformly at random.
+//! After each gesture the page is given a short quiet period, so asynchronous effects
 //! (timers, fetches) interleave with the next gesture as they would for a user. Controls are
 //! re-scanned regularly (handlers and elements come and go); one that failed (gone, no box,
 //! covered) is left until the next scan. The same seed on the same page makes the same choices
