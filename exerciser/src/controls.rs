@@ -275,8 +275,10 @@ pub(crate) async fn scan(page: &Page) -> Result<Scan> {
         if g.is_empty() {
             continue;
         }
-        g.sort();
-        g.dedup();
+        // Without duplicates, in the order pushed: the kind's own gestures first (the
+        // exercise starts a control with its first gesture).
+        let mut seen = BTreeSet::new();
+        g.retain(|x| seen.insert(*x));
         let (text, range) = match info.kind {
             Kind::Text(k) => (k, false),
             Kind::Range => (TextKind::Free, true),

@@ -554,3 +554,44 @@ fn controls_nothing_was_done_to_come_first() {
         assert_eq!(distinct.len(), n, "{firsts:?}");
     });
 }
+
+/// Two buttons whose handlers also listen to the pointer's arrival: a hover is one of their
+/// gestures, but not the first.
+const HOVERABLE: &str = r#"<!doctype html>
+<input type="button" id="b1" value="one"> <input type="button" id="b2" value="two">
+<script>
+  window.clicks = [];
+  for (const id of ['b1', 'b2']) {
+    const b = document.getElementById(id);
+    b.addEventListener('click', () => clicks.push(id));
+    b.addEventListener('mouseover', () => {});
+  }
+</script>"#;
+
+#[test]
+fn a_controls_first_gesture_is_what_its_kind_gets_first() {
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(HOVERABLE))]).await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        page.wait_quiet(Duration::from_millis(100), patience(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        // Room for two clicks (three entries each) and nothing else: a hover first would
+        // leave one button unclicked.
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
+                max_events: 6,
+                // A backstop only: the run ends at its event count.
+                duration: patience(Duration::from_secs(12)),
+                seed: 2,
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let clicks = page.evaluate("clicks.slice().sort()").await.unwrap();
+        assert_eq!(clicks, serde_json::json!(["b1", "b2"]), "{report:?}");
+    });
+}
