@@ -11,7 +11,8 @@
 //! The trials are `manifests`, one per scenario (detect and repair), `NAME (explore)` per
 //! explored scenario and `readme-matrix`; the command line selects them as cargo's harness
 //! does (`-- fig1`, `--exact`, `--skip '(explore)'`, `--list`). The README is compared only
-//! when everything ran. `SHEPHERD_SCENARIO_LOG=1` prints every run's races.
+//! when everything ran. `SHEPHERD_SCENARIO_LOG=1` prints every run's races;
+//! `SHEPHERD_SCENARIO_KEEP=DIR` keeps the recordings in DIR.
 
 use anyhow::{Context as _, Result, bail};
 use shepherd_browser::{Browser, LaunchOptions};
@@ -321,7 +322,17 @@ struct Logs {
 /// the next recordings) and prints one progress line per lane; a row per selected scenario,
 /// lanes not selected marked as not run.
 async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
+    // SHEPHERD_SCENARIO_KEEP=DIR keeps the recordings (and explore state) there, to look into
+    // a run with `shepherd races`; by default they go with a temporary directory.
     let scratch = tempfile::tempdir()?;
+    let scratch_dir = match std::env::var_os("SHEPHERD_SCENARIO_KEEP") {
+        Some(dir) => {
+            let dir = std::path::PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            dir
+        }
+        None => scratch.path().to_path_buf(),
+    };
     let shepherd = Shepherd::new()?;
     let origin = ScenarioOrigin::start(corpus_dir()).await?;
     let defaults = LaunchOptions::default();
@@ -338,8 +349,10 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         browser,
         origin,
         shepherd,
-        scratch: scratch.path().to_path_buf(),
-        explore: Duration::from_millis(1200),
+        scratch: scratch_dir,
+        // The auto-exploration ends at its 16 events; the clock is a backstop, times the
+        // patience factor, so a loaded machine fires as many events as an idle one.
+        explore: patience(Duration::from_millis(1200)),
     };
     let verbose = std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some();
     let mut rows: Vec<(Row, Logs)> = Vec::new();

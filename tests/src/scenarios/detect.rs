@@ -153,6 +153,13 @@ fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
         && want.filtered.is_none_or(|f| f == (r.level == "filtered"))
 }
 
+/// The exercise types and clicks in an arbitrary order: its own events race with each other
+/// everywhere (filtered as `USER_EVENTS_ONLY`), also where the page does nothing. Such a race
+/// is not the page's, so it does not break an `[[absent]]` entry.
+fn explorer_only(r: &Reported) -> bool {
+    r.level == "filtered" && r.tags == ["USER_EVENTS_ONLY"]
+}
+
 /// Checks `reported` against manifest `m`.
 pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
     let mut v = Verdict::default();
@@ -202,7 +209,10 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
         }
     }
     for a in &m.absent {
-        if let Some(r) = reported.iter().find(|r| !r.covered && at(&a.location, r)) {
+        if let Some(r) = reported
+            .iter()
+            .find(|r| !r.covered && !explorer_only(r) && at(&a.location, r))
+        {
             v.problems
                 .push(format!("race reported where none exists: {}", r.short()));
         }
@@ -210,7 +220,8 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
     for r in reported {
         let alarm = !r.covered && (r.level == "harmful" || r.level == "uncovered");
         let listed = m.races.iter().any(|w| at(&w.location, r))
-            || m.absent.iter().any(|a| at(&a.location, r));
+            || m.absent.iter().any(|a| at(&a.location, r))
+            || m.sometimes.iter().any(|x| at(&x.location, r));
         if alarm && !listed {
             v.false_alarms.insert(r.location.clone());
         }
@@ -288,9 +299,6 @@ pub fn check_reach(m: &Manifest, doc: &Value) -> Verdict {
             ));
         }
     }
-    // The exercise types and clicks in an arbitrary order: its own events race with each
-    // other everywhere (filtered as USER_EVENTS_ONLY), also where the page does nothing.
-    let explorer_only = |r: &Reported| r.level == "filtered" && r.tags == ["USER_EVENTS_ONLY"];
     for a in &m.absent {
         if let Some(r) = reported
             .iter()
@@ -303,7 +311,8 @@ pub fn check_reach(m: &Manifest, doc: &Value) -> Verdict {
     for r in &reported {
         let alarm = !r.covered && (r.level == "harmful" || r.level == "uncovered");
         let listed = m.races.iter().any(|w| at(&w.location, r))
-            || m.absent.iter().any(|a| at(&a.location, r));
+            || m.absent.iter().any(|a| at(&a.location, r))
+            || m.sometimes.iter().any(|x| at(&x.location, r));
         if alarm && !listed {
             v.false_alarms.insert(r.location.clone());
         }

@@ -42,7 +42,7 @@ pub struct Context {
     pub shepherd: Shepherd,
     /// Recordings go here.
     pub scratch: PathBuf,
-    /// Auto-exploration after the schedule.
+    /// The longest auto-exploration after the schedule (it ends at its event count first).
     pub explore: Duration,
 }
 

@@ -87,6 +87,9 @@ pub struct Manifest {
     /// Locations where no uncovered race may be reported.
     #[serde(default)]
     pub absent: Vec<Absent>,
+    /// Real races that a run reports only when its timing reaches them.
+    #[serde(default)]
+    pub sometimes: Vec<Sometimes>,
     /// Lanes that cannot pass yet, and why.
     #[serde(default)]
     pub known_limit: Vec<KnownLimit>,
@@ -349,6 +352,18 @@ pub struct Absent {
     pub reason: String,
 }
 
+/// A real race of the page that a run reports only when its timing reaches it (the
+/// exploration's pace against the page's timers and responses): never required, and never
+/// counted as a false alarm.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sometimes {
+    /// Location pattern, as for [`Race::location`].
+    pub location: String,
+    /// What the race is and which timing reaches it.
+    pub reason: String,
+}
+
 /// A lane that cannot pass yet.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -578,6 +593,17 @@ impl Manifest {
                 None,
                 "a harmful race needs a schedule that makes its error observable".into(),
             ));
+        }
+        for x in &self.sometimes {
+            if x.location.trim().is_empty() {
+                return Err((Some("location".into()), "empty location".into()));
+            }
+            if x.reason.trim().is_empty() {
+                return Err((
+                    quoted(&x.location),
+                    "a sometimes race needs a reason".into(),
+                ));
+            }
         }
         for k in &self.known_limit {
             if !LANES.contains(&k.lane.as_str()) {
