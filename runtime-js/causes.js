@@ -43,9 +43,11 @@ const AUTOFOCUS_MS = 1000;
 const AUTOFOCUS_CAP = 8;
 
 let causeSeq = 0;
-let inputSeq = -1; // the last direct user input: its sequence number and time
+let inputSeq = -1; // the last direct user input: its sequence number, time and target
 let inputAt = 0;
-// The page's last call of a selection or scroll API: {seq, at, from, parent}.
+let inputTarget = null;
+// The page's last call of a selection or scroll API: {seq, at, from, parent, el} (`el`: the
+// element it was called on, or null).
 const pageCause = [null, null, null, null, null];
 // Elements with `autofocus` inserted recently, oldest first: {el, at, from, parent}. The
 // browser focuses one of them at its next rendering update unless something has focus.
@@ -64,17 +66,24 @@ function isUiType(type) {
   return DIRECT_TYPES[type] === 1 || DERIVED[type] !== undefined;
 }
 
-/** A trusted, not nested direct input event is being dispatched. */
-function userInput() {
+/** A trusted, not nested direct input event is being dispatched at `target`. */
+function userInput(target) {
   inputSeq = ++causeSeq;
   inputAt = perfNow();
+  inputTarget = target;
 }
 
-/** The current action called an API whose effects the browser reports as `group` events. */
-function pageCaused(group) {
+/**
+ * The current action called an API whose effects the browser reports as `group` events, on
+ * `el` (an element, or null: the document's selection, the window's scroll).
+ */
+function pageCaused(group, el) {
   if (!REC && !repairOn) return;
   ensure();
-  pageCause[group] = { seq: ++causeSeq, at: perfNow(), from: cur, parent: parentInfo(), last: -1 };
+  pageCause[group] = {
+    seq: ++causeSeq, at: perfNow(), from: cur, parent: parentInfo(), last: -1,
+    el: isNode(el) ? el : null,
+  };
 }
 
 // Chromium tells input-device focus apart: a focus a click or a key moved has the device's
@@ -111,7 +120,13 @@ function derivedCause(ev, type, target) {
   if (group === 4) return BROWSER;
   const p = pageCause[group];
   const userRecent = inputSeq >= 0 && now - inputAt < CAUSE_MS;
-  if (p !== null && now - p.at < CAUSE_MS && (!userRecent || p.seq > inputSeq)) return p;
+  if (p !== null && now - p.at < CAUSE_MS) {
+    if (!userRecent || p.seq > inputSeq) return p;
+    // Input came between the page's call and the event (the browser reports selection and
+    // scroll changes a task later), but at another element: an event at the element the page
+    // acted on is still the page's — a click on a button selects no text in a field.
+    if (p.el !== null && p.el === target && inputTarget !== target) return p;
+  }
   return userRecent ? null : BROWSER;
 }
 
@@ -169,7 +184,7 @@ function causeMethod(proto, name, group) {
   const f = proto ? proto[name] : undefined;
   if (typeof f !== 'function') return;
   patch(proto, name, function () {
-    if (!passive()) pageCaused(group);
+    if (!passive()) pageCaused(group, this);
     return rApply(f, this, arguments);
   });
 }
@@ -185,7 +200,7 @@ function causeSetter(proto, name, group) {
     enumerable: d.enumerable,
     get: d.get,
     set: function (v) {
-      if (!passive()) pageCaused(group);
+      if (!passive()) pageCaused(group, this);
       return rApply(nSet, this, [v]);
     },
   });
@@ -223,8 +238,8 @@ function installCauses() {
   }
 }
 
-/** focus() moves the caret into a field and scrolls the element into view. */
-function focusCauses() {
-  pageCaused(2);
-  pageCaused(3);
+/** focus() on `el` moves the caret into it and scrolls it into view. */
+function focusCauses(el) {
+  pageCaused(2, el);
+  pageCaused(3, el);
 }

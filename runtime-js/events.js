@@ -88,7 +88,7 @@ function eventDesc(ev, type, target, trusted) {
   if (trusted && isUiType(type)) {
     if (isDirectInput(type)) {
       user = true;
-      userInput();
+      userInput(target);
     } else {
       cause = derivedCause(ev, type, target);
       user = cause === null;

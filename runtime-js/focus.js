@@ -63,7 +63,7 @@ function focusDispatch(ev, type, target, trusted) {
 function focusCall(self, name, f, args) {
   const p = REC ? callPos(self, name) : undefined;
   if (REC) read(FOCUS_LOC, undefined, false, p);
-  if (name === 'focus') focusCauses();
+  if (name === 'focus') focusCauses(self);
   const before = focusedNow();
   focusCalls++;
   depth++;

@@ -11,7 +11,8 @@
 //! user there is no user event, so a trace recorded without input has no user event at all;
 //! and on `pages/causes/` the page's scripts act on elements no user can reach (off-screen, ids
 //! `scripted-…`), so an event at one of them is a script's — except a `blur` or `focusout`,
-//! which the user's own click elsewhere causes when a script had focused one of them.
+//! which the user's own click elsewhere causes when a script had focused one of them, and the
+//! `select` Chromium fires at such a field once it lost the focus.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -73,13 +74,21 @@ fn target_id(t: &TraceQuery, a: ActionId) -> Option<String> {
 
 /// Whether action `a` is an event at an element only the page's scripts touch (the oracle of
 /// the causes page): a user can neither focus, type into, select in nor scroll them; moving
-/// the focus away from one (`blur`, `focusout`) a user can.
+/// the focus away from one (`blur`, `focusout`) a user can, and Chromium then fires `select`
+/// at a field whose text a script had selected (the focus change's doing, as the blur is).
 fn scripts_only(t: &TraceQuery, a: ActionId) -> Option<String> {
     let kind = t.kind(a);
     if kind == "event:blur" || kind == "event:focusout" {
         return None;
     }
-    target_id(t, a).filter(|i| i.starts_with("scripted-"))
+    let id = target_id(t, a).filter(|i| i.starts_with("scripted-"))?;
+    let after_users_blur = kind == "event:select"
+        && (0..a).any(|b| {
+            is_ui(t, b)
+                && t.kind(b) == "event:blur"
+                && target_id(t, b).as_deref() == Some(id.as_str())
+        });
+    (!after_users_blur).then_some(id)
 }
 
 /// Whether action `a` carries the empty scope `mark`.
