@@ -127,6 +127,7 @@ function childLoc(n) {
 /** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
 function objLoc(obj, key) {
   if (obj === G || obj === W) return 'Global.' + NativeString(key);
+  if (obj === DOCUMENT && key === 'activeElement') return FOCUS_LOC; // focus.js
   if (typeof key === 'string' && HANDLER_NAMES[key] === 1 && NEventTarget !== null &&
     obj instanceof NEventTarget) {
     return targetLabel(obj) + '.' + strSlice(key, 2);
@@ -693,6 +694,31 @@ const control = freeze({
     decider = typeof f === 'function' ? f : null;
     return true;
   },
+  /**
+   * Stops navigations away from the page (true) or lets them go (false); each stopped one is a
+   * `navigation` action forked by its cause (navigation.js).
+   */
+  blockNavigations(on) {
+    blockingNav = !!on;
+    return true;
+  },
+  /**
+   * Records what a tool exercising the page reached: `[{path, offered, done}]`, controls by
+   * stable path with their gestures (comma-separated names), as the trace's `c` records
+   * (coverage.js). Returns how many controls of this document were recorded.
+   */
+  coverage(list) {
+    return recordCoverage(list);
+  },
+  /** The navigations stopped so far: `{url, kind, blocked, stable, cause}`, oldest first. */
+  navigations() {
+    const list = [];
+    for (let i = 0; i < blockedNavs.length; i++) {
+      const n = blockedNavs[i];
+      list[i] = { url: n.url, kind: n.kind, blocked: n.blocked, stable: n.stable, cause: n.cause };
+    }
+    return list;
+  },
   /** Marks the user events that follow as auto-explored (true) or real (false). */
   explore(on) {
     autoExplore = !!on;
@@ -769,6 +795,7 @@ const control = freeze({
   },
   /** Ends the open action and uploads everything; resolves when delivered. */
   flush() {
+    beginNavigations();
     if (REC) describePending(true);
     end();
     return flushAndWait();

@@ -372,6 +372,7 @@ function noteElement(el, fromParser) {
   write('NodeTree:' + oid(el), el);
   const id = elId(el);
   if (id && nodeConnected(el)) write(idLoc(id), el);
+  if (elHasAttr(el, 'autofocus')) autofocusInserted(el);
   if (fromParser) {
     const names = elAttrNames(el);
     for (let i = 0; i < names.length; i++) {
@@ -412,10 +413,11 @@ function noteAdded(node, fromParser) {
   }
   if (elLocalName(node) === 'script') noteScript(node, fromParser);
   if (fromParser || nodeFirstChild(node) === null) return;
-  const inner = elQSA(node, '[id],script');
+  const inner = elQSA(node, '[id],script,[autofocus]');
   for (let i = 0; i < nlLength(inner); i++) {
     const el = nlItem(inner, i);
     if (elLocalName(el) === 'script') noteScript(el, false);
+    if (REC && elHasAttr(el, 'autofocus')) autofocusInserted(el);
     const id = elId(el);
     if (REC && id) write(idLoc(id), el);
   }
@@ -469,6 +471,9 @@ function onMutations(records) {
         if (id && nodeConnected(el)) write(idLoc(id), el);
       } else if (name === 'class') {
         write(objLoc(el, 'className'), elGetAttr(el, 'class'));
+      } else if (name === 'href') {
+        // Where a link goes (any API changed it): what following it reads (navigation.js).
+        write(objLoc(el, 'href'), elGetAttr(el, 'href'));
       }
     }
   }
@@ -767,7 +772,7 @@ function startObserver() {
     childList: true,
     subtree: true,
     attributes: true,
-    attributeFilter: ['id', 'class'],
+    attributeFilter: ['id', 'class', 'href'],
     attributeOldValue: true,
   });
   // What the parser produced before us (html, head, maybe meta): the first parse chunk.

@@ -9,16 +9,6 @@
 // outside the document (XHR, WebSocket, MessagePort, detached nodes) are seen through their
 // wrappers, which begin the action when the root did not.
 
-const UI_TYPES = objCreate(null);
-for (const t of ['click', 'dblclick', 'auxclick', 'contextmenu', 'mousedown', 'mouseup', 'mousemove',
-  'mouseover', 'mouseout', 'mouseenter', 'mouseleave', 'wheel', 'keydown', 'keyup', 'keypress',
-  'input', 'beforeinput', 'change', 'focus', 'blur', 'focusin', 'focusout', 'submit', 'reset',
-  'pointerdown', 'pointerup', 'pointermove', 'pointerover', 'pointerout', 'pointerenter',
-  'pointerleave', 'pointercancel', 'touchstart', 'touchend', 'touchmove', 'touchcancel', 'scroll',
-  'select', 'selectionchange', 'dragstart', 'drag', 'dragend', 'dragenter', 'dragleave', 'dragover',
-  'drop', 'compositionstart', 'compositionupdate', 'compositionend', 'paste', 'copy', 'cut', 'resize']) {
-  UI_TYPES[t] = 1;
-}
 const NET_TYPES = objCreate(null);
 for (const t of ['load', 'error', 'abort', 'readystatechange', 'progress', 'loadstart', 'loadend',
   'timeout', 'open', 'close']) {
@@ -91,7 +81,19 @@ function creatorMeta(target) {
 }
 
 function eventDesc(ev, type, target, trusted) {
-  const user = UI_TYPES[type] === 1 && trusted;
+  // Whose event this is (causes.js): the user's, the page's (forked by the action that caused
+  // it), or nobody's.
+  let user = false;
+  let cause = null;
+  if (trusted && isUiType(type)) {
+    if (isDirectInput(type)) {
+      user = true;
+      userInput(target);
+    } else {
+      cause = derivedCause(ev, type, target);
+      user = cause === null;
+    }
+  }
   let selfPost = false;
   const m = creatorMeta(target);
   let parent = ROOT;
@@ -110,6 +112,12 @@ function eventDesc(ev, type, target, trusted) {
   if (user) {
     parent = ROOT;
     if (lastUser >= 0) joins = [lastUser];
+  } else if (cause !== null && cause !== BROWSER) {
+    // The page's: forked by its cause, after the events the same cause fired before (the
+    // browser fires them in order: focus, focusin, selectionchange…).
+    parent = cause.parent;
+    from = cause.from;
+    joins = cause.last !== undefined && cause.last >= 0 ? [cause.last] : null;
   } else if (type === 'DOMContentLoaded' && target === DOCUMENT) {
     joins = dclPreds();
   } else if (type === 'load' && target === W) {
@@ -143,6 +151,7 @@ function eventDesc(ev, type, target, trusted) {
   }
   const kind = 'event:' + type;
   const d = {
+    cause: cause !== null && cause !== BROWSER ? cause : undefined,
     queue: selfPost ? 'Queue:' + targetLabel(W) : undefined,
     hid: 0,
     type: typeCode(type, target, user),
@@ -211,6 +220,10 @@ function fieldWrites(ev, type) {
 /** Bookkeeping after the action of a fresh dispatch began. */
 function dispatchBegan(d, ev, type, target) {
   info.ev = ev;
+  if (d.cause !== undefined) {
+    d.cause.last = d.action;
+    if (d.cause.autofocus === true) markScope('autofocus');
+  }
   if (d.type === 2) {
     lastUser = d.action;
     // Which key: what a tool needs to press it again (the explorer replays user events).
@@ -309,6 +322,7 @@ function enterEvent(ev, target, fromRoot) {
     if (REC) {
       dispatchReads(ev, type, target, fromRoot);
       if (d.type === 2) fieldWrites(ev, type); // the held original was the user's
+      focusDispatch(ev, type, target, d.type === 2);
     }
     if (REC) jsUrlClick(ev, type, target);
     return true;
@@ -325,8 +339,10 @@ function enterEvent(ev, target, fromRoot) {
     ensure();
     if (REC) {
       dispatchReads(ev, type, target, fromRoot);
+      focusDispatch(ev, type, target, trusted);
       jsUrlClick(ev, type, target);
     }
+    if (fromRoot) popupDispatch(ev, type, target);
     return true;
   }
   const d = eventDesc(ev, type, target, trusted);
@@ -371,8 +387,10 @@ function enterEvent(ev, target, fromRoot) {
   if (REC) {
     dispatchReads(ev, type, target, fromRoot);
     if (trusted) fieldWrites(ev, type);
+    focusDispatch(ev, type, target, trusted);
     jsUrlClick(ev, type, target);
   }
+  if (fromRoot) popupDispatch(ev, type, target);
   if (type === 'unhandledrejection' && NPromiseRejectionEvent && ev instanceof NPromiseRejectionEvent) {
     reportRejection(ev);
   }
@@ -505,7 +523,9 @@ function installListeners() {
     }
     const t = NativeString(type);
     if (REC) write(targetLabel(self) + '.' + t, listener, callPos(self, 'addEventListener'));
-    return nAddEL(self, t, wrapListener(listener, t, capOf(options)), options);
+    const r = nAddEL(self, t, wrapListener(listener, t, capOf(options)), options);
+    if (t === 'navigate') keepNavigateLast(self);
+    return r;
   });
   patch(ETP, 'removeEventListener', function (type, listener, options) {
     const self = this == null ? G : this;
@@ -528,9 +548,9 @@ function installListeners() {
       depth--;
     }
   });
-  // Natives that run listeners synchronously (trusted focus events, untrusted clicks).
+  // Natives that run listeners synchronously (untrusted clicks; focus moves: focus.js).
   const HEP = G.HTMLElement ? HTMLElement.prototype : null;
-  for (const name of ['click', 'focus', 'blur']) {
+  for (const name of ['click']) {
     const f = HEP ? HEP[name] : undefined;
     if (typeof f !== 'function') continue;
     patch(HEP, name, function () {
@@ -587,7 +607,9 @@ function wrapHandlerProps(obj) {
           wmSet(origOf, w, v);
         }
         if (REC) deferWrite(targetLabel(self) + '.' + type, v);
-        return rApply(nSet, self, [w]);
+        const r = rApply(nSet, self, [w]);
+        if (type === 'navigate') keepNavigateLast(self);
+        return r;
       },
     });
   }

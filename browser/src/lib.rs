@@ -41,6 +41,8 @@
 //!   fresh load of the same page, unlike backend node ids.
 //! - [`Page::wait_quiet`]: no request in flight (Network domain) and no DOM mutation
 //!   (a `MutationObserver` in a private isolated world) for a given time.
+//! - [`NavigationGuard`]: keep a page in place while a tool drives it (main-frame navigations
+//!   failed, popups closed, file choosers intercepted).
 //! - [`Browser::connect`]: drive a browser that is already running (a remote endpoint);
 //!   [`Page::evaluate_isolated`]: read the DOM from a private world the page cannot see;
 //!   [`Page::authenticate_proxy`]: answer an authenticating proxy's challenges.
@@ -61,6 +63,7 @@
 
 mod connection;
 mod error;
+mod guard;
 mod input;
 mod launch;
 mod monitor;
@@ -71,6 +74,7 @@ mod tools;
 
 pub use connection::{Connection, Event, EventStream};
 pub use error::{Error, Result};
+pub use guard::NavigationGuard;
 pub use input::{Element, MouseButton};
 pub use launch::{BROWSER_SERVICE_HOSTS, Browser, DEFAULT_CHROMIUM, LaunchOptions};
 pub use monitor::{ConsoleMessage, Dialog, PageException};

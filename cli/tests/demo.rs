@@ -2,7 +2,8 @@
 //! Chromium with auto-exploration and analysed. The report must show the demo's races: the
 //! coupon field that the late `app.js` overwrites while the user types (the explorer types into
 //! text fields; trusted `input` events write the field's value location) named by its selector
-//! (`input#coupon.value`), and script actions named by their position.
+//! (`input#coupon.value`), and script actions named by their position; the summary and the
+//! report give the exercise's coverage.
 
 use std::process::Command;
 
@@ -35,10 +36,15 @@ fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
     shepherd_testkit::chromium();
     let home = tempfile::tempdir().unwrap();
     let out = home.path().join("out");
+    // Long enough for every control on a loaded machine too (the coverage is checked below).
+    let explore = format!(
+        "{}ms",
+        shepherd_testkit::patience(std::time::Duration::from_secs(3)).as_millis()
+    );
     let run = Command::new(env!("CARGO_BIN_EXE_shepherd"))
         .arg("--home")
         .arg(home.path())
-        .args(["demo", "--explore", "3s", "--out"])
+        .args(["demo", "--explore", &explore, "--out"])
         .arg(&out)
         .output()
         .unwrap();
@@ -68,6 +74,26 @@ fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
     assert!(
         stdout.contains("HARMFUL Global.f"),
         "EventRacer Fig. 1's race in the report:\n{stdout}"
+    );
+    // The exercise's coverage, in the summary and in the race report: every control of the
+    // shop reached within the demo's exercise.
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("recorded "))
+        .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
+    let coverage = summary
+        .split_once(" user events (")
+        .and_then(|(_, r)| r.split_once(" controls exercised)"))
+        .and_then(|(c, _)| c.split_once(" of "))
+        .map(|(n, m)| (n.to_string(), m.to_string()));
+    assert!(
+        coverage.as_ref().is_some_and(|(n, m)| n == m && n != "0"),
+        "the summary gives the coverage, every control exercised: {summary}"
+    );
+    let (n, _) = coverage.unwrap_or_default();
+    assert!(
+        stdout.contains(&format!("\nexercised: {n} of {n} controls\n")),
+        "the race report gives the coverage too:\n{stdout}"
     );
     for f in [
         "demo.rec",

@@ -21,6 +21,12 @@ pub struct ExerciseOptions {
     pub text_inputs: Vec<String>,
     /// Told the number of events fired so far after every action (progress displays).
     pub on_events: Option<EventCounter>,
+    /// Stop once every control found has had every one of its gestures (and the page's own
+    /// keys, when it has page-level key listeners), after at least this many events: the
+    /// exercise then ends on coverage rather than on the clock ([`StopReason::Covered`]).
+    ///
+    /// [`StopReason::Covered`]: crate::StopReason::Covered
+    pub stop_when_covered: Option<usize>,
 }
 
 /// A callback given the running count of fired events.
@@ -44,6 +50,7 @@ impl Default for ExerciseOptions {
             rescan_every: 5,
             text_inputs: vec!["shepherd".into(), "42".into(), "a b".into(), "x".into()],
             on_events: None,
+            stop_when_covered: None,
         }
     }
 }

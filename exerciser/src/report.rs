@@ -1,4 +1,5 @@
-//! What an exercise did: the log of fired events, and why it ended.
+//! What an exercise did: the log of fired events, the controls it found and acted on, and why
+//! it ended.
 
 use std::time::Duration;
 
@@ -32,10 +33,34 @@ pub enum StopReason {
     Time,
     /// The event limit was reached.
     MaxEvents,
-    /// No element with handlers (and no text field) was found.
+    /// No control and no element with handlers was found.
     NoCandidates,
     /// The main frame committed another document despite the navigation block.
     LeftPage,
+    /// Every control found had every gesture ([`ExerciseOptions::stop_when_covered`](crate::ExerciseOptions::stop_when_covered)).
+    Covered,
+}
+
+/// A control the exercise found (visible and enabled at some scan), and what it did to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlCoverage {
+    /// Backend node id in this page load.
+    pub backend_node_id: i64,
+    /// Stable path ([`FiredEvent::path`]).
+    pub path: String,
+    /// Short description (`select#size`).
+    pub target: String,
+    /// The gestures it gets ([`Gesture::name`](crate::Gesture::name)), in report order.
+    pub offered: Vec<&'static str>,
+    /// The gestures that were dispatched on it in full, in report order.
+    pub done: Vec<&'static str>,
+}
+
+impl ControlCoverage {
+    /// Whether any gesture reached it.
+    pub fn exercised(&self) -> bool {
+        !self.done.is_empty()
+    }
 }
 
 /// What [`exercise`](crate::exercise) did.
@@ -43,14 +68,23 @@ pub enum StopReason {
 pub struct ExerciseReport {
     /// Every event fired, in order.
     pub events: Vec<FiredEvent>,
-    /// Main-frame navigations that were blocked (their URLs).
+    /// Main-frame navigations the DevTools guard blocked (their URLs); the runtime's own block
+    /// (`blockNavigations`) stops most before they get there.
     pub blocked_navigations: Vec<String>,
     /// Popups that were closed (their URLs).
     pub closed_popups: Vec<String>,
-    /// Distinct candidate elements seen over all scans.
-    pub candidates_seen: usize,
+    /// Every control found over all scans, by backend node id.
+    pub controls: Vec<ControlCoverage>,
     /// Why it stopped.
     pub stopped: StopReason,
     /// How long it ran.
     pub elapsed: Duration,
+}
+
+impl ExerciseReport {
+    /// (controls exercised, controls present): the coverage of the exercise.
+    pub fn coverage(&self) -> (usize, usize) {
+        let done = self.controls.iter().filter(|c| c.exercised()).count();
+        (done, self.controls.len())
+    }
 }

@@ -55,7 +55,7 @@ fn exercises_handler_elements_only_and_stays_on_the_page() {
         // enough for a loaded machine (it ends at the count, so a long limit costs nothing).
         let opts = ExerciseOptions {
             max_events: 40,
-            duration: patience(Duration::from_secs(8)),
+            duration: patience(Duration::from_secs(24)),
             seed: 3,
             ..ExerciseOptions::default()
         };
@@ -350,7 +350,7 @@ fn clicks_links_buttons_and_labels_without_listeners() {
             &ExerciseOptions {
                 max_events: 90,
                 // A backstop only: the run ends at its event count.
-                duration: patience(Duration::from_secs(8)),
+                duration: patience(Duration::from_secs(24)),
                 seed: 5,
                 ..ExerciseOptions::default()
             },
@@ -366,7 +366,13 @@ fn clicks_links_buttons_and_labels_without_listeners() {
             "input#cb",
             "summary#sum",
         ] {
-            assert!(targets.contains(t), "{t} never clicked: {targets:?}");
+            assert!(
+                targets.contains(t),
+                "{t} never clicked: {targets:?}; stopped {:?} after {:?}, navigations {:?}",
+                report.stopped,
+                report.elapsed,
+                report.blocked_navigations
+            );
         }
         assert!(!targets.contains("div#inert"), "{targets:?}");
         // The clicks did what a user's would: code ran, a form was submitted, a box toggled.
@@ -384,5 +390,208 @@ fn clicks_links_buttons_and_labels_without_listeners() {
                 "{path} reached: {lines:?}"
             );
         }
+    });
+}
+
+const CONTROLS: &str = r#"<!doctype html>
+<style> a, button, input, select, textarea, label, div[role] { display: block; margin: 4px; } </style>
+<body>
+<nav>
+  <a id="l1" href="https://partner1.example/">one</a> <a id="l2" href="https://partner2.example/">two</a>
+  <a id="l3" href="https://partner3.example/">three</a> <a id="l4" href="https://partner4.example/">four</a>
+  <a id="l5" href="https://partner5.example/">five</a> <a id="l6" href="https://partner6.example/">six</a>
+  <a id="l7" href="https://partner7.example/">seven</a> <a id="l8" href="https://partner8.example/">eight</a>
+  <a id="l9" href="https://partner9.example/">nine</a> <a id="l10" href="https://partner10.example/">ten</a>
+  <a id="l11" href="https://partner11.example/">eleven</a> <a id="l12" href="https://partner12.example/">twelve</a>
+</nav>
+<select id="drop"><option>a</option><option>b</option><option>c</option></select>
+<select id="list" size="3"><option>x</option><option>y</option><option>z</option></select>
+<input type="checkbox" id="cb"> <input type="radio" name="r" id="r1"> <input type="radio" name="r" id="r2">
+<input id="text"> <input id="mail" type="email"> <input id="num" type="number">
+<textarea id="area"></textarea> <div id="edit" contenteditable="true">edit me</div>
+<input id="range" type="range">
+<div id="tab" role="button" tabindex="0">custom button</div>
+<div style="position: relative"><button id="under">under an overlay</button>
+  <div style="position: absolute; inset: 0; background: white"></div></div>
+<button id="off" disabled>disabled</button>
+<fieldset disabled><input id="fenced"></fieldset>
+<input id="gone" style="display: none"> <input id="invisible" style="visibility: hidden">
+<input id="far" style="position: absolute; left: -9999px">
+<script>
+  window.log = [];
+  for (const t of ['mousedown', 'change', 'input', 'keydown'])
+    document.addEventListener(t, e => log.push(t + ':' + (e.target.id || e.target.nodeName)), true);
+</script>"#;
+
+#[test]
+fn every_visible_enabled_control_gets_its_gestures() {
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(CONTROLS))]).await;
+        let page = browser.new_page().await.unwrap();
+        let url = server.url("/");
+        page.navigate(&url).await.unwrap();
+        page.wait_quiet(Duration::from_millis(100), patience(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
+                max_events: 1000,
+                // A backstop only: the run ends when everything is covered.
+                duration: patience(Duration::from_secs(36)),
+                seed: 1,
+                stop_when_covered: Some(0),
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.stopped, StopReason::Covered, "{report:?}");
+        let by_target = |t: &str| {
+            report
+                .controls
+                .iter()
+                .find(|c| c.target == t)
+                .unwrap_or_else(|| panic!("{t} is no control: {:?}", report.controls))
+        };
+        // Present: the visible, enabled ones; not the disabled, hidden or unreachable ones.
+        let targets: BTreeSet<&str> = report.controls.iter().map(|c| c.target.as_str()).collect();
+        for absent in [
+            "button#off",
+            "input#fenced",
+            "input#gone",
+            "input#invisible",
+            "input#far",
+        ] {
+            assert!(!targets.contains(absent), "{absent} counted: {targets:?}");
+        }
+        assert_eq!(report.controls.len(), 25, "{targets:?}");
+        // Each control gets what a user does to its kind.
+        let offered = |t: &str| by_target(t).offered.clone();
+        assert_eq!(offered("a#l1"), vec!["click", "key-activate"]);
+        assert_eq!(offered("select#drop"), vec!["key-choose", "pointer-choose"]);
+        assert_eq!(offered("input#cb"), vec!["click", "key-toggle"]);
+        assert_eq!(offered("input#mail"), vec!["type"]);
+        assert_eq!(offered("div#edit"), vec!["type"]);
+        assert_eq!(offered("input#range"), vec!["click", "keys"]);
+        assert_eq!(offered("div#tab"), vec!["click", "key-activate"]);
+        // Everything got every gesture, except the covered button's click.
+        for c in &report.controls {
+            if c.target == "button#under" {
+                assert_eq!(c.done, vec!["key-activate"], "{c:?}");
+            } else {
+                assert_eq!(c.done, c.offered, "{c:?}");
+            }
+        }
+        assert_eq!(report.coverage(), (25, 25));
+        // The page saw it: every link pressed, both selects changed by keyboard and pointer,
+        // the checkbox toggled by Space, typing in the e-mail field.
+        let log = page.evaluate("log").await.unwrap();
+        let log: Vec<&str> = log
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for i in 1..=12 {
+            assert!(log.contains(&format!("mousedown:l{i}").as_str()), "{log:?}");
+        }
+        for want in [
+            "change:drop",
+            "change:list",
+            "change:cb",
+            "input:mail",
+            "change:range",
+        ] {
+            assert!(log.contains(&want), "{want}: {log:?}");
+        }
+        assert!(
+            !log.contains(&"mousedown:under"),
+            "clicked through the overlay: {log:?}"
+        );
+        // Without leaving the page.
+        assert_eq!(page.url().await.unwrap(), url);
+        assert!(report.blocked_navigations.len() >= 12, "{report:?}");
+    });
+}
+
+#[test]
+fn controls_nothing_was_done_to_come_first() {
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(CONTROLS))]).await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        page.wait_quiet(Duration::from_millis(100), patience(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
+                max_events: 120,
+                // A backstop only: the run ends at its event count.
+                duration: patience(Duration::from_secs(24)),
+                seed: 4,
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        // A gesture's entries share their start time; the first gestures go to as many
+        // different controls (an option of the list box counts as the list box).
+        let mut firsts: Vec<(u64, String)> = Vec::new();
+        for e in &report.events {
+            if firsts.last().is_none_or(|(at, _)| *at != e.at_ms) {
+                let t = if e.target.starts_with("option") {
+                    "select#list".to_string()
+                } else {
+                    e.target.clone()
+                };
+                firsts.push((e.at_ms, t));
+            }
+        }
+        let n = 20.min(firsts.len());
+        let distinct: BTreeSet<&str> = firsts[..n].iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(distinct.len(), n, "{firsts:?}");
+    });
+}
+
+/// Two buttons whose handlers also listen to the pointer's arrival: a hover is one of their
+/// gestures, but not the first.
+const HOVERABLE: &str = r#"<!doctype html>
+<input type="button" id="b1" value="one"> <input type="button" id="b2" value="two">
+<script>
+  window.clicks = [];
+  for (const id of ['b1', 'b2']) {
+    const b = document.getElementById(id);
+    b.addEventListener('click', () => clicks.push(id));
+    b.addEventListener('mouseover', () => {});
+  }
+</script>"#;
+
+#[test]
+fn a_controls_first_gesture_is_what_its_kind_gets_first() {
+    with_browser(|browser| async move {
+        let server = serve(vec![("/", html(HOVERABLE))]).await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        page.wait_quiet(Duration::from_millis(100), patience(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        // Room for two clicks (three entries each) and nothing else: a hover first would
+        // leave one button unclicked.
+        let report = exercise(
+            &page,
+            &ExerciseOptions {
+                max_events: 6,
+                // A backstop only: the run ends at its event count.
+                duration: patience(Duration::from_secs(12)),
+                seed: 2,
+                ..ExerciseOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+        let clicks = page.evaluate("clicks.slice().sort()").await.unwrap();
+        assert_eq!(clicks, serde_json::json!(["b1", "b2"]), "{report:?}");
     });
 }

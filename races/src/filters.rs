@@ -38,6 +38,10 @@ pub enum Tag {
     UserEventsOnly,
     /// Every write is a read-modify-write that keeps the value once set (`x = x || {}`, R4).
     NoChangeWrite,
+    /// The document's focus, racing only with the browser's autofocus (an `autofocus` mark in
+    /// its action): the browser focuses that element only while nothing has focus, so any
+    /// other focus change wins in both orders.
+    AutofocusYields,
     /// Harmful: some read may run before every write (an uninitialised read), or did in this
     /// run: the read came before any write and its action then threw.
     InitializationRace,
@@ -47,7 +51,7 @@ pub enum Tag {
 
 impl Tag {
     /// All tags, in report order.
-    pub const ALL: [Tag; 12] = [
+    pub const ALL: [Tag; 13] = [
         Tag::InitializationRace,
         Tag::ReadyStateChangeRace,
         Tag::WriteSameValue,
@@ -59,6 +63,7 @@ impl Tag {
         Tag::RaceWithUnload,
         Tag::NeverRead,
         Tag::NoChangeWrite,
+        Tag::AutofocusYields,
         Tag::UserEventsOnly,
     ];
 
@@ -75,6 +80,7 @@ impl Tag {
             Tag::NeverRead => "NEVER_READ",
             Tag::UserEventsOnly => "USER_EVENTS_ONLY",
             Tag::NoChangeWrite => "NO_CHANGE_WRITE",
+            Tag::AutofocusYields => "AUTOFOCUS_YIELDS",
             Tag::InitializationRace => "INITIALIZATION_RACE",
             Tag::ReadyStateChangeRace => "READYSTATECHANGE_RACE",
         }
@@ -97,6 +103,9 @@ impl Tag {
             }
             Tag::NeverRead => "written but never read",
             Tag::NoChangeWrite => "writes keep the value once set (x = x || …)",
+            Tag::AutofocusYields => {
+                "only focus changes racing with the browser's autofocus, which yields to them"
+            }
             Tag::InitializationRace => "a read can run before every write (uninitialised value)",
             Tag::ReadyStateChangeRace => "races with a readystatechange (network response) handler",
         }
@@ -232,6 +241,22 @@ fn threw_after(trace: &Trace, x: &Access) -> bool {
     })
 }
 
+/// Whether `action` carries the runtime's `autofocus` mark: an event the browser's autofocus
+/// fired (docs/runtime-api.md, "Runtime: user events").
+fn is_autofocus(trace: &Trace, action: u32) -> bool {
+    trace.ops_of(action).iter().any(
+        |o| matches!(o, Op::Enter { scope, .. } if trace.strings.get(*scope) == AUTOFOCUS_MARK),
+    )
+}
+
+/// The scope label of the runtime's autofocus mark.
+pub const AUTOFOCUS_MARK: &str = "autofocus";
+
+/// Whether `name` is the document's focus (`Document[1].activeElement`).
+pub fn is_focus_location(name: &str) -> bool {
+    name.starts_with("Document[") && name.ends_with("].activeElement")
+}
+
 fn is_unload_scope(s: &str) -> bool {
     s.starts_with("fire:unload") || s.starts_with("fire:beforeunload") || s == "delete_document"
 }
@@ -268,7 +293,14 @@ const NON_NODE_TARGETS: &[&str] = &[
 
 /// Properties of non-node targets that are state, not listener lists.
 const NON_NODE_PROPS: &[&str] = &[
-    "cookie", "title", "domain", "referrer", "location", "name", "status",
+    "cookie",
+    "title",
+    "domain",
+    "referrer",
+    "location",
+    "name",
+    "status",
+    "activeElement",
 ];
 
 /// Whether a location names an event-handler slot (`BUTTON[7].click`, `Window[0].load`,
@@ -467,11 +499,28 @@ pub fn tag(
             t.set(Tag::NeverRead);
         }
 
-        if uraces.iter().all(|r| {
+        let user_only = |r: &&Race| {
             let (a, b) = side(r);
             is_auto(a) && is_auto(b)
-        }) {
+        };
+        if uraces.iter().all(user_only) {
             t.set(Tag::UserEventsOnly);
+        }
+
+        // Autofocus: write-write races with the browser's autofocus (the explored user's own
+        // order aside).
+        if is_focus_location(name) {
+            let with_autofocus = |r: &&Race| {
+                let (a, b) = side(r);
+                a.kind.is_write()
+                    && b.kind.is_write()
+                    && (is_autofocus(trace, a.action) || is_autofocus(trace, b.action))
+            };
+            if uraces.iter().any(with_autofocus)
+                && uraces.iter().all(|r| user_only(r) || with_autofocus(r))
+            {
+                t.set(Tag::AutofocusYields);
+            }
         }
 
         // x = x || …: every write is an update; the read value is unset or equals the written
@@ -551,6 +600,7 @@ mod tests {
         assert!(is_handler_slot("Window[0].load"));
         assert!(is_handler_slot("XMLHttpRequest[9].readystatechange"));
         assert!(!is_handler_slot("Document[1].cookie"));
+        assert!(!is_handler_slot("Document[1].activeElement"));
         assert!(!is_handler_slot("DOMNode[4].innerHTML"));
         assert!(!is_handler_slot("Object[12].count"));
         assert!(!is_handler_slot("Global.f"));

@@ -5,8 +5,8 @@
 
 use crate::stack::{Run, Stack, StackOptions};
 use anyhow::Context;
-use shepherd_browser::{Browser, LaunchOptions};
-use shepherd_exerciser::{ExerciseOptions, exercise};
+use shepherd_browser::{Browser, LaunchOptions, Page};
+use shepherd_exerciser::{ExerciseOptions, ExerciseReport, exercise};
 use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
 use shepherd_recording::Recording;
 use std::path::PathBuf;
@@ -67,10 +67,41 @@ pub struct DriveSummary {
     pub traces: usize,
     /// User events fired while exercising the page.
     pub events_fired: usize,
+    /// What the exercise reached (empty without `explore`).
+    pub coverage: Coverage,
     /// Uncaught page exceptions seen over DevTools.
     pub page_errors: usize,
     /// Wall-clock time of the run.
     pub elapsed: Duration,
+}
+
+/// What an exercise reached: the controls it found (visible and enabled at some point) and
+/// those it acted on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Controls found.
+    pub present: usize,
+    /// Controls that got at least one gesture.
+    pub exercised: usize,
+    /// Descriptions (`select#size`) of the controls that got none, in page order.
+    pub missed: Vec<String>,
+}
+
+impl Coverage {
+    /// The coverage of an exercise's report.
+    pub fn of(report: &ExerciseReport) -> Coverage {
+        let (exercised, present) = report.coverage();
+        Coverage {
+            present,
+            exercised,
+            missed: report
+                .controls
+                .iter()
+                .filter(|c| !c.exercised())
+                .map(|c| c.target.clone())
+                .collect(),
+        }
+    }
 }
 
 /// Runs one recording: proxy + Chromium + load + exercise + flush.
@@ -101,7 +132,7 @@ pub async fn record_url(
     };
     let result = drive_browser(opts, launch, &secret).await;
     stack.shutdown().await;
-    let (events_fired, page_errors) = result?;
+    let (events_fired, coverage, page_errors) = result?;
 
     let rec = Recording::open_readonly(&opts.out)
         .with_context(|| format!("reopening {}", opts.out.display()))?;
@@ -120,16 +151,57 @@ pub async fn record_url(
         exchanges,
         traces,
         events_fired,
+        coverage,
         page_errors,
         elapsed: started.elapsed(),
     })
+}
+
+/// Exercises a page of a recording stack as `record --explore` does: the runtime marks the
+/// driver's events as auto-explored and stops navigations away (each traced as an event),
+/// the exerciser fires its gestures, and what it reached goes into the page's trace as its
+/// coverage (`docs/trace-format.md`, "Controls"). `secret` is the stack's operator secret.
+pub async fn exercise_recorded(
+    page: &Page,
+    secret: &str,
+    opts: &ExerciseOptions,
+) -> anyhow::Result<ExerciseReport> {
+    let secret_js = serde_json::to_string(secret)?;
+    // The driver's random order is not one the page relies on: mark those events; and the
+    // page stays loaded, its navigation attempts traced as events.
+    let mark = format!(
+        "(() => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); return !!(c && c.explore(true) && c.blockNavigations(true)); }})()"
+    );
+    if let Err(e) = page.evaluate(&mark).await {
+        tracing::warn!("marking auto-explored events: {e}");
+    }
+    let report = exercise(page, opts).await.context("exercising the page")?;
+    let list: Vec<serde_json::Value> = report
+        .controls
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "path": c.path,
+                "offered": c.offered.join(","),
+                "done": c.done.join(","),
+            })
+        })
+        .collect();
+    let record = format!(
+        "(() => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); return c ? c.coverage({}) : -1; }})()",
+        serde_json::to_string(&list)?
+    );
+    if let Err(e) = page.evaluate(&record).await {
+        tracing::warn!("recording the exercise's coverage in the trace: {e}");
+    }
+    Ok(report)
 }
 
 async fn drive_browser(
     opts: &DriveOptions,
     launch: LaunchOptions,
     secret: &str,
-) -> anyhow::Result<(usize, usize)> {
+) -> anyhow::Result<(usize, Coverage, usize)> {
     let browser = Browser::launch(launch)
         .await
         .context("launching Chromium (install it with scripts/install-deps)")?;
@@ -140,18 +212,12 @@ async fn drive_browser(
     let _ = page
         .wait_quiet(Duration::from_millis(300), Duration::from_secs(10))
         .await;
-    let mut fired = 0;
+    let (mut fired, mut coverage) = (0, Coverage::default());
     let secret_js = serde_json::to_string(secret)?;
     if !opts.explore.is_zero() && opts.max_events > 0 {
-        // The driver's random order is not one the page relies on: mark those events.
-        let mark = format!(
-            "(() => {{ const c = globalThis.__shepherd && __shepherd.control({secret_js}); return !!(c && c.explore(true)); }})()"
-        );
-        if let Err(e) = page.evaluate(&mark).await {
-            tracing::warn!("marking auto-explored events: {e}");
-        }
-        let report = exercise(
+        let report = exercise_recorded(
             &page,
+            secret,
             &ExerciseOptions {
                 duration: opts.explore,
                 max_events: opts.max_events,
@@ -160,9 +226,9 @@ async fn drive_browser(
                 ..ExerciseOptions::default()
             },
         )
-        .await
-        .context("exercising the page")?;
+        .await?;
         fired = report.events.len();
+        coverage = Coverage::of(&report);
         let _ = page
             .wait_quiet(Duration::from_millis(300), Duration::from_secs(5))
             .await;
@@ -180,5 +246,5 @@ async fn drive_browser(
     // sendBeacon from pagehide is asynchronous: give it a moment to reach the proxy.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = browser.close().await;
-    Ok((fired, errors))
+    Ok((fired, coverage, errors))
 }

@@ -11,7 +11,8 @@
 //! The trials are `manifests`, one per scenario (detect and repair), `NAME (explore)` per
 //! explored scenario and `readme-matrix`; the command line selects them as cargo's harness
 //! does (`-- fig1`, `--exact`, `--skip '(explore)'`, `--list`). The README is compared only
-//! when everything ran. `SHEPHERD_SCENARIO_LOG=1` prints every run's races.
+//! when everything ran. `SHEPHERD_SCENARIO_LOG=1` prints every run's races;
+//! `SHEPHERD_SCENARIO_KEEP=DIR` keeps the recordings in DIR.
 
 use anyhow::{Context as _, Result, bail};
 use shepherd_browser::{Browser, LaunchOptions};
@@ -239,13 +240,15 @@ fn run_selected(selected: &[Selected], readme: bool) -> HashMap<String, Verdict>
     println!("corpus run: {:.1?}\n", started.elapsed());
     for (s, (row, log)) in selected.iter().zip(&rows) {
         if s.detect {
-            let verdict = if row.detect.fails() || row.repair.fails() {
+            let verdict = if row.detect.fails() || row.repair.fails() || row.reach.fails() {
                 Err(format!(
-                    "detect: {}{}\nrepair: {}{}\n{}",
+                    "detect: {}{}\nrepair: {}{}\nreach: {}{}\n{}",
                     row.detect,
                     failure(&row.detect),
                     row.repair,
                     failure(&row.repair),
+                    row.reach,
+                    failure(&row.reach),
                     log.lanes
                 ))
             } else {
@@ -321,7 +324,17 @@ struct Logs {
 /// the next recordings) and prints one progress line per lane; a row per selected scenario,
 /// lanes not selected marked as not run.
 async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
+    // SHEPHERD_SCENARIO_KEEP=DIR keeps the recordings (and explore state) there, to look into
+    // a run with `shepherd races`; by default they go with a temporary directory.
     let scratch = tempfile::tempdir()?;
+    let scratch_dir = match std::env::var_os("SHEPHERD_SCENARIO_KEEP") {
+        Some(dir) => {
+            let dir = std::path::PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            dir
+        }
+        None => scratch.path().to_path_buf(),
+    };
     let shepherd = Shepherd::new()?;
     let origin = ScenarioOrigin::start(corpus_dir()).await?;
     let defaults = LaunchOptions::default();
@@ -338,8 +351,10 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         browser,
         origin,
         shepherd,
-        scratch: scratch.path().to_path_buf(),
-        explore: Duration::from_millis(1200),
+        scratch: scratch_dir,
+        // The auto-exploration ends at its 16 events; the clock is a backstop, times the
+        // patience factor, so a loaded machine fires as many events as an idle one.
+        explore: patience(Duration::from_millis(1200)),
     };
     let verbose = std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some();
     let mut rows: Vec<(Row, Logs)> = Vec::new();
@@ -351,6 +366,7 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         let m = &sc.manifest;
         let mut logs = Logs::default();
         let (mut detect, mut repair, mut false_alarms) = (Outcome::NotRun, Outcome::NotRun, None);
+        let mut reach = Outcome::NotRun;
         let mut repair_failure = None;
         if s.detect {
             let control;
@@ -377,6 +393,14 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
                 repair_failure = Some(why.clone());
             }
             repair = repair.with_limit(m.limit("repair").map(|k| k.reason.as_str()));
+            reach = match tokio::time::timeout(SCENARIO_LIMIT, lanes::reach(&ctx, sc)).await {
+                Ok(r) => {
+                    logs.lanes.push_str(&r.log);
+                    r.outcome
+                }
+                Err(_) => Outcome::Fail(format!("reach timed out after {SCENARIO_LIMIT:?}")),
+            };
+            reach = reach.with_limit(m.limit("reach").map(|k| k.reason.as_str()));
         }
         // The good order is recorded now (the origin serves one scenario at a time); its
         // exploration replays the recording and runs beside the next scenarios.
@@ -406,7 +430,7 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
         };
         if s.detect {
             println!(
-                "scenario {}: detect: {detect}; repair: {repair}; {:.1?}",
+                "scenario {}: detect: {detect}; repair: {repair}; reach: {reach}; {:.1?}",
                 sc.name,
                 t.elapsed()
             );
@@ -429,6 +453,7 @@ async fn run_all(selected: &[Selected<'_>]) -> Result<Vec<(Row, Logs)>> {
                 policy: (m.repair.policy != "none").then(|| m.repair.policy.clone()),
                 no_policy: m.repair.reason.clone(),
                 explore,
+                reach,
                 false_alarms,
                 limits: m
                     .known_limit

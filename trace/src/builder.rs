@@ -2,7 +2,7 @@
 //! synthetic generator, so every trace they make obeys the same invariants the readers check.
 
 use crate::model::{
-    Action, ActionId, ActionType, Arc, ArcKind, Header, NodeDesc, Op, Pos, StrId, Trace,
+    Action, ActionId, ActionType, Arc, ArcKind, Control, Header, NodeDesc, Op, Pos, StrId, Trace,
 };
 use std::fmt;
 
@@ -228,6 +228,25 @@ impl TraceBuilder {
             id,
             classes,
         });
+        self
+    }
+
+    /// Reports control `node` as found by a tool exercising the page, with the gestures it gets
+    /// and those it got (comma-separated names; `docs/trace-format.md`, "Controls"). A later
+    /// report of the same node replaces the earlier one, as the readers do.
+    pub fn control(&mut self, node: u32, offered: &str, done: &str) -> &mut Self {
+        self.calls += 1;
+        let offered = self.trace.strings.intern(offered);
+        let done = self.trace.strings.intern(done);
+        let c = Control {
+            node,
+            offered,
+            done,
+        };
+        match self.trace.controls.iter_mut().find(|x| x.node == node) {
+            Some(x) => *x = c,
+            None => self.trace.controls.push(c),
+        }
         self
     }
 

@@ -11,7 +11,8 @@
 //! Shepherd  := "SHEPHERD" version StringSet(meta) page num_actions × (kind, stable)
 //!              num_arcs × arc_kind  num_scopes × (scopes_id, is_exception, label, src | -1)
 //!              [num_positions × (access ordinal, src)]   (versions 2 and 3)
-//!              [num_nodes × (node, tag, path | -1, id | -1, classes | -1)]   (version 3 only)
+//!              [num_nodes × (node, tag, path | -1, id | -1, classes | -1)]   (versions 3 and 4)
+//!              [num_controls × (node, offered, done)]   (version 4)
 //! ```
 //!
 //! String ids are byte offsets into their table. Commands: 0 `ENTER_SCOPE` (scopes id),
@@ -35,7 +36,7 @@
 
 use crate::error::ReadError;
 use crate::model::{
-    Action, ActionId, ActionType, Arc, ArcKind, Header, NodeDesc, Op, Pos, StrId, Trace,
+    Action, ActionId, ActionType, Arc, ArcKind, Control, Header, NodeDesc, Op, Pos, StrId, Trace,
 };
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -49,6 +50,8 @@ const TRAILER_VERSION: i32 = 1;
 const TRAILER_VERSION_POS: i32 = 2;
 /// Version of the trailer layout with access positions and node descriptions appended.
 const TRAILER_VERSION_NODES: i32 = 3;
+/// Version of the trailer layout with the exercised controls appended after the nodes.
+const TRAILER_VERSION_CONTROLS: i32 = 4;
 /// Separator between a scope label and its source position in the `scopes` table.
 pub const SRC_SEPARATOR: &str = " @@ ";
 /// Prefix of the empty scope that stands for an exception.
@@ -296,8 +299,15 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
             put(&mut per_node, o.map_or(Ok(-1), |p| meta.add(p, s(p)))?);
         }
     }
+    let mut per_control = Vec::with_capacity(trace.controls.len() * 12);
+    for c in &trace.controls {
+        put(&mut per_control, c.node as i32);
+        put(&mut per_control, meta.add(c.offered, s(c.offered))?);
+        put(&mut per_control, meta.add(c.done, s(c.done))?);
+    }
     let mut trailer = Vec::with_capacity(
         64 + meta.data.len()
+            + per_control.len()
             + per_action.len()
             + per_scope.len()
             + per_pos.len()
@@ -306,7 +316,9 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
     );
     trailer.extend_from_slice(TRAILER_MAGIC);
     // The oldest layout that holds everything, so older readers read what they can.
-    let version = if !trace.nodes.is_empty() {
+    let version = if !trace.controls.is_empty() {
+        TRAILER_VERSION_CONTROLS
+    } else if !trace.nodes.is_empty() {
         TRAILER_VERSION_NODES
     } else if !positions.is_empty() {
         TRAILER_VERSION_POS
@@ -331,6 +343,10 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
     if version >= TRAILER_VERSION_NODES {
         put(&mut trailer, len_i32(trace.nodes.len())?);
         trailer.extend_from_slice(&per_node);
+    }
+    if version >= TRAILER_VERSION_CONTROLS {
+        put(&mut trailer, len_i32(trace.controls.len())?);
+        trailer.extend_from_slice(&per_control);
     }
 
     let mut out = Vec::with_capacity(
@@ -504,13 +520,16 @@ struct Trailer<'a> {
     /// Offset of the first node description and how many there are (20 bytes each).
     nodes_at: usize,
     num_nodes: usize,
+    /// Offset of the first control and how many there are (12 bytes each).
+    controls_at: usize,
+    num_controls: usize,
 }
 
 fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
     input.pos += TRAILER_MAGIC.len();
     let v_at = input.pos;
     let version = input.i32("the trailer version")?;
-    if !(TRAILER_VERSION..=TRAILER_VERSION_NODES).contains(&version) {
+    if !(TRAILER_VERSION..=TRAILER_VERSION_CONTROLS).contains(&version) {
         return input.err(v_at, format!("unknown Shepherd trailer version {version}"));
     }
     let mut ignored = Vec::new();
@@ -563,6 +582,12 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
         nodes_at = input.pos;
         input.pos += num_nodes * 20;
     }
+    let (mut num_controls, mut controls_at) = (0, input.pos);
+    if version >= TRAILER_VERSION_CONTROLS {
+        num_controls = input.count("trailer control count", 12)?;
+        controls_at = input.pos;
+        input.pos += num_controls * 12;
+    }
     if input.left() > 0 {
         return input.err(
             input.pos,
@@ -579,6 +604,8 @@ fn read_trailer<'a>(input: &mut In<'a>) -> Result<Trailer<'a>, ReadError> {
         positions,
         nodes_at,
         num_nodes,
+        controls_at,
+        num_controls,
     })
 }
 
@@ -797,6 +824,21 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
                 path,
                 id,
                 classes,
+            });
+        }
+        let mut seen = std::collections::HashSet::with_capacity(t.num_controls);
+        for k in 0..t.num_controls {
+            let at = t.controls_at + k * 12;
+            let node = word(bytes, at) as u32;
+            if !seen.insert(node) {
+                return input.err(at, format!("control {node} listed twice"));
+            }
+            let offered = cx.meta(&mut trace, word(bytes, at + 4), at + 4)?;
+            let done = cx.meta(&mut trace, word(bytes, at + 8), at + 8)?;
+            trace.controls.push(Control {
+                node,
+                offered,
+                done,
             });
         }
     }

@@ -6,8 +6,9 @@ use std::ops::Range;
 
 /// Version of the JSONL trace format this crate writes (`docs/trace-format.md`). Version 2
 /// added the source position of reads and writes (`["r",L,V|null,P]`), version 3 the node
-/// descriptions (`["d",N,T,P,I,C]`); readers accept 1 to 3.
-pub const FORMAT_VERSION: u32 = 3;
+/// descriptions (`["d",N,T,P,I,C]`), version 4 the controls a tool exercised
+/// (`["c",N,O,D]`); readers accept 1 to 4.
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Index of an event action: dense, allocated when the action *begins*, so id order is
 /// execution order. Every arc goes from a smaller to a larger id.
@@ -313,6 +314,19 @@ pub struct NodeDesc {
     pub classes: Option<StrId>,
 }
 
+/// A control a tool exercising the page found in it (visible and enabled at some point), with
+/// the gestures it gets and the gestures it got (`["c",N,O,D]`, trace format 4): what the
+/// recording exercised, so reports can say what was left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Control {
+    /// The control's node number (as in `DOMNode[N]`; described by a [`NodeDesc`]).
+    pub node: u32,
+    /// The gestures it gets, comma-separated names (`click,key-activate`).
+    pub offered: StrId,
+    /// The gestures dispatched on it, comma-separated names; empty when none.
+    pub done: StrId,
+}
+
 /// Metadata from the trace header.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Header {
@@ -339,6 +353,10 @@ pub struct Trace {
     /// DOM node descriptions, at most one per node, in the order they were written (empty
     /// for traces before version 3 and for `ER_actionlog` files without our trailer).
     pub nodes: Vec<NodeDesc>,
+    /// Controls an exercising tool reported, at most one per node (the last report of each),
+    /// in the order of their first report; empty when no tool did (before version 4, and for
+    /// `ER_actionlog` files without our trailer).
+    pub controls: Vec<Control>,
 }
 
 impl Op {

@@ -546,3 +546,40 @@ fn node_descriptions_travel_in_the_trailer() {
     let (_, m) = er_err(&bytes[..n - 2]);
     assert!(m.contains("node"), "{m}");
 }
+
+#[test]
+fn exercised_controls_travel_in_the_trailer() {
+    let mut b = TraceBuilder::new();
+    b.begin(ActionType::Unknown, "script", "s0");
+    b.end();
+    b.node(19, "select", Some("select#size"), Some("size"), None);
+    b.control(19, "key-choose,pointer-choose", "key-choose");
+    b.control(u32::MAX, "click", "");
+    let t = b.finish();
+    let bytes = to_er_bytes(&t);
+    let at = bytes.windows(8).rposition(|w| w == b"SHEPHERD").unwrap() + 8;
+    assert_eq!(&bytes[at..at + 4], &4i32.to_le_bytes(), "trailer version 4");
+    // The file ends with: 2 controls × 3 words.
+    let n = bytes.len();
+    assert_eq!(&bytes[n - 28..n - 24], &2i32.to_le_bytes());
+    assert_eq!(&bytes[n - 24..n - 20], &19i32.to_le_bytes());
+    assert_eq!(
+        &bytes[n - 12..n - 8],
+        &(-1i32).to_le_bytes(),
+        "u32::MAX's bits"
+    );
+    assert_eq!(read_er(&bytes).unwrap().trace, t);
+    // Listed twice: rejected at the second entry.
+    let mut bad = bytes.clone();
+    bad[n - 12..n - 8].copy_from_slice(&19i32.to_le_bytes());
+    let (o, m) = er_err(&bad);
+    assert_eq!(o, (n - 12) as u64);
+    assert!(m.contains("control 19 listed twice"), "{m}");
+    // A string id outside the meta table.
+    let mut bad = bytes.clone();
+    bad[n - 4..].copy_from_slice(&999_999i32.to_le_bytes());
+    assert_eq!(er_err(&bad).0, (n - 4) as u64);
+    // Truncated list.
+    let (_, m) = er_err(&bytes[..n - 2]);
+    assert!(m.contains("control"), "{m}");
+}

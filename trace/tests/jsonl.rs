@@ -188,7 +188,10 @@ fn reads_positions_of_accesses() {
         text,
         EXAMPLE_V2
             .replace("[\"w\" , 2 , null , 5 ]", "[\"w\",2,null,5]")
-            .replace("\"version\":2", "\"version\":3")
+            .replace(
+                "\"version\":2",
+                &format!("\"version\":{}", shepherd_trace::FORMAT_VERSION)
+            )
     );
     // Malformed positions are errors like any other string reference.
     for (bad, want) in [
@@ -289,7 +292,8 @@ fn reads_node_descriptions() {
     );
     b.node(21, "#text", None, None, None);
     b.node(22, "li", None, None, None);
-    let built = b.finish();
+    let mut built = b.finish();
+    built.header.version = 3;
     assert_eq!(t, built);
     let text = String::from_utf8(to_jsonl_bytes(&built)).unwrap();
     assert!(
@@ -309,6 +313,81 @@ fn reads_node_descriptions() {
         match read_jsonl(text.as_bytes()) {
             Err(ReadError::Jsonl { line, message, .. }) => {
                 assert_eq!(line, 20, "{bad}");
+                assert!(message.contains(want), "{bad}: {message}");
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+}
+
+/// Version 4: the controls a tool exercised, anywhere after the header; a later report of a
+/// control replaces the earlier one.
+const EXAMPLE_V4: &str = r##"{"format":"shepherd-trace","version":4,"page":"https://a.test/"}
+["s",0,"script"]
+["s",1,"doc/script:0"]
+["b",0,0,0,1]
+["s",2,"click,key-activate"]
+["s",3,""]
+["c",7,2,3]
+["n",0]
+["s",4,"key-choose,pointer-choose"]
+["s",5,"key-choose"]
+["c",9,4,5]
+["s",6,"click"]
+["c",7,2,6]
+"##;
+
+#[test]
+fn reads_exercised_controls() {
+    let t = read_jsonl(EXAMPLE_V4.as_bytes()).unwrap();
+    assert_eq!(t.header.version, 4);
+    assert_eq!(EXAMPLE_V4.lines().count(), 13);
+    assert_eq!(t.ops_of(0).len(), 0, "a control is not an operation");
+    let s = |x: &str| t.strings.lookup(x).unwrap();
+    let c = |node, offered, done| shepherd_trace::Control {
+        node,
+        offered: s(offered),
+        done: s(done),
+    };
+    assert_eq!(
+        t.controls,
+        vec![
+            c(7, "click,key-activate", "click"),
+            c(9, "key-choose,pointer-choose", "key-choose"),
+        ]
+    );
+    // The builder makes the same trace; the writer puts controls last.
+    let mut b = TraceBuilder::new();
+    b.page("https://a.test/");
+    b.begin(ActionType::Unknown, "script", "doc/script:0");
+    b.end();
+    b.control(7, "click,key-activate", "");
+    b.control(9, "key-choose,pointer-choose", "key-choose");
+    b.control(7, "click,key-activate", "click");
+    let built = b.finish();
+    assert_eq!(
+        t.controls.iter().map(|c| c.node).collect::<Vec<_>>(),
+        built.controls.iter().map(|c| c.node).collect::<Vec<_>>()
+    );
+    let again = read_jsonl(to_jsonl_bytes(&built).as_slice()).unwrap();
+    assert_eq!(again, built);
+    let text = String::from_utf8(to_jsonl_bytes(&built)).unwrap();
+    assert!(
+        text.starts_with("{\"format\":\"shepherd-trace\",\"version\":4"),
+        "{text}"
+    );
+    assert!(text.ends_with("[\"c\",9,4,5]\n"), "{text}");
+    for (bad, want) in [
+        (r#"["c",1,99,2]"#, "string 99 used before its definition"),
+        (r#"["c",1,2]"#, "`,`"),
+        (r#"["c",1,2,3,4]"#, "too many elements"),
+        (r#"["c",-1,2,3]"#, "non-negative integer"),
+        (r#"["c",1,null,3]"#, "non-negative integer"),
+    ] {
+        let text = format!("{EXAMPLE_V4}{bad}\n");
+        match read_jsonl(text.as_bytes()) {
+            Err(ReadError::Jsonl { line, message, .. }) => {
+                assert_eq!(line, 14, "{bad}: the line after the example's 13");
                 assert!(message.contains(want), "{bad}: {message}");
             }
             other => panic!("{bad}: {other:?}"),

@@ -56,7 +56,7 @@ fn refs(tag: &str, len: usize) -> std::ops::Range<usize> {
     match tag {
         "b" => 3..len.min(5),
         "r" | "w" | "e" | "!" => 1..len,
-        "d" => 2..len,
+        "d" | "c" => 2..len,
         _ => 0..0,
     }
 }

@@ -139,11 +139,13 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
     .context("analysing the demo trace")?;
     drop(stdout);
     println!(
-        "\nrecorded {} exchanges, {} actions, {} arcs, {} user events in {:.1}s",
+        "\nrecorded {} exchanges, {} actions, {} arcs, {} user events ({} of {} controls exercised) in {:.1}s",
         summary.exchanges,
         outcome.actions,
         outcome.logged_arcs,
         summary.events_fired,
+        summary.coverage.exercised,
+        summary.coverage.present,
         summary.elapsed.as_secs_f64()
     );
     println!("recording: {}", rec.display());

@@ -63,8 +63,10 @@ pub(crate) struct RecordArgs {
     /// Recording file to create or extend (a new session is added).
     #[arg(long)]
     out: PathBuf,
-    /// With URL: exercise the page for this long (e.g. 15s, 500ms): seeded random clicks,
-    /// hovers, key presses and typing at elements with handlers, without leaving the page.
+    /// With URL: exercise the page for this long (e.g. 15s, 500ms): every visible, enabled
+    /// control gets its gestures (clicks, typing, choices in selects, keys, focus, hovers),
+    /// what was not exercised first; navigations away are stopped and traced as events. The
+    /// summary says how many controls were exercised.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     explore: Option<std::time::Duration>,
     /// With URL: at most this many user events.
@@ -76,6 +78,21 @@ pub(crate) struct RecordArgs {
     /// With URL: show the browser window instead of running headless.
     #[arg(long)]
     headful: bool,
+}
+
+/// Up to eight control descriptions, then how many more.
+fn missed_list(missed: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut s = missed
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if missed.len() > SHOWN {
+        s.push_str(&format!(" and {} more", missed.len() - SHOWN));
+    }
+    s
 }
 
 /// Parses a duration of at most a day: `15s`, `500ms`, `2m`, `1.5h`, `1m30s` (humantime's
@@ -424,8 +441,14 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
         let (actions, arcs, locations) = stats
             .map(|s| (s.actions, s.arcs, s.locations))
             .unwrap_or_default();
+        let c = &summary.coverage;
+        let controls = if explore.is_zero() {
+            String::new()
+        } else {
+            format!(", {} of {} controls exercised", c.exercised, c.present)
+        };
         println!(
-            "recorded {url}: {} exchanges, {} trace(s), {actions} actions, {arcs} arcs, {locations} locations, {} user events, {} page errors, {:.1}s -> {}",
+            "recorded {url}: {} exchanges, {} trace(s), {actions} actions, {arcs} arcs, {locations} locations, {} user events{controls}, {} page errors, {:.1}s -> {}",
             summary.exchanges,
             summary.traces,
             summary.events_fired,
@@ -433,6 +456,9 @@ pub(crate) fn run_record(args: RecordArgs, home: Option<PathBuf>) -> anyhow::Res
             summary.elapsed.as_secs_f64(),
             args.out.display()
         );
+        if !c.missed.is_empty() {
+            println!("  not exercised: {}", missed_list(&c.missed));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let run = Run::Record {

@@ -494,6 +494,23 @@ pub fn render(
         );
     }
     o.push_str("</table>");
+    if let Some(e) = &r.summary.exercised {
+        let _ = write!(
+            o,
+            "<p>Exercised: {} of {} controls.",
+            e.exercised, e.controls
+        );
+        if !e.missed.is_empty() {
+            o.push_str(" Never exercised (their races are not in the trace): ");
+            let names: Vec<String> = e
+                .missed
+                .iter()
+                .map(|m| format!("<code>{}</code>", esc(&m.name)))
+                .collect();
+            o.push_str(&names.join(", "));
+        }
+        o.push_str("</p>");
+    }
     if !r.summary.policies_undecided.is_empty() {
         let _ = write!(
             o,

@@ -176,6 +176,71 @@ pub struct Summary {
     /// for the simulation's budget): races do not say whether these order them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies_undecided: Vec<String>,
+    /// What a tool exercising the page reached (the trace's controls), when one reported it:
+    /// the races of controls it never exercised are not in the trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exercised: Option<Exercised>,
+}
+
+/// The coverage of the recording's exercise (trace format 4, `docs/trace-format.md`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Exercised {
+    /// Controls found (visible and enabled at some point).
+    pub controls: usize,
+    /// Controls that got at least one gesture.
+    pub exercised: usize,
+    /// The controls that got none, in the trace's order.
+    pub missed: Vec<MissedControl>,
+}
+
+/// A control the exercise found but never acted on.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct MissedControl {
+    /// How reports name it (its selector), or `DOMNode[N]` when the trace did not describe it.
+    pub name: String,
+    /// The node, when described.
+    pub node: Option<NodeView>,
+    /// The gestures it would have got.
+    pub gestures: Vec<String>,
+}
+
+impl Exercised {
+    /// The coverage `trace` carries, when a tool reported any control.
+    pub fn of(trace: &Trace, nodes: &NodeNames) -> Option<Exercised> {
+        if trace.controls.is_empty() {
+            return None;
+        }
+        let names = |id: shepherd_trace::StrId| -> Vec<String> {
+            trace
+                .strings
+                .get(id)
+                .split(',')
+                .filter(|g| !g.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        let mut exercised = 0;
+        let mut missed = Vec::new();
+        for c in &trace.controls {
+            if !trace.strings.get(c.done).is_empty() {
+                exercised += 1;
+                continue;
+            }
+            let node = nodes.node(c.node).cloned();
+            missed.push(MissedControl {
+                name: node
+                    .as_ref()
+                    .map_or_else(|| format!("DOMNode[{}]", c.node), |n| n.name.clone()),
+                node,
+                gestures: names(c.offered),
+            });
+        }
+        Some(Exercised {
+            controls: trace.controls.len(),
+            exercised,
+            missed,
+        })
+    }
 }
 
 /// Locations per level.
@@ -439,6 +504,7 @@ impl ReportPlan {
                 locations: levels,
                 tags,
                 policies_undecided: Vec::new(),
+                exercised: Exercised::of(trace, &nodes),
             },
             races: Vec::new(),
         };

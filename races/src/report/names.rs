@@ -130,9 +130,12 @@ impl NodeNames {
         let (class, n, rest) = numbered(loc)?;
         let v = self.node(n)?;
         let prop = rest.strip_prefix('.')?;
-        // `DOMNode[N].p` is a property; `Document[N].cookie` too; any other `<Class>[N].type`
-        // of a node is the listener list of event `type` (docs/trace-format.md).
-        let name = if class == "DOMNode" || (class == "Document" && prop == "cookie") {
+        // `DOMNode[N].p` is a property; `Document[N].cookie` and the document's focus
+        // `Document[N].activeElement` too; any other `<Class>[N].type` of a node is the
+        // listener list of event `type` (docs/trace-format.md).
+        let name = if class == "DOMNode"
+            || (class == "Document" && matches!(prop, "cookie" | "activeElement"))
+        {
             suffixed(v, &format!(".{prop}"), "")
         } else {
             suffixed(v, "", &format!("{prop} listeners"))
@@ -234,6 +237,10 @@ mod tests {
         assert_eq!(
             name("Document[1].cookie").as_deref(),
             Some("document.cookie")
+        );
+        assert_eq!(
+            name("Document[1].activeElement").as_deref(),
+            Some("document.activeElement")
         );
         assert_eq!(
             name("Document[1].click").as_deref(),

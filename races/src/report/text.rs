@@ -264,6 +264,27 @@ fn head(out: &mut String, r: &RaceReport) {
         l.only_covered,
         l.no_races + l.too_few_accesses
     );
+    if let Some(e) = &s.exercised {
+        let _ = write!(out, "exercised: {} of {} controls", e.exercised, e.controls);
+        if !e.missed.is_empty() {
+            const SHOWN: usize = 8;
+            let names: Vec<&str> = e
+                .missed
+                .iter()
+                .take(SHOWN)
+                .map(|m| m.name.as_str())
+                .collect();
+            let _ = write!(
+                out,
+                "; never exercised (their races are not in the trace): {}",
+                names.join(", ")
+            );
+            if e.missed.len() > SHOWN {
+                let _ = write!(out, " and {} more", e.missed.len() - SHOWN);
+            }
+        }
+        out.push('\n');
+    }
     if !s.policies_undecided.is_empty() {
         let _ = writeln!(
             out,

@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 pub struct Reported {
     /// Location name.
     pub location: String,
+    /// The location as a developer finds it (`select#size.value`).
+    pub name: String,
     /// `WRITE-READ`, …
     pub kind: String,
     /// Covered (Def. 3.2).
@@ -27,8 +29,13 @@ pub struct Reported {
 impl Reported {
     fn short(&self) -> String {
         format!(
-            "{} {}{} [{}]{}",
+            "{}{} {}{} [{}]{}",
             self.location,
+            if self.name != self.location && !self.name.is_empty() {
+                format!(" ({})", self.name)
+            } else {
+                String::new()
+            },
             self.kind,
             if self.covered {
                 format!(" covered ({})", self.coverage)
@@ -80,6 +87,7 @@ pub fn reported(doc: &Value) -> Vec<Reported> {
     };
     each_race(doc, |r| Reported {
         location: text(r, "location"),
+        name: text(r, "location_name"),
         kind: text(r, "kind"),
         covered: r.get("covered").and_then(Value::as_bool).unwrap_or(false),
         coverage: text(r, "coverage"),
@@ -117,9 +125,24 @@ pub fn same_place(want: &super::manifest::Race, location: &str, sources: &[Strin
             .all(|p| sources.iter().any(|s| s.contains(p.as_str())))
 }
 
+/// Whether pattern `p` names `r`'s location, raw (`DOMNode[*].value`) or as reports name it
+/// (`select#size.value`: no object numbers, so a manifest can tell two fields apart).
+fn at(p: &str, r: &Reported) -> bool {
+    glob(p, &r.location) || glob(p, &r.name)
+}
+
+/// [`same_place`] for a reported race, by either of its location's names.
+fn placed(want: &super::manifest::Race, r: &Reported) -> bool {
+    at(&want.location, r)
+        && want
+            .positions
+            .iter()
+            .all(|p| r.sources.iter().any(|s| s.contains(p.as_str())))
+}
+
 /// Whether `r` is what manifest race `want` describes.
 fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
-    same_place(want, &r.location, &r.sources)
+    placed(want, r)
         && r.kind == want.kind
         && match want.coverage.as_deref() {
             Some("any") => true,
@@ -130,6 +153,13 @@ fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
         && want.filtered.is_none_or(|f| f == (r.level == "filtered"))
 }
 
+/// The exercise types and clicks in an arbitrary order: its own events race with each other
+/// everywhere (filtered as `USER_EVENTS_ONLY`), also where the page does nothing. Such a race
+/// is not the page's, so it does not break an `[[absent]]` entry.
+fn explorer_only(r: &Reported) -> bool {
+    r.level == "filtered" && r.tags == ["USER_EVENTS_ONLY"]
+}
+
 /// Checks `reported` against manifest `m`.
 pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
     let mut v = Verdict::default();
@@ -137,7 +167,7 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
         if !reported.iter().any(|r| matches(want, r)) {
             let near: Vec<String> = reported
                 .iter()
-                .filter(|r| glob(&want.location, &r.location))
+                .filter(|r| at(&want.location, r))
                 .map(Reported::short)
                 .collect();
             v.problems.push(format!(
@@ -170,7 +200,7 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
         if m.harmless_only
             && let Some(r) = reported
                 .iter()
-                .find(|r| glob(&want.location, &r.location) && !r.covered && r.level != "filtered")
+                .find(|r| at(&want.location, r) && !r.covered && r.level != "filtered")
         {
             v.problems.push(format!(
                 "harmless-only page, yet {} is not explained by a filter",
@@ -181,7 +211,7 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
     for a in &m.absent {
         if let Some(r) = reported
             .iter()
-            .find(|r| !r.covered && glob(&a.location, &r.location))
+            .find(|r| !r.covered && !explorer_only(r) && at(&a.location, r))
         {
             v.problems
                 .push(format!("race reported where none exists: {}", r.short()));
@@ -189,8 +219,9 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
     }
     for r in reported {
         let alarm = !r.covered && (r.level == "harmful" || r.level == "uncovered");
-        let listed = m.races.iter().any(|w| glob(&w.location, &r.location))
-            || m.absent.iter().any(|a| glob(&a.location, &r.location));
+        let listed = m.races.iter().any(|w| at(&w.location, r))
+            || m.absent.iter().any(|a| at(&a.location, r))
+            || m.sometimes.iter().any(|x| at(&x.location, r));
         if alarm && !listed {
             v.false_alarms.insert(r.location.clone());
         }
@@ -198,6 +229,97 @@ pub fn check(m: &Manifest, reported: &[Reported]) -> Verdict {
     if m.harmless_only && !v.false_alarms.is_empty() {
         v.problems.push(format!(
             "harmless-only page with false alarms: {}",
+            v.false_alarms
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    v
+}
+
+/// The reach lane's judgement of a `record --explore` run with nothing scheduled: the exercise
+/// reached every control (`reach.controls` of them, the report's `summary.exercised`), every
+/// listed race is reported uncovered at its place (the good order may turn a race's kind
+/// round, so kinds are not compared; a harmful one unfiltered), no `[[absent]]` location has an
+/// uncovered race, and nothing else is reported unfiltered (no false alarm).
+pub fn check_reach(m: &Manifest, doc: &Value) -> Verdict {
+    let mut v = Verdict::default();
+    let reported = reported(doc);
+    let want = m.reach.as_ref().map_or(0, |r| r.controls);
+    match doc.pointer("/summary/exercised") {
+        None => v
+            .problems
+            .push("the report has no coverage (summary.exercised)".into()),
+        Some(e) => {
+            let n = |k: &str| e.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+            let (controls, exercised) = (n("controls"), n("exercised"));
+            if controls != want || exercised != controls {
+                let missed: Vec<String> = e
+                    .get("missed")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect();
+                v.problems.push(format!(
+                    "exercised {exercised} of {controls} controls, the page has {want} (never exercised: {})",
+                    missed.join(", ")
+                ));
+            }
+        }
+    }
+    for want in &m.races {
+        let found = reported.iter().any(|r| {
+            placed(want, r)
+                && !r.covered
+                && (!want.harmful || r.level != "filtered")
+                && want.filtered.is_none_or(|f| f == (r.level == "filtered"))
+        });
+        if !found {
+            let near: Vec<String> = reported
+                .iter()
+                .filter(|r| at(&want.location, r))
+                .map(Reported::short)
+                .collect();
+            v.problems.push(format!(
+                "record --explore did not report {}{} (reported there: {})",
+                want.location,
+                if want.positions.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", want.positions.join(", "))
+                },
+                if near.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    near.join("; ")
+                }
+            ));
+        }
+    }
+    for a in &m.absent {
+        if let Some(r) = reported
+            .iter()
+            .find(|r| !r.covered && !explorer_only(r) && at(&a.location, r))
+        {
+            v.problems
+                .push(format!("race reported where none exists: {}", r.short()));
+        }
+    }
+    for r in &reported {
+        let alarm = !r.covered && (r.level == "harmful" || r.level == "uncovered");
+        let listed = m.races.iter().any(|w| at(&w.location, r))
+            || m.absent.iter().any(|a| at(&a.location, r))
+            || m.sometimes.iter().any(|x| at(&x.location, r));
+        if alarm && !listed {
+            v.false_alarms.insert(r.location.clone());
+        }
+    }
+    if !v.false_alarms.is_empty() {
+        v.problems.push(format!(
+            "false alarms: {}",
             v.false_alarms
                 .iter()
                 .cloned()

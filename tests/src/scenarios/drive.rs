@@ -4,7 +4,8 @@
 //! trace and runs `shepherd races` on the recording; a repaired run (repair lane) goes through
 //! `shepherd serve --policy` and ends with the oracle. In the good order (what the explore
 //! lane starts from) nothing is held or delayed and no auto-exploration runs: the schedule's
-//! input is sent after the page has loaded and settled.
+//! input is sent after the page has loaded and settled. The reach lane's run has nothing held
+//! or delayed and no schedule: the page is exercised as `shepherd record URL --explore` does.
 
 use super::manifest::{Action, Manifest, Oracle, Resource, Step, When};
 use super::origin::{ScenarioOrigin, Seen};
@@ -12,9 +13,10 @@ use super::product::Shepherd;
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::json;
 use shepherd_browser::{Browser, Page};
-use shepherd_exerciser::{ExerciseOptions, exercise};
+use shepherd_exerciser::ExerciseOptions;
 use shepherd_policies::PolicySet;
 use shepherd_session::Stack;
+use shepherd_session::drive::exercise_recorded;
 use shepherd_testkit::patience;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -40,9 +42,15 @@ pub struct Context {
     pub shepherd: Shepherd,
     /// Recordings go here.
     pub scratch: PathBuf,
-    /// Auto-exploration after the schedule.
+    /// The longest auto-exploration after the schedule (it ends at its event count first).
     pub explore: Duration,
 }
+
+/// The seed `shepherd record` exercises with (its `--seed` default).
+pub const RECORD_SEED: u64 = 1;
+
+/// The reach run fires at least this many events before it may end on coverage.
+const REACH_MIN_EVENTS: usize = 60;
 
 /// A scenario: its directory name and manifest.
 pub struct Scenario {
@@ -63,6 +71,14 @@ pub enum Order {
     /// No holds or delays; the schedule's input (clicks, hovers, typing, keys) once the page
     /// is loaded and quiet, each followed by a settle; no auto-exploration.
     Good,
+    /// Nothing held, delayed or scheduled: the loaded page exercised as `record --explore`
+    /// does, for this long and at most this many events (the reach lane).
+    Explored {
+        /// How long.
+        duration: Duration,
+        /// At most this many events.
+        max_events: usize,
+    },
 }
 
 /// What one run produced.
@@ -346,6 +362,7 @@ pub async fn record_in(ctx: &Context, sc: &Scenario, order: Order) -> Result<Run
     let (resources, file) = match order {
         Order::Bad => (&m.resources[..], format!("{}.rec", sc.name)),
         Order::Good => (&good[..], format!("{}.good.rec", sc.name)),
+        Order::Explored { .. } => (&[][..], format!("{}.reach.rec", sc.name)),
     };
     ctx.origin.configure(&sc.name, resources);
     let rec: PathBuf = ctx.scratch.join(file);
@@ -473,10 +490,18 @@ async fn drive(
     {
         bail!("navigating to {url}: {err}");
     }
+    stay_on_page(page, secret).await?;
     let order = match lane {
         Lane::Record(order) => order,
         Lane::Repair | Lane::RecordRepaired => Order::Bad,
     };
+    if let Order::Explored {
+        duration,
+        max_events,
+    } = order
+    {
+        return explored(page, &url, secret, duration, max_events).await;
+    }
     if order == Order::Bad {
         run_schedule(page, &ctx.origin, &m.schedule, lane).await?;
     }
@@ -527,15 +552,16 @@ async fn drive(
         return Ok(result);
     }
     if order == Order::Bad && !ctx.explore.is_zero() && m.auto_explore {
-        let marked = page.evaluate(&control("C.explore(true)")).await?;
-        if marked.as_bool() != Some(true) {
+        let present = page.evaluate(&control("")).await?;
+        if present.as_bool() != Some(true) {
             return Err(anyhow!(
                 "no Shepherd runtime in {} (was the page instrumented?)",
                 sc.name
             ));
         }
-        exercise(
+        exercise_recorded(
             page,
+            secret,
             &ExerciseOptions {
                 duration: ctx.explore,
                 max_events: 16,
@@ -555,6 +581,76 @@ async fn drive(
         .await
         .context("flushing the trace")?;
     Ok((exception_messages(page), fired))
+}
+
+/// Makes the page's runtime stop and trace navigations away from it, as soon as the runtime
+/// runs (it is the document's first script): a schedule that clicks a link or submits a form
+/// must not lose the page, whose oracle and trace come after.
+async fn stay_on_page(page: &Page, secret: &str) -> Result<()> {
+    let secret_js = serde_json::to_string(secret)?;
+    let expr = format!(
+        "(() => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); return !!(C && C.blockNavigations(true)); }})()"
+    );
+    let limit = patience(STEP_LIMIT);
+    let start = Instant::now();
+    loop {
+        if page.evaluate(&expr).await.ok().and_then(|v| v.as_bool()) == Some(true) {
+            return Ok(());
+        }
+        if start.elapsed() > limit {
+            bail!("no Shepherd runtime answered within {limit:?} (was the page instrumented?)");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// The reach lane's run: the page as `shepherd record URL --explore` drives it (load, a quiet
+/// period, the exercise with `record`'s seed and settle, the coverage into the trace, a flush).
+async fn explored(
+    page: &Page,
+    url: &str,
+    secret: &str,
+    duration: Duration,
+    max_events: usize,
+) -> Result<(Vec<String>, Option<bool>)> {
+    poll(
+        page,
+        World::Isolated,
+        "document.readyState === 'complete'",
+        patience(Duration::from_secs(10)),
+    )
+    .await
+    .with_context(|| format!("waiting for the load of {url}"))?;
+    let _ = page
+        .wait_quiet(
+            Duration::from_millis(300),
+            patience(Duration::from_secs(10)),
+        )
+        .await;
+    exercise_recorded(
+        page,
+        secret,
+        &ExerciseOptions {
+            duration,
+            max_events,
+            seed: RECORD_SEED,
+            // Coverage, not the clock, ends the run: a busy machine gets there later.
+            stop_when_covered: Some(REACH_MIN_EVENTS),
+            ..ExerciseOptions::default()
+        },
+    )
+    .await
+    .context("exercising the page")?;
+    let _ = page
+        .wait_quiet(Duration::from_millis(300), patience(Duration::from_secs(5)))
+        .await;
+    let secret_js = serde_json::to_string(secret)?;
+    page.evaluate(&format!(
+        "(async () => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); if (!C) return false; await C.flush(); return true; }})()"
+    ))
+    .await
+    .context("flushing the trace")?;
+    Ok((exception_messages(page), None))
 }
 
 /// Waits until the page is quiet (or, for a page that never is, the limit times the patience

@@ -81,6 +81,67 @@ pub async fn detect(ctx: &Context, sc: &Scenario) -> Detected {
     }
 }
 
+/// What the reach lane found for one scenario.
+pub struct Reached {
+    /// Pass, fail, or not run (no `[reach]`), before known limits are applied.
+    pub outcome: Outcome,
+    /// Details for the log.
+    pub log: String,
+}
+
+/// Reach: the page recorded as `shepherd record URL --explore` records it (nothing held,
+/// delayed or scheduled; the exercise with `record`'s seed for `reach.explore_ms`), then
+/// analysed as `shepherd races` does; the exercise must reach every control and the report
+/// list every race of the manifest, with no false alarm.
+pub async fn reach(ctx: &Context, sc: &Scenario) -> Reached {
+    let Some(r) = &sc.manifest.reach else {
+        return Reached {
+            outcome: Outcome::NotRun,
+            log: String::new(),
+        };
+    };
+    let order = Order::Explored {
+        duration: Duration::from_millis(r.explore_ms),
+        max_events: r.max_events,
+    };
+    let run = match drive::record_in(ctx, sc, order).await {
+        Ok(run) => run,
+        Err(e) => {
+            return Reached {
+                outcome: Outcome::Fail(format!("record --explore run failed: {e:#}")),
+                log: String::new(),
+            };
+        }
+    };
+    let verdict = detect::check_reach(&sc.manifest, &run.races);
+    let exercised = run
+        .races
+        .pointer("/summary/exercised")
+        .map(|e| {
+            format!(
+                "{} of {}",
+                e.get("exercised").cloned().unwrap_or_default(),
+                e.get("controls").cloned().unwrap_or_default()
+            )
+        })
+        .unwrap_or_else(|| "no coverage".into());
+    let log = format!(
+        "  reach: {:.1?}; exceptions {:?}; controls exercised {exercised}; false alarms {:?}\n{}",
+        run.elapsed,
+        run.exceptions,
+        verdict.false_alarms,
+        detect::describe(&detect::reported(&run.races))
+    );
+    Reached {
+        outcome: if verdict.passed() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail(verdict.problems.join("\n"))
+        },
+        log,
+    }
+}
+
 /// What the repair lane found for one scenario.
 pub struct Repair {
     /// Pass, fail, or why the lane has nothing to run (before known limits are applied).

@@ -32,13 +32,14 @@ pub const TAGS: &[&str] = &[
     "RACE_WITH_UNLOAD",
     "NEVER_READ",
     "NO_CHANGE_WRITE",
+    "AUTOFOCUS_YIELDS",
     "USER_EVENTS_ONLY",
     "INITIALIZATION_RACE",
     "READYSTATECHANGE_RACE",
 ];
 
 /// Lanes a known limit may name.
-pub const LANES: &[&str] = &["detect", "repair", "explore"];
+pub const LANES: &[&str] = &["detect", "repair", "explore", "reach"];
 
 /// A parsed, checked manifest.
 #[derive(Debug, Clone, Deserialize)]
@@ -76,12 +77,19 @@ pub struct Manifest {
     /// section or a harmful race ([`Manifest::explored`]).
     #[serde(default)]
     pub explore: Option<Explore>,
+    /// The reach lane: `record --explore` alone (no schedule, nothing held) must exercise
+    /// every control of the page and report every listed race.
+    #[serde(default)]
+    pub reach: Option<Reach>,
     /// Races that exist in the recorded run.
     #[serde(default)]
     pub races: Vec<Race>,
     /// Locations where no uncovered race may be reported.
     #[serde(default)]
     pub absent: Vec<Absent>,
+    /// Real races that a run reports only when its timing reaches them.
+    #[serde(default)]
+    pub sometimes: Vec<Sometimes>,
     /// Lanes that cannot pass yet, and why.
     #[serde(default)]
     pub known_limit: Vec<KnownLimit>,
@@ -297,6 +305,30 @@ fn one() -> u32 {
     1
 }
 
+/// What the reach lane runs: the page loaded as a user finds it and exercised as
+/// `shepherd record URL --explore` does.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reach {
+    /// How long the exercise may run at most (milliseconds); it ends earlier once every
+    /// control has had each of its gestures (after a few dozen events).
+    #[serde(default = "reach_ms")]
+    pub explore_ms: u64,
+    /// At most this many user events (`record`'s default).
+    #[serde(default = "reach_events")]
+    pub max_events: usize,
+    /// How many controls the page has (visible and enabled); every one must be exercised.
+    pub controls: usize,
+}
+
+fn reach_ms() -> u64 {
+    60_000
+}
+
+fn reach_events() -> usize {
+    250
+}
+
 /// A race the recorded run has.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -364,11 +396,23 @@ pub struct Absent {
     pub reason: String,
 }
 
+/// A real race of the page that a run reports only when its timing reaches it (the
+/// exploration's pace against the page's timers and responses): never required, and never
+/// counted as a false alarm.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sometimes {
+    /// Location pattern, as for [`Race::location`].
+    pub location: String,
+    /// What the race is and which timing reaches it.
+    pub reason: String,
+}
+
 /// A lane that cannot pass yet.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KnownLimit {
-    /// `detect`, `repair` or `explore`.
+    /// `detect`, `repair`, `explore` or `reach`.
     pub lane: String,
     /// What is missing.
     pub reason: String,
@@ -530,6 +574,16 @@ impl Manifest {
                     .into(),
             ));
         }
+        if self
+            .reach
+            .as_ref()
+            .is_some_and(|r| r.explore_ms == 0 || r.max_events == 0 || r.controls == 0)
+        {
+            return Err((
+                Some("reach".into()),
+                "reach needs a positive explore_ms, max_events and controls".into(),
+            ));
+        }
         if self.explore.as_ref().is_some_and(|e| e.bound == 0) {
             return Err((Some("bound".into()), "explore.bound is at least 1".into()));
         }
@@ -592,6 +646,17 @@ impl Manifest {
                 None,
                 "a harmful race needs a schedule that makes its error observable".into(),
             ));
+        }
+        for x in &self.sometimes {
+            if x.location.trim().is_empty() {
+                return Err((Some("location".into()), "empty location".into()));
+            }
+            if x.reason.trim().is_empty() {
+                return Err((
+                    quoted(&x.location),
+                    "a sometimes race needs a reason".into(),
+                ));
+            }
         }
         for k in &self.known_limit {
             if !LANES.contains(&k.lane.as_str()) {

@@ -79,6 +79,8 @@ pub struct Row {
     pub no_policy: Option<String>,
     /// Explore lane.
     pub explore: Outcome,
+    /// Reach lane (`record --explore` alone).
+    pub reach: Outcome,
     /// Reported uncovered locations the manifest does not list (`None`: no analysis ran).
     pub false_alarms: Option<usize>,
     /// Known limits (lane, reason), from the manifest.
@@ -92,20 +94,23 @@ fn cell(s: &str) -> String {
 /// The generated part of the README (without markers): the table, then the known limits.
 pub fn render(rows: &[Row]) -> String {
     let mut out = String::new();
-    out.push_str("| scenario | paper, figure | detect | repair | explore | false alarms |\n");
-    out.push_str("|---|---|---|---|---|---|\n");
+    out.push_str(
+        "| scenario | paper, figure | detect | repair | explore | reach | false alarms |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|\n");
     for r in rows {
         let repair = match &r.policy {
             Some(p) => format!("{} ({p})", r.repair),
             None => r.repair.to_string(),
         };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             r.name,
             cell(&r.source),
             r.detect,
             cell(&repair),
             r.explore,
+            r.reach,
             r.false_alarms.map_or("–".to_string(), |n| n.to_string())
         ));
     }
@@ -114,7 +119,8 @@ pub fn render(rows: &[Row]) -> String {
     };
     out.push_str(&format!(
         "\n{} scenarios; detect: {} pass, {} known limit; repair: {} pass, {} known limit, \
-         {} without a policy, {} with nothing to repair; false alarms in total: {}.\n",
+         {} without a policy, {} with nothing to repair; reach: {} pass, {} known limit; \
+         false alarms in total: {}.\n",
         rows.len(),
         total(|r| &r.detect, |o| *o == Outcome::Pass),
         total(|r| &r.detect, |o| matches!(o, Outcome::KnownLimit(_))),
@@ -122,6 +128,8 @@ pub fn render(rows: &[Row]) -> String {
         total(|r| &r.repair, |o| matches!(o, Outcome::KnownLimit(_))),
         total(|r| &r.repair, |o| *o == Outcome::NoPolicy),
         total(|r| &r.repair, |o| *o == Outcome::NothingToRepair),
+        total(|r| &r.reach, |o| *o == Outcome::Pass),
+        total(|r| &r.reach, |o| matches!(o, Outcome::KnownLimit(_))),
         rows.iter().filter_map(|r| r.false_alarms).sum::<usize>()
     ));
     let limits: Vec<String> = rows

@@ -13,10 +13,10 @@
 //! evicts the string index from the caches): one part alone loads faster than the sequential
 //! loader.
 
-use super::read::{JsonlLoader, LineErr, Sink, State, for_each_block, parse_block};
+use super::read::{JsonlLoader, LineErr, Sink, State, add_control, for_each_block, parse_block};
 use crate::error::ReadError;
 use crate::hash::FastState;
-use crate::model::{Action, Arc, Header, NodeDesc, Op, Pos, StrId, Trace};
+use crate::model::{Action, Arc, Control, Header, NodeDesc, Op, Pos, StrId, Trace};
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::io::{self, BufRead, BufReader, Read};
@@ -384,11 +384,18 @@ impl JsonlLoader {
                 d.id = d.id.map(id);
                 d.classes = d.classes.map(id);
             }
+            for c in &mut part.controls {
+                c.offered = id(c.offered);
+                c.done = id(c.done);
+            }
         }
         for d in part.nodes {
             if st.described.insert(d.node) {
                 st.trace.nodes.push(d);
             }
+        }
+        for c in part.controls {
+            add_control(&mut st.trace.controls, &mut st.controls, c);
         }
         self.line_no += part.lines;
         self.offset += part.bytes;
@@ -482,6 +489,8 @@ struct Part {
     ops: Vec<Op>,
     nodes: Vec<NodeDesc>,
     described: HashSet<u32>,
+    /// Controls reported in the part, in file order (the merge keeps each node's last).
+    controls: Vec<Control>,
     /// The part's first header line, which is the trace's when none came before.
     header: Option<Header>,
     /// A record came before any header line in the part: one must have come before it.
@@ -548,6 +557,7 @@ impl Part {
             ops: reserved(estimate(len, BYTES_PER_OP)),
             nodes: Vec::new(),
             described: HashSet::new(),
+            controls: Vec::new(),
             defs: reserved(estimate(len, BYTES_PER_STRING)),
             hasher,
             defined_below: 0,
@@ -661,6 +671,10 @@ impl Sink for Part {
         if self.described.insert(desc.node) {
             self.nodes.push(desc);
         }
+    }
+
+    fn control(&mut self, control: Control) {
+        self.controls.push(control);
     }
 
     fn end(&mut self, a: u64, a_at: usize) -> Result<(), LineErr> {

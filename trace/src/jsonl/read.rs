@@ -4,10 +4,10 @@
 
 use crate::error::ReadError;
 use crate::model::{
-    Action, ActionId, ActionType, Arc, ArcKind, FORMAT_VERSION, Header, NodeDesc, Op, Pos, StrId,
-    Trace,
+    Action, ActionId, ActionType, Arc, ArcKind, Control, FORMAT_VERSION, Header, NodeDesc, Op, Pos,
+    StrId, Trace,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
 /// Reads a whole JSONL trace from `input`, line by line.
@@ -79,6 +79,8 @@ pub(super) struct State {
     pub(super) current: Option<ActionId>,
     /// Nodes described so far (a repeated description is ignored).
     pub(super) described: HashSet<u32>,
+    /// Node number → index in `trace.controls` (a later report of a control replaces it).
+    pub(super) controls: HashMap<u32, usize>,
     pub(super) seen_header: bool,
     /// Every string number so far is its own id (files whose texts are all distinct, as our
     /// writer and the runtime make them): merging a part read ahead then needs no rewrite.
@@ -103,6 +105,7 @@ impl JsonlLoader {
                 strings: Vec::new(),
                 current: None,
                 described: HashSet::new(),
+                controls: HashMap::new(),
                 seen_header: false,
                 identity: true,
             },
@@ -177,8 +180,26 @@ pub(super) trait Sink {
     fn op(&mut self, op: Op, at: usize) -> Result<(), LineErr>;
     /// A node description.
     fn node(&mut self, desc: NodeDesc);
+    /// A control's coverage.
+    fn control(&mut self, control: Control);
     /// `["n",a]`; `a_at` is where `a` is.
     fn end(&mut self, a: u64, a_at: usize) -> Result<(), LineErr>;
+}
+
+/// Adds `control` to `list`, replacing an earlier report of the same node (`index`: node →
+/// position in `list`): a tool reports a control again as it exercises it.
+pub(super) fn add_control(
+    list: &mut Vec<Control>,
+    index: &mut HashMap<u32, usize>,
+    control: Control,
+) {
+    match index.get(&control.node) {
+        Some(&i) if i < list.len() => list[i] = control,
+        _ => {
+            index.insert(control.node, list.len());
+            list.push(control);
+        }
+    }
 }
 
 /// Parses the complete lines of `block` into `sink`, counting them in `line_no`.
@@ -402,6 +423,21 @@ fn record<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
                 classes,
             });
         }
+        b'c' => {
+            // `["c",N,O,D]` (version 4).
+            c.comma()?;
+            let node = c.uint()? as u32;
+            c.comma()?;
+            let offered = str_ref(sink, c)?;
+            c.comma()?;
+            let done = str_ref(sink, c)?;
+            c.close()?;
+            sink.control(Control {
+                node,
+                offered,
+                done,
+            });
+        }
         b'n' => {
             let a_at = c.pos_after_comma()?;
             let a = c.uint()?;
@@ -519,6 +555,10 @@ impl Sink for State {
         if self.described.insert(desc.node) {
             self.trace.nodes.push(desc);
         }
+    }
+
+    fn control(&mut self, control: Control) {
+        add_control(&mut self.trace.controls, &mut self.controls, control);
     }
 
     fn end(&mut self, a: u64, a_at: usize) -> Result<(), LineErr> {

@@ -2,7 +2,9 @@
 //! use, arcs keep their order and come as soon as their head has begun, every action is ended.
 //! Reading the output back gives an equal [`Trace`].
 
-use crate::model::{ActionType, Arc, ArcKind, FORMAT_VERSION, NodeDesc, Op, Pos, StrId, Trace};
+use crate::model::{
+    ActionType, Arc, ArcKind, Control, FORMAT_VERSION, NodeDesc, Op, Pos, StrId, Trace,
+};
 use std::io::{self, Write};
 
 /// Writes `trace` as JSONL (`docs/trace-format.md`) to `out`. Buffer `out` yourself if it is
@@ -58,6 +60,10 @@ pub fn write_jsonl(trace: &Trace, mut out: impl Write) -> io::Result<()> {
     // Node descriptions belong to no action: after the last one, in their order.
     for d in &trace.nodes {
         w.node(d);
+    }
+    // So do the controls a tool exercised.
+    for c in &trace.controls {
+        w.control(c);
     }
     // Interned but unused strings, so that the numbering survives a round trip.
     w.define(StrId::MAX);
@@ -156,6 +162,19 @@ impl Writer<'_> {
                 None => self.buf.extend_from_slice(b",null"),
             }
         }
+        self.buf.extend_from_slice(b"]\n");
+    }
+
+    /// `["c",N,O,D]`.
+    fn control(&mut self, c: &Control) {
+        self.define(c.offered);
+        self.define(c.done);
+        self.buf.extend_from_slice(b"[\"c\",");
+        self.num(u64::from(c.node));
+        self.buf.push(b',');
+        self.num(u64::from(c.offered));
+        self.buf.push(b',');
+        self.num(u64::from(c.done));
         self.buf.extend_from_slice(b"]\n");
     }
 

@@ -92,8 +92,19 @@ fn gen_node() -> impl Strategy<Value = GenNode> {
     )
 }
 
+/// A control's coverage: number, gestures offered, gestures done.
+pub type GenControl = (u32, String, String);
+
+fn gen_control() -> impl Strategy<Value = GenControl> {
+    (
+        prop_oneof![3 => 0u32..40, 1 => any::<u32>()],
+        text(),
+        text(),
+    )
+}
+
 /// A random valid trace: up to 12 actions, arcs between them, assorted ops and strings, a few
-/// node descriptions.
+/// node descriptions and controls.
 pub fn trace() -> impl Strategy<Value = Trace> {
     (
         proptest::option::of(text()),
@@ -109,9 +120,10 @@ pub fn trace() -> impl Strategy<Value = Trace> {
         ),
         proptest::collection::vec(text(), 0..3),
         proptest::collection::vec(gen_node(), 0..4),
+        proptest::collection::vec(gen_control(), 0..4),
     )
-        .prop_map(|(page, actions, arcs, extra, nodes)| {
-            build(page, &actions, &arcs, &extra, &nodes)
+        .prop_map(|(page, actions, arcs, extra, nodes, controls)| {
+            build(page, &actions, &arcs, &extra, &nodes, &controls)
         })
 }
 
@@ -121,6 +133,7 @@ pub fn build(
     arcs: &[(u16, u16, bool, Option<u32>)],
     extra_strings: &[String],
     nodes: &[GenNode],
+    controls: &[GenControl],
 ) -> Trace {
     let mut b = TraceBuilder::new();
     if let Some(p) = page {
@@ -159,6 +172,9 @@ pub fn build(
         if described.insert(*n) {
             b.node(*n, tag, path.as_deref(), id.as_deref(), classes.as_deref());
         }
+    }
+    for (n, offered, done) in controls {
+        b.control(*n, offered, done);
     }
     for s in extra_strings {
         b.intern(s);

@@ -1,21 +1,33 @@
-//! Keeping the page in place while it is exercised: main-frame navigations are failed, popups
-//! closed, file choosers intercepted.
+//! Keeping a page in place while a tool drives it (the exerciser, the explorer): main-frame
+//! navigations are failed before they reach the network, popups closed, file choosers
+//! intercepted. The last line of defence: Shepherd's runtime stops and traces the navigations
+//! it sees first (`blockNavigations`, docs/runtime-api.md), and this guard catches what it
+//! cannot (pages without the runtime, history traversals, navigations the runtime could not
+//! cancel).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use shepherd_browser::{Page, Result};
 
-/// Blocks main-frame navigations and closes popups while the exercise runs.
-pub(crate) struct NavGuard {
+use crate::error::Result;
+use crate::page::Page;
+
+/// Blocks main-frame navigations and closes popups while it runs (until [`stop`](Self::stop)).
+///
+/// An aborted navigation never commits, so the current document keeps running: link and
+/// submit handlers still run, only their default navigation is dropped. Navigations of
+/// subframes continue. Popups are closed as soon as they appear (their first request may have
+/// left already), file choosers are intercepted, dialogs are accepted by the page monitor.
+pub struct NavigationGuard {
     task: tokio::task::JoinHandle<()>,
     blocked: Arc<Mutex<Vec<String>>>,
     popups: Arc<Mutex<Vec<String>>>,
 }
 
-impl NavGuard {
-    pub(crate) async fn start(page: &Page) -> Result<NavGuard> {
+impl NavigationGuard {
+    /// Starts guarding `page`.
+    pub async fn start(page: &Page) -> Result<NavigationGuard> {
         let mut paused = page.events(&["Fetch.requestPaused"]);
         let mut created = page.connection().subscribe(None, &["Target.targetCreated"]);
         page.connection()
@@ -86,15 +98,32 @@ impl NavGuard {
                 }
             }
         });
-        Ok(NavGuard {
+        Ok(NavigationGuard {
             task,
             blocked,
             popups,
         })
     }
 
-    /// Undo the interception; returns (blocked navigations, closed popups).
-    pub(crate) async fn stop(self, page: &Page) -> (Vec<String>, Vec<String>) {
+    /// The URLs of the main-frame navigations blocked so far, oldest first (a tool can tell
+    /// within a run whether a gesture tried to leave the page).
+    pub fn blocked(&self) -> Vec<String> {
+        self.blocked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The URLs of the popups closed so far, oldest first.
+    pub fn popups(&self) -> Vec<String> {
+        self.popups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Undoes the interception; returns (blocked navigations, closed popups), their URLs.
+    pub async fn stop(self, page: &Page) -> (Vec<String>, Vec<String>) {
         // Short limits: a renderer stuck in a handler would hold renderer-side commands.
         // Target discovery stays on: it is browser-wide, and another page may be exercised.
         let limit = Duration::from_secs(1);
