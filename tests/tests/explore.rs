@@ -23,6 +23,7 @@ fn main() -> ExitCode {
             "click_before_the_script_defining_its_handler",
             click_before_script,
         ),
+        ("a_link_before_its_router_navigates", link_before_router),
         ("ajax_responses_in_the_wrong_order", ajax_order),
         ("late_initialisation_overwrites_typed_text", late_init),
         ("port_messages_are_reordered_by_their_posts", port_fifo),
@@ -316,6 +317,38 @@ case!(click_before_script, |h| async move {
         "{r}"
     );
     ensure!(out.complete, "bound 1 finishes");
+    Ok(())
+});
+
+case!(link_before_router, |h| async move {
+    let (out, doc, _dir) = record_and_explore(&h, "/explore/link-before-router/", 1, async |p| {
+        p.click("#next").await?;
+        Ok(())
+    })
+    .await?;
+    // The click before router.js would have left the page: the runtime stopped the
+    // navigation, and the order is harmful by it.
+    let r = races(&doc)
+        .into_iter()
+        .find(|r| {
+            r["verdict"] == "harmful"
+                && r["witness"]["requests"]["reordered"]
+                    .as_array()
+                    .is_some_and(|x| {
+                        x.iter().any(|l| {
+                            l.as_str().is_some_and(|l| {
+                                l.starts_with("navigate ") && l.ends_with("/next.html")
+                            })
+                        })
+                    })
+        })
+        .with_context(|| format!("no harmful order that navigates: {doc:#}"))?;
+    check_witness(r)?;
+    ensure!(
+        out.runs.iter().all(|r| r.stopped.is_none()),
+        "an execution ended by leaving the page: {:?}",
+        out.runs.iter().map(|r| &r.stopped).collect::<Vec<_>>()
+    );
     Ok(())
 });
 
