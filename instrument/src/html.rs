@@ -275,8 +275,17 @@ impl HtmlInstrumenter {
                 .as_deref()
                 .and_then(encoding::charset_from_content_type)
                 .is_some();
+            // A `<meta charset>` complete within what has arrived decides as the whole
+            // prescan would (the first declaration wins): waiting for 1024 bytes would hold a
+            // small document, or the first part the explorer releases, until its end.
+            let declared = buf.len() < PRESCAN_BYTES
+                && buf
+                    .iter()
+                    .rposition(|&b| b == b'>')
+                    .is_some_and(|gt| encoding::prescan(&buf[..=gt]).is_some());
             let ready = buf.len() >= PRESCAN_BYTES
                 || (header_charset && buf.len() >= 3)
+                || declared
                 || (self.cfg.fragment && !buf.is_empty());
             if !ready {
                 return Ok(Vec::new());
@@ -947,4 +956,50 @@ pub fn instrument_html(
     let (tail, report) = inst.finish()?;
     out.extend_from_slice(&tail);
     Ok((out, report, headers))
+}
+
+#[cfg(test)]
+mod sniff_tests {
+    use super::*;
+
+    /// A small document that declares its charset in a `<meta>` is rewritten as its parts
+    /// arrive, not held until 1024 bytes or its end: the explorer releases a page in parts.
+    #[test]
+    fn a_meta_charset_ends_the_sniffing_early() {
+        let mut doc = HtmlInstrumenter::new(HtmlConfig {
+            content_type: Some("text/html".into()),
+            ..HtmlConfig::new(Mode::Record, "t")
+        });
+        let first = doc
+            .write(b"<!doctype html><html><head><meta charset=\"utf-8\"><title>a</title></head><body><p>x</p>")
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&first).contains("<p>x"),
+            "{}",
+            String::from_utf8_lossy(&first)
+        );
+        // Without a declaration the prescan still waits for more.
+        let mut undeclared = HtmlInstrumenter::new(HtmlConfig {
+            content_type: Some("text/html".into()),
+            ..HtmlConfig::new(Mode::Record, "t")
+        });
+        assert!(
+            undeclared
+                .write(b"<html><body><p>x</p>")
+                .unwrap()
+                .is_empty()
+        );
+        // A declaration cut off mid-tag decides nothing yet.
+        let mut cut = HtmlInstrumenter::new(HtmlConfig {
+            content_type: Some("text/html".into()),
+            ..HtmlConfig::new(Mode::Record, "t")
+        });
+        assert!(
+            cut.write(b"<html><head><meta charset=\"utf-")
+                .unwrap()
+                .is_empty()
+        );
+        let rest = cut.write(b"16le\"><body>").unwrap();
+        assert!(!rest.is_empty());
+    }
 }

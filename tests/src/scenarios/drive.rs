@@ -6,7 +6,7 @@
 //! lane starts from) nothing is held or delayed and no auto-exploration runs: the schedule's
 //! input is sent after the page has loaded and settled.
 
-use super::manifest::{Action, Manifest, Oracle, Step, When};
+use super::manifest::{Action, Manifest, Oracle, Resource, Step, When};
 use super::origin::{ScenarioOrigin, Seen};
 use super::product::Shepherd;
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -329,9 +329,23 @@ pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
 pub async fn record_in(ctx: &Context, sc: &Scenario, order: Order) -> Result<Run> {
     let started = Instant::now();
     let m = &sc.manifest;
+    let good: Vec<Resource> = m
+        .resources
+        .iter()
+        .filter(|r| r.good_delay_ms > 0)
+        .map(|r| Resource {
+            path: r.path.clone(),
+            query: r.query.clone(),
+            delay_ms: r.good_delay_ms,
+            good_delay_ms: 0,
+            hold: false,
+            hold_limit_ms: r.hold_limit_ms,
+            hold_after: None,
+        })
+        .collect();
     let (resources, file) = match order {
         Order::Bad => (&m.resources[..], format!("{}.rec", sc.name)),
-        Order::Good => (&[][..], format!("{}.good.rec", sc.name)),
+        Order::Good => (&good[..], format!("{}.good.rec", sc.name)),
     };
     ctx.origin.configure(&sc.name, resources);
     let rec: PathBuf = ctx.scratch.join(file);

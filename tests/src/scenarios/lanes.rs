@@ -242,7 +242,7 @@ pub struct GoodRun {
 pub async fn explore_record(
     ctx: &Context,
     sc: &Scenario,
-    budget: Duration,
+    sequences: u64,
 ) -> Result<GoodRun, Explored> {
     let run = drive::record_in(ctx, sc, Order::Good)
         .await
@@ -251,8 +251,8 @@ pub async fn explore_record(
         .map_err(|e| Explored::failed(format!("reading the good-order recording: {e:#}")))?;
     let opts = ExploreOptions {
         bound: sc.manifest.bound(),
-        budget: Some(budget),
-        max_sequences: None,
+        budget: None,
+        max_sequences: Some(sequences),
         workers: vec![WorkerConfig {
             recording: run.recording.clone(),
             // The lane's browser: a worker connected to it only opens contexts of its own.
@@ -271,6 +271,7 @@ pub async fn explore_record(
         state_dir: Some(ctx.scratch.join(format!("{}.explore", sc.name))),
         fresh: true,
         policy: None,
+        triage: Default::default(),
     };
     Ok(GoodRun {
         manifest: sc.manifest.clone(),
@@ -338,6 +339,25 @@ pub async fn explore(good: GoodRun) -> Explored {
                 .as_ref()
                 .map_or(String::new(), |v| format!(" -> {}", v.reason))
         ));
+    }
+    // The recorded order's racing step pairs: what the reorder phase could reverse.
+    if let Some(r0) = out.runs.first() {
+        for p in &r0.pairs {
+            let step = |i: u32| r0.steps.get(i as usize).map_or("?", String::as_str);
+            log.push_str(&format!(
+                "    racing steps {} / {}: {}\n",
+                step(p.first),
+                step(p.second),
+                p.races
+                    .iter()
+                    .map(|x| x.location.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for p in &out.probes {
+        log.push_str(&format!("    probe {}: {:?}\n", p.probe, p.outcome));
     }
     log.push_str(&explored::describe(&found));
     Explored {
