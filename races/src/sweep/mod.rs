@@ -716,8 +716,9 @@ mod tests {
             width in 2u32..20,
             actions in 200u32..2_500,
             locations in 10u32..150,
+            young in 0u32..3,
         ) {
-            let trace = generate(&SynthConfig { actions, locations, seed, width });
+            let trace = generate(&SynthConfig { actions, locations, seed, width, young });
             let fixes = FixOptions::default();
             let s = scan(&trace, &fixes).unwrap();
             let want = oracle::retained(&trace, &fixes).unwrap();
