@@ -185,8 +185,8 @@ impl LocTags {
 /// The value summary of an access, when logged.
 pub fn value_of<'t>(trace: &'t Trace, x: &Access) -> Option<&'t str> {
     match trace.ops.get(x.op as usize) {
-        Some(Op::Read { value: Some(v), .. }) | Some(Op::Write { value: Some(v), .. }) => {
-            Some(trace.strings.get(*v))
+        Some(Op::Read { value, .. }) | Some(Op::Write { value, .. }) => {
+            value.get().map(|v| trace.strings.get(v))
         }
         _ => None,
     }

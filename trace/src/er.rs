@@ -35,7 +35,7 @@
 
 use crate::error::ReadError;
 use crate::model::{
-    Action, ActionId, ActionType, Arc, ArcKind, Header, NodeDesc, Op, Pos, StrId, Trace,
+    Action, ActionId, ActionType, Arc, ArcKind, Header, NodeDesc, Op, Pos, StrId, Trace, Val,
 };
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -232,7 +232,7 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
                         WRITE_MEMORY
                     };
                     cmds.push((kind, vars.add(loc, s(loc))?));
-                    if let Some(v) = value {
+                    if let Some(v) = value.get() {
                         cmds.push((MEMORY_VALUE, values.add(v, s(v))?));
                     }
                     if let Some(p) = pos.get() {
@@ -985,11 +985,11 @@ impl Importer<'_, '_> {
                 EXIT_SCOPE => trace.ops.push(Op::Exit),
                 READ_MEMORY | WRITE_MEMORY => {
                     let loc = self.var(trace, loc, at + 4)?;
-                    let mut value = None;
+                    let mut value = Val::NONE;
                     if k < a.ncmds {
                         let (vat, vk, vloc) = cmd(k);
                         if vk == MEMORY_VALUE {
-                            value = Some(self.value(trace, vloc, vat + 4)?);
+                            value = Val::new(self.value(trace, vloc, vat + 4)?);
                             k += 1;
                         }
                     }
