@@ -414,6 +414,8 @@ struct TableIn<'a> {
     /// Offset of the data in the file.
     at: usize,
     data: &'a [u8],
+    /// The data as text, when it is all valid UTF-8 (checked once, not string by string).
+    text: Option<&'a str>,
     /// How many strings the data holds (NULs).
     strings: usize,
 }
@@ -452,6 +454,7 @@ impl<'a> TableIn<'a> {
             name,
             at,
             data,
+            text: std::str::from_utf8(data).ok(),
             strings,
         })
     }
@@ -461,6 +464,7 @@ impl<'a> TableIn<'a> {
             name,
             at: 0,
             data: &[],
+            text: Some(""),
             strings: 0,
         }
     }
@@ -484,7 +488,13 @@ impl<'a> TableIn<'a> {
             });
         };
         let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-        Ok(String::from_utf8_lossy(&rest[..end]))
+        // An offset inside a character (EventRacer reads the suffix) is no boundary: such
+        // a text is read as any invalid UTF-8 is.
+        let start = data.len() - rest.len();
+        match self.text.and_then(|t| t.get(start..start + end)) {
+            Some(t) => Ok(std::borrow::Cow::Borrowed(t)),
+            None => Ok(String::from_utf8_lossy(&rest[..end])),
+        }
     }
 }
 

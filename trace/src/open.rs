@@ -63,6 +63,30 @@ fn load_reader_sized(input: impl Read, size: u64) -> Result<Loaded, ReadError> {
     er_loaded(&bytes)
 }
 
+/// Bytes of an `ER_actionlog` file read between progress reports.
+const ER_CHUNK: u64 = 1 << 22;
+
+/// Reads a whole `ER_actionlog` file into a buffer of its size, a chunk at a time for the
+/// progress reports. The file is read straight into the buffer: through [`Counting`] the
+/// buffer was zeroed first, a pass over the whole file for nothing.
+fn read_er_file(
+    file: &std::fs::File,
+    len: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Loaded, ReadError> {
+    let mut bytes = Vec::new();
+    // Only a hint: a size the allocator refuses leaves the buffer to grow as it fills.
+    let _ = bytes.try_reserve_exact(usize::try_from(len).unwrap_or(0));
+    loop {
+        let n = file.take(ER_CHUNK).read_to_end(&mut bytes)?;
+        progress(bytes.len() as u64, len);
+        if n == 0 {
+            break;
+        }
+    }
+    er_loaded(&bytes)
+}
+
 fn er_loaded(bytes: &[u8]) -> Result<Loaded, ReadError> {
     let imp = er::read_er(bytes)?;
     Ok(Loaded {
@@ -90,8 +114,11 @@ pub fn load_path_with_progress(
     let meta = file.metadata()?;
     // Only a regular file can be read at several offsets at once (not a pipe).
     #[cfg(unix)]
-    if meta.is_file() && is_jsonl(&file, meta.len())? {
-        return read_jsonl_in_parts(&file, meta.len(), progress);
+    if meta.is_file() {
+        if is_jsonl(&file, meta.len())? {
+            return read_jsonl_in_parts(&file, meta.len(), progress);
+        }
+        return read_er_file(&file, meta.len(), progress);
     }
     load_reader_sized(
         Counting {
