@@ -94,8 +94,12 @@ impl Nested {
     }
 
     fn indent<W: ?Sized + Write>(&self, w: &mut W) -> std::io::Result<()> {
-        for _ in 0..self.depth {
-            w.write_all(b"  ")?;
+        // One write per line, not one per level (a race has about fifty lines).
+        let mut left = 2 * self.depth;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            w.write_all(&SPACES[..n])?;
+            left -= n;
         }
         Ok(())
     }
@@ -120,6 +124,9 @@ impl Nested {
         self.indent(w)
     }
 }
+
+/// Indentation, written a line at a time.
+const SPACES: &[u8; 32] = b"                                ";
 
 impl Formatter for Nested {
     fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
