@@ -228,26 +228,33 @@ struct Pretty<'b> {
 }
 
 impl Pretty<'_> {
+    #[inline(always)]
     fn raw(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
 
+    #[inline(always)]
     fn newline(&mut self) {
-        self.buf.push(b'\n');
-        let mut left = 2 * self.depth;
-        while left > 0 {
-            let n = left.min(SPACES.len());
-            self.buf.extend_from_slice(&SPACES[..n]);
-            left -= n;
+        let n = 2 * self.depth;
+        if n < LINE.len() {
+            // A copy of known length (no call), cut back to the indentation.
+            let end = self.buf.len() + 1 + n;
+            self.buf.extend_from_slice(LINE);
+            self.buf.truncate(end);
+        } else {
+            self.buf.push(b'\n');
+            self.buf.resize(self.buf.len() + n, b' ');
         }
     }
 
+    #[inline(always)]
     fn open(&mut self, bracket: u8) {
         self.depth += 1;
         self.first = true;
         self.buf.push(bracket);
     }
 
+    #[inline(always)]
     fn close(&mut self, bracket: u8) {
         self.depth = self.depth.saturating_sub(1);
         if !self.first {
@@ -259,6 +266,7 @@ impl Pretty<'_> {
     }
 
     /// Starts an array element.
+    #[inline(always)]
     fn item(&mut self) {
         if !self.first {
             self.buf.push(b',');
@@ -268,8 +276,11 @@ impl Pretty<'_> {
     }
 
     /// Starts a member; keys are plain identifiers, nothing to escape.
+    #[inline(always)]
     fn key(&mut self, k: &str) {
         self.item();
+        // Inlined where `k` is a literal: copies of known length.
+        self.buf.reserve(k.len() + 4);
         self.buf.push(b'"');
         self.buf.extend_from_slice(k.as_bytes());
         self.buf.extend_from_slice(b"\": ");
@@ -306,29 +317,33 @@ impl Pretty<'_> {
     /// once; most strings have nothing to escape.
     fn str(&mut self, s: &str) {
         let b = s.as_bytes();
+        self.buf.reserve(b.len() + 2);
         self.buf.push(b'"');
         let mut start = 0;
-        let (words, _) = b.as_chunks::<8>();
-        let mut i = 0;
-        for w in words {
-            if may_escape(u64::from_le_bytes(*w)) {
-                for k in i..i + 8 {
-                    start = self.escape_at(b, k, start);
+        let (words, rest) = b.as_chunks::<8>();
+        for (w, word) in words.iter().enumerate() {
+            if may_escape(u64::from_le_bytes(*word)) {
+                for (j, &c) in word.iter().enumerate() {
+                    if must_escape(c) {
+                        start = self.escape(b, 8 * w + j, start);
+                    }
                 }
             }
-            i += 8;
         }
-        for k in i..b.len() {
-            start = self.escape_at(b, k, start);
+        let base = 8 * words.len();
+        for (j, &c) in rest.iter().enumerate() {
+            if must_escape(c) {
+                start = self.escape(b, base + j, start);
+            }
         }
         self.buf.extend_from_slice(&b[start..]);
         self.buf.push(b'"');
     }
 
-    /// Escapes byte `k` of `b` if it must be, flushing the plain bytes from `start` before
-    /// it; returns where the plain bytes start now.
-    #[inline]
-    fn escape_at(&mut self, b: &[u8], k: usize, start: usize) -> usize {
+    /// Escapes byte `k` of `b`, flushing the plain bytes from `start` before it; returns
+    /// where the plain bytes start now.
+    #[cold]
+    fn escape(&mut self, b: &[u8], k: usize, start: usize) -> usize {
         let c = b[k];
         let short = match c {
             b'"' => b'"',
@@ -338,8 +353,7 @@ impl Pretty<'_> {
             0x0A => b'n',
             0x0C => b'f',
             0x0D => b'r',
-            0x00..=0x1F => b'u',
-            _ => return start,
+            _ => b'u',
         };
         self.buf.extend_from_slice(&b[start..k]);
         if short == b'u' {
@@ -353,6 +367,12 @@ impl Pretty<'_> {
         }
         k + 1
     }
+}
+
+/// Whether byte `c` needs escaping: below 0x20, `"` or `\\`.
+#[inline(always)]
+fn must_escape(c: u8) -> bool {
+    c < 0x20 || c == b'"' || c == b'\\'
 }
 
 /// Whether any byte of `w` may need escaping: below 0x20, `"` or `\\` (no misses; the
@@ -370,8 +390,8 @@ fn may_escape(w: u64) -> bool {
 /// The depth of an element of the report's `races` array.
 const RACE_DEPTH: usize = 2;
 
-/// Indentation, written a line at a time.
-const SPACES: &[u8; 32] = b"                                ";
+/// A line break and the indentation of up to fifteen levels (written whole, then cut).
+const LINE: &[u8; 32] = b"\n                               ";
 
 #[cfg(test)]
 mod tests {
