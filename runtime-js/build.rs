@@ -25,6 +25,8 @@ const FILES: &[&str] = &[
     "dynamic.js",
     "dom.js",
     "repair.js",
+    "gates.js",
+    "input.js",
     "access.js",
     "boot.js",
 ];

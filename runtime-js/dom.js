@@ -18,8 +18,9 @@
 // synchronous run begins a `script:module` action (see scriptStart). Parser-blocking scripts are
 // chained in document order; async/defer and inserted scripts are forked by the action that
 // inserted them; defer scripts and non-async parser module scripts run in one document-order
-// list before DOMContentLoaded (HTML's "scripts that will execute when the document has
-// finished parsing"), so they are chained and DOMContentLoaded joins them.
+// list once parsing has finished, before DOMContentLoaded (HTML's "scripts that will execute
+// when the document has finished parsing"), so they are chained after the last parse chunk
+// and DOMContentLoaded joins them.
 
 let parsing = true; // until DOMContentLoaded is dispatched
 let domByScript = false;
@@ -57,7 +58,8 @@ function scriptKind(el, sm) {
 
 /** Label name, parent, kind of script element `el` (allocating its parser ordinal). */
 function scriptName(el, sm) {
-  const src = elHasAttr(el, 'src') ? scriptSrc(el) : '';
+  // Without a repair policy's hold marker: the script's URL as the page wrote it.
+  const src = elHasAttr(el, 'src') ? stripMarkers(scriptSrc(el)) : '';
   if (sm.n === 0 && sm.parser) sm.n = ++nParserScripts;
   return { kind: scriptKind(el, sm), src, name: src || '#' + sm.n, parent: sm.by !== null && !sm.parser ? sm.by : ROOT };
 }
@@ -79,7 +81,14 @@ function scriptArcs(el, sm, kind) {
     if (lastChain >= 0) joins = [lastChain];
   } else {
     from = sm.chunk;
-    if (deferred && deferActions.length > 0) joins = [deferActions[deferActions.length - 1]];
+    if (deferred) {
+      // A deferred script runs once the parser has finished: after the last parse chunk and
+      // parser-blocking script (lastChain), and after the deferred script before it.
+      joins = [];
+      if (lastChain >= 0) joins[0] = lastChain;
+      if (deferActions.length > 0) joins[joins.length] = deferActions[deferActions.length - 1];
+      if (joins.length === 0) joins = null;
+    }
   }
   return { from, joins, blocking, deferred, parser: sm.parser };
 }
@@ -105,6 +114,14 @@ function beginScript(el) {
     seq: nTaskSeq++, parent: nm.parent, pos: nm.src ? nm.src + ':1:1' : undefined,
   };
   begin(d);
+  // The execution reads its element's existence, which the inserting action wrote: the
+  // analysis orders what one action created by these writes, and a policy's selector is
+  // judged by the element's description (docs/policies.md, ≤_P).
+  if (REC) {
+    const n = oid(el);
+    nameNode(el, n);
+    read('NodeTree:' + n);
+  }
   scriptRan(el, sm, nm.kind, a, d.action);
 }
 

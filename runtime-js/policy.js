@@ -2,15 +2,25 @@
 // predicates, expirations, template instantiation and EventRaceCommander's update rule.
 //
 // An event the policy can talk about is a `pev`: {id, kind, type, target, url, state, delay,
-// creator, user, arrived}. `kind` is 'event' (a DOM event; `type` its type, `user` when it is
-// trusted input), 'xhr' (an XMLHttpRequest event; `state` its readyState), 'timer',
-// 'interval', 'raf', 'idle', 'fetch' or 'script'. The wrappers report two operations:
-// fork(·, v) when the page creates v (policyOp('fork', v)) and begin(u) when u is about to run
+// creator, user, how, res, began, arrived}. `kind` is 'event' (a DOM event; `type` its type,
+// `user` when it is trusted input; `res` 'img' or 'iframe' for the load of one), 'xhr' (an
+// XMLHttpRequest event; `state` its readyState), 'timer', 'interval', 'raf', 'idle',
+// 'fetch', 'script' (an external script; `how` 'blocking', 'async', 'defer' or 'inserted')
+// or 'inline-script'. The wrappers report two operations: fork(·, v) when the page (or the
+// parser) creates v (policyOp('fork', v)) and begin(u) when u is about to run
 // (policyOp('begin', u)). An operation activates every rule whose predicate matches it and
 // that has not expired; the action is the strongest one (dispatch < postpone < discard),
 // activated `once` rules are removed and the templates of activated rules are instantiated
-// with the matched event bound. `arrived(u)` holds once u's handlers began (policyArrived).
-// How held events are kept and released is repair.js's business.
+// with the matched event bound.
+//
+// Arrival (EventRaceCommander's expiration): `arrived(u)` holds once u's handlers have run,
+// not when they begin, so what u's handler forks is still seen by a rule waiting for u (a
+// request sent from another request's answer). u is marked arriving when its action begins
+// (policyArriving) and arrived (policyArrived) when the next action of another event begins
+// or, at the latest, in a task queued behind u's (an XHR's events at readyState 4 are one
+// event, dispatched in one task). A cancelled timer, an aborted request and a removed
+// element count as arrived: nothing else of theirs will run. How held events are kept and
+// released is repair.js's business.
 
 const POL = CONFIG.policy || null;
 const POL_JS = typeof POLICY_JS === 'object' && POLICY_JS !== null ? POLICY_JS : [];
@@ -26,7 +36,10 @@ let insts = []; // active rule instances {r, p, env, at, dead, discardAt}
 let pevNext = 1;
 let parsedFlag = false;
 let loadedFlag = false;
-const arrivedList = []; // pevs that began, for `arrived(pattern)` expirations
+const arrivedList = []; // pevs that arrived, for `arrived(pattern)` expirations
+const arriving = []; // pevs whose action began and whose turn has not ended yet
+let arrivalQueued = false;
+let arrivalPort = null;
 let hasMatchExpiry = false;
 const reCache = objCreate(null);
 let instsCapped = false;
@@ -90,7 +103,7 @@ function noteExpiries(r) {
 function newPev(kind, type, target, url, creator) {
   return {
     id: pevNext++, kind, type, target, url: url || '', state: -1, delay: -1, creator: creator || null,
-    user: false, arrived: false,
+    user: false, how: '', res: '', began: false, arrived: false,
   };
 }
 
@@ -118,7 +131,8 @@ function termMatches(t, pev, env) {
     case 'xhr': ok = pev.kind === 'xhr' && (pev.state === 4 || hasStateFilter(t)); break;
     case 'animation-frame': ok = pev.kind === 'raf'; break;
     case 'idle-callback': ok = pev.kind === 'idle'; break;
-    default: ok = pev.kind === t.k; // timer, interval, fetch, script
+    case 'img': case 'iframe': ok = pev.kind === 'event' && pev.res === t.k; break;
+    default: ok = pev.kind === t.k; // timer, interval, fetch, script, inline-script
   }
   if (!ok) return false;
   const f = t.f;
@@ -132,6 +146,7 @@ function termMatches(t, pev, env) {
 function filterMatches(f, pev, env) {
   if (f.on !== undefined) return targetMatches(pev.target, f.on);
   if (f.url !== undefined) return polTest(f.url, pev.url);
+  if (f.loading !== undefined) return pev.kind === 'script' && pev.how === f.loading;
   if (f.state !== undefined) return pev.state === f.state;
   if (f.from !== undefined) return pev.creator !== null && termMatches(f.from, pev.creator, env);
   if (f.delay !== undefined) {
@@ -320,7 +335,65 @@ function extend(x, pev, now) {
   }
 }
 
-/** `pev` began: its `arrived` conditions hold from now on. */
+/**
+ * The action of `pev` begins: the turns of the other events arriving have ended, so they
+ * arrive now; `pev` arrives once its own turn is over (a task queued behind it).
+ */
+function policyArriving(pev) {
+  arriveOthers(pev);
+  if (pev === null || pev.arrived || pev.began) {
+    if (pev !== null) pev.began = true;
+    return;
+  }
+  pev.began = true;
+  arriving[arriving.length] = pev;
+  queueArrival();
+}
+
+/** Every arriving event but `keep` arrives (their handlers have run). */
+function arriveOthers(keep) {
+  if (arriving.length === 0) return;
+  let j = 0;
+  for (let i = 0; i < arriving.length; i++) {
+    const p = arriving[i];
+    if (p === keep) arriving[j++] = p;
+    else policyArrived(p);
+  }
+  arriving.length = j;
+}
+
+/** A task after the current one (and its microtasks) in which the arriving events arrive. */
+function queueArrival() {
+  if (arrivalQueued) return;
+  arrivalQueued = true;
+  const done = () => {
+    arrivalQueued = false;
+    arriveOthers(null);
+    recheckSoon();
+  };
+  if (nPostTask !== null) {
+    nPostTask(schedulerObj, done, MARKER_TASK);
+    return;
+  }
+  if (arrivalPort === null && NMessageChannel) {
+    const mc = new NMessageChannel();
+    portOnMessageSet(mc.port1, () => {
+      if (arrivalQueued) done();
+    });
+    arrivalPort = mc.port2;
+  }
+  if (arrivalPort !== null) portPost(arrivalPort, 0);
+  else rApply(nSetTimeout, G, [done, 0]);
+}
+
+/** `pev` will not run (a cancelled timer, an aborted request, a removed element): nothing waits for it any more. */
+function policyCancelled(pev) {
+  if (pev === null || pev === undefined || pev.arrived) return;
+  pev.began = true;
+  policyArrived(pev);
+}
+
+/** `pev` ran: its `arrived` conditions hold from now on. */
 function policyArrived(pev) {
   if (pev.arrived) return;
   pev.arrived = true;

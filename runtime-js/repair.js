@@ -1,9 +1,10 @@
 // repair.js — enforcing the compiled policy (docs/runtime-api.md, "Repair"): which operation
-// each wrapped callback is, user gestures kept together and in order, postponed events
-// released when the rules that held them expire (no polling: re-checked when an event
-// arrives, when a time limit comes due, and when the liveness limit passes), the default
-// actions of postponed user input, inserted scripts held by the proxy for this document,
-// the spinner, the liveness guard, and the figures reported to the proxy.
+// each wrapped callback is, when events arrive (and what counts as arrived without running),
+// user gestures kept together and in order, postponed events released when the rules that
+// held them expire (no polling: re-checked when an event arrives, when a time limit comes
+// due, and when the liveness limit passes), the spinner, the liveness guard, and the figures
+// reported to the proxy. What the proxy holds for this document is gates.js's, the default
+// actions of postponed input are input.js's.
 
 const rep = {
   postponed: 0,
@@ -16,18 +17,13 @@ const waiting = []; // policy-held descs (not user gestures), oldest first
 const userQueue = []; // held user gestures: {items: [desc], fate, by, released, at}
 let gesture = null; // the open user gesture: {g, fate, at, kind, mouse}
 const xhrGroups = new NativeWeakMap(); // xhr -> group of its response events
-const loadPevs = new NativeWeakMap(); // img/iframe -> pev of the load its src set forked
+const loadPevs = new NativeWeakMap(); // img/iframe -> pev of its load (forked by the parser or a src set)
 const scriptPevs = new NativeWeakMap(); // script element -> pev of its execution
-const gated = new NativeWeakMap(); // script element -> {url, n, pev}
-const gates = []; // inserted scripts the proxy holds for us: {el, url, n, pev, at, by, done}
 let discarding = []; // rule instances that discarded user input and have not expired
 let recheckQueued = false;
 let wakeTimer = 0;
 let wakeAt = Infinity;
-let gateToken = '';
-let gateNext = 0;
-const GATE_PARAM = '__shepherd_hold';
-const HTTP_RE = /^https?:/;
+let spinnerUntil = 0; // a discard at replay (input.js) shows the spinner this long
 const PREVENT = objCreate(null);
 for (const t of ['mousedown', 'keydown', 'keypress', 'click', 'dblclick', 'auxclick', 'contextmenu',
   'submit', 'reset', 'beforeinput', 'paste', 'cut', 'copy', 'drop']) {
@@ -38,8 +34,37 @@ for (const t of ['mousedown', 'keydown', 'keypress', 'click', 'dblclick', 'auxcl
 function installRepair() {
   if (!policyLoad()) return;
   repairOn = true;
-  if (POL.postponesScripts === true) installGates();
+  installGates();
+  installInputGuard();
+  installCancels();
   if (W) nAddEL(W, 'pagehide', () => repairReport(true), true);
+}
+
+/**
+ * What ends an event without running it: aborting a request (its events fire inside
+ * abort(), nested in the caller's action, so they never begin one of their own).
+ */
+function installCancels() {
+  if (!XHRP || typeof XHRP.abort !== 'function') return;
+  const nAbort = XHRP.abort;
+  patch(XHRP, 'abort', function () {
+    try {
+      return rApply(nAbort, this, arguments);
+    } finally {
+      if (repairOn) {
+        const m = wmGet(targetMeta, this);
+        if (m !== undefined && m.reg !== null && m.reg.pev !== undefined) repairCancelled(m.reg.pev);
+      }
+    }
+  });
+}
+
+/** `pev` will not run (cleared, aborted, its element removed): it counts as arrived. */
+function repairCancelled(pev) {
+  if (pev === undefined || pev === null || pev.arrived) return;
+  policyCancelled(pev);
+  gateCancelled(pev);
+  recheckSoon();
 }
 
 /** What a desc of a forked callback is to the policy (null: nothing it can name). */
@@ -55,11 +80,21 @@ function currentPev() {
   return info !== null && info.pev !== undefined ? info.pev : null;
 }
 
+/** `u` resolved against the document (a request's URL as the page wrote it), or `u`. */
+function absUrl(u) {
+  if (typeof u !== 'string' || u === '' || NURL === null) return u || '';
+  try {
+    return new NURL(u, DOCUMENT !== null && nodeBaseURI !== null ? nodeBaseURI(DOCUMENT) : pageHref()).href;
+  } catch (_) {
+    return u;
+  }
+}
+
 /** fork(·, v): the page created the callback described by `d`. */
 function repairFork(d) {
   const k = forkKind(d.kind);
   if (k === null) return;
-  const pev = newPev(k, k, null, d.url, currentPev());
+  const pev = newPev(k, k, null, k === 'xhr' || d.kind === 'fetch' ? absUrl(d.url) : d.url, currentPev());
   if (typeof d.delay === 'number') pev.delay = d.delay;
   if (k === 'xhr') pev.state = 4;
   d.pev = pev;
@@ -70,16 +105,31 @@ function repairFork(d) {
 /** fork of the load of an image or iframe whose `src` a script sets. */
 function repairForkLoad(el, url) {
   const pev = newPev('event', 'load', el, NativeString(url), currentPev());
+  pev.res = elLocalName(el);
   wmSet(loadPevs, el, pev);
   policyOp('fork', pev);
+  watchDocument(); // its removal counts as its arrival
   recheckSoon();
 }
 
-/** The action of `d` began: its event has arrived; a held one reports how long it waited. */
+/**
+ * The action of `d` began: its event is arriving (it arrives once its turn is over, and the
+ * events before it have now); a held one reports how long it waited.
+ */
 function repairBegan(d) {
   const pev = d.pev;
-  if (pev === undefined) return;
-  policyArrived(pev);
+  if (pev === undefined) {
+    policyArriving(null);
+    return;
+  }
+  if (pev.kind === 'event' && pev.type === 'DOMContentLoaded' && pev.target === DOCUMENT) parserScriptsRan();
+  if (d.group !== undefined && !d.group.user && d.evTarget !== undefined) {
+    // A held XHR response's events were described before any of them ran: each follows the
+    // one that ran before it (the same request's FIFO), not the last one before the hold.
+    const m = wmGet(targetMeta, d.evTarget);
+    if (m !== undefined && m.reg !== null && m.last >= 0) d.joins = [m.last];
+  }
+  policyArriving(pev);
   if (d.heldAt !== undefined) {
     if (rep.delays.length < 2000) rep.delays[rep.delays.length] = dateNow() - d.heldAt;
     d.heldAt = undefined;
@@ -101,7 +151,7 @@ function eventPev(d) {
     }
     const m = wmGet(targetMeta, t);
     if (st === 4 && m !== undefined && m.reg !== null && m.reg.pev !== undefined) return m.reg.pev;
-    const p = newPev('xhr', type, t, m !== undefined && m.reg !== null ? m.reg.url : '', null);
+    const p = newPev('xhr', type, t, m !== undefined && m.reg !== null ? absUrl(m.reg.url) : '', null);
     p.state = st;
     return p;
   }
@@ -111,7 +161,7 @@ function eventPev(d) {
     if (elLocalName(t) === 'script') {
       // A script's load/error event comes right after it ran: its execution has arrived.
       const sp = scriptPevOf(t);
-      if (sp !== null) policyArrived(sp);
+      if (sp !== null) scriptArrived(sp);
     }
   }
   const p = newPev('event', type, t, '', d.parent && d.parent.pev !== undefined ? d.parent.pev : null);
@@ -124,6 +174,7 @@ function scriptPevOf(el) {
   if (p === undefined) {
     if (!elHasAttr(el, 'src')) return null;
     p = newPev('script', 'script', el, scriptSrc(el), null);
+    p.how = scriptLoading(el, false);
     wmSet(scriptPevs, el, p);
   }
   return p;
@@ -197,6 +248,7 @@ function startsGesture(type, now) {
 function userDecision(d) {
   const type = d.evType;
   const now = dateNow();
+  if (type === 'keydown') d.keyEv = keydownNow(d.evTarget);
   if (startsGesture(type, now)) {
     const res = policyOp('begin', d.pev);
     const kind = type === 'pointerdown' || type === 'mousedown' || type === 'touchstart' ? 'pointer' : 'key';
@@ -260,7 +312,7 @@ function xhrDecision(d) {
     d.repBy = g.by;
     return HOLD;
   }
-  if (g !== undefined && d.pev.arrived) return RUN; // later events of a response that ran
+  if (g !== undefined && (d.pev.began || d.pev.arrived)) return RUN; // later events of a response that ran
   const res = policyOp('begin', d.pev);
   if (res.action >= A_POSTPONE) {
     g = newGroup(res.by, false);
@@ -334,10 +386,13 @@ function recheck() {
       const res = overdue ? { action: A_DISPATCH, by: g.by } : policyOp('begin', g.lead.pev);
       if (overdue) repairIncident(g.by, g.lead.pev, now - g.at, 'held longer than max-delay: released');
       if (res.action === A_POSTPONE) break;
-      if (res.action === A_DISCARD) {
+      if (res.action === A_DISCARD || !gestureReplayable(g.lead)) {
+        // A gesture whose effects cannot be replayed faithfully is discarded visibly, so
+        // the user repeats it, rather than replayed wrongly (input.js).
         g.fate = DISCARD;
         for (let i = 0; i < g.items.length; i++) discardHeld(g.items[i].hid);
-        noteDiscard(res.by, g.lead.pev);
+        if (res.action !== A_DISCARD) spinnerUntil = now + 1500;
+        noteDiscard(res.action === A_DISCARD ? res.by : null, g.lead.pev);
       } else {
         g.fate = RUN;
         for (let i = 0; i < g.items.length; i++) releaseItem(g, g.items[i]);
@@ -354,27 +409,8 @@ function recheck() {
     if (!recheckOne(d, now)) waiting[j++] = d;
   }
   waiting.length = j;
-  // Scripts the proxy holds for this document.
-  for (let i = 0; i < gates.length; i++) {
-    const gt = gates[i];
-    if (gt.done) continue;
-    const overdue = now - gt.at >= policyMaxDelay(gt.by);
-    const res = overdue ? { action: A_DISPATCH } : policyOp('begin', gt.pev);
-    if (res.action === A_DISPATCH) {
-      if (overdue) repairIncident(gt.by, gt.pev, now - gt.at, 'held longer than max-delay: released');
-      gt.done = true;
-      if (gt.by !== null && gt.by !== undefined) {
-        rep.postponed++;
-        if (rep.delays.length < 2000) rep.delays[rep.delays.length] = now - gt.at;
-      }
-      gateRelease(gt);
-    } else if (gt.by === null || gt.by === undefined) {
-      gt.by = res.by;
-    }
-  }
-  let k = 0;
-  for (let i = 0; i < gates.length; i++) if (!gates[i].done) gates[k++] = gates[i];
-  gates.length = k;
+  // What the proxy holds for this document (gates.js).
+  recheckGates(now);
   // Rules that discard user input stop after max-delay too.
   let m = 0;
   for (let i = 0; i < discarding.length; i++) {
@@ -391,7 +427,8 @@ function recheck() {
   policyCompact(now);
   spinnerUpdate();
   scheduleWake(now);
-  if (insts.length === 0 && waiting.length === 0 && userQueue.length === 0 && gates.length === 0 && discarding.length === 0) {
+  if (insts.length === 0 && waiting.length === 0 && userQueue.length === 0 && !gatesPending() && discarding.length === 0 &&
+    arriving.length === 0 && spinnerUntil <= now) {
     // Nothing can be held or added any more: the wrappers go back to calling the natives.
     repairOn = false;
     reportSoon();
@@ -425,10 +462,11 @@ function scheduleWake(now) {
   let t = policyNextDue();
   for (let i = 0; i < userQueue.length; i++) if (userQueue[i].fate === HOLD) t = mathMin(t, userQueue[i].at + policyMaxDelay(userQueue[i].by));
   for (let i = 0; i < waiting.length; i++) t = mathMin(t, waiting[i].heldAt + policyMaxDelay(waiting[i].repBy));
-  for (let i = 0; i < gates.length; i++) t = mathMin(t, gates[i].at + policyMaxDelay(gates[i].by));
+  t = mathMin(t, gatesNextDue());
+  if (spinnerUntil > now) t = mathMin(t, spinnerUntil);
   for (let i = 0; i < discarding.length; i++) t = mathMin(t, discarding[i].discardAt + policyMaxDelay(discarding[i]));
   // `js` conditions have no event to wait for: while something waits, look every 100 ms.
-  if ((waiting.length > 0 || userQueue.length > 0 || gates.length > 0 || discarding.length > 0) && policyHasJs()) t = mathMin(t, now + 100);
+  if ((waiting.length > 0 || userQueue.length > 0 || gatesPending() || discarding.length > 0) && policyHasJs()) t = mathMin(t, now + 100);
   if (t === Infinity) return;
   if (wakeTimer !== 0 && t >= wakeAt) return;
   if (wakeTimer !== 0) rApply(nClearTimeout, G, [wakeTimer]);
@@ -438,244 +476,6 @@ function scheduleWake(now) {
     wakeAt = Infinity;
     recheck();
   }, mathMax(0, t - now)]);
-}
-
-// ---- user input keeps its effects ------------------------------------------------------------
-
-/**
- * A released copy of held user input was dispatched (`ok`: no listener cancelled it): do
- * what the browser would have done for the original, which we cancelled. A click copy needs
- * nothing (dispatching a click runs activation: links navigate, checkboxes toggle, submit
- * buttons submit); mousedown moves focus; keydown types.
- */
-function emulateDefault(orig, type, target, ok) {
-  if (!ok) return;
-  depth++;
-  try {
-    if (type === 'mousedown') emulateFocus(orig, target);
-    else if (type === 'keydown') emulateKey(orig, target);
-    else if (type === 'beforeinput') insertText(target, ieData(orig) || '');
-    else if (type === 'submit' && NForm !== null && target instanceof NForm) formSubmit(target);
-  } catch (_) {
-    // a page that changed the element under us: the event ran, its default is lost
-  } finally {
-    depth--;
-  }
-}
-
-const FOCUSABLE = 'input:not([disabled]),select:not([disabled]),textarea:not([disabled]),' +
-  'button:not([disabled]),a[href],area[href],iframe,summary,[tabindex],[contenteditable]:not([contenteditable="false"])';
-
-function emulateFocus(ev, target) {
-  if (meButton !== null && meButton(ev) !== 0) return;
-  if (!isNode(target) || nodeType(target) !== 1) return;
-  const el = elClosest(target, FOCUSABLE);
-  const active = docActiveElement(DOCUMENT);
-  if (el !== null) {
-    // focusVisible: false, as for a real click: no focus ring a mouse user would not see.
-    if (el !== active) nFocus(el, { preventScroll: true, focusVisible: false });
-  } else if (active !== null && active !== docBody(DOCUMENT)) {
-    nBlur(active);
-  }
-}
-
-function emulateKey(ev, target) {
-  if (kbCtrl(ev) || kbMeta(ev) || kbAlt(ev)) return; // shortcuts are not replayed
-  const key = kbKey(ev);
-  if (key.length === 1 || key === 'Enter') {
-    const text = key === 'Enter' ? '\r' : key;
-    const kp = new NKeyboardEvent('keypress', {
-      key, code: kbCode(ev), shiftKey: kbShift(ev), charCode: strCharCode(text, 0), keyCode: strCharCode(text, 0),
-      which: strCharCode(text, 0), bubbles: true, cancelable: true, composed: true, view: W,
-    });
-    if (!nDispatch(target, kp)) return;
-    if (key === 'Enter') return enterKey(target);
-    insertText(target, key);
-  } else if (key === 'Backspace' || key === 'Delete') {
-    deleteText(target, key === 'Backspace');
-  }
-}
-
-function isTextField(el) {
-  if (NTextArea !== null && el instanceof NTextArea) return true;
-  if (NInput === null || !(el instanceof NInput)) return false;
-  const t = inputType(el);
-  return t === 'text' || t === 'search' || t === 'url' || t === 'tel' || t === 'email' || t === 'password' || t === 'number';
-}
-
-function selection(el) {
-  try {
-    if (NTextArea !== null && el instanceof NTextArea) return [textAreaSelStart(el), textAreaSelEnd(el)];
-    const s = inputSelStart(el);
-    return s === null ? null : [s, inputSelEnd(el)];
-  } catch (_) {
-    return null; // email and number fields have no selection API
-  }
-}
-
-function setRange(el, text, s, e) {
-  if (NTextArea !== null && el instanceof NTextArea) textAreaSetRange(el, text, s, e, 'end');
-  else inputSetRange(el, text, s, e, 'end');
-}
-
-/** Types `text` where the caret is, with the beforeinput/input events typing fires. */
-function insertText(el, text) {
-  if (isTextField(el)) {
-    const bi = new NInputEvent('beforeinput', { inputType: 'insertText', data: text, bubbles: true, cancelable: true, composed: true });
-    if (!nDispatch(el, bi)) return;
-    const sel = selection(el);
-    if (sel !== null) setRange(el, text, sel[0], sel[1]);
-    else inputValueSet(el, inputValue(el) + text);
-    nDispatch(el, new NInputEvent('input', { inputType: 'insertText', data: text, bubbles: true, composed: true }));
-    noteTyped(el);
-  } else if (isNode(el) && elIsContentEditable !== null && elIsContentEditable(el) && docExecCommand !== null) {
-    if (docActiveElement(DOCUMENT) !== el) nFocus(el, { preventScroll: true });
-    docExecCommand(DOCUMENT, 'insertText', false, text);
-  }
-}
-
-function deleteText(el, backward) {
-  if (!isTextField(el)) {
-    if (elIsContentEditable !== null && isNode(el) && elIsContentEditable(el) && docExecCommand !== null) {
-      docExecCommand(DOCUMENT, backward ? 'delete' : 'forwardDelete', false);
-    }
-    return;
-  }
-  const sel = selection(el);
-  if (sel === null) return;
-  let s = sel[0];
-  let e = sel[1];
-  if (s === e) {
-    if (backward) s = mathMax(0, s - 1);
-    else e = e + 1;
-  }
-  const kind = backward ? 'deleteContentBackward' : 'deleteContentForward';
-  const bi = new NInputEvent('beforeinput', { inputType: kind, bubbles: true, cancelable: true, composed: true });
-  if (!nDispatch(el, bi)) return;
-  setRange(el, '', s, mathMin(e, (inputValueOrText(el)).length));
-  nDispatch(el, new NInputEvent('input', { inputType: kind, bubbles: true, composed: true }));
-  noteTyped(el);
-}
-
-function inputValueOrText(el) {
-  return NTextArea !== null && el instanceof NTextArea ? textAreaValue(el) : inputValue(el);
-}
-
-/** Enter: a newline in a text area, implicit submission in a form field. */
-function enterKey(el) {
-  if (NTextArea !== null && el instanceof NTextArea) return insertText(el, '\n');
-  if (NInput === null || !(el instanceof NInput)) return;
-  const form = inputForm(el);
-  if (form === null) return;
-  const button = elQS(form, 'button:not([type]),button[type=submit],input[type=submit],input[type=image]');
-  if (button !== null) nClick(button); // what implicit submission does: a click on the default button
-  else if (formRequestSubmit !== null) formRequestSubmit(form);
-}
-
-// Typing we replayed changes the field's value programmatically, after which the browser
-// fires no `change` on blur; the user did change it, so we fire it (unless the browser did).
-const typedFields = new NativeWeakMap(); // field -> {changed: bool}
-function noteTyped(el) {
-  let t = wmGet(typedFields, el);
-  if (t === undefined) {
-    t = { pending: true };
-    wmSet(typedFields, el, t);
-    nAddEL(el, 'change', () => {
-      t.pending = false;
-    }, true);
-    nAddEL(el, 'blur', () => {
-      if (!t.pending) return;
-      t.pending = false;
-      nDispatch(el, new NEvent('change', { bubbles: true }));
-    }, true);
-  }
-  t.pending = true;
-}
-
-// ---- inserted scripts: held by the proxy for this document ------------------------------------
-
-/** Marks a random token for this document's holds; hides it from `src` and getAttribute. */
-function installGates() {
-  if (!nGetRandomValues || !G.Uint8Array) return;
-  const b = new G.Uint8Array(16);
-  nGetRandomValues(nCrypto, b);
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += strSlice(numToString(b[i] + 256, 16), 1);
-  gateToken = s;
-  const SP = G.HTMLScriptElement ? HTMLScriptElement.prototype : null;
-  if (SP) {
-    const d = getDesc(SP, 'src');
-    if (d && d.get) {
-      const nGet = d.get;
-      defProp(SP, 'src', {
-        configurable: true, enumerable: d.enumerable, set: getDesc(SP, 'src').set,
-        get: function () {
-          const g = wmGet(gated, this);
-          return g !== undefined ? g.url : rApply(nGet, this, []);
-        },
-      });
-    }
-  }
-  if (elGetAttrNative) {
-    patch(ElP, 'getAttribute', function (name) {
-      const g = wmGet(gated, this);
-      if (g !== undefined && strToLower(NativeString(name)) === 'src') return g.raw;
-      return rApply(elGetAttrNative, this, arguments);
-    });
-  }
-}
-
-/** fork(·, v) for scripts the page inserts (`nodes`: the inserted nodes, not yet connected). */
-function repairInsert(nodes) {
-  for (let i = 0; i < nodes.length; i++) {
-    const n = nodes[i];
-    if (n === null || typeof n !== 'object' || !isNode(n)) continue;
-    const t = nodeType(n);
-    if (t === 1 && elLocalName(n) === 'script') forkScript(n);
-    if ((t === 1 || t === 11) && nodeFirstChild(n) !== null) {
-      const inner = t === 1 ? elQSA(n, 'script[src]') : fragQSA !== null ? fragQSA(n, 'script[src]') : null;
-      if (inner === null) continue;
-      for (let j = 0; j < nlLength(inner); j++) forkScript(nlItem(inner, j));
-    }
-  }
-}
-
-function forkScript(el) {
-  if (nodeConnected(el) || !elHasAttr(el, 'src') || wmHas(scriptPevs, el) || !isJsType(el)) return;
-  const raw = elGetAttr(el, 'src');
-  const url = scriptSrc(el);
-  const pev = newPev('script', 'script', el, url, currentPev());
-  wmSet(scriptPevs, el, pev);
-  nAddEL(el, 'load', () => scriptArrived(pev), false);
-  nAddEL(el, 'error', () => scriptArrived(pev), false);
-  policyOp('fork', pev);
-  if (gateToken !== '' && reExec(HTTP_RE, url) !== null) {
-    const n = ++gateNext;
-    const hash = strIndexOf(url, '#');
-    const base = hash >= 0 ? strSlice(url, 0, hash) : url;
-    const frag = hash >= 0 ? strSlice(url, hash) : '';
-    const marked = base + (strIndexOf(base, '?') >= 0 ? '&' : '?') + GATE_PARAM + '=' + gateToken + '.' + n + frag;
-    wmSet(gated, el, { url, raw, n, pev });
-    elSetAttr(el, 'src', marked);
-    gates[gates.length] = { el, url, n, pev, at: dateNow(), by: null, done: false };
-  }
-  recheckSoon();
-}
-
-function scriptArrived(pev) {
-  policyArrived(pev);
-  recheckSoon();
-}
-
-/** Tells the proxy to let this document's held script through. */
-function gateRelease(gt) {
-  if (!nFetch) return;
-  const q = '/__shepherd/hold/release?t=' + encodeURIComponent(PAGE_TOKEN) + '&g=' + gateToken + '&n=' + gt.n;
-  try {
-    promiseThen(rApply(nFetch, G, [q, { method: 'POST', keepalive: true, credentials: 'omit' }]), undefined, () => undefined);
-  } catch (_) {
-    // the proxy lets it through at its own limit
-  }
 }
 
 // ---- spinner ----------------------------------------------------------------------------------
@@ -724,7 +524,7 @@ function spinnerHide() {
 }
 
 function spinnerUpdate() {
-  let want = false;
+  let want = spinnerUntil > dateNow();
   for (let i = 0; i < userQueue.length && !want; i++) want = userQueue[i].fate === HOLD && policySpinner(userQueue[i].by);
   for (let i = 0; i < discarding.length && !want; i++) want = policySpinner(discarding[i]);
   if (want) spinnerShow();

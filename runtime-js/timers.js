@@ -46,6 +46,7 @@ const timerDescs = objCreate(null); // timer id -> desc (live timeouts and inter
 const issuedTimers = objCreate(null); // every timer id handed out (a clear writes it, fired or not)
 const virtualHeld = objCreate(null); // timer id -> hid of its callback held in virtual time
 const virtualFrames = objCreate(null); // frame / idle id -> hid (virtual time)
+const frameDescs = objCreate(null); // 'r' / 'i' + frame / idle id -> desc, while a repair policy is on
 const MAX_DELAY = 2147483647;
 function noop() {}
 
@@ -67,6 +68,11 @@ function holdVirtual(d, go) {
 function patchCancel(name, nCancel, prefix) {
   if (!nCancel) return;
   patch(G, name, function (id) {
+    const fd = frameDescs[prefix + id];
+    if (fd !== undefined) {
+      delete frameDescs[prefix + id];
+      if (repairOn && fd.pev !== undefined) repairCancelled(fd.pev); // it will not run: arrived
+    }
     const h = virtualFrames[prefix + id];
     if (h !== undefined) {
       delete virtualFrames[prefix + id];
@@ -87,6 +93,8 @@ function reserveTimerId() {
  * not have): the explorer sees the clear race with the tick. */
 function clearTimer(id) {
   if (REC && issuedTimers[id] === 1) write('Timer:' + id, undefined);
+  const d = timerDescs[id];
+  if (repairOn && d !== undefined && d.pev !== undefined) repairCancelled(d.pev); // it will not run: arrived
   delete timerDescs[id];
   const h = virtualHeld[id];
   if (h !== undefined) {
@@ -262,9 +270,12 @@ function installTimers() {
           return id;
         }
       }
-      return rApply(nRaf, G, [function (ts) {
+      const fid = rApply(nRaf, G, [function (ts) {
+        delete frameDescs['r' + fid];
         return runTask(d, callback, G, [ts]);
       }]);
+      if (repairOn) frameDescs['r' + fid] = d;
+      return fid;
     });
     patchCancel('cancelAnimationFrame', nCancelRaf, 'r');
   }
@@ -287,9 +298,12 @@ function installTimers() {
           return id;
         }
       }
-      return rApply(nRic, G, [function (deadline) {
+      const fid = rApply(nRic, G, [function (deadline) {
+        delete frameDescs['i' + fid];
         return runTask(d, callback, G, [deadline]);
       }, options]);
+      if (repairOn) frameDescs['i' + fid] = d;
+      return fid;
     });
     patchCancel('cancelIdleCallback', nCancelRic, 'i');
   }

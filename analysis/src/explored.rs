@@ -2,13 +2,10 @@
 //! report's own types so that race reports can say which races the explorer found harmful.
 
 use shepherd_explore_model::report::{ExploreReport, RaceVerdict};
+use shepherd_explore_model::triage::{RaceKey, race_key};
 use shepherd_races::report::{Explored, RaceView};
 use std::collections::HashMap;
 use std::path::Path;
-
-/// A race's identity across executions: its location with object numbers blanked (they
-/// depend on the execution) and the stable ids of its two actions.
-type RaceKey = (String, String, String);
 
 /// The explorer's verdicts, by race.
 #[derive(Clone, Debug, Default)]
@@ -52,22 +49,6 @@ impl Verdicts {
     }
 }
 
-/// The [`RaceKey`] of a race at `location` between the actions `first` and `second` (stable
-/// ids).
-fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
-    let mut loc = String::with_capacity(location.len());
-    let mut digits = false;
-    for c in location.chars() {
-        if c.is_ascii_digit() && (digits || loc.ends_with('[')) {
-            digits = true;
-            continue;
-        }
-        digits = false;
-        loc.push(c);
-    }
-    (loc, first.to_string(), second.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,36 +65,75 @@ mod tests {
 
     #[test]
     fn a_harmful_verdict_wins_and_other_versions_are_refused() {
+        use shepherd_explore_model::report::json::{Access, Pruned, RaceEntry, Summary};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("explore.json");
-        let race = |verdict: &str, n: u32| {
-            serde_json::json!({
-                "location": format!("Object[{n}].f"),
-                "kind": "WRITE-READ",
-                "first": {"stable": "doc/a", "access": "WRITE", "code": null, "scope": null, "source": null},
-                "second": {"stable": "doc/b", "access": "READ", "code": null, "scope": null, "source": null},
-                "verdict": verdict,
-                "class": null, "depth": null, "differences": null, "witness": null,
-                "reason": verdict,
-                "sequence": n,
-            })
+        let access = |stable: &str| Access {
+            stable: stable.into(),
+            access: "WRITE".into(),
+            source: None,
+            scope: None,
+            code: None,
         };
-        let doc = serde_json::json!({
-            "version": 1,
-            "bound": 1, "complete": true, "disabled": [], "elapsed_s": 1.0, "failures": 0,
-            "page": "https://a.test/", "policy": null, "recording": "a.rec",
-            "seconds_per_sequence": null, "sequences": 4,
-            "pruned": {"enabled_fraction": null, "fraction": null, "racing_pairs": 0, "reversals": 0},
-            "summary": {"harmful": 1, "harmless": 2, "not_reordered": 0},
-            "races": [race("harmless", 1), race("harmful", 2), race("harmless", 3)],
-        });
-        std::fs::write(&path, doc.to_string()).unwrap();
+        let race = |verdict: RaceVerdict, n: u32| RaceEntry {
+            location: format!("Object[{n}].f"),
+            name: format!("Object[{n}].f"),
+            kind: "WRITE-READ".into(),
+            first: access("doc/a"),
+            second: access("doc/b"),
+            verdict,
+            rule: None,
+            reason: verdict.to_string(),
+            window: None,
+            probe: None,
+            repeat_of: None,
+            sequence: Some(n),
+            depth: None,
+            differences: None,
+            witness: None,
+        };
+        let doc = ExploreReport {
+            version: shepherd_explore_model::report::JSON_VERSION,
+            recording: "a.rec".into(),
+            page: "https://a.test/".into(),
+            bound: 1,
+            policy: None,
+            complete: true,
+            sequences: 4,
+            probes: 0,
+            failures: 0,
+            elapsed_s: 1.0,
+            seconds_per_sequence: None,
+            pruned: Pruned {
+                racing_pairs: 0,
+                reversals: 0,
+                fraction: None,
+                enabled_fraction: None,
+            },
+            summary: Summary {
+                races: 3,
+                harmful: 1,
+                harmless: 2,
+                invisible: 0,
+                not_explored: 0,
+                rules: Default::default(),
+            },
+            locations: Vec::new(),
+            races: vec![
+                race(RaceVerdict::Harmless, 1),
+                race(RaceVerdict::Harmful, 2),
+                race(RaceVerdict::Harmless, 3),
+            ],
+            deeper: Vec::new(),
+            disabled: Vec::new(),
+        };
+        std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
         let v = Verdicts::load(&path).unwrap();
         assert_eq!(v.by_race.len(), 1);
         let got = &v.by_race[&race_key("Object[9].f", "doc/a", "doc/b")];
         assert_eq!((got.verdict.as_str(), got.sequence), ("harmful", Some(2)));
 
-        std::fs::write(&path, r#"{"version": 2, "races": []}"#).unwrap();
+        std::fs::write(&path, r#"{"version": 1, "races": []}"#).unwrap();
         let err = Verdicts::load(&path).unwrap_err().to_string();
         assert!(err.contains("version"), "{err}");
     }

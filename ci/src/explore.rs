@@ -1,7 +1,8 @@
 //! Findings of the explore report (`shepherd explore`, the typed
-//! [`ExploreReport`] of `docs/explore-json.md`): one per race group (races that repeat one
-//! another, same location, kind and places, are one finding whose verdict is the worst of
-//! theirs), and one per sequence that ran a disabled event.
+//! [`ExploreReport`] of `docs/explore-json.md`): one per race group (a race and the races that
+//! repeat it — the report's `repeat_of`, or the same location, kind and places — are one
+//! finding whose verdict is the worst of theirs), the reorder phase's deeper reversals, and one
+//! per sequence that ran a disabled event.
 
 use crate::class::RaceClass;
 use crate::finding::{Finding, Side, Status, blank_numbers};
@@ -19,6 +20,16 @@ const DIFF_LINES: usize = 12;
 pub fn findings(report: &ExploreReport) -> Vec<Finding> {
     let mut groups: Vec<(String, Vec<&RaceEntry>)> = Vec::new();
     for r in &report.races {
+        // A repeat joins the group of the race it repeats.
+        if let Some(of) = r.repeat_of
+            && let Some(first) = report.races.get(of)
+            && let Some((_, members)) = groups
+                .iter_mut()
+                .find(|(_, m)| m.first().is_some_and(|x| std::ptr::eq(*x, first)))
+        {
+            members.push(r);
+            continue;
+        }
         let key = format!(
             "{}\u{0}{}\u{0}{}\u{0}{}",
             blank_numbers(&r.location),
@@ -38,6 +49,7 @@ pub fn findings(report: &ExploreReport) -> Vec<Finding> {
         .iter()
         .filter_map(|(_, members)| race_finding(members))
         .collect();
+    out.extend(report.deeper.iter().filter_map(|r| race_finding(&[r])));
     out.extend(report.disabled.iter().map(disabled_finding));
     out
 }
@@ -53,16 +65,16 @@ fn status(v: RaceVerdict) -> Status {
     match v {
         RaceVerdict::Harmful => Status::Harmful,
         RaceVerdict::Harmless => Status::Harmless,
-        RaceVerdict::NotReordered => Status::Uncovered,
+        RaceVerdict::NotExplored => Status::Uncovered,
     }
 }
 
-/// The finding of one group: its worst verdict (harmful, then not reordered, then harmless)
+/// The finding of one group: its worst verdict (harmful, then not explored, then harmless)
 /// is shown.
 fn race_finding(members: &[&RaceEntry]) -> Option<Finding> {
     let r = members.iter().min_by_key(|r| match r.verdict {
         RaceVerdict::Harmful => 0,
-        RaceVerdict::NotReordered => 1,
+        RaceVerdict::NotExplored => 1,
         RaceVerdict::Harmless => 2,
     })?;
     let verdict = match r.sequence {
@@ -71,7 +83,7 @@ fn race_finding(members: &[&RaceEntry]) -> Option<Finding> {
     };
     Some(Finding {
         class: RaceClass::of_location(&r.location),
-        location: r.location.clone(),
+        location: r.name.clone(),
         trace_location: r.location.clone(),
         kind: r.kind.clone(),
         status: status(r.verdict),
@@ -80,7 +92,7 @@ fn race_finding(members: &[&RaceEntry]) -> Option<Finding> {
         reason: match r.verdict {
             RaceVerdict::Harmful => "Reversing the race changes what the page shows or does",
             RaceVerdict::Harmless => "Reversing the race changes nothing that matters",
-            RaceVerdict::NotReordered => {
+            RaceVerdict::NotExplored => {
                 "Both orders are possible; the explorer did not run the other"
             }
         }
@@ -144,18 +156,16 @@ fn side(a: &Access) -> Side {
     }
 }
 
-/// One paragraph: which pair was reversed, from which parent, and what differs.
+/// One paragraph: which events were moved ahead of which, and what differs.
 fn witness_summary(w: &Witness) -> String {
     let mut out = format!(
-        "running {} before {} (from sequence {}): ",
-        w.reversed.second, w.reversed.first, w.parent_sequence
+        "running {} before {} (sequence {} against {}): ",
+        w.moved.join(", "),
+        w.delayed.join(", "),
+        w.sequences.reordered,
+        w.sequences.recorded
     );
-    let diffs: Vec<&str> = w
-        .differences
-        .iter()
-        .flatten()
-        .map(|d| d.describe())
-        .collect();
+    let diffs: Vec<&str> = w.differences.iter().map(|d| d.describe()).collect();
     out.push_str(&if diffs.is_empty() {
         "no difference recorded".to_string()
     } else {
@@ -163,13 +173,13 @@ fn witness_summary(w: &Witness) -> String {
     });
     let new: Vec<&String> = w
         .exceptions
-        .child
+        .reordered
         .iter()
-        .filter(|e| !w.exceptions.parent.contains(e))
+        .filter(|e| !w.exceptions.recorded.contains(e))
         .collect();
     if !new.is_empty() {
         out.push_str(&format!(
-            "; thrown only in the reversed order: {}",
+            "; thrown only in the other order: {}",
             new.iter()
                 .map(|s| s.as_str())
                 .collect::<Vec<_>>()
@@ -183,16 +193,16 @@ fn witness_summary(w: &Witness) -> String {
 fn witness_details(w: &Witness) -> String {
     let mut out = witness_summary(w);
     out.push_str("\n\nrecorded order: ");
-    out.push_str(&w.orders.parent.join(" → "));
-    out.push_str("\nreversed order: ");
-    out.push_str(&w.orders.child.join(" → "));
+    out.push_str(&w.orders.recorded.join(" → "));
+    out.push_str("\nother order: ");
+    out.push_str(&w.orders.reordered.join(" → "));
     if !w.skipped.is_empty() {
         out.push_str("\nskipped: ");
         out.push_str(&w.skipped.join(", "));
     }
     for (label, list) in [
-        ("exceptions (recorded)", &w.exceptions.parent),
-        ("exceptions (reversed)", &w.exceptions.child),
+        ("exceptions (recorded)", &w.exceptions.recorded),
+        ("exceptions (other order)", &w.exceptions.reordered),
     ] {
         if !list.is_empty() {
             out.push_str(&format!("\n{label}:\n  {}", list.join("\n  ")));
@@ -200,15 +210,15 @@ fn witness_details(w: &Witness) -> String {
     }
     let missing: Vec<&String> = w
         .requests
-        .parent
+        .recorded
         .iter()
-        .filter(|u| !w.requests.child.contains(u))
+        .filter(|u| !w.requests.reordered.contains(u))
         .collect();
     let extra: Vec<&String> = w
         .requests
-        .child
+        .reordered
         .iter()
-        .filter(|u| !w.requests.parent.contains(u))
+        .filter(|u| !w.requests.recorded.contains(u))
         .collect();
     if !missing.is_empty() || !extra.is_empty() {
         out.push_str("\nrequests:");
@@ -219,9 +229,18 @@ fn witness_details(w: &Witness) -> String {
             out.push_str(&format!("\n  + {u}"));
         }
     }
-    if !w.dom_diff.is_empty() {
-        out.push_str("\nDOM diff (- recorded, + reversed):\n");
-        let lines: Vec<&str> = w.dom_diff.lines().collect();
+    for (label, diff) in [
+        (
+            "what the user sees (- recorded, + other order)",
+            &w.visible_diff,
+        ),
+        ("DOM diff (- recorded, + other order)", &w.dom_diff),
+    ] {
+        if diff.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{label}:\n"));
+        let lines: Vec<&str> = diff.lines().collect();
         out.push_str(&lines[..lines.len().min(DIFF_LINES)].join("\n"));
         if lines.len() > DIFF_LINES {
             out.push_str(&format!(
@@ -231,8 +250,8 @@ fn witness_details(w: &Witness) -> String {
         }
     }
     for (label, shot) in [
-        ("screenshot (recorded)", &w.screenshots.parent),
-        ("screenshot (reversed)", &w.screenshots.child),
+        ("screenshot (recorded)", &w.screenshots.recorded),
+        ("screenshot (other order)", &w.screenshots.reordered),
     ] {
         if let Some(s) = shot {
             out.push_str(&format!("\n{label}: {s}"));

@@ -47,9 +47,9 @@ fn finding(members: &[&RaceView]) -> Option<Finding> {
     };
     let mut why = reason(&race.tags, race.covered);
     if let Some(x) = verdict
-        && x.verdict == "not-reordered"
+        && x.verdict == "not-explored"
     {
-        why.push_str(&format!("; the explorer did not reorder it: {}", x.reason));
+        why.push_str(&format!("; the explorer did not explore it: {}", x.reason));
     }
     Some(Finding {
         class: RaceClass::of_location(&race.location),

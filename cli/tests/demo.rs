@@ -69,7 +69,45 @@ fn demo_reports_the_coupon_race_between_typing_and_late_initialisation() {
         stdout.contains("HARMFUL Global.f"),
         "EventRacer Fig. 1's race in the report:\n{stdout}"
     );
-    for f in ["demo.rec", "report.html", "races.json"] {
+    for f in [
+        "demo.rec",
+        "report.html",
+        "races.json",
+        "explore.html",
+        "explore.json",
+    ] {
         assert!(out.join(f).is_file(), "{f} written");
     }
+    // Triage: the "Show price" click before slow.js ran is harmful, its witness shows what
+    // the user sees ("not ready"); every uncovered race has an answer, harmful ones first.
+    let explored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("explore.json")).unwrap()).unwrap();
+    let races = explored["races"].as_array().cloned().unwrap_or_default();
+    let show_price = races.iter().find(|r| {
+        r["location"] == "Global.init"
+            && r["verdict"] == "harmful"
+            && r["witness"]["visible_diff"]
+                .as_str()
+                .is_some_and(|d| d.contains("not ready"))
+    });
+    assert!(
+        show_price.is_some(),
+        "the Show price race is not harmful with \"not ready\" in its witness:\n{stdout}"
+    );
+    assert!(
+        races.iter().all(|r| r["verdict"] != "not-explored"
+            || r["reason"].as_str().is_some_and(|s| !s.is_empty())),
+        "a race without an answer: {explored:#}"
+    );
+    let triage = stdout
+        .split("exploring every race the other way round")
+        .nth(1)
+        .unwrap_or_default();
+    // One line per location, led by its verdict in capitals.
+    let first_harmful = triage.find("\nHARMFUL ");
+    let first_harmless = triage.find("\nHARMLESS ");
+    assert!(
+        first_harmful.is_some() && (first_harmless.is_none() || first_harmful < first_harmless),
+        "the triage summary prints harmful races first:\n{triage}"
+    );
 }

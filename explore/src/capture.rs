@@ -63,3 +63,110 @@ pub async fn screenshot(page: &Page) -> anyhow::Result<Vec<u8>> {
     let _ = page.evaluate_isolated(STILL_JS).await;
     Ok(page.screenshot().await?)
 }
+
+/// What the user sees, one line per visible text run or form control, in document order: the
+/// title, text of rendered elements, each visible field's value (or checked state) and
+/// whether it is disabled, images by source. Attributes that change nothing on screen
+/// (`data-*`, `aria-*`, classes) are not in it: a difference only there is not one the user
+/// sees.
+const VISIBLE_JS: &str = r#"(() => {
+  const out = ['title ' + JSON.stringify(document.title || '')];
+  const shown = (el) => {
+    if (typeof el.checkVisibility === 'function') {
+      return el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    }
+    return el.getClientRects().length > 0;
+  };
+  const name = (el) => {
+    if (el.id) return '#' + el.id;
+    const n = el.getAttribute('name');
+    return el.localName + (n ? '[name=' + JSON.stringify(n) + ']' : '');
+  };
+  const walk = (n) => {
+    if (n.nodeType === 1) {
+      const tag = n.localName;
+      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'head') return;
+      if (!shown(n)) return;
+      if (tag === 'input' || tag === 'textarea' || tag === 'select') {
+        const t = (n.type || '').toLowerCase();
+        if (t !== 'hidden') {
+          const v = t === 'checkbox' || t === 'radio' ? (n.checked ? 'checked' : 'unchecked') : JSON.stringify(String(n.value));
+          out.push('field ' + name(n) + ' ' + v + (n.disabled ? ' disabled' : ''));
+        }
+      } else if (tag === 'img') {
+        out.push('img ' + JSON.stringify(n.getAttribute('src') || '') + ' ' + JSON.stringify(n.alt || ''));
+      } else if (tag === 'button' && n.disabled) {
+        out.push('disabled ' + name(n));
+      }
+      for (let c = n.firstChild; c; c = c.nextSibling) walk(c);
+    } else if (n.nodeType === 3) {
+      const t = n.data.replace(/\s+/g, ' ').trim();
+      if (t) out.push(JSON.stringify(t));
+    }
+  };
+  if (document.body) walk(document.body);
+  return out.join('\n');
+})()"#;
+
+/// The page's cookies (those scripts can read), local and session storage, as `cookie:k`,
+/// `local:k`, `session:k` keys.
+const STORAGE_JS: &str = r#"(() => {
+  const o = {};
+  try {
+    for (const c of document.cookie.split(';')) {
+      const i = c.indexOf('=');
+      const k = (i < 0 ? c : c.slice(0, i)).trim();
+      if (k) o['cookie:' + k] = i < 0 ? '' : c.slice(i + 1).trim();
+    }
+  } catch (_) {}
+  for (const [prefix, s] of [['local:', () => localStorage], ['session:', () => sessionStorage]]) {
+    try {
+      const st = s();
+      for (let i = 0; i < st.length; i++) {
+        const k = st.key(i);
+        o[prefix + k] = String(st.getItem(k));
+      }
+    } catch (_) {}
+  }
+  return o;
+})()"#;
+
+/// How many DOM mutations this document has had since it was first asked (a MutationObserver in
+/// the private world, installed by the first call).
+const MUTATIONS_JS: &str = r#"(() => {
+  const w = globalThis;
+  if (!w.__shepherdMutations) {
+    w.__shepherdMutations = { n: 0 };
+    try {
+      new MutationObserver((list) => { w.__shepherdMutations.n += list.length; })
+        .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    } catch (_) {}
+  }
+  return w.__shepherdMutations.n;
+})()"#;
+
+/// What the user sees of `page` ([`VISIBLE_JS`]).
+pub async fn visible(page: &Page) -> anyhow::Result<String> {
+    let v = page.evaluate_isolated(VISIBLE_JS).await?;
+    Ok(v.as_str().unwrap_or_default().to_string())
+}
+
+/// The page's script-readable cookies and web storage.
+pub async fn storage(page: &Page) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let v = page.evaluate_isolated(STORAGE_JS).await?;
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(o) = v.as_object() {
+        for (k, v) in o {
+            out.insert(k.clone(), v.as_str().unwrap_or_default().to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// The document's DOM mutation count so far (0 on the first call, which starts counting).
+pub async fn mutations(page: &Page) -> u64 {
+    match page.evaluate_isolated(MUTATIONS_JS).await {
+        Ok(v) => v.as_u64().unwrap_or(0),
+        Err(_) => 0,
+    }
+}

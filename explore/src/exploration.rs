@@ -12,20 +12,25 @@ use serde::{Deserialize, Serialize};
 use shepherd_explore_model::dpor::{Explorer, Job, OriginKind};
 use shepherd_explore_model::event::{Ev, EventTable};
 use shepherd_explore_model::execution::Relations;
+use shepherd_explore_model::naming::EventName;
 use shepherd_explore_model::observation::RunOutput;
-use shepherd_explore_model::outcome::{Cause, OriginNote, Outcome, PairRaces, RunRecord, StepRace};
+use shepherd_explore_model::outcome::{
+    Cause, OriginNote, Outcome, PairRaces, ProbeOutcome, ProbeResult, ProbeRole, RunRecord,
+    StepRace,
+};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::steps;
+use shepherd_explore_model::triage::{self, Triage, Unexplored, Window};
 use shepherd_explore_model::verdict;
 use shepherd_policies::PolicySet;
 use shepherd_proxy::CertificateAuthority;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Version of the state directory's format.
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 /// How to explore.
 #[derive(Clone)]
@@ -45,6 +50,8 @@ pub struct ExploreOptions {
     /// Repair policies enforced in every execution: only the orders they allow are explored
     /// (what stays harmful under a policy is what it does not repair).
     pub policy: Option<PolicySet>,
+    /// Triage's limits (probes per location).
+    pub triage: triage::Limits,
 }
 
 /// Where an exploration stands (for progress display).
@@ -73,6 +80,22 @@ struct State {
     runs: u32,
     failures: u64,
     elapsed_ms: u64,
+    /// Every uncovered race of the recording and the probes planned for them (after the
+    /// initial execution).
+    triage: Option<Triage>,
+    /// The runs of each probe so far.
+    probes: BTreeMap<u32, ProbeResult>,
+}
+
+/// One unit of work for a worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Work {
+    /// The recorded order.
+    Initial,
+    /// A probe or its reference.
+    Probe(ProbeRole),
+    /// A sequence of the reorder phase.
+    Job(Job),
 }
 
 /// The default state directory of a recording: `site.rec.explore` beside it.
@@ -111,6 +134,8 @@ pub async fn explore(
             runs: 0,
             failures: 0,
             elapsed_ms: 0,
+            triage: None,
+            probes: BTreeMap::new(),
         },
     };
     state.explorer.set_bound(opts.bound);
@@ -123,13 +148,22 @@ pub async fn explore(
         );
     }
     let ca = Arc::new(CertificateAuthority::ephemeral()?);
+    // Where the replay cuts the page's document: before every script and after every element
+    // a gesture targets; and its encoding, declared so the browser parses the first part alone.
+    let cuts = site
+        .document_structure()
+        .map(|d| shepherd_proxy::DocumentSplit {
+            cuts: d.cuts(),
+            charset: document_charset(&site),
+        });
     let site = Arc::new(site);
     let mut idle: Vec<(usize, Worker)> = Vec::new();
     for (k, cfg) in opts.workers.iter().enumerate() {
-        idle.push((
-            k,
-            Worker::start(cfg, opts.policy.as_ref(), ca.clone()).await?,
-        ));
+        let w = Worker::start(cfg, opts.policy.as_ref(), ca.clone()).await?;
+        if let Some(c) = &cuts {
+            w.set_document_split(&site.page, c.clone());
+        }
+        idle.push((k, w));
     }
     let mut prog = Progress {
         explored: runs.len() as u64,
@@ -145,9 +179,9 @@ pub async fn explore(
         ..Progress::default()
     };
     let mut requeue = std::mem::take(&mut state.requeue);
-    let mut running: tokio::task::JoinSet<(usize, Worker, Option<Job>, anyhow::Result<RunOutput>)> =
+    let mut running: tokio::task::JoinSet<(usize, Worker, Work, anyhow::Result<RunOutput>)> =
         tokio::task::JoinSet::new();
-    let mut in_flight: HashMap<usize, Option<Job>> = HashMap::new();
+    let mut in_flight: HashMap<usize, Work> = HashMap::new();
     let mut last_save = Instant::now();
     let resumed_at = runs.len() as u64;
     let over_budget = |t: &Instant, done: usize| {
@@ -157,24 +191,49 @@ pub async fn explore(
                 .is_some_and(|m| done as u64 >= resumed_at + m)
     };
     loop {
-        // Hand out work: the initial execution first, then jobs depth first.
+        // Hand out work: the initial execution first, then the probes, then the reorder
+        // phase's jobs depth first.
         while !idle.is_empty() && !over_budget(&session_start, runs.len() + in_flight.len()) {
-            let job = if runs.is_empty() {
-                if in_flight.values().any(Option::is_none) {
+            let work = if runs.is_empty() {
+                if in_flight.values().any(|w| *w == Work::Initial) {
                     break;
                 }
-                None
+                Work::Initial
+            } else if let Some(role) = next_probe_work(&state, &in_flight) {
+                Work::Probe(role)
             } else if let Some(j) = requeue.pop() {
-                Some(j)
-            } else if let Some(j) = state.explorer.next_job() {
-                Some(j)
+                Work::Job(j)
+            } else if in_flight.values().any(|w| matches!(w, Work::Probe(_))) {
+                // The reorder phase waits for triage: at bound 1 it only takes what the
+                // probes could not answer.
+                break;
+            } else if let Some(j) = next_reorder_job(&mut state) {
+                Work::Job(j)
             } else {
                 break;
             };
             let Some((k, worker)) = idle.pop() else { break };
-            let plan = match &job {
-                None => Plan::Recorded,
-                Some(j) => {
+            let plan = match &work {
+                Work::Initial => Plan::Recorded,
+                Work::Probe(role) => {
+                    let Some(p) = state
+                        .triage
+                        .as_ref()
+                        .and_then(|t| t.probes.get(role.probe as usize))
+                    else {
+                        idle.push((k, worker));
+                        break;
+                    };
+                    Plan::Probe {
+                        prefix: p.prefix.clone(),
+                        moved: if role.reference {
+                            p.reference_order()
+                        } else {
+                            p.probe_order()
+                        },
+                    }
+                }
+                Work::Job(j) => {
                     // What enabled each event in the execution the job came from.
                     let parent = j
                         .origin
@@ -190,21 +249,29 @@ pub async fn explore(
                     }
                 }
             };
-            in_flight.insert(k, job.clone());
+            in_flight.insert(k, work.clone());
             let site = site.clone();
             running.spawn(async move {
                 let r = worker.run(&site, &plan).await;
-                (k, worker, job, r)
+                (k, worker, work, r)
             });
         }
         let Some(done) = running.join_next().await else {
             break;
         };
-        let (k, worker, job, result) = done.context("an execution task panicked")?;
+        let (k, worker, work, result) = done.context("an execution task panicked")?;
         in_flight.remove(&k);
         match result {
             Ok(out) => {
-                let rec = fold(&mut state, &runs, job.as_ref(), out, &runs_dir)?;
+                let rec = match &work {
+                    Work::Initial => {
+                        let rec = fold(&mut state, &runs, None, &out, &runs_dir)?;
+                        state.triage = Some(plan_triage(&site, &state, &out, opts.triage));
+                        rec
+                    }
+                    Work::Job(j) => fold(&mut state, &runs, Some(j), &out, &runs_dir)?,
+                    Work::Probe(role) => fold_probe(&mut state, *role, &out, &runs_dir)?,
+                };
                 prog.explored += 1;
                 prog.depth = rec.depth;
                 if rec
@@ -214,8 +281,14 @@ pub async fn explore(
                 {
                     prog.harmful += 1;
                 }
+                let role = rec.probe;
                 runs.push(rec);
                 state.runs = runs.len() as u32;
+                if let Some(role) = role
+                    && judge_probe(&mut state, &runs, role.probe, &runs_dir)
+                {
+                    prog.harmful += 1;
+                }
                 idle.push((k, worker));
             }
             Err(e) => {
@@ -225,10 +298,25 @@ pub async fn explore(
                 if runs.is_empty() && state.failures >= 3 {
                     bail!("the initial execution failed three times: {e:#}");
                 }
-                // A failed job is not tried again (the initial execution is, above).
+                // A failed probe is answered as such; a failed job is not tried again (the
+                // initial execution is, above).
+                if let Work::Probe(role) = &work {
+                    let r = state.probes.entry(role.probe).or_insert(ProbeResult {
+                        probe: role.probe,
+                        reference: None,
+                        run: None,
+                        outcome: ProbeOutcome::Pending,
+                    });
+                    r.outcome = ProbeOutcome::Unexplored(Unexplored::Failed);
+                }
                 worker.stop().await;
                 match Worker::start(&opts.workers[k], opts.policy.as_ref(), ca.clone()).await {
-                    Ok(w) => idle.push((k, w)),
+                    Ok(w) => {
+                        if let Some(c) = &cuts {
+                            w.set_document_split(&site.page, c.clone());
+                        }
+                        idle.push((k, w))
+                    }
                     Err(e) => tracing::warn!("worker {k} could not restart: {e:#}"),
                 }
                 if idle.is_empty() && running.is_empty() {
@@ -236,7 +324,7 @@ pub async fn explore(
                 }
             }
         }
-        prog.pending = state.explorer.pending() + requeue.len();
+        prog.pending = state.explorer.pending() + requeue.len() + probes_left(&state);
         progress(&prog);
         if last_save.elapsed() >= Duration::from_secs(2) {
             save_state(&dir, &state, &requeue, &in_flight, session_start)?;
@@ -246,10 +334,24 @@ pub async fn explore(
     for (_, w) in idle {
         w.stop().await;
     }
-    let complete = requeue.is_empty() && state.explorer.pending() == 0 && !runs.is_empty();
+    let complete = requeue.is_empty()
+        && state.explorer.pending() == 0
+        && probes_left(&state) == 0
+        && !runs.is_empty();
     save_state(&dir, &state, &requeue, &HashMap::new(), session_start)?;
     let elapsed = Duration::from_millis(state.elapsed_ms) + session_start.elapsed();
     let site = Arc::try_unwrap(site).unwrap_or_else(|s| (*s).clone());
+    let triage = state.triage.unwrap_or_default();
+    let probes = (0..triage.probes.len() as u32)
+        .map(|id| {
+            state.probes.get(&id).cloned().unwrap_or(ProbeResult {
+                probe: id,
+                reference: None,
+                run: None,
+                outcome: ProbeOutcome::Pending,
+            })
+        })
+        .collect();
     Ok(Outcome {
         site,
         runs,
@@ -260,7 +362,289 @@ pub async fn explore(
         elapsed,
         state_dir: dir,
         policy: opts.policy.as_ref().map(PolicySet::names),
+        triage,
+        probes,
     })
+}
+
+/// The charset a browser would decode the recorded document with, when its `Content-Type`
+/// names none: its BOM or `<meta charset>`, else UTF-8 for a document that is valid UTF-8
+/// (plain ASCII included); `None` when the browser would have to guess.
+fn document_charset(site: &Site) -> Option<String> {
+    let doc = site.document.as_deref()?;
+    let ct = site.document_type.as_deref();
+    if ct.is_some_and(|c| shepherd_instrument::charset_label(c).is_some()) {
+        return None;
+    }
+    let det = shepherd_instrument::detect_encoding(doc, ct);
+    if det.is_certain() {
+        return Some(det.encoding.name().to_ascii_lowercase());
+    }
+    std::str::from_utf8(doc)
+        .is_ok()
+        .then(|| "utf-8".to_string())
+}
+
+/// The next probe run to hand out: the reference, then the probe, of the first probe not done
+/// and not running.
+fn next_probe_work(state: &State, in_flight: &HashMap<usize, Work>) -> Option<ProbeRole> {
+    let t = state.triage.as_ref()?;
+    for p in &t.probes {
+        let done = state.probes.get(&p.id);
+        if done.is_some_and(|r| r.outcome != ProbeOutcome::Pending) {
+            continue;
+        }
+        for reference in [true, false] {
+            let role = ProbeRole {
+                probe: p.id,
+                reference,
+            };
+            let ran = done.is_some_and(|r| {
+                if reference {
+                    r.reference.is_some()
+                } else {
+                    r.run.is_some()
+                }
+            });
+            if !ran && !in_flight.values().any(|w| *w == Work::Probe(role)) {
+                return Some(role);
+            }
+        }
+    }
+    None
+}
+
+/// The reorder phase's next job. Within bound 1 it reverses only the step pairs no probe
+/// answered: races triage could not run (a FIFO message behind another, an event never
+/// enabled early) and races only the replay showed. Beyond bound 1 it explores as R4 does.
+fn next_reorder_job(state: &mut State) -> Option<Job> {
+    if state.explorer.bound() > 1 {
+        return state.explorer.next_job();
+    }
+    let answered: Vec<(u32, u32)> = match &state.triage {
+        Some(t) => t
+            .targets
+            .iter()
+            .filter(|x| match &x.answer {
+                triage::Answer::Probe { id } => state
+                    .probes
+                    .get(id)
+                    .is_some_and(|r| matches!(r.outcome, ProbeOutcome::Judged(_))),
+                triage::Answer::RepeatOf { .. } => true,
+                triage::Answer::Unexplored(u) => {
+                    matches!(u, Unexplored::OneStep | Unexplored::TwoUserEvents)
+                }
+            })
+            .filter_map(|x| x.steps)
+            .collect(),
+        None => Vec::new(),
+    };
+    while let Some(j) = state.explorer.next_job() {
+        let origin = j.origin.and_then(|o| state.explorer.origin(o));
+        if let Some(o) = origin
+            && o.parent == 0
+            && let OriginKind::Reversal { first, second, .. } = o.kind
+            && !answered.contains(&(first, second))
+        {
+            return Some(j);
+        }
+    }
+    None
+}
+
+/// Probe runs not done yet.
+fn probes_left(state: &State) -> usize {
+    let Some(t) = &state.triage else { return 0 };
+    t.probes
+        .iter()
+        .map(|p| match state.probes.get(&p.id) {
+            Some(r) if r.outcome != ProbeOutcome::Pending => 0,
+            Some(r) => usize::from(r.reference.is_none()) + usize::from(r.run.is_none()),
+            None => 2,
+        })
+        .sum()
+}
+
+/// Plans triage once the initial execution has run: every uncovered race of the recording,
+/// mapped onto the initial execution's steps.
+fn plan_triage(site: &Site, state: &State, out: &RunOutput, limits: triage::Limits) -> Triage {
+    let targets = triage::targets(&site.trace);
+    let Some(trace) = &out.trace else {
+        return Triage {
+            targets,
+            probes: Vec::new(),
+        };
+    };
+    // The initial execution's relations, named as the reorder phase named them.
+    let mut table = state.table.clone();
+    let built = steps::build(&mut table, out);
+    let document = site.document_structure();
+    triage::plan(
+        targets,
+        &triage::Initial {
+            steps: &out.steps,
+            trace,
+            exec: &built.exec,
+            enablers: &built.enablers,
+        },
+        &site.gestures,
+        document.as_ref(),
+        &site.trace,
+        limits,
+    )
+}
+
+/// Folds in a probe's run (or its reference's): its record, no reorder-phase work.
+fn fold_probe(
+    state: &mut State,
+    role: ProbeRole,
+    out: &RunOutput,
+    runs_dir: &Path,
+) -> anyhow::Result<RunRecord> {
+    let built = steps::build(&mut state.table, out);
+    let id = state
+        .explorer
+        .record_external(&built.exec, u32::from(!role.reference));
+    let screenshot = write_screenshot(out, id, runs_dir)?;
+    let mut snapshot = out.snapshot.clone();
+    snapshot.screenshot = None;
+    let rec = RunRecord {
+        id,
+        depth: u32::from(!role.reference),
+        origin: None,
+        steps: out.steps.iter().map(|s| s.name.clone()).collect(),
+        skipped: out.skipped.clone(),
+        diverged: out.diverged,
+        stopped: out.stopped.clone(),
+        elapsed_ms: out.elapsed.as_millis() as u64,
+        snapshot,
+        screenshot,
+        pairs: Vec::new(),
+        uncovered: Vec::new(),
+        racing_pairs: 0,
+        enablers: built.enablers,
+        verdict: None,
+        probe: Some(role),
+        checkpoint: out.checkpoint.clone(),
+    };
+    let r = state.probes.entry(role.probe).or_insert(ProbeResult {
+        probe: role.probe,
+        reference: None,
+        run: None,
+        outcome: ProbeOutcome::Pending,
+    });
+    if role.reference {
+        r.reference = Some(id);
+    } else {
+        r.run = Some(id);
+    }
+    keep_trace(out, rec.id, runs_dir);
+    write_record(&rec, runs_dir)?;
+    Ok(rec)
+}
+
+/// Judges probe `id` once both its runs are in; true when it is harmful.
+fn judge_probe(state: &mut State, runs: &[RunRecord], id: u32, runs_dir: &Path) -> bool {
+    let Some(p) = state
+        .triage
+        .as_ref()
+        .and_then(|t| t.probes.get(id as usize))
+        .cloned()
+    else {
+        return false;
+    };
+    let Some(result) = state.probes.get_mut(&id) else {
+        return false;
+    };
+    let (Some(r), Some(q)) = (result.reference, result.run) else {
+        return false;
+    };
+    let (Some(reference), Some(probe)) = (runs.get(r as usize), runs.get(q as usize)) else {
+        return false;
+    };
+    // The moved side must have run before the delayed one for the probe to say anything.
+    let position = |rec: &RunRecord, name: &str| rec.steps.iter().position(|s| s == name);
+    if let Some(missing) = p.moved.iter().find(|m| position(probe, m).is_none()) {
+        result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier {
+            event: missing.clone(),
+        });
+        return false;
+    }
+    let last_moved = p.moved.iter().filter_map(|m| position(probe, m)).max();
+    let first_delayed = p.delayed.iter().filter_map(|d| position(probe, d)).min();
+    if let (Some(m), Some(d)) = (last_moved, first_delayed)
+        && d < m
+    {
+        result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier {
+            event: p.moved.last().cloned().unwrap_or_default(),
+        });
+        return false;
+    }
+    let with_png = |rec: &RunRecord| {
+        let mut s = rec.snapshot.clone();
+        s.screenshot = rec
+            .screenshot
+            .as_ref()
+            .and_then(|f| std::fs::read(runs_dir.join(f)).ok());
+        s
+    };
+    let early = match (&reference.checkpoint, &probe.checkpoint) {
+        (Some(a), Some(b)) => Some((a.visible.as_str(), b.visible.as_str())),
+        _ => None,
+    };
+    let moved_user = p
+        .moved
+        .iter()
+        .any(|m| m.parse::<EventName>().is_ok_and(|n| n.is_user()));
+    let settled = verdict::judge_settled(
+        &with_png(reference),
+        &with_png(probe),
+        early,
+        moved_user,
+        p.window == Window::None,
+    );
+    let harmful = settled.verdict == verdict::Judgement::Harmful;
+    tracing::debug!(
+        probe = id,
+        moved = ?p.moved,
+        delayed = ?p.delayed,
+        window = ?p.window,
+        "probe judged: {}",
+        settled.reason
+    );
+    result.outcome = ProbeOutcome::Judged(settled);
+    harmful
+}
+
+fn write_screenshot(out: &RunOutput, id: u32, runs_dir: &Path) -> anyhow::Result<Option<String>> {
+    match &out.snapshot.screenshot {
+        Some(png) => {
+            let name = format!("{id}.png");
+            std::fs::write(runs_dir.join(&name), png).with_context(|| format!("writing {name}"))?;
+            Ok(Some(name))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Keeps an execution's trace beside its record (`runs/<id>.trace.jsonl`) when
+/// `SHEPHERD_EXPLORE_TRACES` is set: what a developer reads to see why a probe went as it did.
+fn keep_trace(out: &RunOutput, id: u32, runs_dir: &Path) {
+    if std::env::var_os("SHEPHERD_EXPLORE_TRACES").is_none() {
+        return;
+    }
+    if let Some(t) = &out.trace
+        && let Ok(f) = std::fs::File::create(runs_dir.join(format!("{id}.trace.jsonl")))
+        && let Err(e) = shepherd_trace::write_jsonl(t, std::io::BufWriter::new(f))
+    {
+        tracing::warn!("cannot keep the trace of run {id}: {e}");
+    }
+}
+
+fn write_record(rec: &RunRecord, runs_dir: &Path) -> anyhow::Result<()> {
+    let path = runs_dir.join(format!("{}.json", rec.id));
+    std::fs::write(&path, serde_json::to_vec(rec)?)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Folds a finished execution in: the explorer, the verdict against its parent, the record.
@@ -268,10 +652,10 @@ fn fold(
     state: &mut State,
     runs: &[RunRecord],
     job: Option<&Job>,
-    out: RunOutput,
+    out: &RunOutput,
     runs_dir: &Path,
 ) -> anyhow::Result<RunRecord> {
-    let built = steps::build(&mut state.table, &out);
+    let built = steps::build(&mut state.table, out);
     let id = state.explorer.record(&built.exec, job);
     let info = state.explorer.runs()[id as usize].clone();
     let origin = info
@@ -327,15 +711,8 @@ fn fold(
         })
         .collect();
     let racing_pairs = rel.racing_pairs();
-    let screenshot = match &out.snapshot.screenshot {
-        Some(png) => {
-            let name = format!("{id}.png");
-            std::fs::write(runs_dir.join(&name), png).with_context(|| format!("writing {name}"))?;
-            Some(name)
-        }
-        None => None,
-    };
-    let mut snapshot = out.snapshot;
+    let screenshot = write_screenshot(out, id, runs_dir)?;
+    let mut snapshot = out.snapshot.clone();
     let verdict = origin.as_ref().and_then(|o| {
         let parent = runs.get(o.parent as usize)?;
         let mut ps = parent.snapshot.clone();
@@ -351,9 +728,9 @@ fn fold(
         depth: info.depth,
         origin,
         steps: out.steps.iter().map(|s| s.name.clone()).collect(),
-        skipped: out.skipped,
+        skipped: out.skipped.clone(),
         diverged: out.diverged,
-        stopped: out.stopped,
+        stopped: out.stopped.clone(),
         elapsed_ms: out.elapsed.as_millis() as u64,
         snapshot,
         screenshot,
@@ -374,10 +751,11 @@ fn fold(
         racing_pairs,
         enablers: built.enablers,
         verdict,
+        probe: None,
+        checkpoint: out.checkpoint.clone(),
     };
-    let path = runs_dir.join(format!("{id}.json"));
-    std::fs::write(&path, serde_json::to_vec(&rec)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    keep_trace(out, rec.id, runs_dir);
+    write_record(&rec, runs_dir)?;
     Ok(rec)
 }
 
@@ -413,7 +791,7 @@ fn save_state(
     dir: &Path,
     state: &State,
     requeue: &[Job],
-    in_flight: &HashMap<usize, Option<Job>>,
+    in_flight: &HashMap<usize, Work>,
     session_start: Instant,
 ) -> anyhow::Result<()> {
     #[derive(Serialize)]
@@ -426,16 +804,26 @@ fn save_state(
         runs: u32,
         failures: u64,
         elapsed_ms: u64,
+        triage: &'a Option<Triage>,
+        probes: &'a BTreeMap<u32, ProbeResult>,
     }
     let saved = Saved {
         version: state.version,
         fingerprint: &state.fingerprint,
         table: &state.table,
         explorer: &state.explorer,
-        requeue: requeue.iter().chain(in_flight.values().flatten()).collect(),
+        requeue: requeue
+            .iter()
+            .chain(in_flight.values().filter_map(|w| match w {
+                Work::Job(j) => Some(j),
+                _ => None,
+            }))
+            .collect(),
         runs: state.runs,
         failures: state.failures,
         elapsed_ms: state.elapsed_ms + session_start.elapsed().as_millis() as u64,
+        triage: &state.triage,
+        probes: &state.probes,
     };
     let tmp = dir.join("state.json.tmp");
     std::fs::write(&tmp, serde_json::to_vec(&saved)?)

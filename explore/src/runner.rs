@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
 use shepherd_explore_model::gesture::{Gesture, GestureKind};
 use shepherd_explore_model::naming::{self, EventName};
-use shepherd_explore_model::observation::{RunOutput, Step};
+use shepherd_explore_model::observation::{Checkpoint, RunOutput, Step};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::{self, Snapshot};
 use shepherd_policies::PolicySet;
@@ -55,6 +55,11 @@ pub struct Timing {
     pub max_steps: usize,
     /// Take a screenshot of every end state.
     pub screenshots: bool,
+    /// Most steps a probe lets the page settle for after its moved events.
+    pub settle_steps: usize,
+    /// A probe stops settling after this many timer-like steps in a row that changed nothing
+    /// in the DOM: what is left is a poller that will not stop by itself.
+    pub idle_ticks: usize,
 }
 
 impl Default for Timing {
@@ -67,6 +72,8 @@ impl Default for Timing {
             run_limit: Duration::from_secs(90),
             max_steps: 400,
             screenshots: true,
+            settle_steps: 200,
+            idle_ticks: 6,
         }
     }
 }
@@ -114,6 +121,17 @@ pub enum Plan {
         /// one has run here, the event is waited for; while it has not, it cannot be enabled
         /// and is skipped at once.
         enablers: HashMap<String, String>,
+    },
+    /// A race-directed probe: `prefix` exactly, then the `moved` events in order, each as soon
+    /// as it is enabled (gestures among them run even out of the user's recorded order: a user
+    /// can act before doing what they did earlier in the recording), then the page settles by
+    /// its own means — every enabled event but gestures, oldest first, until nothing is enabled
+    /// or only idle pollers are left — and the end state is taken there.
+    Probe {
+        /// Events run as they are.
+        prefix: Vec<String>,
+        /// The events the probe is about, in the order to try.
+        moved: Vec<String>,
     },
 }
 
@@ -279,6 +297,12 @@ impl Worker {
         })
     }
 
+    /// Cuts the document at `url` as `split` says when it is replayed (before every script,
+    /// after every gesture target: [`shepherd_explore_model::document`]).
+    pub fn set_document_split(&self, url: &str, split: shepherd_proxy::DocumentSplit) {
+        self.stack.proxy().holds().set_split(url, split);
+    }
+
     /// Stops the browser (if launched here) and the proxy.
     pub async fn stop(self) {
         let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -379,6 +403,11 @@ impl Worker {
         let mut ctx = RunCtx::new(plan, site, self.timing.patience);
         let mut steps: Vec<Step> = Vec::new();
         let mut stopped = None;
+        let mut checkpoint: Option<Checkpoint> = None;
+        // While a probe settles: DOM mutations seen so far, and timer-like steps in a row that
+        // changed nothing.
+        let mut mutations = 0u64;
+        let mut idle_ticks = 0usize;
         let enabled_after = loop {
             let t0 = Instant::now();
             let en = self.enabled(page, site, &mut ctx).await?;
@@ -401,6 +430,14 @@ impl Worker {
             }
             let name = match ctx.choose(&en.names) {
                 Choice::Run(name) => name,
+                Choice::Checkpoint => {
+                    checkpoint = Some(Checkpoint {
+                        step: steps.len() as u32,
+                        visible: capture::visible(page).await.unwrap_or_default(),
+                    });
+                    mutations = capture::mutations(page).await;
+                    continue;
+                }
                 // The planned event may only be late (a parser still busy, a slow machine).
                 Choice::Wait => {
                     ctx.after_gesture = false;
@@ -418,6 +455,22 @@ impl Worker {
                     break en.names;
                 }
             };
+            if let Some(cp) = &checkpoint {
+                let settled_steps = steps.len() - cp.step as usize;
+                if settled_steps >= self.timing.settle_steps {
+                    stopped = Some(format!(
+                        "settle limit ({} steps) reached",
+                        self.timing.settle_steps
+                    ));
+                    break en.names;
+                }
+                if idle_ticks >= self.timing.idle_ticks {
+                    stopped = Some(format!(
+                        "settled: only timers that change nothing ran for {idle_ticks} steps"
+                    ));
+                    break en.names;
+                }
+            }
             ctx.drained = false;
             ctx.ran.insert(name.clone());
             let Some(how) = en.how.get(&name).cloned() else {
@@ -459,7 +512,25 @@ impl Worker {
                 _ => None,
             };
             self.fire(page, site, &how, &mut ctx).await?;
-            tracing::trace!("ran {name} in {:?}", t1.elapsed());
+            tracing::trace!(
+                "ran {name} in {:?} (actions before it: {})",
+                t1.elapsed(),
+                en.page.actions
+            );
+            if checkpoint.is_some() {
+                // A poller keeps registering ticks that change nothing: once several in a row
+                // have left the DOM as it was, the page has settled.
+                let timer_like = matches!(&how, How::Callback(_, k) if is_timer_kind(k));
+                if timer_like {
+                    // Wait for the step's effect before reading the count.
+                    let _ = self.enabled(page, site, &mut ctx).await?;
+                    let now = capture::mutations(page).await;
+                    idle_ticks = if now == mutations { idle_ticks + 1 } else { 0 };
+                    mutations = now;
+                } else {
+                    idle_ticks = 0;
+                }
+            }
         };
         let t2 = Instant::now();
         // The trace first (flushing ends the open action), then the DOM, then the picture.
@@ -470,8 +541,33 @@ impl Worker {
             snapshot::from_trace(t, &mut snap);
         }
         snap.dom = capture::dom(page).await.unwrap_or_default();
+        snap.visible = capture::visible(page).await.unwrap_or_default();
+        snap.storage = capture::storage(page).await.unwrap_or_default();
         tracing::trace!("dom after {:?}", t2.elapsed());
-        snap.requests = ctx.requests.clone();
+        // Every request as the page sent it: method, URL, a digest of the body, the cookies;
+        // telemetry (beacons, pings) marked, as its own class of difference.
+        snap.requests = self
+            .stack
+            .proxy()
+            .replayed_requests()
+            .into_iter()
+            .filter(|r| !r.url.contains("/__shepherd/") && !r.url.ends_with("/favicon.ico"))
+            .map(|r| {
+                let mut line = format!(
+                    "{}{} {}",
+                    if r.telemetry { "telemetry " } else { "" },
+                    r.method,
+                    r.url
+                );
+                if let Some(b) = r.body {
+                    line.push_str(&format!(" body:{b}"));
+                }
+                if let Some(c) = r.cookie {
+                    line.push_str(&format!(" cookie:{c}"));
+                }
+                line
+            })
+            .collect();
         snap.requests.sort();
         if self.timing.screenshots {
             snap.screenshot = capture::screenshot(page).await.ok();
@@ -496,6 +592,7 @@ impl Worker {
             diverged: ctx.diverged,
             stopped,
             elapsed: started.elapsed(),
+            checkpoint,
         })
     }
 
@@ -589,8 +686,9 @@ impl Worker {
             }
             if start.elapsed() >= self.timing.settle_limit {
                 tracing::debug!(
-                    "no quiet state within {:?} ({unheld} requests in flight, action open: {open})",
+                    "no quiet state within {:?} ({unheld} requests in flight, action open: {open}, runtime ready: {}, document bytes arrived: {arrived})",
                     self.timing.settle_limit,
+                    last.as_ref().is_some_and(|(s, _)| s.ready),
                 );
                 break;
             }
@@ -664,12 +762,27 @@ impl Worker {
             how.insert(name.clone(), How::Callback(*hid, kind.clone()));
             names.push(name);
         }
-        if let Some(g) = site.gestures.get(ctx.next_gesture)
-            && self.target_exists(page, g).await
-        {
-            let name = EventName::User(ctx.next_gesture).to_string();
-            how.insert(name.clone(), How::Gesture(ctx.next_gesture));
-            names.push(name);
+        // The user's next gesture; for a probe also the gestures it moves (a user can act
+        // before doing what they did earlier in the recording), but none once it settles.
+        let mut offered: Vec<usize> = ctx.moved_gestures.iter().copied().collect();
+        if !ctx.settling() {
+            offered.push(ctx.next_gesture);
+        } else {
+            offered.clear();
+        }
+        offered.sort_unstable();
+        offered.dedup();
+        for k in offered {
+            if ctx.gestures_run.contains(&k) {
+                continue;
+            }
+            if let Some(g) = site.gestures.get(k)
+                && self.target_exists(page, g).await
+            {
+                let name = EventName::User(k).to_string();
+                how.insert(name.clone(), How::Gesture(k));
+                names.push(name);
+            }
         }
         names.sort();
         for n in &names {
@@ -787,7 +900,10 @@ impl Worker {
                 page.evaluate(&js).await?;
             }
             How::Gesture(k) => {
-                ctx.next_gesture = k + 1;
+                ctx.gestures_run.insert(*k);
+                if !ctx.moved_gestures.contains(k) {
+                    ctx.next_gesture = k + 1;
+                }
                 if let Some(g) = site.gestures.get(*k)
                     && let Err(e) = perform(page, g).await
                 {
@@ -888,6 +1004,12 @@ async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether a controller kind is a timer-like callback (a timeout, an interval tick, a frame,
+/// an idle callback): what a poller runs.
+fn is_timer_kind(kind: &str) -> bool {
+    shepherd_trace::ActionKind::parse(kind).is_timer_like()
+}
+
 /// A JavaScript string literal.
 fn js_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
@@ -901,6 +1023,8 @@ enum Choice {
     Wait,
     /// Nothing is enabled.
     Done,
+    /// A probe's moved events have run: take the checkpoint, then let the page settle.
+    Checkpoint,
 }
 
 /// The state of one execution's plan.
@@ -919,9 +1043,20 @@ struct RunCtx {
     pos_prefix: usize,
     pos_seq: usize,
     recorded: bool,
+    /// A race-directed probe: after the plan, only the page's own events run.
+    probe: bool,
+    /// URLs of the scripts the recording ran (their responses are the parser's own work).
+    script_urls: HashSet<String>,
+    /// The probe's checkpoint was taken: the page is settling.
+    checkpoint_taken: bool,
     skipped: Vec<String>,
     diverged: bool,
     next_gesture: usize,
+    /// Gestures a probe moves: offered whenever their target exists, whatever the user's
+    /// recorded order.
+    moved_gestures: std::collections::BTreeSet<usize>,
+    /// Gestures that have run.
+    gestures_run: HashSet<usize>,
     /// Document whose controller has the explorer's decider.
     installed: String,
     /// The first document of the execution.
@@ -964,6 +1099,18 @@ impl RunCtx {
                 seq,
                 enablers,
             } => (prefix.clone(), seq.clone(), false, enablers.clone()),
+            Plan::Probe { prefix, moved } => (prefix.clone(), moved.clone(), false, HashMap::new()),
+        };
+        let probe = matches!(plan, Plan::Probe { .. });
+        let moved_gestures = if probe {
+            seq.iter()
+                .filter_map(|n| match n.parse() {
+                    Ok(EventName::User(k)) => Some(k),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Default::default()
         };
         RunCtx {
             patience,
@@ -975,9 +1122,14 @@ impl RunCtx {
             pos_prefix: 0,
             pos_seq: 0,
             recorded,
+            probe,
+            script_urls: script_urls(site),
+            checkpoint_taken: false,
             skipped: Vec::new(),
             diverged: false,
             next_gesture: 0,
+            moved_gestures,
+            gestures_run: HashSet::new(),
             installed: String::new(),
             doc: String::new(),
             names: HashMap::new(),
@@ -993,6 +1145,11 @@ impl RunCtx {
             gave_up_at: None,
             last_sig: None,
         }
+    }
+
+    /// A probe past its checkpoint: no gesture runs any more.
+    fn settling(&self) -> bool {
+        self.probe && self.checkpoint_taken
     }
 
     fn proxy_name(&mut self, id: u64, url: &str) -> String {
@@ -1082,17 +1239,39 @@ impl RunCtx {
                 self.pos_seq += 1;
                 return Choice::Run(e);
             }
-            // The recorded order: let the page load further until the event shows up.
+            // The recorded order: let the page load further until the event shows up. The
+            // document and its scripts first, other responses (images, fonts, data) after:
+            // a browser usually parses what it has received before a subresource it asked
+            // for while parsing arrives, and a fixed preference keeps the initial execution
+            // the same from run to run (which of the two the proxy saw first is a matter of
+            // microseconds). Scripts keep the order they were seen in: the parser waits for
+            // a blocking one, and an async one runs when it arrives.
             if self.recorded
-                && let Some(load) = self.oldest(enabled, naming::is_loading)
+                && let Some(load) = self
+                    .oldest(enabled, |n| {
+                        naming::is_chunk(n) || self.is_script_response(n)
+                    })
+                    .or_else(|| self.oldest(enabled, naming::is_loading))
             {
                 return Choice::Run(load);
             }
-            if self.patient(&want, self.recorded) {
+            // A probe waits the whole patience for what it moves: those events are its point.
+            if self.patient(&want, self.recorded || self.probe) {
                 return Choice::Wait;
             }
             self.pos_seq += 1;
             self.skipped.push(want);
+        }
+        if self.probe {
+            if !self.checkpoint_taken {
+                self.checkpoint_taken = true;
+                return Choice::Checkpoint;
+            }
+            // Settling: the page's own events only, oldest first.
+            return match self.oldest(enabled, |n| !naming::is_user(n)) {
+                Some(n) => Choice::Run(n),
+                None => Choice::Done,
+            };
         }
         match self
             .oldest(enabled, |n| !naming::is_user(n))
@@ -1100,6 +1279,14 @@ impl RunCtx {
         {
             Some(n) => Choice::Run(n),
             None => Choice::Done,
+        }
+    }
+
+    /// Whether `name` is the response of a script the recording ran.
+    fn is_script_response(&self, name: &str) -> bool {
+        match name.parse::<EventName>() {
+            Ok(EventName::Net { url, .. }) => self.script_urls.contains(&url),
+            _ => false,
         }
     }
 
@@ -1127,4 +1314,26 @@ impl RunCtx {
             })
             .cloned()
     }
+}
+
+/// URLs of the scripts the recording ran, from their actions' stable ids
+/// (`doc/script@URL#n`; inline scripts have no URL).
+fn script_urls(site: &Site) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for a in &site.trace.actions {
+        if site.trace.kind_of(a) != shepherd_trace::kind::ActionKind::Script {
+            continue;
+        }
+        let stable = site.trace.strings.get(a.stable);
+        let Some(at) = stable.rfind("script@") else {
+            continue;
+        };
+        let rest = &stable[at + "script@".len()..];
+        if let Some(end) = rest.rfind('#')
+            && end > 0
+        {
+            out.insert(rest[..end].to_string());
+        }
+    }
+    out
 }

@@ -7,6 +7,7 @@ use crate::cache::ScriptCache;
 use crate::csp::{self, CspHeader, InlineVerdict, Policies, RuntimeSource};
 use crate::encoding::{self, DetectedEncoding, PRESCAN_BYTES};
 use crate::entities;
+use crate::gates::{GateState, HtmlGates};
 use crate::jspass::Flags;
 use crate::mode::{Mode, ScriptKind};
 use crate::prolog::{Prolog, Scan};
@@ -52,6 +53,9 @@ pub struct HtmlConfig {
     /// in the fragment (a `write` may split a script over several calls, and instrumenting
     /// half of one could change what the whole means).
     pub fragment: bool,
+    /// Repair mode: the parser's resources a policy may postpone, made holdable
+    /// ([`HtmlGates`]; `None`: nothing gated).
+    pub gates: Option<HtmlGates>,
 }
 
 impl HtmlConfig {
@@ -66,6 +70,7 @@ impl HtmlConfig {
             cache: None,
             max_memory: 32 * 1024 * 1024,
             fragment: false,
+            gates: None,
         }
     }
 }
@@ -87,6 +92,8 @@ struct State {
     depth: u8,
     /// Instrumenting a fragment ([`HtmlConfig::fragment`]).
     fragment: bool,
+    /// The parser gates of this document ([`HtmlConfig::gates`]).
+    gates: Option<GateState>,
 }
 
 /// `srcdoc` documents nested deeper than this are left as they are (bounded recursion).
@@ -181,11 +188,18 @@ impl HtmlInstrumenter {
         nested.cache = Some(cache.clone());
         nested.content_type = Some("text/html; charset=utf-8".into());
         nested.fragment = false;
+        // A srcdoc document is an attribute, not a stream the proxy can stop.
+        nested.gates = None;
         let state = State {
             nested,
             runtime_nonce: false,
             depth: 0,
             fragment: cfg.fragment,
+            gates: cfg
+                .gates
+                .clone()
+                .filter(|g| g.any() && !cfg.fragment)
+                .map(GateState::new),
             mode: cfg.mode,
             ascii_only: false,
             certain: true,
@@ -238,8 +252,14 @@ impl HtmlInstrumenter {
         } else {
             String::new()
         };
+        // The parser gates' token travels in the fragment: the browser never sends it, and
+        // the runtime's URL (and cache entry) stays the same for every document.
+        let gates = match &self.cfg.gates {
+            Some(g) if g.any() && !self.cfg.fragment => format!("#g={}", url_component(&g.token)),
+            _ => String::new(),
+        };
         format!(
-            "<script src=\"{RUNTIME_PATH}?t={}&amp;m={}\"{nonce}></script>",
+            "<script src=\"{RUNTIME_PATH}?t={}&amp;m={}{gates}\"{nonce}></script>",
             url_component(&self.cfg.page_token),
             self.cfg.mode.as_str()
         )
@@ -255,8 +275,17 @@ impl HtmlInstrumenter {
                 .as_deref()
                 .and_then(encoding::charset_from_content_type)
                 .is_some();
+            // A `<meta charset>` complete within what has arrived decides as the whole
+            // prescan would (the first declaration wins): waiting for 1024 bytes would hold a
+            // small document, or the first part the explorer releases, until its end.
+            let declared = buf.len() < PRESCAN_BYTES
+                && buf
+                    .iter()
+                    .rposition(|&b| b == b'>')
+                    .is_some_and(|gt| encoding::prescan(&buf[..=gt]).is_some());
             let ready = buf.len() >= PRESCAN_BYTES
                 || (header_charset && buf.len() >= 3)
+                || declared
                 || (self.cfg.fragment && !buf.is_empty());
             if !ready {
                 return Ok(Vec::new());
@@ -525,6 +554,7 @@ fn build_rewriter(
 ) -> HtmlRewriter<'static, Sink> {
     let s_el = shared.clone();
     let s_end = shared.clone();
+    let gated = shared.lock().gates.is_some();
     let mut settings = Settings::new_send()
         .with_encoding(enc)
         // Ambiguous markup (`<select><xmp><script>`) is rare; bailing out would lose the rest
@@ -535,10 +565,13 @@ fn build_rewriter(
                 .with_max_allowed_memory_usage(max_memory)
                 .with_graceful_bail_out_on_memory_limit_exceeded(true),
         )
-        // Repair mode needs only srcdoc documents: `*` would make lol_html lex every tag.
+        // Repair mode needs only srcdoc documents (and, with parser gates, scripts, images and
+        // templates): `*` would make lol_html lex every tag.
         .append_element_content_handler(element!(
             if mode.rewrites_js() {
                 "*"
+            } else if gated {
+                "iframe[srcdoc], script, img, template"
             } else {
                 "iframe[srcdoc]"
             },
@@ -571,6 +604,26 @@ fn build_rewriter(
 fn on_element(shared: &Shared, el: &mut Element<'_, '_>) {
     let name = el.tag_name();
     let mut st = shared.lock();
+    if let Some(g) = st.gates.as_mut() {
+        match name.as_str() {
+            "script" => g.script(el),
+            "img" => g.image(el),
+            "template" => {
+                g.in_template += 1;
+                let shared_end = shared.clone();
+                let ended = el.on_end_tag(Box::new(move |_: &mut EndTag<'_>| {
+                    if let Some(g) = shared_end.lock().gates.as_mut() {
+                        g.in_template = g.in_template.saturating_sub(1);
+                    }
+                    Ok(())
+                }));
+                if ended.is_err() {
+                    g.in_template = g.in_template.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+    }
     match name.as_str() {
         "meta" => {
             if let Some(h) = el.get_attribute("http-equiv")
@@ -903,4 +956,50 @@ pub fn instrument_html(
     let (tail, report) = inst.finish()?;
     out.extend_from_slice(&tail);
     Ok((out, report, headers))
+}
+
+#[cfg(test)]
+mod sniff_tests {
+    use super::*;
+
+    /// A small document that declares its charset in a `<meta>` is rewritten as its parts
+    /// arrive, not held until 1024 bytes or its end: the explorer releases a page in parts.
+    #[test]
+    fn a_meta_charset_ends_the_sniffing_early() {
+        let mut doc = HtmlInstrumenter::new(HtmlConfig {
+            content_type: Some("text/html".into()),
+            ..HtmlConfig::new(Mode::Record, "t")
+        });
+        let first = doc
+            .write(b"<!doctype html><html><head><meta charset=\"utf-8\"><title>a</title></head><body><p>x</p>")
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&first).contains("<p>x"),
+            "{}",
+            String::from_utf8_lossy(&first)
+        );
+        // Without a declaration the prescan still waits for more.
+        let mut undeclared = HtmlInstrumenter::new(HtmlConfig {
+            content_type: Some("text/html".into()),
+            ..HtmlConfig::new(Mode::Record, "t")
+        });
+        assert!(
+            undeclared
+                .write(b"<html><body><p>x</p>")
+                .unwrap()
+                .is_empty()
+        );
+        // A declaration cut off mid-tag decides nothing yet.
+        let mut cut = HtmlInstrumenter::new(HtmlConfig {
+            content_type: Some("text/html".into()),
+            ..HtmlConfig::new(Mode::Record, "t")
+        });
+        assert!(
+            cut.write(b"<html><head><meta charset=\"utf-")
+                .unwrap()
+                .is_empty()
+        );
+        let rest = cut.write(b"16le\"><body>").unwrap();
+        assert!(!rest.is_empty());
+    }
 }

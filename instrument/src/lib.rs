@@ -19,6 +19,7 @@ mod csp;
 mod encoding;
 mod entities;
 mod error;
+mod gates;
 mod html;
 mod inline;
 mod jspass;
@@ -34,6 +35,7 @@ pub use encoding::{
     DetectedEncoding, EncodingSource, adjust_content_type, charset_label, detect_encoding,
 };
 pub use error::Error;
+pub use gates::HtmlGates;
 pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
 pub use inline::{InlineCode, inline_code};
 pub use jspass::{Flags, PassFn, real_pass};

@@ -84,6 +84,8 @@ pub enum FilterKind {
     From(Box<Term>),
     /// `delay OP DURATION`: a timer's delay.
     Delay(Cmp, u64),
+    /// `blocking`, `async`, `defer` or `inserted`: how a script loads.
+    Loading(crate::kinds::Loading),
 }
 
 /// A filter, possibly negated with `not`.

@@ -286,7 +286,7 @@ impl<'a> Ctx<'a> {
                 )),
                 (Subject::Type(ty), Op::Fork) if !kinds::forkable_type(ty) => self.diags.push(Diagnostic::error(
                     r.pred.span,
-                    format!("`{ty}` events are not created by page code the controller sees: `on fork` never matches them (forks are timers, intervals, animation-frame, idle-callback, xhr, fetch, script, and load/error of images and iframes)"),
+                    format!("`{ty}` events are not created by page code the controller sees: `on fork` never matches them (forks are timers, intervals, animation-frame, idle-callback, xhr, fetch, script, inline-script, img, iframe, and load/error of images and iframes)"),
                 )),
                 _ => {}
             }
@@ -306,6 +306,18 @@ impl<'a> Ctx<'a> {
                     break;
                 }
             }
+        }
+        if r.op == Op::Begin
+            && r.action == Action::Postpone
+            && r.until
+                .iter()
+                .any(|e| matches!(e, AExpiry::Parsed(_) | AExpiry::Loaded(_)))
+            && pred.iter().any(stalls_parser)
+        {
+            self.diags.push(Diagnostic::warning(
+                r.span,
+                "the parser cannot finish while it waits for a parser-blocking or inline script: held until `parsed` or `loaded`, such a script runs only at the liveness limit (max-delay)",
+            ));
         }
         if r.observer && r.then.is_empty() {
             self.diags.push(Diagnostic::error(
@@ -600,6 +612,7 @@ impl<'a> Ctx<'a> {
                 Filter::From(Box::new(ts.remove(0)))
             }
             FilterKind::Delay(c, ms) => Filter::Delay(*c, *ms),
+            FilterKind::Loading(l) => Filter::Loading(*l),
         })
     }
 }
@@ -612,24 +625,24 @@ fn misfit(s: &Subject, f: &Filter) -> Option<String> {
     };
     match f {
         Filter::On(_) => match kind {
-            Some(
-                k @ (Kind::Timer
-                | Kind::Interval
-                | Kind::AnimationFrame
-                | Kind::IdleCallback
-                | Kind::Xhr
-                | Kind::Fetch),
-            ) => Some(format!(
+            Some(k) if !k.has_element() => Some(format!(
                 "`on` needs an element target: {} have none",
                 k.describe()
             )),
             _ => None,
         },
         Filter::Url(_) => match (kind, s) {
-            (Some(Kind::Xhr | Kind::Fetch | Kind::Script), _) => None,
+            (Some(Kind::Xhr | Kind::Fetch | Kind::Script | Kind::Img | Kind::Iframe), _) => None,
             (_, Subject::Type(t)) if matches!(t.as_str(), "load" | "error" | "abort") => None,
             (_, Subject::Var(_)) => None,
-            _ => Some("`url` applies to xhr, fetch, script and load/error events".to_string()),
+            (Some(Kind::InlineScript), _) => Some(
+                "an inline script has no URL of its own: name it with `on \"selector\"`"
+                    .to_string(),
+            ),
+            _ => Some(
+                "`url` applies to xhr, fetch, script, img, iframe and load/error events"
+                    .to_string(),
+            ),
         },
         Filter::State(_) => match (kind, s) {
             (Some(Kind::Xhr), _) => None,
@@ -640,7 +653,28 @@ fn misfit(s: &Subject, f: &Filter) -> Option<String> {
             Some(Kind::Timer | Kind::Interval) => None,
             _ => Some("`delay` applies to timer and interval".to_string()),
         },
+        Filter::Loading(l) => match (kind, s) {
+            (Some(Kind::Script), _) | (_, Subject::Var(_)) => None,
+            _ => Some(format!(
+                "`{}` says how an external script loads: it applies to script",
+                l.as_str()
+            )),
+        },
         Filter::From(_) => None,
+    }
+}
+
+/// Whether events matching `t` may be scripts the parser waits for (inline scripts, external
+/// ones not said to load otherwise).
+fn stalls_parser(t: &Term) -> bool {
+    use crate::kinds::Loading;
+    match t.subject {
+        Subject::Kind(Kind::InlineScript) => true,
+        Subject::Kind(Kind::Script) => t.filters.iter().all(|(neg, f)| match f {
+            Filter::Loading(l) => (*l == Loading::Blocking) != *neg,
+            _ => true,
+        }),
+        _ => false,
     }
 }
 

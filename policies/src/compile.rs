@@ -4,7 +4,7 @@
 
 use crate::ast::{Action, Cmp, Op};
 use crate::ir::{Expiry, Filter, Policy, Rule, Subject, Term};
-use crate::kinds::{INDIRECT_TYPES, USER_TYPES};
+use crate::kinds::{INDIRECT_TYPES, Kind, USER_TYPES};
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Value, json};
 use std::cell::RefCell;
@@ -23,8 +23,88 @@ pub struct Compiled {
     /// Whether some rule may postpone inserted scripts (they are then requested so the proxy
     /// can hold them for the page that asked).
     pub postpones_scripts: bool,
+    /// What of the parser's own resources some policy may postpone, on any page.
+    pub gates: ParserGates,
+    /// What of them the proxy must make holdable in a document, by the document's URL: only
+    /// pages in the scope of a policy that may postpone them (on other pages the runtime
+    /// enforces nothing, so nothing would release a hold).
+    pub document_gates: DocumentGates,
     /// The largest `max-delay` of the policies (the proxy's own bound on a held script).
     pub max_delay_ms: u64,
+}
+
+/// The parser's resources a policy may postpone, which the proxy makes holdable in every
+/// document it serves (`docs/proxy.md`, "Parser gates"): external scripts and images by a
+/// hold marker in their URL, inline scripts by holding the document's rest at the script.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParserGates {
+    /// `<script src>` in the document.
+    pub scripts: bool,
+    /// Inline classic `<script>` in the document.
+    pub inline_scripts: bool,
+    /// `<img src>` (and `srcset`) in the document.
+    pub images: bool,
+}
+
+impl ParserGates {
+    /// Whether anything is gated.
+    pub fn any(self) -> bool {
+        self.scripts || self.inline_scripts || self.images
+    }
+
+    fn of(policies: &[Policy]) -> ParserGates {
+        let kinds: Vec<Kind> = policies
+            .iter()
+            .flat_map(Policy::postponable_kinds)
+            .collect();
+        ParserGates {
+            scripts: kinds.contains(&Kind::Script),
+            inline_scripts: kinds.contains(&Kind::InlineScript),
+            images: kinds.contains(&Kind::Img),
+        }
+    }
+
+    fn union(self, other: ParserGates) -> ParserGates {
+        ParserGates {
+            scripts: self.scripts || other.scripts,
+            inline_scripts: self.inline_scripts || other.inline_scripts,
+            images: self.images || other.images,
+        }
+    }
+}
+
+/// The parser gates of a document by its URL: the union over the policies whose scope takes
+/// the page in (as the runtime decides which policies apply to a page, by the same globs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DocumentGates {
+    /// Each policy that may postpone some of the parser's resources: its scope globs (none:
+    /// every page) and what it may postpone.
+    by_policy: Vec<(Vec<String>, ParserGates)>,
+}
+
+impl DocumentGates {
+    fn of(policies: &[Policy]) -> DocumentGates {
+        DocumentGates {
+            by_policy: policies
+                .iter()
+                .map(|p| (p.scopes.clone(), ParserGates::of(std::slice::from_ref(p))))
+                .filter(|(_, g)| g.any())
+                .collect(),
+        }
+    }
+
+    /// What a document at `url` makes holdable.
+    pub fn for_page(&self, url: &str) -> ParserGates {
+        self.by_policy
+            .iter()
+            .filter(|(scopes, _)| scopes.is_empty() || scopes.iter().any(|g| glob_matches(g, url)))
+            .fold(ParserGates::default(), |acc, (_, g)| acc.union(*g))
+    }
+
+    /// Whether some page makes something holdable.
+    pub fn any(&self) -> bool {
+        !self.by_policy.is_empty()
+    }
 }
 
 /// Compiles `policies` (composed: the union of their rules, each policy on its own scope).
@@ -57,15 +137,40 @@ pub fn compile(policies: &[Policy]) -> Compiled {
             "templates": templates,
         }));
     }
+    let gates = ParserGates::of(policies);
+    let watched: Vec<&str> = {
+        let mut k: Vec<Kind> = policies.iter().flat_map(Policy::watched_kinds).collect();
+        k.sort_unstable();
+        k.dedup();
+        k.into_iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    Kind::Script | Kind::InlineScript | Kind::Img | Kind::Iframe
+                )
+            })
+            .map(Kind::as_str)
+            .collect()
+    };
     Compiled {
         json: json!({
             "version": COMPILED_VERSION,
             "userTypes": USER_TYPES,
             "indirectTypes": INDIRECT_TYPES,
             "postponesScripts": policies.iter().any(Policy::may_postpone_scripts),
+            "parser": {
+                "watch": watched,
+                "gates": {
+                    "script": gates.scripts,
+                    "inline": gates.inline_scripts,
+                    "img": gates.images,
+                },
+            },
             "policies": out,
         }),
         js,
+        gates,
+        document_gates: DocumentGates::of(policies),
         postpones_scripts: policies.iter().any(Policy::may_postpone_scripts),
         max_delay_ms: policies.iter().map(|p| p.max_delay_ms).max().unwrap_or(0),
     }
@@ -102,6 +207,7 @@ fn term(t: &Term) -> Value {
                         Filter::State(s) => json!({"state": s}),
                         Filter::From(inner) => json!({"from": term(inner)}),
                         Filter::Delay(c, ms) => json!({"delay": [cmp(*c), ms]}),
+                        Filter::Loading(l) => json!({"loading": l.as_str()}),
                     };
                     if *neg {
                         x["not"] = json!(true);

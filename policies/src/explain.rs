@@ -88,9 +88,20 @@ fn term(t: &Term) -> String {
             Filter::State(n) => write!(s, " {not}at readyState {n}"),
             Filter::From(inner) => write!(s, " {not}created by {}", term(inner)),
             Filter::Delay(c, ms) => write!(s, " with a delay {not}{} {ms} ms", c.as_str()),
+            Filter::Loading(l) => write!(s, " {not}loaded {}", loading(*l)),
         };
     }
     s
+}
+
+fn loading(l: crate::kinds::Loading) -> &'static str {
+    use crate::kinds::Loading;
+    match l {
+        Loading::Blocking => "by the parser, which waits for it",
+        Loading::Async => "by the parser with async",
+        Loading::Defer => "by the parser to run after parsing (defer, modules)",
+        Loading::Inserted => "by the page's code (inserted or written)",
+    }
 }
 
 fn expiry(e: &Expiry) -> String {

@@ -2,7 +2,7 @@
 //! what the compiler turns into the runtime's JSON and what the trace simulation runs.
 
 use crate::ast::{Action, Cmp, Op};
-use crate::kinds::Kind;
+use crate::kinds::{Kind, Loading};
 use std::collections::BTreeMap;
 
 /// What a term is about.
@@ -29,6 +29,8 @@ pub enum Filter {
     From(Box<Term>),
     /// Timer delay comparison, in ms.
     Delay(Cmp, u64),
+    /// How a script loads.
+    Loading(Loading),
 }
 
 /// A resolved term: subject and conditions (`negated`, filter).
@@ -119,19 +121,103 @@ pub struct Policy {
 pub const DEFAULT_MAX_DELAY_MS: u64 = 10_000;
 
 impl Policy {
-    /// Whether any rule (initial or from a template) may postpone script executions: then
-    /// inserted scripts are requested so the proxy can hold them.
-    pub fn may_postpone_scripts(&self) -> bool {
-        let rules = self
-            .rules
+    /// Every rule: the initial ones and those of the templates.
+    fn all_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules
             .iter()
-            .chain(self.templates.values().flat_map(|t| t.rules.iter()));
-        rules.into_iter().any(|r| {
-            r.op == Op::Begin
-                && r.action == Action::Postpone
-                && r.pred
-                    .iter()
-                    .any(|t| matches!(t.subject, Subject::Kind(Kind::Script) | Subject::Var(_)))
-        })
+            .chain(self.templates.values().flat_map(|t| t.rules.iter()))
+    }
+
+    /// The kinds of the events a bound name may stand for: what the rules that bind one
+    /// (`as NAME`) match. A template parameter gets what its callers bound, and every call
+    /// passes a bound name, so the union over the binding rules covers them.
+    fn bindable_kinds(&self) -> Vec<Kind> {
+        let mut out = Vec::new();
+        for r in self.all_rules().filter(|r| r.bind.is_some()) {
+            for t in &r.pred {
+                match &t.subject {
+                    Subject::Kind(k) => out.push(*k),
+                    Subject::Type(ty) if crate::kinds::forkable_type(ty) => {
+                        out.extend([Kind::Img, Kind::Iframe]);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The kinds of event some rule may postpone: named by a postpone rule on begin, or
+    /// bound to a name such a rule names.
+    pub fn postponable_kinds(&self) -> Vec<Kind> {
+        let mut out = Vec::new();
+        let mut by_name = false;
+        for r in self
+            .all_rules()
+            .filter(|r| r.op == Op::Begin && r.action == Action::Postpone)
+        {
+            for t in &r.pred {
+                match &t.subject {
+                    Subject::Kind(k) => out.push(*k),
+                    Subject::Var(_) => by_name = true,
+                    Subject::Type(_) => {}
+                }
+            }
+        }
+        if by_name {
+            out.extend(self.bindable_kinds());
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The kinds of event whose creation or running some rule looks at (its predicate, a
+    /// `from` filter, an `arrived(…)` pattern), bound names standing for what they may be
+    /// bound to: the runtime must see the parser create these.
+    pub fn watched_kinds(&self) -> Vec<Kind> {
+        fn term_kinds(t: &Term, out: &mut Vec<Kind>, by_name: &mut bool) {
+            match &t.subject {
+                Subject::Kind(k) => out.push(*k),
+                Subject::Var(_) => *by_name = true,
+                Subject::Type(ty) if crate::kinds::forkable_type(ty) => {
+                    out.extend([Kind::Img, Kind::Iframe]);
+                }
+                Subject::Type(_) => {}
+            }
+            for (_, f) in &t.filters {
+                if let Filter::From(inner) = f {
+                    term_kinds(inner, out, by_name);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let mut by_name = false;
+        for r in self.all_rules() {
+            for t in &r.pred {
+                term_kinds(t, &mut out, &mut by_name);
+            }
+            for e in &r.until {
+                if let Expiry::ArrivedMatch(p) = e {
+                    for t in p {
+                        term_kinds(t, &mut out, &mut by_name);
+                    }
+                }
+            }
+        }
+        if by_name {
+            out.extend(self.bindable_kinds());
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Whether any rule (initial or from a template) may postpone script executions: then
+    /// scripts are requested so the proxy can hold them.
+    pub fn may_postpone_scripts(&self) -> bool {
+        self.postponable_kinds().contains(&Kind::Script)
     }
 }

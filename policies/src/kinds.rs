@@ -110,13 +110,22 @@ pub enum Kind {
     Xhr,
     /// The settlement of a `fetch` or of a response body read.
     Fetch,
-    /// The execution of a script the page inserted (parser-blocking scripts are never held).
+    /// The execution of an external script (`src`): parser-blocking, `async`, `defer`, or
+    /// one the page's code inserted or wrote with `document.write` (filters tell them apart,
+    /// [`Loading`]).
     Script,
+    /// The execution of an inline classic script the parser runs (`<script>…</script>` in
+    /// the document).
+    InlineScript,
+    /// The load (or error) of an image: `<img>` elements, the parser's and the page's.
+    Img,
+    /// The load (or error) of an iframe.
+    Iframe,
 }
 
 impl Kind {
     /// Every kind with its keyword.
-    pub const ALL: [(Kind, &'static str); 8] = [
+    pub const ALL: [(Kind, &'static str); 11] = [
         (Kind::User, "user"),
         (Kind::Timer, "timer"),
         (Kind::Interval, "interval"),
@@ -125,6 +134,9 @@ impl Kind {
         (Kind::Xhr, "xhr"),
         (Kind::Fetch, "fetch"),
         (Kind::Script, "script"),
+        (Kind::InlineScript, "inline-script"),
+        (Kind::Img, "img"),
+        (Kind::Iframe, "iframe"),
     ];
 
     /// The keyword.
@@ -142,8 +154,9 @@ impl Kind {
 
     /// The kind of callback an action of trace kind `k` is, for the kinds a policy names by
     /// the action's kind alone (as the runtime's `forkKind` maps them): timers, interval
-    /// ticks, frames, idle callbacks, `fetch` and body settlements, scripts. User input and
-    /// XHR responses are told by more than the kind, so they are not among them.
+    /// ticks, frames, idle callbacks, `fetch` and body settlements, scripts (external and
+    /// inline are told apart by the action's label). User input, XHR responses and image and
+    /// iframe loads are told by more than the kind, so they are not among them.
     pub fn of_action(k: ActionKind<'_>) -> Option<Kind> {
         match k {
             ActionKind::Timer => Some(Kind::Timer),
@@ -171,7 +184,69 @@ impl Kind {
             Kind::IdleCallback => "idle callbacks",
             Kind::Xhr => "XMLHttpRequest responses",
             Kind::Fetch => "fetch responses",
-            Kind::Script => "executions of scripts the page inserts",
+            Kind::Script => "executions of external scripts",
+            Kind::InlineScript => "executions of the document's inline scripts",
+            Kind::Img => "image loads",
+            Kind::Iframe => "iframe loads",
+        }
+    }
+
+    /// Whether events of this kind belong to an element (`on "selector"` applies).
+    pub fn has_element(self) -> bool {
+        matches!(
+            self,
+            Kind::User | Kind::Script | Kind::InlineScript | Kind::Img | Kind::Iframe
+        )
+    }
+}
+
+/// How an external script came to run (the filters `blocking`, `async`, `defer`,
+/// `inserted`): what decides when the browser runs it, and so what holding it holds up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Loading {
+    /// In the document, neither `async` nor `defer`: the parser waits for it.
+    Blocking,
+    /// In the document with `async`: runs when it arrives.
+    Async,
+    /// In the document with `defer`, or a module without `async`: runs after parsing, in
+    /// document order.
+    Defer,
+    /// Added by the page's code (`appendChild`, `document.write`, …).
+    Inserted,
+}
+
+impl Loading {
+    /// Every loading with its keyword.
+    pub const ALL: [(Loading, &'static str); 4] = [
+        (Loading::Blocking, "blocking"),
+        (Loading::Async, "async"),
+        (Loading::Defer, "defer"),
+        (Loading::Inserted, "inserted"),
+    ];
+
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        Loading::ALL
+            .iter()
+            .find(|(l, _)| *l == self)
+            .map_or("?", |(_, s)| s)
+    }
+
+    /// The loading a keyword names.
+    pub fn parse(s: &str) -> Option<Loading> {
+        Loading::ALL.iter().find(|(_, n)| *n == s).map(|(l, _)| *l)
+    }
+
+    /// The loading of a script action from its label's first word
+    /// (`script:<async|defer|inserted|module|inline|external> …`, as the runtime writes it).
+    /// Module scripts are taken as deferred: the label does not say whether one had `async`.
+    pub fn of_label(how: &str) -> Option<Loading> {
+        match how {
+            "external" | "inline" => Some(Loading::Blocking),
+            "async" => Some(Loading::Async),
+            "defer" | "module" => Some(Loading::Defer),
+            "inserted" => Some(Loading::Inserted),
+            _ => None,
         }
     }
 }
@@ -187,8 +262,8 @@ pub fn input_type(t: &str) -> bool {
     USER_TYPES.contains(&t) || INDIRECT_TYPES.contains(&t)
 }
 
-/// DOM event types the page creates: `load`/`error` of images and iframes whose `src` a
-/// script sets.
+/// DOM event types the page creates: `load`/`error` of images and iframes (the parser's,
+/// and those whose `src` a script sets).
 pub fn forkable_type(t: &str) -> bool {
     matches!(t, "load" | "error")
 }
@@ -201,6 +276,11 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
         .chain(USER_TYPES.iter().copied())
         .chain(INDIRECT_TYPES.iter().copied())
         .chain(SYSTEM_TYPES.iter().copied())
+}
+
+/// Words a term may be followed by to say how a script loads (the `Loading` filters).
+pub fn loading_words() -> impl Iterator<Item = &'static str> {
+    Loading::ALL.iter().map(|(_, n)| *n)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! pred     := term {"," term}
 //! term     := (NAME | STRING) {["not"] filter}
 //! filter   := "on" STRING | "url" STRING | "state" NUM | "from" term | "delay" CMP DURATION
+//!           | "blocking" | "async" | "defer" | "inserted"
 //! expiry   := "parsed" | "loaded" | "never" | "arrived" "(" pred ")" | "after" DURATION | "js" STRING
 //! call     := NAME "(" [NAME {"," NAME}] ")"
 //! ```
@@ -446,11 +447,18 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     FilterKind::Delay(cmp, self.duration()?)
                 }
+                Some(w) if crate::kinds::Loading::parse(w).is_some() => {
+                    self.pos += 1;
+                    match crate::kinds::Loading::parse(w) {
+                        Some(l) => FilterKind::Loading(l),
+                        None => break,
+                    }
+                }
                 _ => {
                     if negated {
-                        return Err(
-                            self.unexpected("a filter (on, url, state, from, delay) after `not`")
-                        );
+                        return Err(self.unexpected(
+                            "a filter (on, url, state, from, delay, blocking, async, defer, inserted) after `not`",
+                        ));
                     }
                     break;
                 }

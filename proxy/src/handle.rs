@@ -114,6 +114,12 @@ impl ProxyHandle {
         self.shared.source.reset()
     }
 
+    /// The requests the replay answered since its last reset, as the page sent them (empty
+    /// for live sources).
+    pub fn replayed_requests(&self) -> Vec<crate::source::SeenRequest> {
+        self.shared.source.replayed_requests()
+    }
+
     /// Commits everything queued for the recording and the trace store, so another reader
     /// (a replay of the same file) sees it; the proxy keeps running.
     pub fn flush(&self) {

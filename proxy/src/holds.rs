@@ -21,11 +21,27 @@ pub struct HeldInfo {
     pub chunk: Option<(usize, usize)>,
 }
 
+/// How one held document is cut into parts ([`Holds::set_split`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentSplit {
+    /// Byte offsets of the decoded body (offsets at 0 or past the end are ignored): before
+    /// every script, after every element a recorded gesture targets, after async scripts.
+    pub cuts: Vec<usize>,
+    /// The document's encoding as the browser would find it (its BOM or `<meta charset>`),
+    /// set on a `Content-Type` that names none: without it Chromium buffers the first bytes
+    /// of a document to look for a declaration, and a first part released alone is not parsed
+    /// until the next one arrives.
+    pub charset: Option<String>,
+}
+
 #[derive(Default)]
 struct Inner {
     next_id: u64,
     hold_all: bool,
     split_html: bool,
+    /// How to cut the decoded body of documents at these URLs, instead of before each
+    /// `<script`.
+    splits: std::collections::HashMap<String, std::sync::Arc<DocumentSplit>>,
     patterns: Vec<String>,
     pending: BTreeMap<u64, (HeldInfo, oneshot::Sender<()>)>,
 }
@@ -73,6 +89,19 @@ impl Holds {
     /// Delivers held HTML documents in chunks split before each `<script>`, each chunk held.
     pub fn set_split_html(&self, on: bool) {
         self.lock().split_html = on;
+    }
+
+    /// Cuts the document at `url` as `split` says when it is held split, instead of before
+    /// each `<script`. The explorer computes it from the recorded document.
+    pub fn set_split(&self, url: &str, split: DocumentSplit) {
+        self.lock()
+            .splits
+            .insert(url.to_string(), std::sync::Arc::new(split));
+    }
+
+    /// The split set for `url`, if any ([`Holds::set_split`]).
+    pub fn split(&self, url: &str) -> Option<std::sync::Arc<DocumentSplit>> {
+        self.lock().splits.get(url).cloned()
     }
 
     /// Stops holding new responses (held ones stay held until released).

@@ -43,7 +43,7 @@ pub use ca::CertificateAuthority;
 pub use config::ProxyConfig;
 pub use error::ProxyError;
 pub use handle::{Proxy, ProxyHandle};
-pub use holds::{HeldInfo, Holds};
+pub use holds::{DocumentSplit, HeldInfo, Holds};
 /// Re-exported so front ends can build URIs and headers without their own dependency.
 pub use http;
 pub use limits::{Limits, ProxyAuth};
@@ -52,6 +52,7 @@ pub use repair_stats::{Incident, PageSummary};
 pub use rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 pub use secret::random_secret;
 pub use site_certs::SiteCertificates;
+pub use source::SeenRequest;
 pub use source::{ReplayOptions, ResponseSource};
 pub use stats::Stats;
 pub use tls::UpstreamTrust;

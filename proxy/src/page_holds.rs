@@ -4,11 +4,19 @@
 //! the proxy strips the marker before the request goes anywhere, fetches the response, and
 //! delivers it once `POST /__shepherd/hold/release?g=TOKEN&n=N` arrives (or after the limit).
 //!
+//! The parser's own resources are made holdable the same way, with a token the proxy draws
+//! for each HTML document it rewrites (`ResponseMeta::hold_token`): the rewriter marks the
+//! document's scripts and images with it, and where the document's own bytes must wait (an
+//! inline script held by a rule), it writes a hold point ([`hold_point`]) into its output;
+//! the proxy cuts the document there and sends the rest once the page releases that number
+//! (`pipeline/gates.rs`).
+//!
 //! Scoped to the one document that asked: only a request carrying the marker is held, and
-//! only the page that drew the token can release it. A page cannot hold anything another
+//! only the page that knows the token can release it. A page cannot hold anything another
 //! visitor or origin requests (those requests carry no marker of its), and what it holds of
-//! its own it could as well not have requested. Every hold ends at the limit, and the table
-//! is bounded.
+//! its own it could as well not have requested. Every hold ends at the limit, a key released
+//! once lets later requests carrying it through (a page that copies a marked URL), and the
+//! tables are bounded.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -20,15 +28,41 @@ pub const HOLD_PARAM: &str = "__shepherd_hold";
 
 /// Most holds waiting at once (further marked requests pass straight through).
 const MAX_WAITING: usize = 10_000;
-/// Releases that came before their request are remembered this long.
+/// Releases are remembered this long: one that came before its request, and one whose key a
+/// later request carries again.
 const EARLY_RELEASE_TTL: Duration = Duration::from_secs(60);
+
+/// What starts a hold point in a rewritten document: `\x01shepherd-hold:` TOKEN `.` N `\x01`.
+/// The token is the document's own (128 random bits), so nothing the origin sent can be
+/// taken for one.
+const HOLD_POINT_PREFIX: &[u8] = b"\x01shepherd-hold:";
+
+/// The bytes a rewriter writes into a document where its rest waits for release `n` of the
+/// document's hold token (never sent to the browser).
+pub fn hold_point(token: &str, n: u64) -> String {
+    format!("\x01shepherd-hold:{token}.{n}\x01")
+}
+
+/// The start of every hold point of `token` ([`hold_point`]).
+pub(crate) fn hold_point_start(token: &str) -> Vec<u8> {
+    let mut v = HOLD_POINT_PREFIX.to_vec();
+    v.extend_from_slice(token.as_bytes());
+    v.push(b'.');
+    v
+}
+
+/// A fresh hold token for one document: 32 lowercase hex digits.
+pub(crate) fn new_token() -> String {
+    let b: [u8; 16] = rand::random();
+    hex::encode(b)
+}
 
 type Key = (String, u64);
 
 #[derive(Default)]
 struct Inner {
     waiting: HashMap<Key, oneshot::Sender<()>>,
-    released_early: HashMap<Key, Instant>,
+    released: HashMap<Key, Instant>,
 }
 
 /// Holds that pages asked for, keyed by their document's token and a number.
@@ -103,9 +137,9 @@ impl PageHolds {
         let rx = {
             let mut g = self.lock();
             let now = Instant::now();
-            g.released_early
+            g.released
                 .retain(|_, at| now.duration_since(*at) < EARLY_RELEASE_TTL);
-            if g.released_early.remove(&key).is_some() || g.waiting.len() >= MAX_WAITING {
+            if g.released.contains_key(&key) || g.waiting.len() >= MAX_WAITING {
                 return;
             }
             let (tx, rx) = oneshot::channel();
@@ -126,10 +160,9 @@ impl PageHolds {
         let mut g = self.lock();
         if let Some(tx) = g.waiting.remove(&key) {
             let _ = tx.send(());
-            return true;
         }
-        if g.released_early.len() < MAX_WAITING {
-            g.released_early.insert(key, Instant::now());
+        if g.released.len() < MAX_WAITING {
+            g.released.insert(key, Instant::now());
         }
         true
     }
@@ -193,6 +226,20 @@ mod tests {
             .expect("released")
             .unwrap();
         assert!(!h.release("nope", 1));
+        // A key released once lets a later request carrying it through.
+        tokio::time::timeout(Duration::from_millis(200), h.wait((T.into(), 2)))
+            .await
+            .expect("released before");
+    }
+
+    #[test]
+    fn hold_points_name_their_token() {
+        let t = new_token();
+        assert_eq!(t.len(), 32);
+        assert!(parse_key(&format!("{t}.1")).is_some());
+        let p = hold_point(&t, 7);
+        assert!(p.as_bytes().starts_with(&hold_point_start(&t)));
+        assert!(p.ends_with("7\x01"));
     }
 
     #[tokio::test]

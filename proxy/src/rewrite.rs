@@ -21,6 +21,12 @@ pub struct ResponseMeta<'a> {
     /// The page credential of this response's origin: what the injected runtime presents on
     /// `/__shepherd/trace` and `/__shepherd/instrument` (written into the runtime's URL).
     pub page_token: &'a str,
+    /// For an HTML document ([`Rewriter::html`]): a hold token drawn for this document alone
+    /// (32 hex digits; empty in [`Rewriter::plan`]). A rewriter that makes the parser's
+    /// resources holdable marks their URLs with it (`__shepherd_hold=TOKEN.N`, held like the
+    /// page's own holds, `page_holds`), writes hold points into its output
+    /// ([`hold_point`](crate::page_holds::hold_point)) and tells the page the token.
+    pub hold_token: &'a str,
 }
 
 /// What to do with a response body.
@@ -73,6 +79,12 @@ pub trait HtmlStream: Send {
     fn feed(&mut self, chunk: &[u8]) -> Vec<u8>;
     /// End of the document: returns the remaining bytes.
     fn finish(&mut self) -> Vec<u8>;
+
+    /// Whether the output may hold hold points of the document's token (the proxy then cuts
+    /// the document at each and sends the rest once the page released it).
+    fn hold_points(&self) -> bool {
+        false
+    }
 }
 
 /// The hook. Every method has an identity default, so `()` is a valid rewriter.

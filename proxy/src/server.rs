@@ -98,7 +98,7 @@ pub(crate) async fn start(
         rewriter: config.rewriter,
         traces,
         holds: Arc::new(Holds::default()),
-        page_holds: PageHolds::new(config.page_hold_limit),
+        page_holds: Arc::new(PageHolds::new(config.page_hold_limit)),
         repair: RepairStats::default(),
         stats,
         limits,

@@ -40,8 +40,9 @@ pub(crate) struct Shared {
     pub traces: Option<Arc<dyn TraceSink>>,
     pub limits: Limits,
     pub holds: Arc<Holds>,
-    /// Holds pages asked for themselves (repair policies postponing inserted scripts).
-    pub page_holds: PageHolds,
+    /// Holds pages asked for themselves (repair policies postponing the scripts they insert
+    /// and the parser's resources).
+    pub page_holds: Arc<PageHolds>,
     /// Repair policies' figures reported by pages.
     pub repair: RepairStats,
     pub stats: Stats,

@@ -264,6 +264,8 @@ mod tests {
             "dom.js",
             "policy.js",
             "repair.js",
+            "gates.js",
+            "input.js",
             "access.js",
             "boot.js",
         ] {

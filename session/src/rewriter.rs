@@ -9,9 +9,10 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use shepherd_instrument::{
-    CspHeader, FetchContext, HtmlConfig, HtmlInstrumenter, Mode, ResponseKind, ScriptCache,
-    ScriptKind,
+    CspHeader, FetchContext, HtmlConfig, HtmlGates, HtmlInstrumenter, Mode, ResponseKind,
+    ScriptCache, ScriptKind,
 };
+use shepherd_policies::compile::DocumentGates;
 use shepherd_proxy::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, RewrittenScript, ScriptJob};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +28,10 @@ pub struct InstrumentRewriter {
     /// filled in per origin): a worker has no HTML to inject the runtime's `<script>` into.
     /// Replaced when repair policies are reloaded ([`InstrumentRewriter::set_worker_runtime`]).
     worker_runtime: std::sync::RwLock<shepherd_runtime::Config>,
+    /// The parser's resources the run's repair policies may postpone: made holdable in the
+    /// documents in those policies' scope. Replaced when policies are reloaded
+    /// ([`InstrumentRewriter::set_gates`]).
+    gates: std::sync::RwLock<DocumentGates>,
 }
 
 impl InstrumentRewriter {
@@ -40,7 +45,20 @@ impl InstrumentRewriter {
             mode,
             cache,
             worker_runtime: std::sync::RwLock::new(worker_runtime),
+            gates: std::sync::RwLock::new(DocumentGates::default()),
         })
+    }
+
+    /// Makes the parser's resources in `gates` holdable in the documents it names (the run's
+    /// policies may postpone them there; `docs/proxy.md`, "Parser gates").
+    pub fn with_gates(self, gates: DocumentGates) -> Self {
+        self.set_gates(gates);
+        self
+    }
+
+    /// Makes the parser's resources in `gates` holdable in documents served from now on.
+    pub fn set_gates(&self, gates: DocumentGates) {
+        *self.gates.write().unwrap_or_else(|p| p.into_inner()) = gates;
     }
 
     /// Renders worker scripts' runtime from `config` (the run's seed, clock, determinism; its
@@ -225,6 +243,24 @@ impl Rewriter for InstrumentRewriter {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         cfg.cache = Some(self.cache.clone());
+        let gates = self
+            .gates
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .for_page(meta.url);
+        let gated = gates.any() && !meta.hold_token.is_empty();
+        if gated {
+            let token = meta.hold_token.to_string();
+            cfg.gates = Some(HtmlGates {
+                token: token.clone(),
+                scripts: gates.scripts,
+                inline_scripts: gates.inline_scripts,
+                images: gates.images,
+                hold_point: std::sync::Arc::new(move |n| {
+                    shepherd_proxy::page_holds::hold_point(&token, n)
+                }),
+            });
+        }
         let mut doc = HtmlInstrumenter::new(cfg);
         for (name, kind) in [
             ("content-security-policy", CspHeader::Enforce),
@@ -249,6 +285,7 @@ impl Rewriter for InstrumentRewriter {
         Box::new(DocumentStream {
             doc: Some(doc),
             url: meta.url.to_string(),
+            gated,
         })
     }
 
@@ -311,9 +348,15 @@ fn name_sources(map: &str, script_url: &str) -> String {
 struct DocumentStream {
     doc: Option<HtmlInstrumenter>,
     url: String,
+    /// The document's inline scripts are gated: its output has hold points.
+    gated: bool,
 }
 
 impl HtmlStream for DocumentStream {
+    fn hold_points(&self) -> bool {
+        self.gated
+    }
+
     fn feed(&mut self, chunk: &[u8]) -> Vec<u8> {
         let Some(doc) = self.doc.as_mut() else {
             return chunk.to_vec();

@@ -6,6 +6,7 @@
 use crate::rewriter::InstrumentRewriter;
 use anyhow::Context;
 use bytes::Bytes;
+use shepherd_policies::compile::DocumentGates;
 use shepherd_proxy::{
     AllowList, CertificateAuthority, Limits, Proxy, ProxyAuth, ProxyConfig, ProxyHandle,
     ReplayOptions, ResponseSource, SiteCertificates, TraceSink, UpstreamTrust,
@@ -143,16 +144,21 @@ pub struct Stack {
     page_hold_limit: std::time::Duration,
 }
 
-/// The runtime configuration of `base` with `policy` compiled in, and the longest a held
-/// script must wait for it: the policy's liveness limit, plus slack.
+/// The runtime configuration of `base` with `policy` compiled in, the longest a held
+/// script must wait for it (the policy's liveness limit, plus slack), and the parser's
+/// resources its rules may postpone, by page.
 fn with_policy(
     base: &shepherd_runtime::Config,
     policy: Option<&shepherd_policies::PolicySet>,
-) -> (shepherd_runtime::Config, Option<std::time::Duration>) {
+) -> (
+    shepherd_runtime::Config,
+    Option<std::time::Duration>,
+    DocumentGates,
+) {
     let mut runtime = base.clone();
     let Some(set) = policy else {
         runtime.policy = None;
-        return (runtime, None);
+        return (runtime, None, DocumentGates::default());
     };
     let compiled = set.compile();
     runtime.policy = Some(shepherd_runtime::RuntimePolicy {
@@ -160,7 +166,7 @@ fn with_policy(
         js: compiled.js,
     });
     let limit = std::time::Duration::from_millis(compiled.max_delay_ms.saturating_add(5_000));
-    (runtime, Some(limit))
+    (runtime, Some(limit), compiled.document_gates)
 }
 
 impl Stack {
@@ -178,7 +184,7 @@ impl Stack {
         let mut base = shepherd_runtime::Config::new(mode, secret.clone());
         base.deterministic = opts.deterministic;
         let mut config = ProxyConfig::new(run.into_source());
-        let (runtime, limit) = with_policy(&base, opts.policy.as_ref());
+        let (runtime, limit, gates) = with_policy(&base, opts.policy.as_ref());
         if let Some(limit) = limit {
             // A held script never outlasts the policy's liveness limit by much, even when the
             // page that asked for the hold is gone.
@@ -201,7 +207,8 @@ impl Stack {
         let rewriter = Arc::new(
             InstrumentRewriter::new(mode, opts.cache_dir)
                 .context("setting up the instrumentation cache")?
-                .with_worker_runtime(&runtime),
+                .with_worker_runtime(&runtime)
+                .with_gates(gates),
         );
         config.rewriter = Some(rewriter.clone());
         let proxy = Proxy::start(config, ca)
@@ -220,11 +227,12 @@ impl Stack {
     }
 
     /// Puts `policy` in force instead of the running policies (`None`: none): documents
-    /// loaded from now on, and the workers they start, get the runtime with it compiled in;
+    /// loaded from now on, and the workers they start, get the runtime with it compiled in
+    /// (and the parser's resources it may postpone made holdable in them);
     /// pages already open keep the policy they loaded with. The caller checks the policy
     /// first (`shepherd_policies::load`): a set that does not load changes nothing.
     pub fn set_policy(&self, policy: Option<&shepherd_policies::PolicySet>) {
-        let (runtime, limit) = with_policy(&self.runtime, policy);
+        let (runtime, limit, gates) = with_policy(&self.runtime, policy);
         if let Some(limit) = limit
             && limit > self.page_hold_limit
         {
@@ -236,6 +244,7 @@ impl Stack {
             );
         }
         self.rewriter.set_worker_runtime(&runtime);
+        self.rewriter.set_gates(gates);
         self.proxy
             .set_runtime_js(Bytes::from(shepherd_runtime::render(&runtime)));
         self.proxy.metrics().set_policy(policy.map(|s| s.names()));

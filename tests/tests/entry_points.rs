@@ -91,10 +91,15 @@ case!(parse_chunks_and_scripts, |h| async move {
         "async forked by a parse chunk\n{}",
         t.dump()
     );
-    // Defer script runs before DOMContentLoaded, which joins it.
+    // Defer script runs after parsing, before DOMContentLoaded, which joins it.
     let defer = t.one_with_scope("script:defer")?;
     let dcl = t.one_with_scope("fire:DOMContentLoaded @ Document[1]")?;
     ensure!(t.has_arc(defer, dcl, 'j'), "DCL joins defer\n{}", t.dump());
+    ensure!(
+        t.hb(*parse.last().unwrap_or(&0), defer),
+        "defer runs after parsing\n{}",
+        t.dump()
+    );
     ensure!(
         t.hb(*parse.last().unwrap_or(&0), dcl),
         "DCL after parsing\n{}",

@@ -41,6 +41,9 @@ fn main() -> ExitCode {
         ("liveness_guard_releases_and_reports", liveness),
         ("waitrec_cascade_stays_a_set_then_goes_passive", cascade),
         ("reverse_https_staging_with_policy", reverse_https),
+        ("parser_gates_hold_and_hide_their_markers", parser_gates),
+        ("cancelled_events_count_as_arrived", cancelled),
+        ("unreplayable_key_is_discarded_visibly", unreplayable_key),
     ];
     run_cases(Mode::Repair, cases)
 }
@@ -377,6 +380,138 @@ case!(scripts_repaired, |h| async move {
     ensure!(errors.is_empty(), "{errors}");
     // The proxy held b.js for this page; the page sees its own URL (no hold marker).
     ensure!(s == json!("ok a,b b.js"), "{s}");
+    Ok(())
+});
+
+/// Writes `text` as a policy file in a fresh directory; returns the directory (kept alive by
+/// the caller) and the file's path.
+fn policy_file(name: &str, text: &str) -> anyhow::Result<(tempfile::TempDir, String)> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join(name);
+    std::fs::write(&file, text)?;
+    let path = file.to_str().context("path")?.to_string();
+    Ok((dir, path))
+}
+
+// The parser's script, image and inline script, each held by the proxy until the one before
+// it ran (the page's resource timing shows the marked URLs); what the page reads of its own
+// URLs and attributes shows no marker.
+case!(parser_gates, |h| async move {
+    let (_dir, file) = policy_file(
+        "in-order.policy",
+        "on fork script, inline-script, img as v then next(v)\n\
+         template next(u):\n  on fork script, inline-script, img as w until arrived(u) once then order(u, w)\n",
+    )?;
+    with_policy(&h, Some(&file)).await?;
+    let page = h.open("/repair/parser/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        Duration::from_secs(8),
+    )
+    .await?;
+    let seen = page.evaluate(STATUS).await?;
+    let text = seen.as_str().context("status text")?.to_string();
+    ensure!(!text.contains("__shepherd_hold"), "a marker shows: {text}");
+    let list: Vec<String> = serde_json::from_str(&text)?;
+    ensure!(list[0].ends_with("/repair/parser/app.js?v=2"), "{list:?}");
+    ensure!(list[1] == "app.js?v=2", "{list:?}");
+    ensure!(
+        list[3] == "pic.svg" && list[5] == "pic.svg 1x, pic.svg?big=1 2x",
+        "{list:?}"
+    );
+    ensure!(
+        list[7] == "1",
+        "the inline script keeps only its own attribute: {list:?}"
+    );
+    let marked = page
+        .evaluate(
+            "performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('__shepherd_hold')).length",
+        )
+        .await?;
+    ensure!(
+        marked.as_u64() >= Some(2),
+        "the script and the image were requested with their hold markers: {marked}"
+    );
+    ensure!(page.evaluate("window.appRan").await? == json!(true));
+    let figures = h.control(&page, "C.repair()").await?;
+    ensure!(
+        figures["incidents"]
+            .as_array()
+            .is_some_and(|a| a.is_empty()),
+        "nothing waited for the liveness limit: {figures}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+// A click waits for an XHR the page aborted and an image it removed: both count as arrived,
+// so the click runs at once instead of at the liveness limit (which would report an incident:
+// the check does not depend on how long the click took).
+case!(cancelled, |h| async move {
+    let (_dir, file) = policy_file(
+        "wait.policy",
+        "option max-delay 6s\non fork xhr, img as v then wait-for(v)\n\
+         template wait-for(v):\n  postpone click until arrived(v)\n",
+    )?;
+    with_policy(&h, Some(&file)).await?;
+    // The removed image's request goes on (it delays the window's load, not the click).
+    let page = h.open_early("/repair/cancel/").await?;
+    h.wait_for(
+        &page,
+        "!!document.getElementById('status') && document.readyState !== 'loading'",
+        Duration::from_secs(5),
+    )
+    .await?;
+    page.click("#go").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} === 'clicked'"),
+        Duration::from_secs(8),
+    )
+    .await?;
+    let figures = h.control(&page, "C.repair()").await?;
+    let _ = page.close().await;
+    ensure!(
+        figures["incidents"]
+            .as_array()
+            .is_some_and(|a| a.is_empty()),
+        "no liveness incident: {figures}"
+    );
+    Ok(())
+});
+
+// Tab moves focus, which a replay cannot re-create: the held key press is discarded visibly
+// (counted, the spinner shown) instead of being replayed wrongly.
+case!(unreplayable_key, |h| async move {
+    let page = early_input(&h, "init-user").await?;
+    page.focus("#field").await?;
+    page.press_key("Tab").await?;
+    h.wait_for(
+        &page,
+        "window.lateDone === true && document.readyState === 'complete'",
+        Duration::from_secs(4),
+    )
+    .await?;
+    let start = std::time::Instant::now();
+    let stats = loop {
+        let stats = h.control(&page, "C.stats()").await?;
+        if stats["policyDiscarded"].as_u64() >= Some(1) {
+            break stats;
+        }
+        ensure!(
+            start.elapsed() < patience(Duration::from_secs(3)),
+            "the Tab was not discarded: {stats}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let seen = page.evaluate("window.seen").await?;
+    let _ = page.close().await;
+    ensure!(stats["postponed"].as_u64() >= Some(1), "{stats}");
+    ensure!(
+        seen == json!([]),
+        "no copy of the discarded key press was dispatched: {seen}"
+    );
     Ok(())
 });
 

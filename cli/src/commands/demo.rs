@@ -1,6 +1,7 @@
 //! `shepherd demo`: the whole job on the embedded demo site. A loopback origin serves the shop
 //! page in `cli/demo/` (with the papers' races); it is recorded through the instrumenting proxy
-//! in headless Chromium with auto-exploration, analysed, and the reports are written.
+//! in headless Chromium with auto-exploration, analysed, the reports are written, every race is
+//! explored the other way round (triage: harmful first), and one harmful race is repaired.
 
 use crate::demo_site::DemoSite;
 use anyhow::Context;
@@ -10,6 +11,60 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Explores the demo's recording: every uncovered race run the other way round in headless
+/// Chromium and judged by what the user sees, harmful races printed first; `explore.html` and
+/// `explore.json` are written beside the race report.
+fn triage(
+    rt: &tokio::runtime::Runtime,
+    rec: &std::path::Path,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    use shepherd_explore::exploration::{ExploreOptions, explore};
+    use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
+    use shepherd_explore_model::report;
+    println!("\nshepherd demo: exploring every race the other way round (triage)…");
+    let site = shepherd_explore_model::site::Site::load(rec)?;
+    let state_dir = out.join("demo.rec.explore");
+    let opts = ExploreOptions {
+        bound: 1,
+        budget: None,
+        max_sequences: None,
+        workers: vec![WorkerConfig {
+            recording: rec.to_path_buf(),
+            browser: BrowserSpec::Launch,
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            advertise: None,
+            auth: None,
+            cache_dir: Some(state_dir.join("cache")),
+            timing: Timing::default(),
+        }],
+        state_dir: Some(state_dir),
+        fresh: true,
+        policy: None,
+        triage: Default::default(),
+    };
+    let bar = crate::progress::Progress::spinner("the recorded order, replayed");
+    let explored = rt.block_on(explore(site, &opts, |p| {
+        bar.message(format!(
+            "explored {} · pending {} · harmful {}",
+            p.explored, p.pending, p.harmful
+        ));
+    }))?;
+    bar.finish();
+    let sources = shepherd_analysis::page_texts::for_trace_file(rec);
+    let doc = report::build(&explored, 1, &sources);
+    let html = out.join("explore.html");
+    std::fs::write(&html, report::html(&doc))
+        .with_context(|| format!("writing {}", html.display()))?;
+    let json = out.join("explore.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&doc)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    print!("{}", report::text::render(&doc));
+    println!("explore report (open in a browser): {}", html.display());
+    println!("explore report as JSON: {}", json.display());
+    Ok(())
+}
 
 /// Record, analyse and report the bundled demo site.
 #[derive(clap::Args)]
@@ -26,6 +81,9 @@ pub(crate) struct Args {
     /// Show the browser window.
     #[arg(long)]
     headful: bool,
+    /// Stop after the race report (no exploration of the races' other orders).
+    #[arg(long)]
+    no_triage: bool,
 }
 
 pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -91,6 +149,9 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
     println!("recording: {}", rec.display());
     println!("race report (open in a browser): {}", html.display());
     println!("races as JSON: {}", json.display());
+    if !args.no_triage {
+        triage(&rt, &rec, &args.out)?;
+    }
     // One harmful race forced and repaired: the same bad order without and with a policy.
     if let Err(e) = rt.block_on(super::demo_repair::show(&site.url(), args.headful, ca)) {
         println!("\nrepair: not shown ({e:#})");

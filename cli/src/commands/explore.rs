@@ -9,22 +9,29 @@ use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
-use shepherd_explore_model::report::{self, RaceVerdict};
+use shepherd_explore_model::report;
 use shepherd_explore_model::site::Site;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Explore a recording: other event orders, chosen by dynamic partial-order reduction, and
-/// which of them change what the page shows.
+/// Explore a recording: every uncovered race of the recording run the other way round (a
+/// probe and its reference, each settled by the page's own means) and judged by what the user
+/// sees; deeper orders chosen by dynamic partial-order reduction (`--bound`).
 #[derive(ClapArgs, Debug)]
 pub(crate) struct Args {
     /// The recording (made with `shepherd record`).
     recording: PathBuf,
-    /// Conflict-reversal bound: most races reversed from the recorded order.
+    /// Conflict-reversal bound of the reorder phase: most races reversed from the recorded
+    /// order (every race is probed once whatever the bound; 2 or more also explores orders
+    /// that need several reversals).
     #[arg(long, default_value_t = 1)]
     bound: u32,
+    /// Most probes per location: races of a location between other pairs of events beyond
+    /// it are answered as not probed (repeats of one pair share its answer).
+    #[arg(long, default_value_t = 3)]
+    probes_per_location: usize,
     /// Local Chromium workers (each with its own replay proxy).
     #[arg(long, default_value_t = 1)]
     workers: usize,
@@ -134,6 +141,9 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         state_dir: Some(state_dir),
         fresh: args.fresh,
         policy,
+        triage: shepherd_explore_model::triage::Limits {
+            per_location: args.probes_per_location.max(1),
+        },
     };
     let bar = Progress::spinner("initial execution (the recorded order)");
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -158,38 +168,14 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let sources = shepherd_analysis::page_texts::for_trace_file(&args.recording);
     let doc = report::build(&out, args.bound, &sources);
     if let Some(path) = &args.html {
-        std::fs::write(path, report::html(&out, args.bound, &sources))
+        std::fs::write(path, report::html(&doc))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let s = &doc.summary;
-        println!(
-            "{}{}: {} sequences ({}), {} harmful, {} harmless, {} not reordered; state in {}",
-            out.site.page,
-            match &out.policy {
-                Some(p) => format!(" under {p}"),
-                None => String::new(),
-            },
-            out.runs.len(),
-            if out.complete {
-                "complete"
-            } else {
-                "stopped by the budget: run again to resume"
-            },
-            s.harmful,
-            s.harmless,
-            s.not_reordered,
-            out.state_dir.display()
-        );
-        for r in doc
-            .races
-            .iter()
-            .filter(|r| r.verdict == RaceVerdict::Harmful)
-        {
-            println!("  harmful: {} ({}): {}", r.location, r.kind, r.reason);
-        }
+        print!("{}", report::text::render(&doc));
+        println!("state: {}", out.state_dir.display());
     }
     if !args.ci.wanted() {
         return Ok(ExitCode::SUCCESS);

@@ -283,6 +283,18 @@ impl Explorer {
         run
     }
 
+    /// Registers an execution that is not part of the reorder phase (a triage probe): it gets
+    /// a run id, and nothing is derived from it.
+    pub fn record_external(&mut self, exec: &Execution, depth: u32) -> u32 {
+        let run = self.runs.len() as u32;
+        self.runs.push(RunInfo {
+            depth,
+            origin: None,
+            steps: exec.len() as u32,
+        });
+        run
+    }
+
     /// The next sequence to execute (depth first), marked explored so it is handed out once;
     /// `None` when everything within the bound is done.
     pub fn next_job(&mut self) -> Option<Job> {

@@ -25,6 +25,7 @@
 //!   and HTML.
 
 pub mod brute;
+pub mod document;
 pub mod dpor;
 pub mod event;
 pub mod execution;
@@ -38,6 +39,7 @@ pub mod shapes;
 pub mod site;
 pub mod snapshot;
 pub mod steps;
+pub mod triage;
 pub mod verdict;
 
 pub use dpor::{Explorer, Job, Origin, OriginKind, RunInfo};

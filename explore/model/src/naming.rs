@@ -123,6 +123,11 @@ pub fn is_loading(name: &str) -> bool {
     name.parse::<EventName>().is_ok_and(|n| n.is_loading())
 }
 
+/// Whether `name` is a part of a document (parsing progress).
+pub fn is_chunk(name: &str) -> bool {
+    matches!(name.parse::<EventName>(), Ok(EventName::Chunk { .. }))
+}
+
 /// Kinds of actions the explorer schedules through the controller's decider: everything it
 /// can hold except `pagereveal` (fired when the browser first renders) and network `progress`
 /// events (throttled by the browser), which the explorer lets run whenever they come, and the

@@ -38,4 +38,17 @@ pub struct RunOutput {
     pub stopped: Option<String>,
     /// Wall-clock time.
     pub elapsed: Duration,
+    /// A probe's state right after its moved events ran, before the page settled.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// What a probe saw right after the events it moved had run, before letting the page settle
+/// by its own means (timers, retries, responses): compared with the settled state, it tells a
+/// difference the page repairs by itself from one it keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Steps run before it.
+    pub step: u32,
+    /// What the user saw then ([`Snapshot::visible`]).
+    pub visible: String,
 }

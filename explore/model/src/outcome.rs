@@ -4,10 +4,12 @@
 
 use crate::dpor::Explorer;
 use crate::event::EventTable;
+use crate::observation::Checkpoint;
 use crate::site::Site;
 use crate::snapshot::Snapshot;
 use crate::steps::RaceNote;
-use crate::verdict::Verdict;
+use crate::triage::{Triage, Unexplored};
+use crate::verdict::{Settled, Verdict};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
@@ -105,6 +107,46 @@ pub struct RunRecord {
     pub enablers: Vec<(String, String)>,
     /// Against its parent.
     pub verdict: Option<Verdict>,
+    /// The part it plays in triage, when it ran for a probe.
+    #[serde(default)]
+    pub probe: Option<ProbeRole>,
+    /// A probe's state right after its events ran, before the page settled.
+    #[serde(default)]
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// Which run of a probe an execution is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeRole {
+    /// The probe ([`crate::triage::Probe::id`]).
+    pub probe: u32,
+    /// The reference (the pair in its recorded order) rather than the probe itself.
+    pub reference: bool,
+}
+
+/// What one probe found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    /// The probe.
+    pub probe: u32,
+    /// The run of its reference, once it ran.
+    pub reference: Option<u32>,
+    /// The run of the probe, once it ran.
+    pub run: Option<u32>,
+    /// The verdict, or why there is none.
+    pub outcome: ProbeOutcome,
+}
+
+/// A probe's verdict, or why it has none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeOutcome {
+    /// Not both runs yet.
+    Pending,
+    /// Both ran and the moved order happened: judged.
+    Judged(Settled),
+    /// It could not answer.
+    Unexplored(Unexplored),
 }
 
 impl RunRecord {
@@ -137,6 +179,11 @@ pub struct Outcome {
     pub state_dir: PathBuf,
     /// The repair policies every execution enforced (comma-separated names), if any.
     pub policy: Option<String>,
+    /// Every uncovered race of the recording and its probes (empty before the initial
+    /// execution ran).
+    pub triage: Triage,
+    /// What each probe found, by probe id.
+    pub probes: Vec<ProbeResult>,
 }
 
 impl Outcome {

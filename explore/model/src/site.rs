@@ -22,6 +22,11 @@ pub struct Site {
     /// The recorded order of the events the explorer controls (held callbacks by stable id,
     /// gestures): what the initial execution follows.
     pub recorded_order: Vec<String>,
+    /// The page's HTML as recorded (decoded), when the recording holds it: where the replay
+    /// cuts it ([`crate::document`]).
+    pub document: Option<Vec<u8>>,
+    /// The document's recorded `Content-Type`.
+    pub document_type: Option<String>,
 }
 
 impl Site {
@@ -61,7 +66,27 @@ impl Site {
             .clone()
             .or_else(|| chosen.page_url.clone())
             .with_context(|| format!("the trace of {} names no page", chosen.doc))?;
-        Ok(Site::from_trace(path.to_path_buf(), page, trace))
+        let mut site = Site::from_trace(path.to_path_buf(), page, trace);
+        if let Some((body, ct)) = recorded_document(&rec, &site.page) {
+            site.document = Some(body);
+            site.document_type = ct;
+        }
+        Ok(site)
+    }
+
+    /// The page's document with every gesture's target located in it, when it was recorded.
+    pub fn document_structure(&self) -> Option<crate::document::Document> {
+        let html = self.document.as_ref()?;
+        let selectors: Vec<String> = self
+            .gestures
+            .iter()
+            .map(|g| {
+                g.selector()
+                    .map(|s| crate::document::streaming_selector(&s))
+                    .unwrap_or_default()
+            })
+            .collect();
+        Some(crate::document::Document::parse(html, &selectors))
     }
 
     /// A site from a trace already loaded.
@@ -74,8 +99,40 @@ impl Site {
             trace,
             gestures,
             recorded_order,
+            document: None,
+            document_type: None,
         }
     }
+}
+
+/// The decoded body of the newest recorded `GET page` answered with HTML, and its
+/// `Content-Type`.
+fn recorded_document(rec: &Recording, page: &str) -> Option<(Vec<u8>, Option<String>)> {
+    let exchanges = rec.exchanges(None).ok()?;
+    let ex = exchanges.iter().rev().find(|e| {
+        e.request.method == "GET"
+            && e.request.url == page
+            && e.response.as_ref().is_some_and(|r| {
+                (200..300).contains(&r.status)
+                    && r.headers.iter().any(|h| {
+                        h.name.eq_ignore_ascii_case("content-type")
+                            && String::from_utf8_lossy(&h.value)
+                                .to_ascii_lowercase()
+                                .contains("text/html")
+                    })
+            })
+    })?;
+    let ct = ex.response.as_ref().and_then(|r| {
+        r.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+            .map(|h| String::from_utf8_lossy(&h.value).into_owned())
+    });
+    let body = rec
+        .decoded_response_body(ex.id, 32 * 1024 * 1024)
+        .ok()
+        .flatten()?;
+    Some((body, ct))
 }
 
 /// The recorded actions the explorer can schedule, as event names, in trace order: each

@@ -24,6 +24,13 @@ pub struct Snapshot {
     pub heap: BTreeMap<String, String>,
     /// Timer-like events that ran (timeouts, interval ticks, frames, idle callbacks), sorted.
     pub timers: Vec<String>,
+    /// What the user sees: the title, text of rendered elements, visible fields' values,
+    /// images, one per line in document order (empty in state written before it existed).
+    #[serde(default)]
+    pub visible: String,
+    /// Script-readable cookies and web storage (`cookie:k`, `local:k`, `session:k`).
+    #[serde(default)]
+    pub storage: BTreeMap<String, String>,
 }
 
 /// Exceptions, global variables' final values and timer events from the execution's trace.

@@ -3,9 +3,10 @@
 //!
 //! - **equivalent**: same DOM, rendering, exceptions, requests and global variables — the
 //!   reversed events commute;
-//! - **approximately equivalent** (harmless): the race is a late attachment of an event handler
-//!   or involves an unload handler (EventRacer's filters), or only timer events differ and the
-//!   DOM does not (ad-hoc synchronisation: a timer polls until a condition holds);
+//! - **approximately equivalent** (harmless): a side runs in an unload handler, or only timer
+//!   events differ and the DOM does not (ad-hoc synchronisation: a timer polls until a
+//!   condition holds). R4's late-attachment rule is not applied: an event that fired before its
+//!   handler was attached is a lost event when the handler does something observable;
 //! - **different**: harmful when the visible DOM or the rendering, the set of uncaught
 //!   exceptions or the requests sent differ; otherwise only the JavaScript heap differs, which
 //!   is reported as harmless with low confidence.
@@ -30,6 +31,10 @@ pub enum Difference {
     Heap,
     /// The timer events that ran.
     Timers,
+    /// What the user sees: text of rendered elements, visible fields' values, images.
+    Visible,
+    /// Cookies and web storage.
+    Storage,
 }
 
 impl Difference {
@@ -42,6 +47,8 @@ impl Difference {
             Difference::Network => "the requests sent differ",
             Difference::Heap => "global variables end with other values",
             Difference::Timers => "other timer events ran",
+            Difference::Visible => "the user sees something else",
+            Difference::Storage => "cookies or web storage end differently",
         }
     }
 }
@@ -91,8 +98,14 @@ pub fn differences(parent: &Snapshot, child: &Snapshot) -> Vec<Difference> {
     {
         d.push(Difference::Rendering);
     }
+    if !parent.visible.is_empty() && parent.visible != child.visible {
+        d.push(Difference::Visible);
+    }
     if parent.exceptions != child.exceptions {
         d.push(Difference::Exceptions);
+    }
+    if parent.storage != child.storage {
+        d.push(Difference::Storage);
     }
     if page_requests(&parent.requests) != page_requests(&child.requests) {
         d.push(Difference::Network);
@@ -143,17 +156,9 @@ pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict
             "equivalent: the events commute (same DOM, rendering, exceptions, requests and globals)",
         );
     }
-    if !races.is_empty()
-        && races
-            .iter()
-            .all(|r| shepherd_races::filters::is_handler_slot(&r.location))
-    {
-        return verdict(
-            Judgement::Harmless,
-            Class::ApproximatelyEquivalent,
-            "late attachment of an event handler: the event fired before its handler was attached",
-        );
-    }
+    // R4 counted an event that fired before its handler was attached as harmless (late
+    // attachment). A click whose handler does something observable is then a lost click: the
+    // differences decide, as for any other race.
     let unload = |r: &RaceNote| {
         [&r.first, &r.second].iter().any(|a| {
             a.scope
@@ -175,15 +180,182 @@ pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict
             "timer ad-hoc synchronisation: only timer events (and what they count) differ, the DOM does not",
         );
     }
-    if !visible.is_empty() {
-        let words: Vec<&str> = visible.iter().map(|d| d.describe()).collect();
-        return verdict(Judgement::Harmful, Class::Different, &words.join("; "));
+    // The rest as a probe's settled states are judged, so the two phases agree: DOM the user
+    // does not see and telemetry are their own harmless classes, not harmful.
+    let settled = judge_settled(parent, child, None, false, false);
+    Verdict {
+        verdict: settled.verdict,
+        class: match settled.rule {
+            Rule::InvisibleDom | Rule::Telemetry => Class::ApproximatelyEquivalent,
+            _ => Class::Different,
+        },
+        reason: settled.reason,
+        differences,
     }
-    verdict(
-        Judgement::Harmless,
-        Class::Different,
-        "only the JavaScript heap differs (low confidence: nothing visible changed)",
-    )
+}
+
+/// Why a probe's order is harmless, or what it costs the user when harmful: the rule that
+/// decided, for reports and `--json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// Harmful: the other order throws an uncaught exception the recorded one does not.
+    Exception,
+    /// Harmful: a user event of the pair has no effect (or another one) in the other order.
+    LostInput,
+    /// Harmful: once the page has settled by its own means, the user sees something else.
+    VisibleState,
+    /// Harmful: the page sends other requests (URL, method, body, cookies).
+    Requests,
+    /// Harmful: cookies or web storage end differently.
+    Storage,
+    /// Harmless: the settled states agree.
+    Equivalent,
+    /// Harmless: the states differed right after the pair, and the page's own timers,
+    /// retries or responses brought both orders to the same state.
+    SettlesItself,
+    /// Not harmful, its own class: only DOM the user does not see differs (attributes such as
+    /// `data-*`/`aria-*`, hidden elements).
+    InvisibleDom,
+    /// Harmless, low confidence: only global variables differ.
+    HeapOnly,
+    /// Harmless: in a real browser nothing can run between the two (the parser goes straight
+    /// from the element to the script after it).
+    NoWindow,
+    /// Not harmful, its own class: only telemetry differs (beacons, pings: requests whose
+    /// answer the page does not read).
+    Telemetry,
+}
+
+impl Rule {
+    /// Whether the rule makes a verdict harmful.
+    pub fn harmful(self) -> bool {
+        matches!(
+            self,
+            Rule::Exception | Rule::LostInput | Rule::VisibleState | Rule::Requests | Rule::Storage
+        )
+    }
+
+    /// Words for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Rule::Exception => "the other order throws an uncaught exception",
+            Rule::LostInput => "the user's input is lost or does something else",
+            Rule::VisibleState => "once the page has settled, the user sees something else",
+            Rule::Requests => "the page sends other requests",
+            Rule::Storage => "cookies or web storage end differently",
+            Rule::Equivalent => "equivalent: both orders settle in the same state",
+            Rule::SettlesItself => {
+                "the page settles by itself: its timers, retries or responses bring both orders to the same state"
+            }
+            Rule::InvisibleDom => {
+                "only DOM the user does not see differs (attributes, hidden elements)"
+            }
+            Rule::HeapOnly => {
+                "only global variables differ (low confidence: nothing visible changed)"
+            }
+            Rule::NoWindow => {
+                "no window: the parser goes straight from the element to the script after it"
+            }
+            Rule::Telemetry => "only telemetry differs (beacons or pings the page does not read)",
+        }
+    }
+}
+
+/// The verdict on a probe: its settled state against its reference's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settled {
+    /// Harmful or harmless.
+    pub verdict: Judgement,
+    /// The rule that decided.
+    pub rule: Rule,
+    /// Everything that differs in the settled states.
+    pub differences: Vec<Difference>,
+    /// The reason in words (the rule, and what differs).
+    pub reason: String,
+}
+
+/// Judges a probe. `reference` and `probe` are the settled end states; `early` the two
+/// states right after the pair ran (reference's, probe's), when both were taken; `moved_user`
+/// whether the moved side is a user event; `no_window` whether a real browser leaves no room
+/// for the probe's order.
+pub fn judge_settled(
+    reference: &Snapshot,
+    probe: &Snapshot,
+    early: Option<(&str, &str)>,
+    moved_user: bool,
+    no_window: bool,
+) -> Settled {
+    let differences = differences(reference, probe);
+    let has = |d: Difference| differences.contains(&d);
+    let new_exceptions = probe
+        .exceptions
+        .iter()
+        .any(|e| !reference.exceptions.contains(e));
+    let rule = if no_window && !differences.is_empty() {
+        Rule::NoWindow
+    } else if new_exceptions {
+        Rule::Exception
+    } else if has(Difference::Visible) || (reference.visible.is_empty() && has(Difference::Dom)) {
+        if moved_user {
+            Rule::LostInput
+        } else {
+            Rule::VisibleState
+        }
+    } else if has(Difference::Rendering) && !has(Difference::Dom) {
+        Rule::VisibleState
+    } else if has(Difference::Network) {
+        let plain = |r: &Snapshot| -> Vec<String> {
+            r.requests
+                .iter()
+                .filter(|l| !l.starts_with("telemetry "))
+                .cloned()
+                .collect()
+        };
+        if plain(reference) == plain(probe) {
+            Rule::Telemetry
+        } else {
+            Rule::Requests
+        }
+    } else if has(Difference::Storage) {
+        Rule::Storage
+    } else if has(Difference::Dom) {
+        Rule::InvisibleDom
+    } else if has(Difference::Exceptions) {
+        // Fewer exceptions in the other order: the recorded order throws, this one does not.
+        Rule::VisibleState
+    } else if early.is_some_and(|(a, b)| a != b) {
+        Rule::SettlesItself
+    } else if has(Difference::Heap) {
+        Rule::HeapOnly
+    } else {
+        Rule::Equivalent
+    };
+    let mut reason = rule.describe().to_string();
+    let shown: Vec<&str> = differences
+        .iter()
+        .filter(|d| !matches!(d, Difference::Timers | Difference::Heap) || !rule.harmful())
+        .map(|d| d.describe())
+        .collect();
+    if !shown.is_empty() && rule != Rule::Equivalent && rule != Rule::SettlesItself {
+        reason.push_str(if rule == Rule::NoWindow {
+            " (the other order, forced, would differ: "
+        } else {
+            " ("
+        });
+        reason.push_str(&shown.join("; "));
+        reason.push(')');
+    }
+    Settled {
+        verdict: if rule.harmful() {
+            Judgement::Harmful
+        } else {
+            Judgement::Harmless
+        },
+        rule,
+        differences,
+        reason,
+    }
 }
 
 /// A line diff of two DOM serialisations (unified-style, `-` parent, `+` child), at most
@@ -225,12 +397,13 @@ pub fn dom_diff(parent: &str, child: &str, limit: usize) -> String {
                 out.push(format!(" {}", ma[i]));
                 i += 1;
                 j += 1;
-            } else if j < m && (i == n || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j]) {
-                out.push(format!("+{}", mb[j]));
-                j += 1;
-            } else {
+            } else if i < n && (j == m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1]) {
+                // Removed lines before added ones, as readers of diffs expect.
                 out.push(format!("-{}", ma[i]));
                 i += 1;
+            } else {
+                out.push(format!("+{}", mb[j]));
+                j += 1;
             }
         }
     }
@@ -288,8 +461,9 @@ mod tests {
         let v = judge(&p, &c, &[race("Global.x", None)]);
         assert_eq!((v.verdict, v.class), (Judgement::Harmful, Class::Different));
         assert_eq!(v.differences, vec![Difference::Dom]);
+        // A late attachment is judged by what differs: here the DOM, so a lost click.
         let v = judge(&p, &c, &[race("BUTTON[7].click", None)]);
-        assert_eq!(v.class, Class::ApproximatelyEquivalent);
+        assert_eq!((v.verdict, v.class), (Judgement::Harmful, Class::Different));
         let v = judge(&p, &c, &[race("Global.x", Some("fire:unload @ Window[0]"))]);
         assert_eq!(v.class, Class::ApproximatelyEquivalent);
         let mut t = p.clone();
@@ -312,9 +486,56 @@ mod tests {
         assert_eq!(judge(&p, &e, &[]).verdict, Judgement::Harmful);
     }
 
+    fn seen(visible: &str) -> Snapshot {
+        Snapshot {
+            dom: format!("<p>\n  {visible}"),
+            visible: visible.into(),
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn settled_rules() {
+        let a = seen("\"42\"");
+        let rule = |b: &Snapshot, early: Option<(&str, &str)>, user: bool, no_window: bool| {
+            let v = judge_settled(&a, b, early, user, no_window);
+            assert_eq!(v.verdict == Judgement::Harmful, v.rule.harmful());
+            v.rule
+        };
+        assert_eq!(rule(&a.clone(), None, true, false), Rule::Equivalent);
+        // The other order's state differed right after the pair, and settled the same.
+        assert_eq!(
+            rule(&a.clone(), Some(("x", "y")), false, false),
+            Rule::SettlesItself
+        );
+        let mut thrown = a.clone();
+        thrown.exceptions = vec!["Uncaught ReferenceError: f is not defined".into()];
+        assert_eq!(rule(&thrown, None, true, false), Rule::Exception);
+        let not_ready = seen("\"not ready\"");
+        assert_eq!(rule(&not_ready, None, true, false), Rule::LostInput);
+        assert_eq!(rule(&not_ready, None, false, false), Rule::VisibleState);
+        // No room in a browser for the other order: harmless whatever differs.
+        assert_eq!(rule(&not_ready, None, true, true), Rule::NoWindow);
+        let mut hidden = a.clone();
+        hidden.dom.push_str("\n  <i data-x=\"1\">");
+        assert_eq!(rule(&hidden, None, false, false), Rule::InvisibleDom);
+        let mut stored = a.clone();
+        stored.storage.insert("cookie:cart".into(), "2".into());
+        assert_eq!(rule(&stored, None, false, false), Rule::Storage);
+        let mut sent = a.clone();
+        sent.requests = vec!["POST https://a.test/buy body:1".into()];
+        assert_eq!(rule(&sent, None, false, false), Rule::Requests);
+        let mut beacon = a.clone();
+        beacon.requests = vec!["telemetry POST https://a.test/log body:2".into()];
+        assert_eq!(rule(&beacon, None, false, false), Rule::Telemetry);
+        let mut heap = a.clone();
+        heap.heap.insert("Global.x".into(), "1".into());
+        assert_eq!(rule(&heap, None, false, false), Rule::HeapOnly);
+    }
+
     #[test]
     fn diff_shows_changed_lines() {
         let d = dom_diff("a\nb\nc\nd", "a\nB\nc\nd\ne", 10);
-        assert_eq!(d, "@@ line 2 @@\n+B\n-b\n c\n d\n+e");
+        assert_eq!(d, "@@ line 2 @@\n-b\n+B\n c\n d\n+e");
     }
 }

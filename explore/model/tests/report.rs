@@ -1,17 +1,22 @@
-//! The explore report of a fixed outcome, against golden files: every kind of entry (a
-//! harmful reversal with its witness, a harmless one, races not reordered for each reason, a
-//! deeper reversal, a disabled event), source snippets and a screenshot. The golden files were
-//! written by the `json!`-built report the typed one replaced, so they pin its bytes; the
-//! reader reads them back as the writer's value.
+//! The explore report of a fixed outcome, against golden files: every kind of answer (a
+//! harmful probe with its witness, a harmless one that settles by itself, a repeat, races not
+//! explored for several reasons, one answered by the reorder phase), deeper reversals, a
+//! disabled event, source snippets and a screenshot; the reader reads them back as the
+//! writer's value.
 //!
 //! `UPDATE_GOLDEN=1 cargo test -p shepherd-explore-model --test report` rewrites them.
 
 use shepherd_explore_model::execution::Execution;
-use shepherd_explore_model::outcome::{Cause, OriginNote, Outcome, PairRaces, RunRecord, StepRace};
+use shepherd_explore_model::observation::Checkpoint;
+use shepherd_explore_model::outcome::{
+    Cause, OriginNote, Outcome, PairRaces, ProbeOutcome, ProbeResult, ProbeRole, RunRecord,
+    StepRace,
+};
 use shepherd_explore_model::report::{self, ExploreReport};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::Snapshot;
 use shepherd_explore_model::steps::{AccessNote, RaceNote};
+use shepherd_explore_model::triage::{Answer, Probe, Side, Target, Triage, Unexplored, Window};
 use shepherd_explore_model::verdict::{self, Class, Difference, Judgement, Verdict};
 use shepherd_explore_model::{Ev, EventTable, Explorer};
 use shepherd_races::report::SourceProvider;
@@ -64,6 +69,8 @@ fn snapshot(dom: &str, exceptions: &[&str], requests: &[&str]) -> Snapshot {
 
 fn run(id: u32, depth: u32, steps: &[&str], snapshot: Snapshot) -> RunRecord {
     RunRecord {
+        probe: None,
+        checkpoint: None,
         id,
         depth,
         origin: None,
@@ -321,9 +328,246 @@ fn outcome(policy: Option<&str>) -> Outcome {
         fifo: vec![None, None],
     };
     explorer.record(&exec, None);
+    // Triage: the probes' runs (a reference and the other order each).
+    let side = |stable: &str, access: &str, source: Option<&str>| Side {
+        stable: stable.into(),
+        access: access.into(),
+        source: source.map(str::to_string),
+        scope: None,
+    };
+    let target = |location: &str,
+                  name: &str,
+                  kind: &str,
+                  first: Side,
+                  second: Side,
+                  answer: Answer,
+                  steps| Target {
+        location: location.into(),
+        location_name: name.into(),
+        kind: kind.into(),
+        first,
+        second,
+        level: "uncovered".into(),
+        tags: Vec::new(),
+        answer,
+        steps,
+    };
+    let targets = vec![
+        target(
+            "Global.show",
+            "Global.show",
+            "READ-WRITE",
+            side(
+                "doc/event:click@#go#1",
+                "READ",
+                Some("https://a.test/app.js:4:10"),
+            ),
+            side(
+                "doc/script@https://a.test/app.js#1",
+                "WRITE",
+                Some("https://a.test/app.js:3:3"),
+            ),
+            Answer::Probe { id: 0 },
+            Some((1, 3)),
+        ),
+        target(
+            "Global.show",
+            "Global.show",
+            "READ-WRITE",
+            side(
+                "doc/event:click@#go#2",
+                "READ",
+                Some("https://a.test/app.js:4:10"),
+            ),
+            side(
+                "doc/script@https://a.test/app.js#1",
+                "WRITE",
+                Some("https://a.test/app.js:3:3"),
+            ),
+            Answer::RepeatOf { race: 0 },
+            None,
+        ),
+        target(
+            "DOMNode[4].childList",
+            "output#count.childList",
+            "WRITE-WRITE",
+            side("doc/timer#1", "WRITE", None),
+            side("doc/xhr#1", "WRITE", None),
+            Answer::Probe { id: 1 },
+            Some((2, 4)),
+        ),
+        target(
+            "INPUT[3].value",
+            "input#q.value",
+            "WRITE-READ",
+            side("doc/event:input@#q#1", "WRITE", None),
+            side("doc/event:click@#go#1", "READ", None),
+            Answer::Unexplored(Unexplored::TwoUserEvents),
+            Some((3, 4)),
+        ),
+        target(
+            "BUTTON[7].onclick",
+            "button#go.onclick",
+            "WRITE-READ",
+            side("doc/parse#1", "WRITE", Some("https://a.test/#inline-1:1:2")),
+            Side {
+                scope: Some("fire:click".into()),
+                ..side("doc/event:click@#go#1", "READ", None)
+            },
+            Answer::Unexplored(Unexplored::NeverEarlier {
+                event: "user:0".into(),
+            }),
+            Some((0, 3)),
+        ),
+        target(
+            "Global.ready",
+            "Global.ready",
+            "WRITE-READ",
+            side("doc/script#1", "WRITE", None),
+            side("doc/timer#2", "READ", None),
+            Answer::Unexplored(Unexplored::Ordered {
+                why: "net:https://a.test/app.js#1 happens before cb:doc/timer#2".into(),
+            }),
+            Some((1, 5)),
+        ),
+    ];
+    let probes = vec![
+        Probe {
+            id: 0,
+            steps: (1, 3),
+            prefix: vec!["chunk:https://a.test/#0".into()],
+            needs: Vec::new(),
+            moved: vec!["user:0".into()],
+            delayed: vec!["net:https://a.test/app.js#1".into()],
+            window: Window::Network {
+                what: "https://a.test/app.js".into(),
+            },
+        },
+        Probe {
+            id: 1,
+            steps: (2, 4),
+            prefix: vec!["chunk:https://a.test/#0".into()],
+            needs: vec!["net:https://a.test/count#1".into()],
+            moved: vec!["cb:doc/xhr#1".into()],
+            delayed: vec!["cb:doc/timer#1".into()],
+            window: Window::Timer {
+                delay_ms: Some(200),
+            },
+        },
+    ];
+    let probe_run = |id: u32, role: ProbeRole, steps: &[&str], snap: Snapshot, early: &str| {
+        let mut r = run(id, u32::from(!role.reference), steps, snap);
+        r.probe = Some(role);
+        r.checkpoint = Some(Checkpoint {
+            step: 2,
+            visible: early.into(),
+        });
+        r
+    };
+    let mut shown = snapshot(
+        "<html>\n  <p>\n    \"shown\"",
+        &[],
+        &["GET https://a.test/"],
+    );
+    shown.visible = "title \"a\"\n\"shown\"".into();
+    let mut idle = snapshot(
+        "<html>\n  <p>\n    \"idle\"",
+        &["Uncaught ReferenceError: render is not defined @ https://a.test/app.js:4:3"],
+        &["GET https://a.test/"],
+    );
+    idle.visible = "title \"a\"\n\"idle\"".into();
+    let mut r6 = probe_run(
+        6,
+        ProbeRole {
+            probe: 0,
+            reference: true,
+        },
+        &[
+            "chunk:https://a.test/#0",
+            "net:https://a.test/app.js#1",
+            "user:0",
+        ],
+        shown.clone(),
+        "title \"a\"\n\"shown\"",
+    );
+    r6.screenshot = Some("0.png".into());
+    let mut r7 = probe_run(
+        7,
+        ProbeRole {
+            probe: 0,
+            reference: false,
+        },
+        &[
+            "chunk:https://a.test/#0",
+            "user:0",
+            "net:https://a.test/app.js#1",
+        ],
+        idle.clone(),
+        "title \"a\"\n\"idle\"",
+    );
+    r7.screenshot = Some("1.png".into());
+    let r8 = probe_run(
+        8,
+        ProbeRole {
+            probe: 1,
+            reference: true,
+        },
+        &[
+            "chunk:https://a.test/#0",
+            "cb:doc/timer#1",
+            "net:https://a.test/count#1",
+            "cb:doc/xhr#1",
+        ],
+        shown.clone(),
+        "title \"a\"\n\"1\"",
+    );
+    let r9 = probe_run(
+        9,
+        ProbeRole {
+            probe: 1,
+            reference: false,
+        },
+        &[
+            "chunk:https://a.test/#0",
+            "net:https://a.test/count#1",
+            "cb:doc/xhr#1",
+            "cb:doc/timer#1",
+        ],
+        shown.clone(),
+        "title \"a\"\n\"2\"",
+    );
+    let judged = |a: &RunRecord, b: &RunRecord, user| {
+        let early = match (&a.checkpoint, &b.checkpoint) {
+            (Some(x), Some(y)) => Some((x.visible.as_str(), y.visible.as_str())),
+            _ => None,
+        };
+        ProbeOutcome::Judged(verdict::judge_settled(
+            &a.snapshot,
+            &b.snapshot,
+            early,
+            user,
+            false,
+        ))
+    };
+    let results = vec![
+        ProbeResult {
+            probe: 0,
+            reference: Some(6),
+            run: Some(7),
+            outcome: judged(&r6, &r7, true),
+        },
+        ProbeResult {
+            probe: 1,
+            reference: Some(8),
+            run: Some(9),
+            outcome: judged(&r8, &r9, false),
+        },
+    ];
     Outcome {
+        triage: Triage { targets, probes },
+        probes: results,
         site,
-        runs: vec![r0, r1, r2, r3, r4, r5],
+        runs: vec![r0, r1, r2, r3, r4, r5, r6, r7, r8, r9],
         explorer,
         table: EventTable::default(),
         complete: policy.is_none(),
@@ -338,7 +582,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
 fn reports(out: &Outcome) -> (String, String) {
     let json = serde_json::to_string_pretty(&report::build(out, 1, &Sources))
         .unwrap_or_else(|e| panic!("serialising: {e}"));
-    let html = report::html(out, 1, &Sources);
+    let html = report::html(&report::build(out, 1, &Sources));
     let dir = data().display().to_string();
     (json.replace(&dir, "$DATA"), html.replace(&dir, "$DATA"))
 }
@@ -371,6 +615,8 @@ fn the_report_keeps_its_bytes() {
 fn an_empty_outcome_reports_nothing() {
     let mut out = outcome(None);
     out.runs.clear();
+    out.triage = Triage::default();
+    out.probes.clear();
     out.explorer = Explorer::new(1);
     let (json, html) = reports(&out);
     golden("report-empty.json", &json);
@@ -389,7 +635,7 @@ fn the_reader_reads_what_the_writer_wrote() {
     }
     let golden = data().join("report.json");
     let read = ExploreReport::read(&golden).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(read.summary.harmful, 1);
+    assert_eq!(read.summary.harmful, 2);
     assert_eq!(read.disabled[0].verdict, report::RaceVerdict::Harmful);
     assert_eq!(read.races[0].verdict, report::RaceVerdict::Harmful);
 }

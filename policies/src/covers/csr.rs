@@ -39,6 +39,13 @@ impl Csr {
         }
     }
 
+    /// Lets `f` reorder node `x`'s list in place.
+    pub(super) fn reorder(&mut self, x: u32, f: impl FnOnce(&mut [u32])) {
+        if let (Some(&a), Some(&b)) = (self.off.get(x as usize), self.off.get(x as usize + 1)) {
+            f(&mut self.to[a as usize..b as usize]);
+        }
+    }
+
     /// Number of nodes.
     pub(super) fn nodes(&self) -> usize {
         self.off.len().saturating_sub(1)

@@ -4,6 +4,7 @@
 //! [`Base`] every policy's simulation over the trace shares.
 
 use super::csr::Csr;
+use crate::kinds::Loading;
 use shepherd_trace::{ActionId, ActionKind, ActionType, ArcKind, FastState, Op as TOp, Trace};
 use std::collections::HashMap;
 
@@ -80,6 +81,15 @@ pub(super) struct Ev<'t> {
     pub(super) xhr_done: bool,
     pub(super) creator: Option<ActionId>,
     pub(super) delay: Option<u32>,
+    /// How a script action's script loaded (from its label).
+    pub(super) loading: Option<Loading>,
+    /// An inline script's execution (`script:inline …`).
+    pub(super) inline: bool,
+    /// The last action of the event this action begins: an XHR response's `loadend` for
+    /// the response's first action (its events at readyState 4 are one event to a policy,
+    /// and the runtime lets `arrived(u)` hold only once all of them ran), else the action
+    /// itself.
+    pub(super) end: ActionId,
 }
 
 /// No name ([`Names`]).
@@ -120,6 +130,9 @@ struct Packed {
     delay: Option<u32>,
     user: bool,
     xhr_done: bool,
+    loading: Option<Loading>,
+    inline: bool,
+    end: ActionId,
 }
 
 /// Every action's [`Ev`], packed.
@@ -127,11 +140,19 @@ struct Packed {
 pub(super) struct Evs<'t> {
     list: Vec<Packed>,
     names: Names<'t>,
+    /// The page's URL: relative request URLs (as the page wrote them) are resolved against
+    /// it when a `url` filter asks, as the runtime resolves them.
+    base: Option<&'t str>,
 }
 
 impl<'t> Evs<'t> {
     pub(super) fn len(&self) -> usize {
         self.list.len()
+    }
+
+    /// The page's URL, if the trace names it.
+    pub(super) fn base(&self) -> Option<&'t str> {
+        self.base
     }
 
     fn push(&mut self, e: &Ev<'t>) {
@@ -146,6 +167,9 @@ impl<'t> Evs<'t> {
             delay: e.delay,
             user: e.user,
             xhr_done: e.xhr_done,
+            loading: e.loading,
+            inline: e.inline,
+            end: e.end,
         };
         self.list.push(p);
     }
@@ -163,7 +187,65 @@ impl<'t> Evs<'t> {
             xhr_done: p.xhr_done,
             creator: p.creator,
             delay: p.delay,
+            loading: p.loading,
+            inline: p.inline,
+            end: p.end,
         })
+    }
+
+    /// The last action of the event `v` begins ([`Ev::end`]).
+    pub(super) fn end(&self, v: ActionId) -> ActionId {
+        self.list.get(v as usize).map_or(v, |p| p.end)
+    }
+}
+
+/// Script actions get their element as target (tag and `#id`, from the node description of
+/// the `NodeTree:<node>` their execution reads first), and element events without an id in
+/// their stable id the id of their target's description: `on "#id"` is then judged for them.
+fn element_targets<'t>(trace: &'t Trace, evs: &mut Evs<'t>) {
+    if trace.nodes.is_empty() {
+        return;
+    }
+    let s = &trace.strings;
+    let nodes: HashMap<u32, &shepherd_trace::NodeDesc, FastState> =
+        trace.nodes.iter().map(|d| (d.node, d)).collect();
+    for (i, a) in trace.actions.iter().enumerate() {
+        let Some(e) = evs.get(i as u32) else { continue };
+        let is_script = ActionKind::parse(s.get(a.kind)) == ActionKind::Script;
+        let node = if is_script {
+            trace.ops_of(a.id).iter().take(16).find_map(|op| match op {
+                TOp::Read { loc, .. } => s.get(*loc).strip_prefix("NodeTree:")?.parse::<u32>().ok(),
+                _ => None,
+            })
+        } else if e.dom_type.is_some() && e.target_id.is_none() {
+            trace.ops_of(a.id).iter().find_map(|op| match op {
+                TOp::Enter { scope, .. } => {
+                    let label = s.get(*scope).split(" @ ").nth(1)?;
+                    label
+                        .split_once('[')?
+                        .1
+                        .strip_suffix(']')?
+                        .parse::<u32>()
+                        .ok()
+                }
+                _ => None,
+            })
+        } else {
+            None
+        };
+        let Some(d) = node.and_then(|n| nodes.get(&n)) else {
+            continue;
+        };
+        let tag = is_script.then(|| s.get(d.tag));
+        let id = d.id.map(|x| s.get(x));
+        if let Some(p) = evs.list.get_mut(i) {
+            if let Some(t) = tag {
+                p.target = evs.names.id(Some(t));
+            }
+            if id.is_some() {
+                p.target_id = evs.names.id(id);
+            }
+        }
     }
 }
 
@@ -178,21 +260,90 @@ pub(super) fn landmarks(evs: &Evs) -> (Option<u32>, Option<u32>) {
     )
 }
 
-/// The fork operations each action makes (an XHR's fork is the fork of its response; its
-/// other events are not forks).
+/// The fork operations each action makes, each action's in the order it made them where the
+/// trace tells (an XHR's fork is the fork of its response; its other events are not forks).
+/// The parser's scripts are forks of the parse chunk that inserted them: the async, defer
+/// and module ones by their fork arc, the parser-blocking and inline ones by the join from
+/// the parse chunk right before them (the runtime sees the parser insert each one).
 pub(super) fn fork_lists(trace: &Trace, evs: &Evs) -> Csr {
     let n = evs.len();
-    let forks = trace.arcs.iter().filter_map(|a| {
-        if a.kind != ArcKind::Fork || (a.tail as usize) >= n {
-            return None;
+    let is_parse = |a: u32| {
+        trace
+            .actions
+            .get(a as usize)
+            .is_some_and(|x| ActionKind::parse(trace.strings.get(x.kind)) == ActionKind::Parse)
+    };
+    let forks: Vec<(u32, u32)> = trace
+        .arcs
+        .iter()
+        .filter_map(|a| {
+            if (a.tail as usize) >= n {
+                return None;
+            }
+            let e = evs.get(a.head)?;
+            match a.kind {
+                ArcKind::Fork => {
+                    if e.target == Some("XMLHttpRequest") && !e.xhr_done {
+                        return None;
+                    }
+                    Some((a.tail, a.head))
+                }
+                ArcKind::Join => (e.loading == Some(Loading::Blocking) && is_parse(a.tail))
+                    .then_some((a.tail, a.head)),
+            }
+        })
+        .collect();
+    let mut csr = Csr::new(n, forks.iter().copied());
+    let mut counts = vec![0u32; n];
+    for &(t, _) in &forks {
+        counts[t as usize] += 1;
+    }
+    for (tail, _) in counts.iter().enumerate().filter(|(_, c)| **c > 1) {
+        let tail = tail as u32;
+        csr.reorder(tail, |list| creation_order(trace, tail, list));
+    }
+    csr
+}
+
+/// Puts the forks of `tail` whose creation the trace logs in the order they were created:
+/// an element's load or script reads `NodeTree:<node>` and a timer's tick `Timer:<id>`, which
+/// the creating action wrote when it made the element or the timer. The others keep their
+/// places (the order their actions began).
+fn creation_order(trace: &Trace, tail: u32, list: &mut [u32]) {
+    let s = &trace.strings;
+    let created = |head: u32| -> Option<u32> {
+        trace.ops_of(head).iter().take(16).find_map(|op| match op {
+            TOp::Read { loc, .. } => {
+                let text = s.get(*loc);
+                (text.starts_with("NodeTree:") || text.starts_with("Timer:")).then_some(*loc)
+            }
+            _ => None,
+        })
+    };
+    let keys: Vec<Option<u32>> = list.iter().map(|&h| created(h)).collect();
+    if keys.iter().filter(|k| k.is_some()).count() < 2 {
+        return;
+    }
+    let mut written: HashMap<u32, u32, FastState> = HashMap::default();
+    for (i, op) in trace.ops_of(tail).iter().enumerate() {
+        if let TOp::Write { loc, .. } = op {
+            written.entry(*loc).or_insert(i as u32);
         }
-        let e = evs.get(a.head)?;
-        if e.target == Some("XMLHttpRequest") && !e.xhr_done {
-            return None;
+    }
+    let mut keyed: Vec<(u32, u32)> = list
+        .iter()
+        .zip(&keys)
+        .filter_map(|(&h, k)| k.and_then(|l| written.get(&l)).map(|&at| (at, h)))
+        .collect();
+    keyed.sort_unstable();
+    let mut next = keyed.into_iter().map(|(_, h)| h);
+    for (slot, k) in list.iter_mut().zip(&keys) {
+        if k.and_then(|l| written.get(&l)).is_some()
+            && let Some(h) = next.next()
+        {
+            *slot = h;
         }
-        Some((a.tail, a.head))
-    });
-    Csr::new(n, forks)
+    }
 }
 
 /// Reads what the policy language can ask about each action from its kind, stable id, first
@@ -202,6 +353,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
     let mut evs = Evs {
         list: Vec::with_capacity(trace.actions.len()),
         names: Names::default(),
+        base: trace.header.page.as_deref(),
     };
     for e in trace.actions.iter().map(|a| {
         let kind = s.get(a.kind);
@@ -212,6 +364,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
         });
         let mut e = Ev {
             user: a.ty == ActionType::UserInterface,
+            end: a.id,
             ..Ev::default()
         };
         let parsed = ActionKind::parse(kind);
@@ -222,7 +375,11 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
             }
         }
         let last = stable.rsplit('/').next().unwrap_or("");
-        if let Some(at) = last.split_once('@').map(|(_, r)| r) {
+        // An event's stable id names its target's `#id` (a script's names its URL or its
+        // number among the parser's scripts, no element id).
+        if e.dom_type.is_some()
+            && let Some(at) = last.split_once('@').map(|(_, r)| r)
+        {
             let path = at.rsplit_once('#').map_or(at, |(p, _)| p);
             if let Some(id) = path.strip_prefix('#') {
                 e.target_id = Some(id.split('>').next().unwrap_or(id));
@@ -233,10 +390,17 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
                 // `script:<async|defer|inserted|module|inline|external> <url-or-#n>`
                 if let Some(l) = label.and_then(|l| l.strip_prefix("script:"))
                     && let Some((how, what)) = l.split_once(' ')
-                    && matches!(how, "async" | "defer" | "inserted" | "module")
-                    && !what.starts_with('#')
                 {
-                    e.url = Some(what);
+                    e.loading = Loading::of_label(how);
+                    e.inline = how == "inline";
+                    if !e.inline && !what.starts_with('#') {
+                        // A trace recorded under a repair policy may show a hold marker
+                        // (the last query parameter): the URL is the page's without it.
+                        e.url = Some(match what.find("__shepherd_hold=") {
+                            Some(at) if at > 0 => &what[..at - 1],
+                            _ => what,
+                        });
+                    }
                 }
             }
             ActionKind::Fetch => e.url = label.and_then(|l| l.strip_prefix("fetch ")),
@@ -273,6 +437,7 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
     // The response of each XHR: its first load/error/abort/timeout event, and the
     // readystatechange right before it (readyState 4 fires first).
     let mut by_xhr: HashMap<&str, Vec<usize>> = HashMap::new();
+    element_targets(trace, &mut evs);
     for (i, a) in trace.actions.iter().enumerate() {
         if target(&evs, i) == Some("XMLHttpRequest")
             && let Some(label) = trace.ops_of(a.id).iter().find_map(|op| match op {
@@ -296,8 +461,16 @@ pub(super) fn describe(trace: &Trace) -> Evs<'_> {
             } else {
                 k
             };
+            // The response's events run in one task: its end is the `loadend` after them
+            // (the terminal event when the runtime listened to no `loadend`).
+            let end = list[k..]
+                .iter()
+                .copied()
+                .find(|&i| dom_type(&evs, i) == Some("loadend"))
+                .unwrap_or(list[k]);
             if let Some(e) = evs.list.get_mut(list[head]) {
                 e.xhr_done = true;
+                e.end = end as u32;
             }
         }
     }

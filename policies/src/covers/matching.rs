@@ -62,7 +62,8 @@ fn term_matches(t: &Term, v: ActionId, evs: &Evs, env: &Env) -> bool {
         && t.filters.iter().all(|(neg, f)| {
             let m = match f {
                 Filter::On(sel) => selector_matches(sel, &e),
-                Filter::Url(g) => e.url.is_some_and(|u| glob_matches(g, u)),
+                Filter::Url(g) => e.url.is_some_and(|u| url_matches(g, u, evs.base())),
+                Filter::Loading(l) => e.loading == Some(*l) && !e.inline,
                 Filter::State(s) => *s == 4 && e.xhr_done,
                 Filter::From(inner) => e.creator.is_some_and(|c| term_matches(inner, c, evs, env)),
                 Filter::Delay(c, ms) => e.delay.is_some_and(|d| {
@@ -91,9 +92,34 @@ pub(super) fn subject_matches(s: &Subject, v: ActionId, e: &Ev, env: &Env) -> bo
             Kind::Script => {
                 Kind::of_action(ActionKind::parse(e.kind)) == Some(Kind::Script) && e.url.is_some()
             }
+            Kind::InlineScript => {
+                Kind::of_action(ActionKind::parse(e.kind)) == Some(Kind::Script) && e.inline
+            }
+            Kind::Img => element_load(e, "IMG"),
+            Kind::Iframe => element_load(e, "IFRAME"),
             k => Kind::of_action(ActionKind::parse(e.kind)) == Some(*k),
         },
     }
+}
+
+/// Whether request URL `u` matches glob `g`, `u` resolved against the page first when it is
+/// relative (a page's `open('GET', 'me.json')`; the runtime matches the absolute URL).
+fn url_matches(g: &str, u: &str, base: Option<&str>) -> bool {
+    if glob_matches(g, u) {
+        return true;
+    }
+    if u.contains("://") {
+        return false;
+    }
+    base.and_then(|b| url::Url::parse(b).ok())
+        .and_then(|b| b.join(u).ok())
+        .is_some_and(|abs| glob_matches(g, abs.as_str()))
+}
+
+/// Whether `e` is the load or error of an element with tag `tag` (as target labels name it).
+fn element_load(e: &Ev, tag: &str) -> bool {
+    matches!(e.dom_type, Some("load" | "error"))
+        && e.target.is_some_and(|t| t.eq_ignore_ascii_case(tag))
 }
 
 /// Simple selectors judged from the trace: `tag`, `#id`, `tag#id`, `*`, `window`, `document`.

@@ -42,9 +42,9 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
     let forks = fork_lists(trace, &evs);
     let (dcl, load) = landmarks(&evs);
     let mut insts = initial_instances(trace.header.page.as_deref().unwrap_or(""), policies);
-    let mut arrived: HashSet<ActionId> = HashSet::new();
     for v in 0..n as u32 {
-        let mut new_edges = Vec::new();
+        // (waited-for action, the action that added the rule) of the rules that may order v.
+        let mut candidates = Vec::new();
         let mut activated = Vec::new();
         for (i, inst) in insts.iter().enumerate() {
             if inst.removed
@@ -53,33 +53,42 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
             {
                 continue;
             }
-            if !expired(&inst.rule.until, &inst.env, &arrived, dcl, load, v, &evs) {
+            if !expired(&inst.rule.until, &inst.env, dcl, load, v, &evs) {
                 activated.push(i);
             }
             if inst.rule.action == Action::Dispatch {
-                continue;
-            }
-            let present = match inst.added_by {
-                None => true,
-                Some(a) => reaches(&succ, a, v),
-            };
-            if !present {
                 continue;
             }
             if let [only] = inst.rule.until.as_slice()
                 && let Some(u) = waits_for(only, &inst.env, dcl, load, &evs, n)
                 && u < v
             {
-                new_edges.push((u, v));
+                candidates.push((u, inst.added_by));
             }
         }
-        for (u, w) in new_edges {
-            if !reaches(&succ, u, w) {
-                succ[u as usize].push(w);
+        // A rule is present in every schedule when it is initial or its adder reaches v; an
+        // edge added to v may make another adder reach it.
+        loop {
+            let mut changed = false;
+            candidates.retain(|&(u, added_by)| {
+                let present = match added_by {
+                    None => true,
+                    Some(a) => reaches(&succ, a, v),
+                };
+                if present {
+                    if !reaches(&succ, u, v) {
+                        succ[u as usize].push(v);
+                    }
+                    changed = true;
+                }
+                !present
+            });
+            if !changed {
+                break;
             }
         }
         apply_plain(&mut insts, &activated, policies, v, v);
-        arrived.insert(v);
+        // v's forks happen while its handler runs: `arrived(v)` does not hold for them.
         for &w in forks.of(v) {
             let activated: Vec<usize> = insts
                 .iter()
@@ -88,7 +97,7 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
                     !inst.removed
                         && inst.rule.op == Op::Fork
                         && pred_matches(&inst.rule.pred, w, &evs, &inst.env)
-                        && !expired(&inst.rule.until, &inst.env, &arrived, dcl, load, v, &evs)
+                        && !expired(&inst.rule.until, &inst.env, dcl, load, v, &evs)
                 })
                 .map(|(i, _)| i)
                 .collect();
@@ -100,7 +109,8 @@ pub(super) fn closure(trace: &Trace, hb: &[(u32, u32)], policies: &[Policy]) -> 
         .collect()
 }
 
-/// The action a single expiration waits for, when it names exactly one.
+/// The action a single expiration waits for, when it names exactly one: the end of the
+/// event it names (an XHR response's last event).
 fn waits_for(
     e: &Expiry,
     env: &Env,
@@ -110,24 +120,24 @@ fn waits_for(
     n: usize,
 ) -> Option<ActionId> {
     match e {
-        Expiry::ArrivedVar(x) => env.get(x),
+        Expiry::ArrivedVar(x) => env.get(x).map(|u| evs.end(u)),
         Expiry::Parsed => dcl,
         Expiry::Loaded => load,
         Expiry::ArrivedMatch(p) => {
             let none = Env::default();
             let mut it = (0..n as u32).filter(|&i| pred_matches(p, i, evs, &none));
             let first = it.next()?;
-            it.next().is_none().then_some(first)
+            it.next().is_none().then(|| evs.end(first))
         }
         Expiry::After(_) | Expiry::Js(_) => None,
     }
 }
 
-/// Whether the rule is expired when operation at `now` happens (`arrived` excludes `now`).
+/// Whether the rule is expired at an operation of action `now` (its begin, or a fork its
+/// handler makes): an event has arrived once its last action ran, before `now`.
 fn expired(
     until: &[Expiry],
     env: &Env,
-    arrived: &HashSet<ActionId>,
     dcl: Option<u32>,
     load: Option<u32>,
     now: u32,
@@ -136,10 +146,10 @@ fn expired(
     until.iter().any(|e| match e {
         Expiry::Parsed => dcl.is_some_and(|d| d < now),
         Expiry::Loaded => load.is_some_and(|d| d < now),
-        Expiry::ArrivedVar(x) => env.get(x).is_some_and(|u| arrived.contains(&u)),
+        Expiry::ArrivedVar(x) => env.get(x).is_some_and(|u| evs.end(u) < now),
         Expiry::ArrivedMatch(p) => {
             let none = Env::default();
-            arrived.iter().any(|&u| pred_matches(p, u, evs, &none))
+            (0..now).any(|u| pred_matches(p, u, evs, &none) && evs.end(u) < now)
         }
         // Unknown in a trace: treated as not expired (the rule keeps adding what it adds).
         Expiry::After(_) | Expiry::Js(_) => false,

@@ -22,8 +22,9 @@ struct World<'w, 't> {
     evs: &'w Evs<'t>,
     dcl: Option<u32>,
     load: Option<u32>,
-    /// First action matching an `arrived(pattern)` (by the pattern's address), computed once.
-    first_match: HashMap<*const Pred, Option<ActionId>>,
+    /// First action matching an `arrived(pattern)` and the earliest end of one (by the
+    /// pattern's address), computed once.
+    first_match: HashMap<*const Pred, Option<(ActionId, ActionId)>>,
 }
 
 impl World<'_, '_> {
@@ -39,10 +40,11 @@ impl World<'_, '_> {
                 Expiry::Parsed => f.parse_by = f.parse_by.min(self.dcl.unwrap_or(u32::MAX)),
                 Expiry::Loaded => f.parse_by = f.parse_by.min(self.load.unwrap_or(u32::MAX)),
                 Expiry::ArrivedVar(x) => {
-                    f.arrive_by = f.arrive_by.min(inst.env.get(x).unwrap_or(u32::MAX))
+                    let end = inst.env.get(x).map(|u| self.evs.end(u));
+                    f.arrive_by = f.arrive_by.min(end.unwrap_or(u32::MAX))
                 }
                 Expiry::ArrivedMatch(p) => {
-                    f.arrive_by = f.arrive_by.min(self.first_match(p).unwrap_or(u32::MAX))
+                    f.arrive_by = f.arrive_by.min(self.first_end(p).unwrap_or(u32::MAX))
                 }
                 Expiry::After(_) | Expiry::Js(_) => {}
             }
@@ -56,26 +58,36 @@ impl World<'_, '_> {
         f
     }
 
-    fn first_match(&mut self, p: &Pred) -> Option<ActionId> {
+    /// The first action matching `p` and the earliest end ([`Evs::end`]) of one: an
+    /// `arrived(p)` holds once some matching event ran to its end.
+    fn first_match(&mut self, p: &Pred) -> Option<(ActionId, ActionId)> {
         let (evs, n) = (self.evs, self.evs.len());
         *self.first_match.entry(p as *const Pred).or_insert_with(|| {
             let none = Env::default();
-            (0..n as u32).find(|&i| pred_matches(p, i, evs, &none))
+            let mut matches = (0..n as u32).filter(|&i| pred_matches(p, i, evs, &none));
+            let first = matches.next()?;
+            let end = matches.fold(evs.end(first), |m, i| m.min(evs.end(i)));
+            Some((first, end))
         })
     }
 
-    /// The action a rule with this single expiration waits for.
+    fn first_end(&mut self, p: &Pred) -> Option<ActionId> {
+        self.first_match(p).map(|(_, end)| end)
+    }
+
+    /// The action a rule with this single expiration waits for: the end of the event it
+    /// names.
     fn waits_for(&mut self, e: &Expiry, env: &Env) -> Option<ActionId> {
         match e {
-            Expiry::ArrivedVar(x) => env.get(x),
+            Expiry::ArrivedVar(x) => env.get(x).map(|u| self.evs.end(u)),
             Expiry::Parsed => self.dcl,
             Expiry::Loaded => self.load,
             Expiry::ArrivedMatch(p) => {
-                let first = self.first_match(p)?;
+                let (first, _) = self.first_match(p)?;
                 let none = Env::default();
                 let second = (first + 1..self.evs.len() as u32)
                     .find(|&i| pred_matches(p, i, self.evs, &none));
-                second.is_none().then_some(first)
+                second.is_none().then(|| self.evs.end(first))
             }
             Expiry::After(_) | Expiry::Js(_) => None,
         }
@@ -180,33 +192,15 @@ impl<'t> Augmented<'t> {
                 kill(&mut insts, &mut index, i);
             }
             if !waits.is_empty() {
-                // A rule added by an action that does not reach v is absent in some
-                // schedule, so it orders nothing.
-                waits.retain(|&(_, i)| match insts[i].added_by {
-                    None => true,
-                    Some(a) => back.reaches(a, v, graph),
-                });
-                // Latest first: an edge from u makes everything that reaches u reach v, so
-                // the earlier waits it implies add nothing.
-                waits.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-                waits.dedup_by_key(|w| w.0);
-                for (u, i) in waits {
-                    if back.reaches(u, v, aug.graph()) {
-                        continue;
-                    }
-                    aug.edges.push(PolicyEdge {
-                        from: u,
-                        to: v,
-                        rule: insts[i].rule.id.clone(),
-                    });
-                    back.add_source(u);
-                }
+                add_waits(&mut aug, &mut back, &insts, v, waits);
             }
             work += back.take_visits();
             apply(
                 &mut insts, &mut index, &mut world, &activated, policies, v, v,
             );
-            // Forks made by v (v has begun: arrived(v) holds for them).
+            // Forks made by v. v's handler is still running: `arrived(v)` does not hold for
+            // them yet (EventRaceCommander expires an observer after the awaited event's
+            // handler, so the forks of that handler are seen).
             for &w in forks.of(v) {
                 let mut activated = Vec::new();
                 let mut dead = Vec::new();
@@ -215,18 +209,16 @@ impl<'t> Augmented<'t> {
                         continue;
                     }
                     let (unbound, uniform) = (g.unbound, g.uniform);
-                    work += g.walk(&insts, |i| {
-                        match meet(&insts[i], unbound, w, v, v + 1, evs) {
-                            Met::Active => {
-                                activated.push(i);
-                                uniform
-                            }
-                            Met::Dead => {
-                                dead.push(i);
-                                false
-                            }
-                            Met::Expired | Met::Skip => false,
+                    work += g.walk(&insts, |i| match meet(&insts[i], unbound, w, v, v, evs) {
+                        Met::Active => {
+                            activated.push(i);
+                            uniform
                         }
+                        Met::Dead => {
+                            dead.push(i);
+                            false
+                        }
+                        Met::Expired | Met::Skip => false,
                     });
                 }
                 // Not taken out: an action with two creators is forked twice.
@@ -236,7 +228,7 @@ impl<'t> Augmented<'t> {
                         if insts[i].removed {
                             continue;
                         }
-                        match meet(&insts[i], false, w, v, v + 1, evs) {
+                        match meet(&insts[i], false, w, v, v, evs) {
                             Met::Active => activated.push(i),
                             Met::Dead => dead.push(i),
                             Met::Expired | Met::Skip => {}
@@ -262,6 +254,50 @@ impl<'t> Augmented<'t> {
                 .map(|(i, e)| (e.from, i as u32)),
         );
         aug
+    }
+}
+
+/// Adds the edges of the `waits` (waited-for action, instance) that met the begin of `v`. A
+/// rule added by an action that does not reach v is absent in some schedule, so it orders
+/// nothing; but an edge added here may make its adder reach v (init-user's `postpone user
+/// until parsed` orders a click after the parse that forked the timer a WAITFOR waits for),
+/// so the absent ones are judged again until no edge comes.
+fn add_waits(
+    aug: &mut Augmented,
+    back: &mut Back,
+    insts: &Insts,
+    v: u32,
+    mut pending: Vec<(u32, usize)>,
+) {
+    loop {
+        let (mut present, absent): (Vec<_>, Vec<_>) =
+            pending
+                .into_iter()
+                .partition(|&(_, i)| match insts[i].added_by {
+                    None => true,
+                    Some(a) => back.reaches(a, v, aug.graph()),
+                });
+        // Latest first: an edge from u makes everything that reaches u reach v, so the
+        // earlier waits it implies add nothing.
+        present.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        present.dedup_by_key(|w| w.0);
+        let mut added = false;
+        for (u, i) in present {
+            if back.reaches(u, v, aug.graph()) {
+                continue;
+            }
+            aug.edges.push(PolicyEdge {
+                from: u,
+                to: v,
+                rule: insts[i].rule.id.clone(),
+            });
+            back.add_source(u);
+            added = true;
+        }
+        if !added || absent.is_empty() {
+            return;
+        }
+        pending = absent;
     }
 }
 
@@ -299,9 +335,11 @@ fn met(
 
 /// A `waits_only` group meets the begin of `v` (its predicate matched): collects the waits
 /// of its members that may order v, as [`met`] on every member would, less those waiting
-/// for an action that already reaches v (they add nothing). When the group's last action
-/// reaches v, only its unsettled members are looked at. Activation does nothing for such a
-/// rule, so none is reported. Returns the work done.
+/// for an action that already reaches v (they add nothing). A member whose adder does not
+/// reach v yet stays unsettled, and its wait is collected too (an edge to v may make the
+/// adder reach it, [`add_waits`]). When the group's last action reaches v, only its
+/// unsettled members are looked at. Activation does nothing for such a rule, so none is
+/// reported. Returns the work done.
 #[allow(clippy::too_many_arguments)]
 fn settle(
     g: &mut Group,
@@ -333,9 +371,7 @@ fn settle(
                     let present = inst
                         .added_by
                         .is_none_or(|a| a == v || back.reaches(a, v, graph));
-                    if present {
-                        waits.push((u, i));
-                    }
+                    waits.push((u, i));
                     !present
                 }
             },

@@ -9,8 +9,10 @@ use crate::ir::Policy;
 use proptest::prelude::*;
 use shepherd_trace::{ActionType, Trace, TraceBuilder};
 
-/// The kinds of action the shipped policies tell apart, as the runtime labels them.
-const SHAPES: [(ActionType, &str, &str); 8] = [
+/// The kinds of action the shipped policies tell apart, as the runtime labels them: besides
+/// the first eight, the parser's chunks and scripts (forks of a chunk through their join
+/// from it), an image's load, and an XHR response's first and last events (its end).
+const SHAPES: [(ActionType, &str, &str); 14] = [
     (
         ActionType::Unknown,
         "script",
@@ -39,10 +41,28 @@ const SHAPES: [(ActionType, &str, &str); 8] = [
         "event:DOMContentLoaded @ Document[0]",
     ),
     (ActionType::Unknown, "event:load", "event:load @ Window[0]"),
+    (ActionType::Unknown, "parse", "parse HTML"),
+    (
+        ActionType::Unknown,
+        "script",
+        "script:external https://s.test/c.js",
+    ),
+    (ActionType::Unknown, "script", "script:inline #3"),
+    (ActionType::Network, "event:load", "fire:load @ IMG[7]"),
+    (
+        ActionType::Network,
+        "event:readystatechange",
+        "event:readystatechange @ XMLHttpRequest[4]",
+    ),
+    (
+        ActionType::Network,
+        "event:loadend",
+        "event:loadend @ XMLHttpRequest[4]",
+    ),
 ];
 
 /// A trace of `shapes` (indices into [`SHAPES`]) with fork arcs `forks` (tail index taken
-/// modulo the head) and extra happens-before arcs `joins`.
+/// modulo the head) and join arcs `joins`.
 fn trace(
     shapes: &[usize],
     forks: &[(usize, bool)],
@@ -61,15 +81,28 @@ fn trace(
             b.fork((tail % head) as u32, head as u32);
         }
     }
-    let t = b.finish();
-    let mut hb: Vec<(u32, u32)> = t.arcs.iter().map(|a| (a.tail, a.head)).collect();
     for &(x, y) in joins {
         let (x, y) = (x % n, y % n);
         if x < y {
-            hb.push((x as u32, y as u32));
+            b.join(x as u32, y as u32);
         }
     }
+    let t = b.finish();
+    let hb: Vec<(u32, u32)> = t.arcs.iter().map(|a| (a.tail, a.head)).collect();
     (t, hb)
+}
+
+/// A policy over the parser's resources: images, inline and parser-blocking scripts in the
+/// order they were created, inline scripts after the first XHR response.
+fn parser_policy() -> Policy {
+    let text = "on fork img, inline-script as v then next(v)\n\
+                postpone inline-script until arrived(xhr)\n\
+                template next(u):\n  \
+                on fork img, inline-script, script blocking as w until arrived(u) once then order(u, w)\n";
+    match crate::parse_policy("parser", "parser.policy", text) {
+        Ok((p, _)) => p,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 proptest! {
@@ -79,7 +112,7 @@ proptest! {
     /// policy and for all of them together.
     #[test]
     fn indexed_simulation_agrees_with_the_plain_one(
-        shapes in proptest::collection::vec(0usize..8, 1..28),
+        shapes in proptest::collection::vec(0usize..SHAPES.len(), 1..28),
         forks in proptest::collection::vec((0usize..64, proptest::bool::weighted(0.6)), 28),
         joins in proptest::collection::vec((0usize..28, 0usize..28), 0..6),
     ) {
@@ -89,6 +122,7 @@ proptest! {
             .filter_map(|(name, _)| crate::load(name).ok().map(|s| s.policies))
             .collect();
         sets.push(sets.concat());
+        sets.push(vec![parser_policy()]);
         for policies in &sets {
             let aug = Augmented::new(&t, &hb, policies);
             prop_assert!(!aug.exhausted);

@@ -28,7 +28,12 @@ pub(crate) async fn apply(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("text/html"));
     if split && is_html {
-        match split_document(parts, body, max_split).await? {
+        let plan = holds.split(url);
+        if let Some(charset) = plan.as_ref().and_then(|p| p.charset.as_deref()) {
+            declare_charset(parts, charset);
+        }
+        let cuts = plan.as_ref().map(|p| p.cuts.as_slice());
+        match split_document(parts, body, max_split, cuts).await? {
             Split::Parts(chunks) => return Ok(held_chunks(holds.clone(), url.to_string(), chunks)),
             Split::TooLarge(body) => {
                 tracing::info!(url, "document too large to split, held whole");
@@ -39,6 +44,22 @@ pub(crate) async fn apply(
     }
     wait(holds, url).await;
     Ok(body)
+}
+
+/// Adds `charset` to a `Content-Type` that names none.
+fn declare_charset(parts: &mut http::response::Parts, charset: &str) {
+    let current = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("text/html")
+        .to_string();
+    if current.to_ascii_lowercase().contains("charset=") {
+        return;
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("{}; charset={charset}", current.trim_end())) {
+        parts.headers.insert(header::CONTENT_TYPE, v);
+    }
 }
 
 /// Waits until the hold registered for `url` is released (forgotten if the browser leaves).
@@ -61,6 +82,7 @@ async fn split_document(
     parts: &mut http::response::Parts,
     body: ProxyBody,
     limit: usize,
+    cuts: Option<&[usize]>,
 ) -> Result<Split, BoxError> {
     let mut body = body;
     let mut read = Vec::new();
@@ -93,7 +115,29 @@ async fn split_document(
     if let Ok(v) = HeaderValue::from_str(&decoded.len().to_string()) {
         parts.headers.insert(header::CONTENT_LENGTH, v);
     }
-    Ok(Split::Parts(split_before_scripts(&decoded)))
+    Ok(Split::Parts(match cuts {
+        Some(cuts) => split_at(&decoded, cuts),
+        None => split_before_scripts(&decoded),
+    }))
+}
+
+/// Splits `doc` at the given byte offsets (in any order; offsets at 0 or past the end are
+/// ignored). Empty parts are dropped; the concatenation of the parts is always `doc`.
+pub fn split_at(doc: &Bytes, cuts: &[usize]) -> Vec<Bytes> {
+    let mut bounds: Vec<usize> = cuts
+        .iter()
+        .copied()
+        .filter(|&c| c > 0 && c < doc.len())
+        .collect();
+    bounds.push(0);
+    bounds.push(doc.len());
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds
+        .windows(2)
+        .map(|w| doc.slice(w[0]..w[1]))
+        .filter(|c| !c.is_empty())
+        .collect()
 }
 
 /// Splits `doc` before every `<script` start tag (ASCII case-insensitive). Empty parts are
@@ -168,5 +212,15 @@ mod tests {
         assert_eq!(parts.concat(), doc.to_vec());
         let starts = Bytes::from_static(b"<script></script>");
         assert_eq!(split_before_scripts(&starts).len(), 1);
+    }
+
+    #[test]
+    fn splits_at_given_cuts() {
+        let doc = Bytes::from_static(b"<p>a</p><b>c</b>");
+        let parts = split_at(&doc, &[8, 0, 3, 8, 99]);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(&parts[0][..], b"<p>");
+        assert_eq!(&parts[1][..], b"a</p>");
+        assert_eq!(parts.concat(), doc.to_vec());
     }
 }

@@ -3,6 +3,7 @@
 //! made fit for the browser → holds → the rewrite stage → the browser. Answers the proxy makes
 //! itself (errors, misses, timeouts) skip the stages.
 
+mod gates;
 mod hold;
 mod rewrite;
 
@@ -71,6 +72,7 @@ pub(crate) async fn http(
         url: &url_s,
         headers: &headers,
         page_token: &page_token,
+        page_holds: &shared.page_holds,
         metrics: &shared.metrics,
     };
     rewrite::apply(

@@ -3,6 +3,7 @@
 //! rewriter. Bodies the hook does not touch pass through still encoded, with their length.
 
 use crate::body::{BoxError, ChunkTransform, PrefixBody, ProxyBody, TransformBody};
+use crate::page_holds::PageHolds;
 use crate::respond;
 use crate::rewrite::{HtmlStream, ResponseMeta, RewriteKind, Rewriter, ScriptJob};
 use bytes::Bytes;
@@ -19,6 +20,8 @@ pub(crate) struct RequestInfo<'a> {
     pub headers: &'a HeaderMap,
     /// The page credential of the response's origin.
     pub page_token: &'a str,
+    /// Where a document's hold points wait for the page (parser gates).
+    pub page_holds: &'a Arc<PageHolds>,
     /// Where documents served with the runtime are counted.
     pub metrics: &'a crate::metrics::Metrics,
 }
@@ -39,6 +42,7 @@ pub(crate) async fn apply(
         request_headers: req.headers,
         status: parts.status,
         page_token: req.page_token,
+        hold_token: "",
     };
     let kind = rewriter.plan(&meta, &mut parts.headers);
     if kind == RewriteKind::None || matches!(parts.status.as_u16(), 204 | 304) {
@@ -68,9 +72,21 @@ pub(crate) async fn apply(
     let module = match kind {
         RewriteKind::Html => {
             req.metrics.document_served();
+            let token = crate::page_holds::new_token();
+            let meta = ResponseMeta {
+                hold_token: &token,
+                ..meta
+            };
             let stream = rewriter.html(&meta, &mut parts.headers);
-            let body = TransformBody::new(body, HtmlTransform { decoder, stream });
-            return Response::from_parts(parts, ProxyBody::boxed(body));
+            let holds = stream.hold_points();
+            let body =
+                ProxyBody::boxed(TransformBody::new(body, HtmlTransform { decoder, stream }));
+            let body = if holds {
+                super::gates::gated(body, token, req.page_holds.clone())
+            } else {
+                body
+            };
+            return Response::from_parts(parts, body);
         }
         RewriteKind::Script { module } => module,
         RewriteKind::None => return Response::from_parts(parts, body),

@@ -13,8 +13,8 @@ mod replay_websocket;
 
 pub(crate) use live::Live;
 pub(crate) use recorder::Recorder;
-pub use replay::ReplayOptions;
 pub(crate) use replay::Replayer;
+pub use replay::{ReplayOptions, SeenRequest};
 
 use crate::body::ProxyBody;
 use crate::client_body::ClientBody;
@@ -191,6 +191,14 @@ impl Source {
                 replay.reset();
                 true
             }
+        }
+    }
+
+    /// The requests a replay answered since its last reset (empty for live sources).
+    pub fn replayed_requests(&self) -> Vec<SeenRequest> {
+        match self {
+            Source::Live(_) => Vec::new(),
+            Source::Replay(replay) => replay.seen(),
         }
     }
 

@@ -46,6 +46,23 @@ impl Default for ReplayOptions {
     }
 }
 
+/// A request the replay answered (or missed) since the last reset, as the page sent it: what
+/// an explorer compares between two executions ("the page sends other requests").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenRequest {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The absolute URL.
+    pub url: String,
+    /// SHA-256 of the body (hex, first 16 digits), when there is one.
+    pub body: Option<String>,
+    /// The `Cookie` header.
+    pub cookie: Option<String>,
+    /// Sent as telemetry: a beacon (`navigator.sendBeacon`, `fetch` with `keepalive`) or a
+    /// hyperlink-auditing ping; its answer is not read.
+    pub telemetry: bool,
+}
+
 /// The recording being served and the matcher state of this run.
 pub(crate) struct Replayer {
     rec: Recording,
@@ -57,6 +74,8 @@ pub(crate) struct Replayer {
     /// TLS configurations offering only `http/1.1`, per certificate host name (origins
     /// recorded over HTTP/1.x); the CA's cached ones offer `h2` first.
     h1_configs: Mutex<HashMap<String, Arc<rustls::ServerConfig>>>,
+    /// Requests seen since the last reset.
+    seen: Mutex<Vec<SeenRequest>>,
     /// Recorded WebSocket connections.
     pub(crate) ws: super::replay_websocket::WsIndex,
 }
@@ -92,6 +111,7 @@ impl Replayer {
             opts,
             protocols,
             h1_configs: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Vec::new()),
             ws,
         })
     }
@@ -160,6 +180,12 @@ impl Replayer {
             .unwrap_or_else(|p| p.into_inner())
             .reset();
         self.ws.reset();
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The requests seen since the last reset, in order.
+    pub fn seen(&self) -> Vec<SeenRequest> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -193,6 +219,33 @@ pub(crate) async fn exchange(
         }
     };
     let headers = to_headers(&parts.headers);
+    {
+        let header = |n: &str| {
+            parts
+                .headers
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let keepalive = header("sec-fetch-mode").as_deref() == Some("no-cors")
+            && header("sec-fetch-dest").as_deref() == Some("empty")
+            && parts.method == http::Method::POST;
+        let seen = SeenRequest {
+            method: parts.method.to_string(),
+            url: url_s.clone(),
+            body: (!body.is_empty()).then(|| {
+                use sha2::Digest;
+                hex::encode(&sha2::Sha256::digest(&body)[..8])
+            }),
+            cookie: header("cookie"),
+            telemetry: keepalive || header("ping-to").is_some(),
+        };
+        replayer
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(seen);
+    }
     let found = {
         let live = LiveRequest {
             method: parts.method.as_str(),

@@ -100,7 +100,7 @@ pub struct RaceView {
 /// What `shepherd explore` found out about a race (docs/explore-json.md).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Explored {
-    /// `harmful`, `harmless` or `not-reordered`.
+    /// `harmful`, `harmless` or `not-explored`.
     pub verdict: String,
     /// Why.
     pub reason: String,

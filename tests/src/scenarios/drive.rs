@@ -6,7 +6,7 @@
 //! lane starts from) nothing is held or delayed and no auto-exploration runs: the schedule's
 //! input is sent after the page has loaded and settled.
 
-use super::manifest::{Action, Manifest, Oracle, Step, When};
+use super::manifest::{Action, Manifest, Oracle, Resource, Step, When};
 use super::origin::{ScenarioOrigin, Seen};
 use super::product::Shepherd;
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -228,6 +228,7 @@ async fn act(page: &Page, origin: &ScenarioOrigin, action: &Action) -> Result<()
             page.type_text(text).await?;
         }
         Action::Key(k) => page.press_key(k).await?,
+        Action::Keys(text) => page.type_text(text).await?,
         Action::Release(p) => origin.release(p),
         Action::Wait => {}
     }
@@ -243,14 +244,16 @@ async fn run_schedule(
     for (i, s) in steps.iter().enumerate() {
         let waited = match lane {
             Lane::Record(_) => wait_for(page, origin, &s.when, patience(STEP_LIMIT)).await,
-            Lane::Repair => wait_for(page, origin, &s.when, REPAIR_STEP_LIMIT)
-                .await
-                .or_else(|e| {
-                    if std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some() {
-                        println!("  schedule step {} under the policy: {e:#}", i + 1);
-                    }
-                    Ok(())
-                }),
+            Lane::Repair | Lane::RecordRepaired => {
+                wait_for(page, origin, &s.when, REPAIR_STEP_LIMIT)
+                    .await
+                    .or_else(|e| {
+                        if std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some() {
+                            println!("  schedule step {} under the policy: {e:#}", i + 1);
+                        }
+                        Ok(())
+                    })
+            }
         };
         waited.with_context(|| format!("schedule step {}", i + 1))?;
         act(page, origin, &s.action)
@@ -326,9 +329,23 @@ pub async fn record(ctx: &Context, sc: &Scenario) -> Result<Run> {
 pub async fn record_in(ctx: &Context, sc: &Scenario, order: Order) -> Result<Run> {
     let started = Instant::now();
     let m = &sc.manifest;
+    let good: Vec<Resource> = m
+        .resources
+        .iter()
+        .filter(|r| r.good_delay_ms > 0)
+        .map(|r| Resource {
+            path: r.path.clone(),
+            query: r.query.clone(),
+            delay_ms: r.good_delay_ms,
+            good_delay_ms: 0,
+            hold: false,
+            hold_limit_ms: r.hold_limit_ms,
+            hold_after: None,
+        })
+        .collect();
     let (resources, file) = match order {
         Order::Bad => (&m.resources[..], format!("{}.rec", sc.name)),
-        Order::Good => (&[][..], format!("{}.good.rec", sc.name)),
+        Order::Good => (&good[..], format!("{}.good.rec", sc.name)),
     };
     ctx.origin.configure(&sc.name, resources);
     let rec: PathBuf = ctx.scratch.join(file);
@@ -378,6 +395,31 @@ pub async fn repaired(ctx: &Context, sc: &Scenario, policy: PolicySet) -> Result
     })
 }
 
+/// Records `sc`'s bad schedule with `policy` enforced (the repaired execution, traced): what
+/// `shepherd policy covers` is asked about (the repair lane's agreement check). Discarded
+/// input is repeated as in the repair lane; no auto-exploration.
+pub async fn record_repaired(ctx: &Context, sc: &Scenario, policy: PolicySet) -> Result<Run> {
+    let started = Instant::now();
+    ctx.origin.configure(&sc.name, &sc.manifest.resources);
+    let rec: PathBuf = ctx.scratch.join(format!("{}.repaired.rec", sc.name));
+    let _ = std::fs::remove_file(&rec);
+    let secret = secret(&sc.name);
+    let stack = ctx
+        .shepherd
+        .record_with_policy(&rec, ctx.origin.ca_der(), &secret, policy)
+        .await?;
+    let (exceptions, oracle_fired) = through(ctx, sc, stack, &secret, Lane::RecordRepaired).await?;
+    let races = ctx.shepherd.races(&rec)?;
+    Ok(Run {
+        recording: rec,
+        races,
+        exceptions,
+        oracle_fired,
+        requests: ctx.origin.requests(),
+        elapsed: started.elapsed(),
+    })
+}
+
 /// Which lane a run serves: what happens after the oracle was read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lane {
@@ -386,6 +428,9 @@ enum Lane {
     Record(Order),
     /// Nothing: the oracle is the result.
     Repair,
+    /// The bad schedule recorded with the policy enforced: discarded input repeated as in
+    /// `Repair`, then the trace flushed.
+    RecordRepaired,
 }
 
 /// Drives `sc` through `stack` in a fresh browser context, then lets every held answer go
@@ -430,7 +475,7 @@ async fn drive(
     }
     let order = match lane {
         Lane::Record(order) => order,
-        Lane::Repair => Order::Bad,
+        Lane::Repair | Lane::RecordRepaired => Order::Bad,
     };
     if order == Order::Bad {
         run_schedule(page, &ctx.origin, &m.schedule, lane).await?;
@@ -458,23 +503,28 @@ async fn drive(
             "(async () => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); if (!C) return false; {body}; return true; }})()"
         )
     };
-    if lane == Lane::Repair {
-        if fired != Some(true) {
-            return Ok((exceptions, fired));
-        }
+    if lane == Lane::Repair || lane == Lane::RecordRepaired {
+        let mut result = (exceptions, fired);
         // A policy that discarded the input showed the user that the page was busy
         // (EventRaceCommander's repair by discarding): the user repeats the input once the
         // page is idle, and the error must not show then either.
         let stats = page.evaluate(&control("return C.stats()")).await?;
-        if stats.get("policyDiscarded").and_then(|d| d.as_u64()) < Some(1) {
-            return Ok((exceptions, fired));
+        if result.1 == Some(true)
+            && stats.get("policyDiscarded").and_then(|d| d.as_u64()) >= Some(1)
+        {
+            for s in m.schedule.iter().filter(|s| s.action.is_input()) {
+                act(page, &ctx.origin, &s.action)
+                    .await
+                    .context("repeating discarded input")?;
+            }
+            result = settled_oracle(ctx, page, m).await?;
         }
-        for s in m.schedule.iter().filter(|s| s.action.is_input()) {
-            act(page, &ctx.origin, &s.action)
+        if lane == Lane::RecordRepaired {
+            page.evaluate(&control("await C.flush()"))
                 .await
-                .context("repeating discarded input")?;
+                .context("flushing the trace")?;
         }
-        return settled_oracle(ctx, page, m).await;
+        return Ok(result);
     }
     if order == Order::Bad && !ctx.explore.is_zero() && m.auto_explore {
         let marked = page.evaluate(&control("C.explore(true)")).await?;

@@ -1,6 +1,7 @@
 //! The explore lane's judgement: the races of an exploration report (`docs/explore-json.md`)
 //! against the manifest's list. Every race the manifest calls harmful must be reported
-//! harmful, and none it calls harmless; races are matched by place as the detect lane
+//! harmful, and none it calls harmless; one it marks `explored = "harmless"` must be answered
+//! harmless (explored, not merely never reversed). Races are matched by place as the detect lane
 //! matches them (location pattern and positions, not kind: the good order may run the two
 //! accesses the other way round).
 
@@ -15,7 +16,7 @@ pub struct Found {
     pub location: String,
     /// `WRITE-READ`, … (in the explored order).
     pub kind: String,
-    /// `harmful`, `harmless` or `not-reordered`.
+    /// `harmful`, `harmless` or `not-explored`.
     pub verdict: String,
     /// Why.
     pub reason: String,
@@ -36,6 +37,7 @@ impl Found {
 pub fn found(doc: &ExploreReport) -> Vec<Found> {
     doc.races
         .iter()
+        .chain(&doc.deeper)
         .map(|r| Found {
             location: r.location.clone(),
             kind: r.kind.clone(),
@@ -64,7 +66,7 @@ pub struct Verdict {
 pub fn check(m: &Manifest, found: &[Found], complete: bool) -> Verdict {
     let mut v = Verdict::default();
     let harmful = |f: &&Found| f.verdict == "harmful";
-    for want in m.races.iter().filter(|r| r.harmful) {
+    for want in m.races.iter().filter(|r| r.explored_harmful()) {
         if !found
             .iter()
             .filter(harmful)
@@ -91,11 +93,38 @@ pub fn check(m: &Manifest, found: &[Found], complete: bool) -> Verdict {
             ));
         }
     }
+    // `explored = "harmless"`: the race must be answered harmless (with its rule), not just
+    // never called harmful because it was never run the other way round.
+    for want in m
+        .races
+        .iter()
+        .filter(|r| r.explored.as_deref() == Some("harmless"))
+    {
+        if !found
+            .iter()
+            .any(|f| f.verdict == "harmless" && same_place(want, &f.location, &f.sources))
+        {
+            let there: Vec<String> = found
+                .iter()
+                .filter(|f| same_place(want, &f.location, &f.sources))
+                .map(Found::short)
+                .collect();
+            v.problems.push(format!(
+                "harmless race {} not answered harmless (reported there: {})",
+                want.location,
+                if there.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    there.join("; ")
+                }
+            ));
+        }
+    }
     for f in found.iter().filter(harmful) {
         let at = |want: bool| {
             m.races
                 .iter()
-                .any(|r| r.harmful == want && same_place(r, &f.location, &f.sources))
+                .any(|r| r.explored_harmful() == want && same_place(r, &f.location, &f.sources))
         };
         if at(false) && !at(true) {
             v.problems

@@ -124,22 +124,87 @@ pub async fn repair(ctx: &Context, sc: &Scenario, control: Option<bool>) -> Repa
         Ok(set) => set,
         Err(e) => return fail(format!("policy {policy}: {}", e.rendered.trim_end())),
     };
-    let run = match drive::repaired(ctx, sc, set).await {
+    let run = match drive::repaired(ctx, sc, set.clone()).await {
         Ok(r) => r,
         Err(e) => return fail(format!("run with policy {policy} failed: {e:#}")),
     };
-    let log = format!(
+    let mut log = format!(
         "  repair with {policy}: {:.1?}; exceptions {:?}; oracle {:?}\n",
         run.elapsed, run.exceptions, run.oracle_fired
     );
     let outcome = match run.oracle_fired {
-        Some(false) => Outcome::Pass,
+        Some(false) if m.repair.covers_not.is_some() => Outcome::Pass,
+        Some(false) => match covers_agree(ctx, sc, &set).await {
+            Ok(found) => {
+                log.push_str(&found);
+                Outcome::Pass
+            }
+            Err(why) => Outcome::Fail(why),
+        },
         fired => Outcome::Fail(format!(
             "with policy {policy} the bad schedule still shows the error (oracle {fired:?}; exceptions {:?})",
             run.exceptions
         )),
     };
     Repair { outcome, log }
+}
+
+/// `shepherd policy covers` agrees with the runtime: on the repaired execution (the bad
+/// schedule with the policy enforced, recorded), where the harmful races happen in the order
+/// the policy made them take, the policy orders every race the manifest calls harmful that
+/// the run has. Returns what it found, for the log.
+async fn covers_agree(
+    ctx: &Context,
+    sc: &Scenario,
+    set: &shepherd_policies::PolicySet,
+) -> Result<String, String> {
+    let m = &sc.manifest;
+    let run = drive::record_repaired(ctx, sc, set.clone())
+        .await
+        .map_err(|e| format!("recording the repaired run for policy covers failed: {e:#}"))?;
+    if run.oracle_fired == Some(true) {
+        return Err(format!(
+            "recorded with the policy, the bad schedule shows the error (exceptions {:?})",
+            run.exceptions
+        ));
+    }
+    let races = ctx
+        .shepherd
+        .covers(&run.recording, set)
+        .map_err(|e| format!("policy covers on the repaired run: {e:#}"))?;
+    let mut log = String::new();
+    let mut unordered = Vec::new();
+    let mut checked = 0;
+    for want in m.races.iter().filter(|r| r.harmful && r.repaired) {
+        for r in races
+            .iter()
+            .filter(|r| detect::same_place(want, &r.location, &r.sources))
+        {
+            checked += 1;
+            let verdict = match &r.ordered_by {
+                Some(rules) if rules.is_empty() => "ordered by happens-before".to_string(),
+                Some(rules) => format!("ordered by {}", rules.join(", ")),
+                None => {
+                    unordered.push(format!("{} {}", r.location, r.kind));
+                    "not ordered".to_string()
+                }
+            };
+            log.push_str(&format!(
+                "    policy covers, repaired run: {} {}: {verdict}\n",
+                r.location, r.kind
+            ));
+        }
+    }
+    if !unordered.is_empty() {
+        return Err(format!(
+            "policy covers does not order what the policy repaired, on the repaired run recorded: {}\n{log}",
+            unordered.join("; ")
+        ));
+    }
+    if checked == 0 {
+        log.push_str("    policy covers, repaired run: the run has none of the harmful races\n");
+    }
+    Ok(log)
 }
 
 /// What the explore lane found for one scenario.
@@ -177,7 +242,7 @@ pub struct GoodRun {
 pub async fn explore_record(
     ctx: &Context,
     sc: &Scenario,
-    budget: Duration,
+    sequences: u64,
 ) -> Result<GoodRun, Explored> {
     let run = drive::record_in(ctx, sc, Order::Good)
         .await
@@ -186,8 +251,8 @@ pub async fn explore_record(
         .map_err(|e| Explored::failed(format!("reading the good-order recording: {e:#}")))?;
     let opts = ExploreOptions {
         bound: sc.manifest.bound(),
-        budget: Some(budget),
-        max_sequences: None,
+        budget: None,
+        max_sequences: Some(sequences),
         workers: vec![WorkerConfig {
             recording: run.recording.clone(),
             // The lane's browser: a worker connected to it only opens contexts of its own.
@@ -206,6 +271,7 @@ pub async fn explore_record(
         state_dir: Some(ctx.scratch.join(format!("{}.explore", sc.name))),
         fresh: true,
         policy: None,
+        triage: Default::default(),
     };
     Ok(GoodRun {
         manifest: sc.manifest.clone(),
@@ -273,6 +339,25 @@ pub async fn explore(good: GoodRun) -> Explored {
                 .as_ref()
                 .map_or(String::new(), |v| format!(" -> {}", v.reason))
         ));
+    }
+    // The recorded order's racing step pairs: what the reorder phase could reverse.
+    if let Some(r0) = out.runs.first() {
+        for p in &r0.pairs {
+            let step = |i: u32| r0.steps.get(i as usize).map_or("?", String::as_str);
+            log.push_str(&format!(
+                "    racing steps {} / {}: {}\n",
+                step(p.first),
+                step(p.second),
+                p.races
+                    .iter()
+                    .map(|x| x.location.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for p in &out.probes {
+        log.push_str(&format!("    probe {}: {:?}\n", p.probe, p.outcome));
     }
     log.push_str(&explored::describe(&found));
     Explored {

@@ -131,6 +131,11 @@ pub struct Resource {
     /// Answer this many milliseconds late.
     #[serde(default)]
     pub delay_ms: u64,
+    /// In the good order (which holds nothing), answer this many milliseconds late: a
+    /// resource the network is slow to deliver, so the good order's recording is the same
+    /// every run.
+    #[serde(default)]
+    pub good_delay_ms: u64,
     /// Hold the answer until a schedule step releases this path (`release = "slow.js"`), or
     /// at most [`Resource::hold_limit_ms`].
     #[serde(default)]
@@ -138,6 +143,11 @@ pub struct Resource {
     /// Longest hold (a step that never comes must not hang the suite).
     #[serde(default = "default_hold_limit")]
     pub hold_limit_ms: u64,
+    /// Send the body up to and including this text at once, and hold the rest until a step
+    /// releases this path (as a server that flushes the top of a page early): the parser
+    /// stops there, and the user can act on what it has shown. For pages (`index.html`).
+    #[serde(default)]
+    pub hold_after: Option<String>,
 }
 
 fn default_hold_limit() -> u64 {
@@ -190,6 +200,9 @@ pub enum Action {
     },
     /// Press one key on the focused element (`Enter`, `a`).
     Key(String),
+    /// Type the text as key presses into whatever has focus now (a user who goes on typing
+    /// without looking where the caret went).
+    Keys(String),
     /// Release the held answers of this resource path.
     Release(String),
     /// Nothing (a pause: the `when` is the point).
@@ -201,7 +214,11 @@ impl Action {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            Action::Click(_) | Action::Hover(_) | Action::Type { .. } | Action::Key(_)
+            Action::Click(_)
+                | Action::Hover(_)
+                | Action::Type { .. }
+                | Action::Key(_)
+                | Action::Keys(_)
         )
     }
 }
@@ -260,6 +277,11 @@ pub struct Repair {
     /// Why, for `none` (required) or for a choice worth explaining.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Why `shepherd policy covers` cannot tell that the policy orders the harmful races (a
+    /// `js` or time condition, a selector it does not judge); without it, the repair lane
+    /// checks that it does, on a run in the good order.
+    #[serde(default)]
+    pub covers_not: Option<String>,
 }
 
 /// What the explorer lane should find.
@@ -293,8 +315,15 @@ pub struct Race {
     #[serde(default)]
     pub coverage: Option<String>,
     /// Some order of it throws or changes what the user sees (the paper's judgement; the
-    /// explorer must call it harmful).
+    /// explorer must call it harmful unless `explored` says otherwise).
     pub harmful: bool,
+    /// What Shepherd's explorer must say when its judgement differs from the paper's
+    /// (`harmful`): a lost click, or a flag that shows "not ready", is harmful to Shepherd
+    /// (the user's input has no effect, or another one) where EventRacer calls it harmless
+    /// ad hoc synchronisation. `harmful` or `harmless`; the note says why. `harmless` also
+    /// requires an answer: the explorer must have run the race's other order and cleared it.
+    #[serde(default)]
+    pub explored: Option<String>,
     /// `false`: the location must not be explained away by a harmless filter (its level is
     /// `harmful` or `uncovered`); `true`: it must be.
     #[serde(default)]
@@ -308,6 +337,21 @@ pub struct Race {
     /// Why the race exists (one line).
     #[serde(default)]
     pub note: Option<String>,
+    /// `false` for a harmful race the manifest's policy does not order (the bad schedule
+    /// forces another race): the repair lane's `policy covers` check leaves it out.
+    #[serde(default = "yes")]
+    pub repaired: bool,
+}
+
+impl Race {
+    /// Whether the explorer must call the race harmful: `explored` when given, else
+    /// `harmful`.
+    pub fn explored_harmful(&self) -> bool {
+        match self.explored.as_deref() {
+            Some(v) => v == "harmful",
+            None => self.harmful,
+        }
+    }
 }
 
 /// A location where no uncovered race may be reported.
@@ -440,7 +484,10 @@ impl Manifest {
         }
         for s in &self.schedule {
             if let Action::Release(p) = &s.action
-                && !self.resources.iter().any(|r| r.hold && &r.path == p)
+                && !self
+                    .resources
+                    .iter()
+                    .any(|r| (r.hold || r.hold_after.is_some()) && &r.path == p)
             {
                 return Err((
                     quoted(p),
@@ -515,6 +562,12 @@ impl Manifest {
             if r.location.trim().is_empty() {
                 return Err((Some("location".into()), "empty location".into()));
             }
+            if let Some(v) = &r.explored
+                && v != "harmful"
+                && v != "harmless"
+            {
+                return Err((quoted(v), "explored is \"harmful\" or \"harmless\"".into()));
+            }
         }
         let harmful = self.races.iter().any(|r| r.harmful);
         if harmful == matches!(self.oracle, Oracle::None { .. }) {
@@ -561,7 +614,7 @@ impl Manifest {
     /// Whether the explore lane runs this scenario: it has a harmful race or an `[explore]`
     /// section (pages whose races are all harmless opt in, to keep the lane's time down).
     pub fn explored(&self) -> bool {
-        self.explore.is_some() || self.races.iter().any(|r| r.harmful)
+        self.explore.is_some() || self.races.iter().any(Race::explored_harmful)
     }
 
     /// The conflict-reversal bound to explore with (1 unless `[explore]` says otherwise).

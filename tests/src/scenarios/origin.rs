@@ -8,7 +8,9 @@ use super::manifest::Resource;
 use crate::{content_type, read_page, respond};
 use anyhow::Result;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Limited, StreamBody};
+use hyper::body::Frame;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -199,19 +201,43 @@ impl ScenarioOrigin {
     }
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+/// A body the origin answers with.
+type Body = BoxBody<Bytes, Infallible>;
+
+/// Waits until `path` is released in the current scenario, or `limit` has passed.
+async fn released(shared: &Shared, path: &str, limit: Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let changed = shared.changed.notified();
+        let done = shared
+            .current
+            .lock()
+            .map(|c| c.released.contains(path))
+            .unwrap_or(true);
+        if done || tokio::time::timeout_at(deadline, changed).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
     let method = req.method().to_string();
     // What the rules of the current scenario say about this request.
     let rule = {
         let Ok(mut c) = shared.current.lock() else {
-            return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "poisoned");
+            return respond(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "poisoned")
+                .map(|b| b.boxed());
         };
         let prefix = format!("/{}/", c.name);
-        let rel = path
+        let mut rel = path
             .strip_prefix(&prefix)
             .map_or_else(|| path.clone(), str::to_string);
+        // A directory is its index.html.
+        if rel.is_empty() || rel.ends_with('/') {
+            rel.push_str("index.html");
+        }
         c.log.push(Seen {
             method,
             path: rel.clone(),
@@ -226,26 +252,43 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Full<By
     shared.changed.notify_waiters();
     // Bodies are read (so clients finish sending) and dropped.
     let _ = Limited::new(req.into_body(), MAX_BODY).collect().await;
+    let mut split = None;
     if let Some(r) = rule {
-        if r.hold {
-            let deadline = tokio::time::Instant::now() + Duration::from_millis(r.hold_limit_ms);
-            loop {
-                let changed = shared.changed.notified();
-                let released = shared
-                    .current
-                    .lock()
-                    .map(|c| c.released.contains(&r.path))
-                    .unwrap_or(true);
-                if released || tokio::time::timeout_at(deadline, changed).await.is_err() {
-                    break;
-                }
-            }
+        if let Some(marker) = &r.hold_after {
+            split = Some((marker.clone(), r.path.clone(), r.hold_limit_ms));
+        } else if r.hold {
+            released(&shared, &r.path, Duration::from_millis(r.hold_limit_ms)).await;
         } else if r.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(r.delay_ms)).await;
         }
     }
-    match read_page(&shared.root, &path).await {
-        Some((file, bytes)) => respond(StatusCode::OK, content_type(&file), bytes),
-        None => respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
-    }
+    let Some((file, bytes)) = read_page(&shared.root, &path).await else {
+        return respond(StatusCode::NOT_FOUND, "text/plain", "not found").map(|b| b.boxed());
+    };
+    let Some((marker, held, limit)) = split else {
+        return respond(StatusCode::OK, content_type(&file), bytes).map(|b| b.boxed());
+    };
+    // The top of the page at once, the rest once released.
+    let bytes = Bytes::from(bytes);
+    let cut = bytes
+        .windows(marker.len().max(1))
+        .position(|w| w == marker.as_bytes())
+        .map_or(bytes.len(), |i| i + marker.len());
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(2);
+    let (head, rest) = (bytes.slice(..cut), bytes.slice(cut..));
+    tokio::spawn(async move {
+        if tx.send(head).await.is_err() {
+            return;
+        }
+        released(&shared, &held, Duration::from_millis(limit)).await;
+        let _ = tx.send(rest).await;
+    });
+    let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    });
+    let template = respond(StatusCode::OK, content_type(&file), Bytes::new());
+    let (parts, _) = template.into_parts();
+    Response::from_parts(parts, StreamBody::new(frames).boxed())
 }

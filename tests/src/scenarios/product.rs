@@ -14,6 +14,19 @@ use shepherd_session::{Run, Stack, StackOptions};
 use std::path::Path;
 use std::sync::Arc;
 
+/// A race and whether a policy orders it (`Shepherd::covers`).
+#[derive(Debug, Clone)]
+pub struct CoveredRace {
+    /// Location name.
+    pub location: String,
+    /// `WRITE-READ`, …
+    pub kind: String,
+    /// Source positions of its sides (when known).
+    pub sources: Vec<String>,
+    /// The policy rules that order it (empty: happens-before does), or `None`.
+    pub ordered_by: Option<Vec<String>>,
+}
+
 /// The interception CA shared by every stack of a lane.
 pub struct Shepherd {
     ca: Arc<CertificateAuthority>,
@@ -44,6 +57,21 @@ impl Shepherd {
         self.start(run, secret, None).await
     }
 
+    /// Starts a recording stack that also enforces `policy` (the repaired execution, traced).
+    pub async fn record_with_policy(
+        &self,
+        out: &Path,
+        origin_ca: &CertificateDer<'static>,
+        secret: &str,
+        policy: PolicySet,
+    ) -> Result<Stack> {
+        let run = Run::Record {
+            out: out.to_path_buf(),
+            trust: UpstreamTrust::OnlyRoots(vec![origin_ca.clone()]),
+        };
+        self.start(run, secret, Some(policy)).await
+    }
+
     /// Starts a repair stack as `shepherd serve --policy` runs it (nothing rewritten or
     /// recorded, the runtime enforcing `policy`), trusting only `origin_ca` upstream.
     pub async fn serve(
@@ -69,6 +97,42 @@ impl Shepherd {
             self.ca.clone(),
         )
         .await
+    }
+
+    /// Every race of the recording's page (covered ones too) with what `shepherd policy
+    /// covers` says of it under `set`: the rules of the augmented happens-before ≤_P that
+    /// order its two actions (empty when happens-before alone orders them), or `None`.
+    pub fn covers(&self, rec: &Path, set: &PolicySet) -> Result<Vec<CoveredRace>> {
+        let trace = shepherd_analysis::pipeline::load(rec, &mut ())?;
+        let analysis = shepherd_races::analyze(
+            &trace,
+            &shepherd_races::Options {
+                single_coverage: true,
+                ..shepherd_races::Options::default()
+            },
+        )
+        .with_context(|| format!("analysing {}", rec.display()))?;
+        let hb: Vec<(u32, u32)> = analysis
+            .graph
+            .arcs()
+            .iter()
+            .map(|a| (a.tail, a.head))
+            .collect();
+        let aug = shepherd_policies::covers::Augmented::new(&trace, &hb, &set.policies);
+        let rep = RaceReport::new(&trace, &analysis, true);
+        Ok(rep
+            .races
+            .iter()
+            .map(|r| CoveredRace {
+                location: r.location.clone(),
+                kind: r.kind.clone(),
+                sources: [&r.first, &r.second]
+                    .iter()
+                    .filter_map(|s| s.source.clone())
+                    .collect(),
+                ordered_by: aug.orders(r.first.action, r.second.action),
+            })
+            .collect())
     }
 
     /// The races of the recording's top-level page with covered ones, in the versioned JSON

@@ -1,35 +1,38 @@
-//! Which race gets which verdict: every uncovered race of the initial execution, judged by
-//! the reversal that ran it the other way round or told why none did, then the reversals not
-//! named that way (deeper ones, races the initial trace did not report), harmful first.
+//! Which race gets which answer. Every uncovered race of the recording (as `shepherd races`
+//! lists it) gets one: the verdict of its probe (harmful or harmless, the rule that decided,
+//! what makes room for the bad order), the verdict of the race it repeats, the reorder phase's
+//! verdict when triage could not plan or run a probe, or the concrete reason it was not
+//! explored. Reversals the reorder phase found deeper follow as their own entries.
 
-use crate::outcome::{Cause, Outcome, RunRecord};
-use crate::steps::RaceNote;
-use crate::verdict::Judgement;
+use crate::naming::EventName;
+use crate::outcome::{Cause, Outcome, ProbeOutcome, RunRecord};
+use crate::triage::{Answer, Side, Target, Unexplored, Window};
+use crate::verdict::{Difference, Judgement, Rule};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Changed DOM lines shown in a witness.
+/// Changed lines shown in a witness' diffs.
 pub const DIFF_LINES: usize = 60;
 
 /// The verdict a report gives a race (`docs/explore-json.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RaceVerdict {
-    /// Reversed, and the other order changes what the page shows or does.
+    /// The other order changes what the user sees, gets or loses.
     Harmful,
-    /// Reversed, and it does not (or only the heap, with low confidence).
+    /// It does not (the rule says why).
     Harmless,
-    /// Not reversed (one step, two user events, covered, out of budget).
-    NotReordered,
+    /// Not explored (the reason says why).
+    NotExplored,
 }
 
 impl RaceVerdict {
-    /// The word reports use (`harmful`, `harmless`, `not-reordered`).
+    /// The word reports use (`harmful`, `harmless`, `not-explored`).
     pub fn as_str(self) -> &'static str {
         match self {
             RaceVerdict::Harmful => "harmful",
             RaceVerdict::Harmless => "harmless",
-            RaceVerdict::NotReordered => "not-reordered",
+            RaceVerdict::NotExplored => "not-explored",
         }
     }
 }
@@ -40,91 +43,213 @@ impl fmt::Display for RaceVerdict {
     }
 }
 
+/// The two executions a verdict compares: the pair in its recorded order (the reference, or
+/// the reorder phase's parent) and reordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    /// The run with the recorded order.
+    pub reference: u32,
+    /// The run with the other order.
+    pub reordered: u32,
+}
+
 /// One reported race.
 #[derive(Clone, Debug)]
 pub struct Entry {
-    /// The race.
-    pub race: RaceNote,
+    /// The race, named as the race report names it.
+    pub race: Target,
     /// Its verdict.
     pub verdict: RaceVerdict,
-    /// Why.
+    /// The rule that decided (probes' verdicts).
+    pub rule: Option<Rule>,
+    /// Why, in words.
     pub reason: String,
-    /// The execution that reversed it, if one did.
-    pub sequence: Option<u32>,
+    /// What makes room for the bad order (probes).
+    pub window: Option<Window>,
+    /// The probe that answered it.
+    pub probe: Option<u32>,
+    /// The race (index into the entries' races) it repeats, when it is answered by it.
+    pub repeat_of: Option<usize>,
+    /// The runs compared, when there was a comparison.
+    pub runs: Option<Pair>,
+    /// What differs between them.
+    pub differences: Option<Vec<Difference>>,
+    /// Conflict reversals of the reordered run from the initial execution.
+    pub depth: Option<u32>,
+    /// The events moved ahead and the events delayed (probes); the reversed pair (reorder
+    /// phase).
+    pub moved: Vec<String>,
+    /// See [`Entry::moved`].
+    pub delayed: Vec<String>,
 }
 
-/// Builds the race entries of an outcome, harmful first.
+/// The entries of an outcome: the recording's races in the race report's order, then deeper
+/// reversals.
 pub fn entries(out: &Outcome) -> Vec<Entry> {
-    let mut list = Vec::new();
-    let Some(first) = out.runs.first() else {
-        return list;
-    };
-    let mut used = vec![false; out.runs.len()];
-    for u in &first.uncovered {
-        let (verdict, reason, sequence) = if u.first == u.second {
-            (
-                RaceVerdict::NotReordered,
-                "both accesses happen in one step (one release or gesture ran both actions)"
-                    .to_string(),
-                None,
-            )
-        } else if let Some(child) = reversal_of(out, 0, u.first, u.second) {
-            used[child.id as usize] = true;
-            let (v, r) = judged(child);
-            (v, r, Some(child.id))
-        } else {
-            let is_user = |k: u32| {
-                first
-                    .steps
-                    .get(k as usize)
-                    .is_some_and(|s| crate::naming::is_user(s))
-            };
-            let adjacent = first
-                .pairs
-                .iter()
-                .any(|p| p.first == u.first && p.second == u.second);
-            let reason = if is_user(u.first) && is_user(u.second) {
-                "two user events: the user's order is kept"
-            } else if adjacent && !out.complete {
-                "not explored within the budget"
-            } else if adjacent {
-                "its reversed order was explored as part of another sequence"
-            } else {
-                "covered: the platform orders the two steps, or another race must be reversed first"
-            };
-            (RaceVerdict::NotReordered, reason.to_string(), None)
-        };
-        list.push(Entry {
-            race: u.race.clone(),
-            verdict,
-            reason,
-            sequence,
-        });
+    let targets = &out.triage.targets;
+    let mut list: Vec<Entry> = targets.iter().map(|t| answer(out, t)).collect();
+    // Repeats take the verdict of the race they repeat.
+    for i in 0..list.len() {
+        if let Answer::RepeatOf { race } = targets[i].answer
+            && let Some(of) = list.get(race).cloned()
+        {
+            let e = &mut list[i];
+            e.verdict = of.verdict;
+            e.rule = of.rule;
+            e.window = of.window.clone();
+            e.probe = of.probe;
+            e.runs = of.runs;
+            e.differences = of.differences.clone();
+            e.depth = of.depth;
+            e.repeat_of = Some(race);
+            e.reason = format!(
+                "{} (as race {race}: the same events at another time)",
+                of.reason
+            );
+        }
     }
-    // Reversals not named above: deeper ones, or between steps the initial trace did not
-    // report as uncovered races.
+    // Reversals of the reorder phase that answer no race above: deeper ones, and races the
+    // recording's report does not list.
+    let used: Vec<u32> = list
+        .iter()
+        .filter_map(|e| e.runs.map(|p| p.reordered))
+        .collect();
+    // A reversal runs every race between its two steps the other way at once; a race the
+    // recording lists has its own answer above, so only the others are listed here (the
+    // verdict of the pair would otherwise be pinned on races that did not cause it).
+    let answered: std::collections::HashSet<crate::triage::RaceKey> =
+        targets.iter().map(Target::key).collect();
     for r in &out.runs {
         let Some(o) = &r.origin else { continue };
-        if used[r.id as usize] || o.kind != Cause::Reversal {
+        if used.contains(&r.id) || o.kind != Cause::Reversal {
             continue;
         }
-        let (v, reason) = judged(r);
+        let (verdict, reason) = judged(r);
         for race in &o.races {
+            let key =
+                crate::triage::race_key(&race.location, &race.first.stable, &race.second.stable);
+            if answered.contains(&key) {
+                continue;
+            }
             list.push(Entry {
-                race: race.clone(),
-                verdict: v,
+                race: Target {
+                    location: race.location.clone(),
+                    location_name: race.location.clone(),
+                    kind: race.kind.clone(),
+                    first: side(&race.first),
+                    second: side(&race.second),
+                    level: String::new(),
+                    tags: Vec::new(),
+                    answer: Answer::Unexplored(Unexplored::NotRun),
+                    steps: Some(o.steps),
+                },
+                verdict,
+                rule: None,
                 reason: reason.clone(),
-                sequence: Some(r.id),
+                window: None,
+                probe: None,
+                repeat_of: None,
+                runs: Some(Pair {
+                    reference: o.parent,
+                    reordered: r.id,
+                }),
+                differences: r.verdict.as_ref().map(|v| v.differences.clone()),
+                depth: Some(r.depth),
+                moved: vec![o.events.1.clone()],
+                delayed: vec![o.events.0.clone()],
             });
         }
     }
-    // Harmful, harmless, not reordered: the enum's order.
-    list.sort_by(|a, b| {
-        a.verdict
-            .cmp(&b.verdict)
-            .then_with(|| a.race.location.cmp(&b.race.location))
-    });
     list
+}
+
+fn side(a: &crate::steps::AccessNote) -> Side {
+    Side {
+        stable: a.stable.clone(),
+        access: a.access.clone(),
+        source: a.source.clone(),
+        scope: a.scope.clone(),
+    }
+}
+
+/// The answer to one race of the recording.
+fn answer(out: &Outcome, t: &Target) -> Entry {
+    let mut e = Entry {
+        race: t.clone(),
+        verdict: RaceVerdict::NotExplored,
+        rule: None,
+        reason: String::new(),
+        window: None,
+        probe: None,
+        repeat_of: None,
+        runs: None,
+        differences: None,
+        depth: None,
+        moved: Vec::new(),
+        delayed: Vec::new(),
+    };
+    let unexplored = match &t.answer {
+        Answer::RepeatOf { .. } => {
+            // Filled in from the race it repeats.
+            return e;
+        }
+        Answer::Probe { id } => {
+            let probe = out.triage.probes.get(*id as usize);
+            let result = out.probes.get(*id as usize);
+            e.probe = Some(*id);
+            if let Some(p) = probe {
+                e.window = Some(p.window.clone());
+                e.moved = p.moved.clone();
+                e.delayed = p.delayed.clone();
+            }
+            match result.map(|r| (&r.outcome, r.reference, r.run)) {
+                Some((ProbeOutcome::Judged(s), Some(reference), Some(run))) => {
+                    e.verdict = match s.verdict {
+                        Judgement::Harmful => RaceVerdict::Harmful,
+                        Judgement::Harmless => RaceVerdict::Harmless,
+                    };
+                    e.rule = Some(s.rule);
+                    e.reason = s.reason.clone();
+                    e.runs = Some(Pair {
+                        reference,
+                        reordered: run,
+                    });
+                    e.differences = Some(s.differences.clone());
+                    e.depth = Some(1);
+                    if e.verdict == RaceVerdict::Harmful
+                        && let Some(w) = &e.window
+                    {
+                        e.reason = format!("{}; the window: {}", e.reason, w.describe());
+                    }
+                    return e;
+                }
+                Some((ProbeOutcome::Unexplored(u), _, _)) => u.clone(),
+                _ => Unexplored::NotRun,
+            }
+        }
+        Answer::Unexplored(u) => u.clone(),
+    };
+    // The reorder phase may have reversed what triage could not.
+    if let Some((first, second)) = t.steps
+        && let Some(child) = reversal_of(out, 0, first, second)
+    {
+        let (verdict, reason) = judged(child);
+        e.verdict = verdict;
+        e.reason = reason;
+        e.runs = child.origin.as_ref().map(|o| Pair {
+            reference: o.parent,
+            reordered: child.id,
+        });
+        e.differences = child.verdict.as_ref().map(|v| v.differences.clone());
+        e.depth = Some(child.depth);
+        if let Some(o) = &child.origin {
+            e.moved = vec![o.events.1.clone()];
+            e.delayed = vec![o.events.0.clone()];
+        }
+        return e;
+    }
+    e.reason = unexplored.to_string();
+    e
 }
 
 fn reversal_of(out: &Outcome, parent: u32, first: u32, second: u32) -> Option<&RunRecord> {
@@ -135,14 +260,87 @@ fn reversal_of(out: &Outcome, parent: u32, first: u32, second: u32) -> Option<&R
     })
 }
 
-/// The verdict of a reordered execution against its parent, and why.
+/// The verdict of a reordered execution of the reorder phase against its parent, and why.
 pub fn judged(r: &RunRecord) -> (RaceVerdict, String) {
     match &r.verdict {
         Some(v) if v.verdict == Judgement::Harmful => (RaceVerdict::Harmful, v.reason.clone()),
         Some(v) => (RaceVerdict::Harmless, v.reason.clone()),
         None => (
-            RaceVerdict::NotReordered,
+            RaceVerdict::NotExplored,
             "no parent to compare with".to_string(),
         ),
     }
+}
+
+/// One location's races together: what a developer triages.
+#[derive(Clone, Debug)]
+pub struct LocationRow {
+    /// The trace's location.
+    pub location: String,
+    /// Its name as the race report gives it.
+    pub name: String,
+    /// The worst verdict among its races.
+    pub verdict: RaceVerdict,
+    /// The rule of the race that decided it.
+    pub rule: Option<Rule>,
+    /// What makes room for its most likely harmful order (or its first probe's).
+    pub window: Option<Window>,
+    /// Indices of its races in the entries.
+    pub races: Vec<usize>,
+    /// Of them, harmful.
+    pub harmful: usize,
+}
+
+/// The entries of the recording's races grouped by location: harmful first, by how likely the
+/// bad order is, then harmless, then not explored.
+pub fn locations(list: &[Entry]) -> Vec<LocationRow> {
+    let mut rows: Vec<LocationRow> = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let row = match rows.iter_mut().find(|r| r.location == e.race.location) {
+            Some(r) => r,
+            None => {
+                rows.push(LocationRow {
+                    location: e.race.location.clone(),
+                    name: e.race.location_name.clone(),
+                    verdict: RaceVerdict::NotExplored,
+                    rule: None,
+                    window: None,
+                    races: Vec::new(),
+                    harmful: 0,
+                });
+                let last = rows.len() - 1;
+                &mut rows[last]
+            }
+        };
+        row.races.push(i);
+        if e.verdict == RaceVerdict::Harmful {
+            row.harmful += 1;
+        }
+        let better = e.verdict < row.verdict
+            || (e.verdict == row.verdict
+                && e.window.as_ref().map_or(u8::MAX, Window::rank)
+                    < row.window.as_ref().map_or(u8::MAX, Window::rank));
+        if better {
+            row.verdict = e.verdict;
+            row.rule = e.rule;
+            row.window = e.window.clone();
+        }
+    }
+    rows.sort_by(|a, b| {
+        a.verdict
+            .cmp(&b.verdict)
+            .then_with(|| {
+                a.window
+                    .as_ref()
+                    .map_or(u8::MAX, Window::rank)
+                    .cmp(&b.window.as_ref().map_or(u8::MAX, Window::rank))
+            })
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+/// Whether an event name is a user's gesture.
+pub fn is_user(name: &str) -> bool {
+    name.parse::<EventName>().is_ok_and(|n| n.is_user())
 }

@@ -1,205 +1,240 @@
 //! The versioned JSON document (`docs/explore-json.md`): its types, shared by the writer
-//! (`shepherd explore --json`) and the readers (`shepherd races --explored`), built from an
-//! outcome and read back with errors that name the file.
-//!
-//! Fields are declared in alphabetical order: the document was first written from `json!`
-//! maps, which serde_json (without `preserve_order`) writes with sorted keys, and the bytes
-//! stay what they were.
+//! (`shepherd explore --json`) and the readers (`shepherd races --explored`, CI outputs), built
+//! from an outcome and read back with errors that name the file.
 
-use super::entries::{self, DIFF_LINES, RaceVerdict};
+use super::entries::{self, DIFF_LINES, Entry, LocationRow, RaceVerdict};
 use crate::outcome::{Cause, Outcome, RunRecord};
-use crate::steps::AccessNote;
-use crate::verdict::{self, Class, Difference};
+use crate::triage::{Side, Window};
+use crate::verdict::{self, Difference, Rule};
 use serde::{Deserialize, Serialize};
 use shepherd_races::report::SourceProvider;
 use shepherd_races::report::sources::Snippet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Version of the JSON document.
-pub const JSON_VERSION: u32 = 1;
+/// Version of the JSON document. Version 2: every uncovered race of the recording with an
+/// answer, rules, windows, locations; version 1 listed the races of the replayed execution.
+pub const JSON_VERSION: u32 = 2;
 
 /// The whole document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExploreReport {
-    /// The conflict-reversal bound of this run.
-    pub bound: u32,
-    /// Nothing is left within the bound.
-    pub complete: bool,
-    /// Sequences that ran an event first because a step disabled it.
-    pub disabled: Vec<DisabledEntry>,
-    /// Exploring time over all sessions, in seconds (one decimal).
-    pub elapsed_s: f64,
-    /// Executions that failed.
-    pub failures: u64,
-    /// The top-level page the recording loads.
-    pub page: String,
-    /// The repair policies every execution enforced (comma-separated names).
-    pub policy: Option<String>,
-    /// How much reordering the explorer avoided.
-    pub pruned: Pruned,
-    /// The races: harmful first, then harmless, then not reordered; by location.
-    pub races: Vec<RaceEntry>,
-    /// The recording explored.
-    pub recording: String,
-    /// Seconds per execution (two decimals); `None` before the first.
-    pub seconds_per_sequence: Option<f64>,
-    /// Executions so far, the initial one included.
-    pub sequences: usize,
-    /// Races per verdict.
-    pub summary: Summary,
     /// Schema version ([`JSON_VERSION`]).
     pub version: u32,
+    /// The recording explored.
+    pub recording: String,
+    /// The top-level page the recording loads.
+    pub page: String,
+    /// The conflict-reversal bound of the reorder phase.
+    pub bound: u32,
+    /// The repair policies every execution enforced (comma-separated names).
+    pub policy: Option<String>,
+    /// Nothing is left to run (probes, and the reorder phase within the bound).
+    pub complete: bool,
+    /// Executions so far, the initial one and probes included.
+    pub sequences: usize,
+    /// Probes planned (each runs twice: the reference and the reordered order).
+    pub probes: usize,
+    /// Executions that failed.
+    pub failures: u64,
+    /// Exploring time over all sessions, in seconds (one decimal).
+    pub elapsed_s: f64,
+    /// Seconds per execution (two decimals); `None` before the first.
+    pub seconds_per_sequence: Option<f64>,
+    /// How much reordering was avoided.
+    pub pruned: Pruned,
+    /// Races per verdict.
+    pub summary: Summary,
+    /// The races by location: harmful first, the most likely bad orders first.
+    pub locations: Vec<LocationEntry>,
+    /// Every uncovered race of the recording, in the race report's order, with its answer.
+    pub races: Vec<RaceEntry>,
+    /// Reversals of the reorder phase that answer no race of the recording (deeper ones,
+    /// races only the replay showed).
+    pub deeper: Vec<RaceEntry>,
+    /// Sequences that ran an event first because a step disabled it.
+    pub disabled: Vec<DisabledEntry>,
 }
 
 /// What the explorer did not have to run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pruned {
-    /// R4's measure: over every state reached, the share of enabled events never explored.
-    pub enabled_fraction: Option<f64>,
+    /// Conflicting step pairs of the initial execution the platform does not order: what
+    /// reordering every racing pair would run.
+    pub racing_pairs: usize,
+    /// Reordered executions run (probes and the reorder phase's).
+    pub reversals: usize,
     /// `1 − reversals / racing_pairs` (`None` without racing pairs).
     pub fraction: Option<f64>,
-    /// Conflicting step pairs of the initial execution the platform does not order.
-    pub racing_pairs: usize,
-    /// Sequences explored because of a race or a disabled event.
-    pub reversals: usize,
+    /// R4's measure: over every state reached, the share of enabled events never explored.
+    pub enabled_fraction: Option<f64>,
 }
 
 /// Races per verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Harmful races.
+    /// Uncovered races of the recording.
+    pub races: usize,
+    /// Harmful.
     pub harmful: usize,
-    /// Harmless races.
+    /// Harmless.
     pub harmless: usize,
-    /// Races not reordered.
-    pub not_reordered: usize,
+    /// Of the harmless, those where only DOM the user does not see differs (their own class).
+    pub invisible: usize,
+    /// Not explored (each says why).
+    pub not_explored: usize,
+    /// Races per rule (`exception`, `lost-input`, `settles-itself`, …).
+    pub rules: BTreeMap<String, usize>,
 }
 
-/// One race with its verdict.
+/// One location: its races together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocationEntry {
+    /// The trace's location.
+    pub location: String,
+    /// Its name as `shepherd races` prints it (`input#coupon.value`).
+    pub name: String,
+    /// The worst verdict of its races.
+    pub verdict: RaceVerdict,
+    /// The rule of the race that decided it.
+    pub rule: Option<Rule>,
+    /// What makes room for its bad order.
+    pub window: Option<Window>,
+    /// Its races (pairs of actions).
+    pub pairs: usize,
+    /// Of them, harmful.
+    pub harmful: usize,
+    /// Their indices in [`ExploreReport::races`].
+    pub races: Vec<usize>,
+}
+
+/// One race and its answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RaceEntry {
-    /// For reordered races: how the end states compare.
-    pub class: Option<Class>,
-    /// The reversing execution's number of reversals from the initial one.
-    pub depth: Option<u32>,
-    /// What differs between the two end states (`None` when not reordered).
-    pub differences: Option<Vec<Difference>>,
-    /// The earlier access.
-    pub first: Access,
-    /// `<first>-<second>`, each `READ`, `WRITE` or `UPDATE`.
-    pub kind: String,
-    /// The shared location, as `shepherd races` names it.
+    /// The trace's location (object numbers and all: `races --explored` matches on it).
     pub location: String,
-    /// Why, in words.
-    pub reason: String,
+    /// Its name as `shepherd races` prints it.
+    pub name: String,
+    /// `WRITE-READ`, …
+    pub kind: String,
+    /// The earlier access of the recording.
+    pub first: Access,
     /// The later access.
     pub second: Access,
-    /// The execution that reversed it.
-    pub sequence: Option<u32>,
-    /// The verdict.
+    /// `harmful`, `harmless` or `not-explored`.
     pub verdict: RaceVerdict,
-    /// For harmful races: both orders and what differs.
+    /// The rule that decided (probes).
+    pub rule: Option<Rule>,
+    /// Why, in words.
+    pub reason: String,
+    /// What makes room for the other order in a real browser (probes).
+    pub window: Option<Window>,
+    /// The probe that answered it.
+    pub probe: Option<u32>,
+    /// The race (index in `races`) it repeats (the same events at another time).
+    pub repeat_of: Option<usize>,
+    /// The reordered execution.
+    pub sequence: Option<u32>,
+    /// Its conflict reversals from the initial execution.
+    pub depth: Option<u32>,
+    /// What differs between the two orders.
+    pub differences: Option<Vec<Difference>>,
+    /// For a harmful race: both orders as the user saw them.
     pub witness: Option<Witness>,
 }
 
 /// One side of a race.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Access {
-    /// `READ`, `WRITE` or `UPDATE`.
-    pub access: String,
-    /// The source lines, when the recording holds the file.
-    pub code: Option<Code>,
-    /// The innermost scope label.
-    pub scope: Option<String>,
-    /// `url:line:col` of the access or of its scope.
-    pub source: Option<String>,
     /// The action's stable id.
     pub stable: String,
+    /// `READ`, `WRITE` or `UPDATE`.
+    pub access: String,
+    /// `url:line:col` of the access (or of its scope).
+    pub source: Option<String>,
+    /// The innermost scope's label.
+    pub scope: Option<String>,
+    /// The source lines around it, when the recording holds the file.
+    pub code: Option<Code>,
 }
 
-/// Source lines around a position (a [`Snippet`], as `docs/races-json.md` writes it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Source lines around a position.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Code {
-    /// 0-based character index of the column in the position's line, when within it.
-    pub caret: Option<usize>,
-    /// 1-based column (UTF-16 code units).
-    pub col: usize,
-    /// 1-based line of the position.
-    pub line: usize,
-    /// The line with a few around it.
-    pub lines: Vec<CodeLine>,
-    /// The file the lines come from.
+    /// The file.
     pub url: String,
+    /// The line (1-based).
+    pub line: usize,
+    /// The column (1-based).
+    pub col: usize,
+    /// The caret's column in the shown line, when it can be placed.
+    pub caret: Option<usize>,
+    /// The lines shown.
+    pub lines: Vec<CodeLine>,
 }
 
-/// One numbered source line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// One source line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CodeLine {
-    /// 1-based line number.
+    /// Its number.
     pub line: usize,
     /// Its text.
     pub text: String,
 }
 
-/// A value for the parent execution and one for the reversed (child) one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A value for the order as recorded and for the other order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Both<T> {
-    /// The reversed execution's.
-    pub child: T,
-    /// The parent's.
-    pub parent: T,
+    /// The pair in its recorded order (the reference).
+    pub recorded: T,
+    /// The other order.
+    pub reordered: T,
 }
 
-/// What a reversal changed: both orders, the reversed pair, exceptions, DOM diff,
-/// screenshots, requests.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Both orders as the user saw them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Witness {
-    /// What differs (`None` when the reversal has no verdict).
-    pub differences: Option<Vec<Difference>>,
-    /// Line diff of the two DOMs (`-` parent, `+` reversed).
-    pub dom_diff: String,
-    /// Uncaught exceptions.
-    pub exceptions: Both<Vec<String>>,
-    /// The events of both executions, in order.
+    /// The executions compared.
+    pub sequences: Both<u32>,
+    /// The events each ran, in order.
     pub orders: Both<Vec<String>>,
-    /// The parent execution.
-    pub parent_sequence: u32,
-    /// URLs of the responses each asked for.
-    pub requests: Both<Vec<String>>,
-    /// The reversed pair.
-    pub reversed: Reversed,
-    /// PNG files of both end states.
-    pub screenshots: Both<Option<String>>,
-    /// Events of the plan the reversed execution skipped.
+    /// The events moved ahead in the reordered execution.
+    pub moved: Vec<String>,
+    /// The events they were moved ahead of.
+    pub delayed: Vec<String>,
+    /// Events of the plan the reordered execution skipped (not enabled when reached).
     pub skipped: Vec<String>,
+    /// Uncaught exceptions of each (`message @ url:line:col`).
+    pub exceptions: Both<Vec<String>>,
+    /// The source lines of the exceptions only the reordered order throws.
+    pub exception_code: Vec<Code>,
+    /// What the user sees, line diff (`-` recorded, `+` reordered).
+    pub visible_diff: String,
+    /// The DOM, line diff (`-` recorded, `+` reordered; at most 60 changed lines).
+    pub dom_diff: String,
+    /// Screenshots of both end states (files in the state directory).
+    pub screenshots: Both<Option<String>>,
+    /// The requests each made.
+    pub requests: Both<Vec<String>>,
+    /// Cookies and web storage of each, when they differ.
+    pub storage: Option<Both<BTreeMap<String, String>>>,
+    /// What differs.
+    pub differences: Vec<Difference>,
 }
 
-/// The reversed pair, as event names and as the parent's step indices.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reversed {
-    /// The earlier event in the parent.
-    pub first: String,
-    /// For a race between messages of one FIFO queue: the two posts swapped.
-    pub posts: Option<(u32, u32)>,
-    /// The later event in the parent.
-    pub second: String,
-    /// The parent's steps of the two events.
-    pub steps: (u32, u32),
-}
-
-/// A sequence that ran an event before the step that disabled it in the parent.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// An event run first because a step of its parent disabled it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DisabledEntry {
+    /// The execution.
+    pub sequence: u32,
     /// The disabling event.
     pub by: Option<String>,
     /// The event run first.
     pub disabled: Option<String>,
-    /// Why.
-    pub reason: String,
-    /// The execution.
-    pub sequence: u32,
     /// Its verdict.
     pub verdict: RaceVerdict,
+    /// Why.
+    pub reason: String,
     /// For a harmful one: both orders and what differs.
     pub witness: Option<Witness>,
 }
@@ -287,32 +322,29 @@ impl ExploreReport {
 /// The document of `out`, explored with `bound`; `sources` gives the code around accesses.
 pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> ExploreReport {
     let list = entries::entries(out);
-    let count = |v: RaceVerdict| list.iter().filter(|e| e.verdict == v).count();
-    let reversals = out.runs.iter().filter(|r| r.origin.is_some()).count();
-    let racing = out.runs.first().map_or(0, |r| r.racing_pairs);
-    let races = list
+    let recorded = out.triage.targets.len();
+    let rows = entries::locations(&list[..recorded.min(list.len())]);
+    let races: Vec<RaceEntry> = list[..recorded.min(list.len())]
         .iter()
-        .map(|e| {
-            let child = e.sequence.and_then(|s| out.runs.get(s as usize));
-            let judged = child.and_then(|c| c.verdict.as_ref());
-            RaceEntry {
-                location: e.race.location.clone(),
-                kind: e.race.kind.clone(),
-                first: access(&e.race.first, sources),
-                second: access(&e.race.second, sources),
-                verdict: e.verdict,
-                class: judged.map(|v| v.class),
-                reason: e.reason.clone(),
-                differences: judged.map(|v| v.differences.clone()),
-                sequence: e.sequence,
-                depth: child.map(|c| c.depth),
-                witness: match child {
-                    Some(c) if e.verdict == RaceVerdict::Harmful => witness(out, c),
-                    _ => None,
-                },
-            }
-        })
+        .map(|e| race_entry(out, e, sources))
         .collect();
+    let deeper: Vec<RaceEntry> = list[recorded.min(list.len())..]
+        .iter()
+        .map(|e| race_entry(out, e, sources))
+        .collect();
+    let count = |v: RaceVerdict| races.iter().filter(|e| e.verdict == v).count();
+    let mut rules = BTreeMap::new();
+    for r in &races {
+        if let Some(rule) = r.rule {
+            *rules.entry(rule_name(rule)).or_insert(0) += 1;
+        }
+    }
+    let reversals = out
+        .runs
+        .iter()
+        .filter(|r| r.origin.is_some() || r.probe.is_some_and(|p| !p.reference))
+        .count();
+    let racing = out.runs.first().map_or(0, |r| r.racing_pairs);
     let disabled = out
         .runs
         .iter()
@@ -326,8 +358,17 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
                 disabled: events.map(|e| e.1.clone()),
                 verdict,
                 reason,
-                witness: match verdict {
-                    RaceVerdict::Harmful => witness(out, r),
+                witness: match (verdict, &r.origin) {
+                    (RaceVerdict::Harmful, Some(o)) => out.runs.get(o.parent as usize).map(|p| {
+                        witness(
+                            out,
+                            p,
+                            r,
+                            std::slice::from_ref(&o.events.1),
+                            std::slice::from_ref(&o.events.0),
+                            sources,
+                        )
+                    }),
                     _ => None,
                 },
             }
@@ -342,6 +383,7 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
         policy: out.policy.clone(),
         complete: out.complete,
         sequences: out.runs.len(),
+        probes: out.triage.probes.len(),
         failures: out.failures,
         elapsed_s: (secs * 10.0).round() / 10.0,
         seconds_per_sequence: (!out.runs.is_empty())
@@ -353,16 +395,77 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
             enabled_fraction: out.explorer.pruned_fraction(),
         },
         summary: Summary {
+            races: races.len(),
             harmful: count(RaceVerdict::Harmful),
             harmless: count(RaceVerdict::Harmless),
-            not_reordered: count(RaceVerdict::NotReordered),
+            invisible: races
+                .iter()
+                .filter(|r| r.rule == Some(Rule::InvisibleDom))
+                .count(),
+            not_explored: count(RaceVerdict::NotExplored),
+            rules,
         },
+        locations: rows.iter().map(location_entry).collect(),
         races,
+        deeper,
         disabled,
     }
 }
 
-fn access(a: &AccessNote, sources: &dyn SourceProvider) -> Access {
+/// A rule's name as JSON writes it (`lost-input`).
+pub fn rule_name(rule: Rule) -> String {
+    serde_json::to_value(rule)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn location_entry(r: &LocationRow) -> LocationEntry {
+    LocationEntry {
+        location: r.location.clone(),
+        name: r.name.clone(),
+        verdict: r.verdict,
+        rule: r.rule,
+        window: r.window.clone(),
+        pairs: r.races.len(),
+        harmful: r.harmful,
+        races: r.races.clone(),
+    }
+}
+
+fn race_entry(out: &Outcome, e: &Entry, sources: &dyn SourceProvider) -> RaceEntry {
+    let runs = e.runs.and_then(|p| {
+        Some((
+            out.runs.get(p.reference as usize)?,
+            out.runs.get(p.reordered as usize)?,
+        ))
+    });
+    RaceEntry {
+        location: e.race.location.clone(),
+        name: e.race.location_name.clone(),
+        kind: e.race.kind.clone(),
+        first: access(&e.race.first, sources),
+        second: access(&e.race.second, sources),
+        verdict: e.verdict,
+        rule: e.rule,
+        reason: e.reason.clone(),
+        window: e.window.clone(),
+        probe: e.probe,
+        repeat_of: e.repeat_of,
+        sequence: e.runs.map(|p| p.reordered),
+        depth: e.depth,
+        differences: e.differences.clone(),
+        witness: match runs {
+            // A repeat points at the race whose witness it shares.
+            Some((a, b)) if e.verdict == RaceVerdict::Harmful && e.repeat_of.is_none() => {
+                Some(witness(out, a, b, &e.moved, &e.delayed, sources))
+            }
+            _ => None,
+        },
+    }
+}
+
+fn access(a: &Side, sources: &dyn SourceProvider) -> Access {
     Access {
         stable: a.stable.clone(),
         access: a.access.clone(),
@@ -395,39 +498,59 @@ impl From<Snippet> for Code {
     }
 }
 
-/// The witness of a reversal (`None` without an origin or a parent).
-fn witness(out: &Outcome, child: &RunRecord) -> Option<Witness> {
-    let o = child.origin.as_ref()?;
-    let parent = out.runs.get(o.parent as usize)?;
+/// Both orders of a comparison as the user saw them.
+fn witness(
+    out: &Outcome,
+    reference: &RunRecord,
+    reordered: &RunRecord,
+    moved: &[String],
+    delayed: &[String],
+    sources: &dyn SourceProvider,
+) -> Witness {
     let shot = |r: &RunRecord| out.screenshot(r).map(|p| p.display().to_string());
-    Some(Witness {
+    let (a, b) = (&reference.snapshot, &reordered.snapshot);
+    // Exceptions only the other order throws, with the lines that threw.
+    let exception_code = b
+        .exceptions
+        .iter()
+        .filter(|x| !a.exceptions.contains(x))
+        .filter_map(|x| x.rsplit_once(" @ ").map(|(_, at)| at))
+        .filter_map(|at| sources.snippet(at))
+        .map(Code::from)
+        .collect();
+    Witness {
+        sequences: Both {
+            recorded: reference.id,
+            reordered: reordered.id,
+        },
         orders: Both {
-            parent: parent.steps.clone(),
-            child: child.steps.clone(),
+            recorded: reference.steps.clone(),
+            reordered: reordered.steps.clone(),
         },
-        parent_sequence: parent.id,
-        reversed: Reversed {
-            first: o.events.0.clone(),
-            second: o.events.1.clone(),
-            steps: o.steps,
-            posts: o.posts,
-        },
-        skipped: child.skipped.clone(),
+        moved: moved.to_vec(),
+        delayed: delayed.to_vec(),
+        skipped: reordered.skipped.clone(),
         exceptions: Both {
-            parent: parent.snapshot.exceptions.clone(),
-            child: child.snapshot.exceptions.clone(),
+            recorded: a.exceptions.clone(),
+            reordered: b.exceptions.clone(),
         },
-        dom_diff: verdict::dom_diff(&parent.snapshot.dom, &child.snapshot.dom, DIFF_LINES),
+        exception_code,
+        visible_diff: verdict::dom_diff(&a.visible, &b.visible, DIFF_LINES),
+        dom_diff: verdict::dom_diff(&a.dom, &b.dom, DIFF_LINES),
         screenshots: Both {
-            parent: shot(parent),
-            child: shot(child),
+            recorded: shot(reference),
+            reordered: shot(reordered),
         },
         requests: Both {
-            parent: parent.snapshot.requests.clone(),
-            child: child.snapshot.requests.clone(),
+            recorded: a.requests.clone(),
+            reordered: b.requests.clone(),
         },
-        differences: child.verdict.as_ref().map(|v| v.differences.clone()),
-    })
+        storage: (a.storage != b.storage).then(|| Both {
+            recorded: a.storage.clone(),
+            reordered: b.storage.clone(),
+        }),
+        differences: verdict::differences(a, b),
+    }
 }
 
 #[cfg(test)]
@@ -457,26 +580,26 @@ mod tests {
                 .is_some_and(|m| m.starts_with("e.json is not JSON: EOF")),
             "{e:?}"
         );
-        let e = read(r#"{"version": 2, "races": []}"#)
+        let e = read(r#"{"version": 1, "races": []}"#)
             .err()
             .map(|e| message(&e));
         assert_eq!(
             e.as_deref(),
             Some(
-                "e.json: not an explore report of version 1 (docs/explore-json.md); its version is 2"
+                "e.json: not an explore report of version 2 (docs/explore-json.md); its version is 1"
             )
         );
         let e = read(r#"{"races": []}"#).err().map(|e| message(&e));
         assert_eq!(
             e.as_deref(),
-            Some("e.json: not an explore report of version 1 (docs/explore-json.md)")
+            Some("e.json: not an explore report of version 2 (docs/explore-json.md)")
         );
-        let e = read(r#"{"version": 1, "races": []}"#)
+        let e = read(r#"{"version": 2, "races": []}"#)
             .err()
             .map(|e| message(&e));
         assert!(
             e.as_deref().is_some_and(|m| m.starts_with(
-                "e.json: not an explore report of version 1 (docs/explore-json.md): missing field `bound`"
+                "e.json: not an explore report of version 2 (docs/explore-json.md): missing field `recording`"
             )),
             "{e:?}"
         );

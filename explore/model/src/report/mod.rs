@@ -1,15 +1,18 @@
-//! What an exploration reports: every uncovered race of the initial execution (as `shepherd
-//! races` lists them) with a verdict — harmful (with a witness), harmless (and why) or
-//! not reordered (and why) — plus reversals found deeper, as the versioned JSON document of
-//! `docs/explore-json.md` and a self-contained HTML page.
+//! What an exploration reports: every uncovered race of the recording (as `shepherd races`
+//! lists it) with an answer — harmful (with the rule, the window that makes room for the bad
+//! order, and a witness), harmless (and the rule that cleared it) or not explored (and why) —
+//! by location, plus reversals found deeper, as the versioned JSON document of
+//! `docs/explore-json.md`, a self-contained HTML page and a text summary.
 //!
-//! - [`entries`]: which race gets which verdict;
+//! - [`entries`]: which race gets which answer;
 //! - [`json`]: the document's types (writer and readers share them), built and read back;
-//! - [`html`]: the page.
+//! - [`html`]: the page, drawn from the document;
+//! - [`text`]: the terminal's summary, harmful first.
 
 pub mod entries;
 pub mod html;
 pub mod json;
+pub mod text;
 
 pub use entries::{Entry, RaceVerdict, entries};
 pub use html::html;

@@ -1,0 +1,944 @@
+//! Race-directed triage: one answer for every uncovered race `shepherd races` reports on the
+//! recording.
+//!
+//! R4's reorder phase reverses the races that can be made adjacent in an execution; a race
+//! with another race between its two steps (a click whose latest race is with a later script)
+//! needs several reversals, and a bound of one never reaches it. Triage asks the developer's
+//! question directly, race by race: *could the later event have come before the earlier one,
+//! and would the user see a difference?* For each race it plans a **probe**: the initial
+//! execution (the recorded order, replayed) up to the step of the earlier access; then what the
+//! later event needs that had not run yet (the steps the platform orders before it: the part of
+//! the document that creates a gesture's target, the response a callback waits for); then the
+//! later event; then the earlier one; then the page settles by its own means (timers, retries,
+//! responses; no more user input). Its **reference** runs the same events in the recorded order
+//! of the pair and settles the same way, so the two end states differ only by the order of the
+//! race. A gesture moves as the user would move it: typing (focus, keys, inserted text) as one
+//! unit, and ahead of gestures the user made earlier in the recording but need not have made.
+//!
+//! Races a probe cannot be planned for get the concrete reason: both accesses in one step, two
+//! user events (the user's own order), a platform order between the two steps, an action the
+//! replay did not reproduce, the per-location budget.
+
+use crate::document::{Document, Gap};
+use crate::execution::Execution;
+use crate::gesture::{Gesture, GestureKind};
+use crate::naming::EventName;
+use crate::observation::Step;
+use serde::{Deserialize, Serialize};
+use shepherd_races::report::RaceReport;
+use shepherd_trace::{ActionKind, ArcKind, Trace};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+/// A race's identity across executions and reports: its location with object numbers
+/// blanked (they depend on the execution) and the stable ids of its two actions — the key
+/// `shepherd races --explored` matches on.
+pub type RaceKey = (String, String, String);
+
+/// The [`RaceKey`] of a race at `location` between the actions `first` and `second`.
+pub fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
+    let mut loc = String::with_capacity(location.len());
+    let mut digits = false;
+    for c in location.chars() {
+        if c.is_ascii_digit() && (digits || loc.ends_with('[')) {
+            digits = true;
+            continue;
+        }
+        digits = false;
+        loc.push(c);
+    }
+    (loc, first.to_string(), second.to_string())
+}
+
+/// What makes room for the bad order in a real browser: how long the window is open, hence how
+/// likely a user meets it. Ordered from the most likely to the least.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Window {
+    /// The earlier event waits for the network (a response, a parser-blocking script or
+    /// style sheet): open as long as the response takes.
+    Network {
+        /// What is waited for.
+        what: String,
+    },
+    /// The earlier event is a timer: open for its delay.
+    Timer {
+        /// The delay, when the trace has it.
+        delay_ms: Option<u32>,
+    },
+    /// The earlier event is the user's own: open for as long as the user takes to act.
+    UserThinkTime,
+    /// Two tasks the browser queued may run in either order (messages, observers, events).
+    TaskOrder,
+    /// Only a parser yield inside one received chunk of the document makes room: possible,
+    /// unlikely.
+    ParserYield,
+    /// No room at all: the parser goes straight from one to the other.
+    None,
+}
+
+impl Window {
+    /// Words for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Window::Network { what } => format!("a network wait ({what})"),
+            Window::Timer { delay_ms: Some(d) } => format!("a timer ({d} ms)"),
+            Window::Timer { delay_ms: None } => "a timer".to_string(),
+            Window::UserThinkTime => "the user's think time".to_string(),
+            Window::TaskOrder => "the browser's task order".to_string(),
+            Window::ParserYield => {
+                "only a parser yield inside one received chunk (possible, unlikely)".to_string()
+            }
+            Window::None => "no window: the parser goes straight on".to_string(),
+        }
+    }
+
+    /// Rank for sorting: 0 is the most likely.
+    pub fn rank(&self) -> u8 {
+        match self {
+            Window::Network { .. } => 0,
+            Window::Timer { .. } => 1,
+            Window::UserThinkTime => 2,
+            Window::TaskOrder => 3,
+            Window::ParserYield => 4,
+            Window::None => 5,
+        }
+    }
+}
+
+/// Why a race got no probe.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Unexplored {
+    /// Both accesses run in one step of the replay.
+    OneStep,
+    /// Both sides are the user's: the user's own order.
+    TwoUserEvents,
+    /// The platform orders the two steps (`why` names the arc).
+    Ordered {
+        /// The ordering, in words.
+        why: String,
+    },
+    /// The replay did not reproduce an action of the race.
+    NotReplayed {
+        /// The stable id missing from the replay.
+        stable: String,
+    },
+    /// The location's probes were spent on other pairs (`--probes-per-location`).
+    Budget,
+    /// The exploration stopped (budget, `--max-sequences`) before the probe ran.
+    NotRun,
+    /// The probe ran, but the later event was never enabled before the earlier one.
+    NeverEarlier {
+        /// The event that did not come.
+        event: String,
+    },
+    /// The probe or its reference failed to run in the browser.
+    Failed,
+}
+
+impl fmt::Display for Unexplored {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unexplored::OneStep => f.write_str(
+                "both accesses run in one step of the replay (one release or gesture runs both)",
+            ),
+            Unexplored::TwoUserEvents => f.write_str("two user events: the user's own order"),
+            Unexplored::Ordered { why } => write!(f, "the platform orders the two: {why}"),
+            Unexplored::NotReplayed { stable } => {
+                write!(f, "the replay did not reproduce the action {stable}")
+            }
+            Unexplored::Budget => {
+                f.write_str("not probed: the location's probes went to other pairs of events")
+            }
+            Unexplored::NotRun => f.write_str("not probed within the budget"),
+            Unexplored::NeverEarlier { event } => write!(
+                f,
+                "target never enabled earlier: {event} could not run before the other side"
+            ),
+            Unexplored::Failed => f.write_str("the probe failed to run in the browser"),
+        }
+    }
+}
+
+/// How one race of the recording is answered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "by")]
+pub enum Answer {
+    /// By probe `id`.
+    Probe {
+        /// The probe.
+        id: u32,
+    },
+    /// Like race `race` (same places, other events: the user clicked the button again).
+    RepeatOf {
+        /// Index of the race answered for it.
+        race: usize,
+    },
+    /// Not at all, and why.
+    Unexplored(Unexplored),
+}
+
+/// One uncovered race of the recording, as `shepherd races` names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// The trace's location (object numbers and all).
+    pub location: String,
+    /// The location as a developer finds it (`input#coupon.value`).
+    pub location_name: String,
+    /// `WRITE-READ`, …
+    pub kind: String,
+    /// The earlier access.
+    pub first: Side,
+    /// The later access.
+    pub second: Side,
+    /// The race report's level of the location (`harmful`, `uncovered`, `filtered`).
+    pub level: String,
+    /// The location's filter tags.
+    pub tags: Vec<String>,
+    /// How it is answered.
+    pub answer: Answer,
+    /// The steps of the initial execution its two accesses ran in, when the replay
+    /// reproduced both.
+    #[serde(default)]
+    pub steps: Option<(u32, u32)>,
+}
+
+impl Target {
+    /// Its key.
+    pub fn key(&self) -> RaceKey {
+        race_key(&self.location, &self.first.stable, &self.second.stable)
+    }
+}
+
+/// One side of a race.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Side {
+    /// The action's stable id.
+    pub stable: String,
+    /// `READ`, `WRITE` or `UPDATE`.
+    pub access: String,
+    /// `url:line:col` of the access (or of its scope).
+    pub source: Option<String>,
+    /// The scope's label, its target named (`fire:click @ input#coupon`).
+    pub scope: Option<String>,
+}
+
+impl Side {
+    fn of(a: &shepherd_races::report::AccessView) -> Side {
+        Side {
+            stable: a.stable.clone(),
+            access: a.access.to_string(),
+            source: a.source.clone(),
+            scope: a.scope_name.clone().or_else(|| a.scope.clone()),
+        }
+    }
+}
+
+/// One planned probe.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    /// Its number.
+    pub id: u32,
+    /// Steps of the initial execution: the earlier side's (delayed by the probe) and the later
+    /// side's (moved ahead).
+    pub steps: (u32, u32),
+    /// Events of the initial execution run first, as they were.
+    pub prefix: Vec<String>,
+    /// Events the moved one needs that had not run (in their order).
+    pub needs: Vec<String>,
+    /// The moved event(s): the later side, a typing unit whole.
+    pub moved: Vec<String>,
+    /// The delayed event(s): the earlier side, a typing unit whole.
+    pub delayed: Vec<String>,
+    /// What would make room for the moved order in a real browser.
+    pub window: Window,
+}
+
+impl Probe {
+    /// The events the probe runs after its prefix: what the moved side needs, the moved side,
+    /// the delayed side.
+    pub fn probe_order(&self) -> Vec<String> {
+        let mut v = self.needs.clone();
+        v.extend(self.moved.iter().cloned());
+        v.extend(self.delayed.iter().cloned());
+        v
+    }
+
+    /// The reference's order: the delayed side first, as recorded, then the rest.
+    pub fn reference_order(&self) -> Vec<String> {
+        let mut v = self.delayed.clone();
+        v.extend(self.needs.iter().cloned());
+        v.extend(self.moved.iter().cloned());
+        v
+    }
+}
+
+/// Every race of the recording with its answer, and the probes to run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Triage {
+    /// The recording's uncovered races, in the race report's order.
+    pub targets: Vec<Target>,
+    /// The probes.
+    pub probes: Vec<Probe>,
+}
+
+/// Limits of planning.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most probes per location (pairs of other steps at the same location beyond it are
+    /// answered as not probed).
+    pub per_location: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { per_location: 3 }
+    }
+}
+
+/// The recording's uncovered races as `shepherd races` reports them, without answers yet.
+pub fn targets(trace: &Trace) -> Vec<Target> {
+    let Ok(an) = shepherd_races::analyze(trace, &shepherd_races::Options::default()) else {
+        return Vec::new();
+    };
+    let report = RaceReport::new(trace, &an, false);
+    report
+        .races
+        .iter()
+        .map(|r| Target {
+            location: r.location.clone(),
+            location_name: r.location_name.clone(),
+            kind: r.kind.clone(),
+            first: Side::of(&r.first),
+            second: Side::of(&r.second),
+            level: r.level.to_string(),
+            tags: r.tags.iter().map(|t| t.to_string()).collect(),
+            answer: Answer::Unexplored(Unexplored::NotRun),
+            steps: None,
+        })
+        .collect()
+}
+
+/// What planning needs of the initial execution.
+pub struct Initial<'a> {
+    /// Its steps.
+    pub steps: &'a [Step],
+    /// Its trace (the replay's own stable ids).
+    pub trace: &'a Trace,
+    /// Its relations (the platform's order between steps).
+    pub exec: &'a Execution,
+    /// `(event, the event whose step enabled it)`: the orderings the run merely observed. A
+    /// gesture is offered only after the one before it, so its enabler says nothing about
+    /// when it could have run; its target's creation (a trace arc) does.
+    pub enablers: &'a [(String, String)],
+}
+
+/// Plans the probes for `targets` (answers filled in) from the initial execution. `gestures`
+/// are the recording's; `document` the recorded top-level document with each gesture's target
+/// located ([`Document::targets`] in gesture order); `recorded` the recorded trace (for timer
+/// delays).
+pub fn plan(
+    mut targets: Vec<Target>,
+    initial: &Initial<'_>,
+    gestures: &[Gesture],
+    document: Option<&Document>,
+    recorded: &Trace,
+    limits: Limits,
+) -> Triage {
+    let steps = initial.steps;
+    let n = steps.len();
+    let names: Vec<EventName> = steps
+        .iter()
+        .map(|s| {
+            s.name
+                .parse()
+                .unwrap_or_else(|_| EventName::Callback(s.name.clone()))
+        })
+        .collect();
+    let is_user = |i: usize| names.get(i).is_some_and(EventName::is_user);
+    // The step of each action of the replay (trace ids are dense in execution order).
+    let starts: Vec<u32> = steps.iter().map(|s| s.first_action).collect();
+    let step_of_action = |a: u32| -> Option<u32> {
+        match starts.partition_point(|&s| s <= a) {
+            0 => None,
+            k => Some((k - 1) as u32),
+        }
+    };
+    let mut step_of_stable: HashMap<&str, u32> = HashMap::new();
+    for a in &initial.trace.actions {
+        let st = initial.trace.strings.get(a.stable);
+        if let Some(s) = step_of_action(a.id) {
+            step_of_stable.entry(st).or_insert(s);
+        }
+    }
+    // Which step enabled which (observed), and which orderings the trace itself has.
+    let enabled_by: BTreeSet<(usize, usize)> = initial
+        .enablers
+        .iter()
+        .filter_map(|(e, by)| {
+            Some((
+                steps.iter().position(|s| &s.name == e)?,
+                steps.iter().position(|s| &s.name == by)?,
+            ))
+        })
+        .collect();
+    let mut traced: BTreeSet<(usize, usize)> = BTreeSet::new();
+    if let Ok(an) = shepherd_races::analyze(initial.trace, &shepherd_races::Options::default()) {
+        for arc in an.graph.arcs() {
+            if let (Some(t), Some(h)) = (step_of_action(arc.tail), step_of_action(arc.head))
+                && t < h
+            {
+                traced.insert((t as usize, h as usize));
+            }
+        }
+    }
+    // Typing units: gesture index -> the unit's gesture indices.
+    let units = typing_units(gestures);
+    let unit_of = |k: usize| -> Vec<usize> {
+        units
+            .iter()
+            .find(|u| u.contains(&k))
+            .cloned()
+            .unwrap_or_else(|| vec![k])
+    };
+    let step_of_event: HashMap<&str, usize> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    // Which steps of a unit: the steps of its gestures, in order.
+    let unit_steps = |step: usize| -> Vec<usize> {
+        match &names[step] {
+            EventName::User(k) => {
+                let mut v: Vec<usize> = unit_of(*k)
+                    .into_iter()
+                    .filter_map(|g| {
+                        step_of_event
+                            .get(EventName::User(g).to_string().as_str())
+                            .copied()
+                    })
+                    .collect();
+                v.sort_unstable();
+                if v.is_empty() {
+                    v.push(step);
+                }
+                v
+            }
+            _ => vec![step],
+        }
+    };
+    // A race whose two events have the shapes of an earlier race's at the same location (the
+    // same callbacks or gestures at other times: the user clicked the button again) is
+    // answered by that race. Shapes keep what an event is (its kind, target, URL) and drop
+    // its ordinals.
+    let mut repeat_of: HashMap<usize, usize> = HashMap::new();
+    {
+        let mut first_of: HashMap<(&str, String, String), usize> = HashMap::new();
+        for (i, t) in targets.iter().enumerate() {
+            let key = (
+                t.location.as_str(),
+                shape(&t.first.stable),
+                shape(&t.second.stable),
+            );
+            match first_of.get(&key) {
+                Some(&of) => {
+                    repeat_of.insert(i, of);
+                }
+                None => {
+                    first_of.insert(key, i);
+                }
+            }
+        }
+    }
+    let mut probes: Vec<Probe> = Vec::new();
+    let mut by_pair: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut per_location: HashMap<String, usize> = HashMap::new();
+    // Indexed: a target's answer is written while other targets are read.
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..targets.len() {
+        if let Some(&of) = repeat_of.get(&i) {
+            targets[i].answer = Answer::RepeatOf { race: of };
+            continue;
+        }
+        let t = &targets[i];
+        let (Some(&a), Some(&b)) = (
+            step_of_stable.get(t.first.stable.as_str()),
+            step_of_stable.get(t.second.stable.as_str()),
+        ) else {
+            let missing = if step_of_stable.contains_key(t.first.stable.as_str()) {
+                t.second.stable.clone()
+            } else {
+                t.first.stable.clone()
+            };
+            targets[i].answer = Answer::Unexplored(Unexplored::NotReplayed { stable: missing });
+            continue;
+        };
+        let (a, b) = (a.min(b) as usize, a.max(b) as usize);
+        targets[i].steps = Some((a as u32, b as u32));
+        let t = &targets[i];
+        if a == b || a >= n || b >= n {
+            targets[i].answer = Answer::Unexplored(Unexplored::OneStep);
+            continue;
+        }
+        if is_user(a) && is_user(b) {
+            targets[i].answer = Answer::Unexplored(Unexplored::TwoUserEvents);
+            continue;
+        }
+        // The delayed side: the earlier step, or its whole typing unit.
+        let delayed_steps = unit_steps(a);
+        let moved_steps = unit_steps(b);
+        if moved_steps.iter().any(|s| delayed_steps.contains(s)) {
+            targets[i].answer = Answer::Unexplored(Unexplored::OneStep);
+            continue;
+        }
+        let start = delayed_steps.first().copied().unwrap_or(a).min(a);
+        // What the moved side needs: its platform predecessors after `start`, transitively
+        // (for a gesture, not the user's own earlier gestures: the user need not have made
+        // them first).
+        let mut need: BTreeSet<usize> = BTreeSet::new();
+        let mut stack: Vec<usize> = moved_steps.clone();
+        let mut ordered_by: Option<(usize, usize)> = None;
+        while let Some(j) = stack.pop() {
+            for &p in initial.exec.hb.get(j).into_iter().flatten() {
+                let p = p as usize;
+                if p < start || moved_steps.contains(&p) {
+                    continue;
+                }
+                if is_user(j) && is_user(p) {
+                    continue;
+                }
+                if is_user(j) && enabled_by.contains(&(j, p)) && !traced.contains(&(p, j)) {
+                    continue;
+                }
+                if delayed_steps.contains(&p) {
+                    ordered_by.get_or_insert((p, j));
+                    continue;
+                }
+                if need.insert(p) {
+                    stack.push(p);
+                }
+            }
+        }
+        if let Some((p, j)) = ordered_by {
+            targets[i].answer = Answer::Unexplored(Unexplored::Ordered {
+                why: format!("{} happens before {}", steps[p].name, steps[j].name),
+            });
+            continue;
+        }
+        let key = (a as u32, b as u32);
+        if let Some(&id) = by_pair.get(&key) {
+            targets[i].answer = Answer::Probe { id };
+            continue;
+        }
+        let used = per_location.entry(t.location.clone()).or_default();
+        if *used >= limits.per_location {
+            targets[i].answer = Answer::Unexplored(Unexplored::Budget);
+            continue;
+        }
+        *used += 1;
+        let skip: BTreeSet<usize> = delayed_steps
+            .iter()
+            .chain(moved_steps.iter())
+            .copied()
+            .collect();
+        let prefix: Vec<String> = (0..start)
+            .filter(|s| !skip.contains(s))
+            .map(|s| steps[s].name.clone())
+            .collect();
+        let name_of =
+            |v: &[usize]| -> Vec<String> { v.iter().map(|&s| steps[s].name.clone()).collect() };
+        let needs: Vec<usize> = need.into_iter().collect();
+        let window = window_of(
+            &names,
+            steps,
+            &delayed_steps,
+            &moved_steps,
+            gestures,
+            document,
+            recorded,
+        );
+        let id = probes.len() as u32;
+        probes.push(Probe {
+            id,
+            steps: key,
+            prefix,
+            needs: name_of(&needs),
+            moved: name_of(&moved_steps),
+            delayed: name_of(&delayed_steps),
+            window,
+        });
+        by_pair.insert(key, id);
+        targets[i].answer = Answer::Probe { id };
+    }
+    Triage { targets, probes }
+}
+
+/// What an event is, without when: a stable id with its ordinals (`#3`) blanked, so the second
+/// click on a button has the shape of the first.
+pub fn shape(stable: &str) -> String {
+    let mut out = String::with_capacity(stable.len());
+    let mut chars = stable.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '#' {
+            let mut digits = false;
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+                digits = true;
+            }
+            if digits {
+                out.push('N');
+            }
+        }
+    }
+    out
+}
+
+/// Runs of gestures that type into one field: a focus or click on it, then keys and inserted
+/// text, with nothing else between. Such a run moves as one unit.
+pub fn typing_units(gestures: &[Gesture]) -> Vec<Vec<usize>> {
+    let typing = |g: &Gesture| {
+        matches!(
+            g.kind,
+            GestureKind::KeyDown(_) | GestureKind::KeyUp(_) | GestureKind::Text(_)
+        )
+    };
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < gestures.len() {
+        if !typing(&gestures[k]) {
+            k += 1;
+            continue;
+        }
+        let path = gestures[k].path.clone();
+        let mut start = k;
+        if k > 0
+            && gestures[k - 1].path == path
+            && matches!(
+                gestures[k - 1].kind,
+                GestureKind::Focus | GestureKind::Click
+            )
+        {
+            start = k - 1;
+        }
+        let mut end = k;
+        while end + 1 < gestures.len()
+            && typing(&gestures[end + 1])
+            && gestures[end + 1].path == path
+        {
+            end += 1;
+        }
+        out.push((start..=end).collect());
+        k = end + 1;
+    }
+    out
+}
+
+/// What makes room for `moved` to run before `delayed` in a real browser.
+fn window_of(
+    names: &[EventName],
+    steps: &[Step],
+    delayed: &[usize],
+    moved: &[usize],
+    gestures: &[Gesture],
+    document: Option<&Document>,
+    recorded: &Trace,
+) -> Window {
+    let Some(&d) = delayed.first() else {
+        return Window::TaskOrder;
+    };
+    match &names[d] {
+        EventName::User(_) => Window::UserThinkTime,
+        EventName::Net { url, .. } => Window::Network { what: url.clone() },
+        EventName::Callback(stable) => {
+            let kind = ActionKind::parse(&steps[d].kind);
+            if kind.is_timer_like() {
+                return Window::Timer {
+                    delay_ms: timer_delay(recorded, stable),
+                };
+            }
+            if stable.contains("/xhr@") || stable.contains("/fetch") {
+                return Window::Network {
+                    what: "a request's answer".to_string(),
+                };
+            }
+            match kind {
+                ActionKind::Event(
+                    "load" | "error" | "readystatechange" | "loadend" | "abort" | "progress",
+                ) => Window::Network {
+                    what: "a resource's load".to_string(),
+                },
+                ActionKind::Event("DOMContentLoaded") => Window::Network {
+                    what: "the rest of the document".to_string(),
+                },
+                ActionKind::Fetch | ActionKind::Xhr => Window::Network {
+                    what: "a request's answer".to_string(),
+                },
+                _ => Window::TaskOrder,
+            }
+        }
+        EventName::Chunk { part, .. } => {
+            let Some(doc) = document else {
+                return Window::ParserYield;
+            };
+            let parts = doc.parts();
+            let Some(to) = parts.get(*part).map(|r| r.start) else {
+                return Window::ParserYield;
+            };
+            // Where the moved side became possible: a gesture once its target exists, other
+            // events at the start of the part before.
+            let from = moved
+                .iter()
+                .find_map(|&m| match &names[m] {
+                    EventName::User(k) => {
+                        let g = gestures.get(*k)?;
+                        doc.targets
+                            .get(*k)
+                            .copied()
+                            .flatten()
+                            .filter(|_| g.selector().is_some())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(|| {
+                    part.checked_sub(1)
+                        .and_then(|p| parts.get(p))
+                        .map_or(0, |r| r.start)
+                });
+            if from == to {
+                return Window::None;
+            }
+            if from > to {
+                return Window::ParserYield;
+            }
+            match doc.gap(from, to) {
+                Gap::Network => Window::Network {
+                    what: "a parser-blocking script or style sheet".to_string(),
+                },
+                Gap::Markup => Window::ParserYield,
+                Gap::Nothing => Window::None,
+            }
+        }
+    }
+}
+
+/// The delay of the timer whose callback has stable id `stable` in the recorded trace.
+fn timer_delay(trace: &Trace, stable: &str) -> Option<u32> {
+    let base = stable.split('~').next().unwrap_or(stable);
+    let action = trace
+        .actions
+        .iter()
+        .find(|a| trace.strings.get(a.stable) == base)?;
+    trace
+        .arcs
+        .iter()
+        .find(|x| x.head == action.id && x.kind == ArcKind::Fork)
+        .and_then(|x| x.delay_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gesture::GestureKind;
+    use shepherd_trace::{ActionType, TraceBuilder};
+
+    fn step(name: &str, kind: &str, first_action: u32) -> Step {
+        Step {
+            name: name.into(),
+            kind: kind.into(),
+            enabled: Vec::new(),
+            first_action,
+        }
+    }
+
+    fn side(stable: &str, access: &str) -> Side {
+        Side {
+            stable: stable.into(),
+            access: access.into(),
+            source: None,
+            scope: None,
+        }
+    }
+
+    fn target(location: &str, first: &str, second: &str) -> Target {
+        Target {
+            location: location.into(),
+            location_name: location.into(),
+            kind: "WRITE-READ".into(),
+            first: side(first, "WRITE"),
+            second: side(second, "READ"),
+            level: "uncovered".into(),
+            tags: Vec::new(),
+            answer: Answer::Unexplored(Unexplored::NotRun),
+            steps: None,
+        }
+    }
+
+    /// A page: chunk 0 creates a button, chunk 1 runs a script defining `f`, a timer set by the
+    /// script fires, the user clicks twice, and a response's callback runs.
+    fn fixture() -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
+        let mut b = TraceBuilder::new();
+        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
+        b.end();
+        let script = b.begin(ActionType::Unknown, "script", "doc/script@#1#1");
+        b.end();
+        let timer = b.begin(ActionType::Timer, "timer", "doc/script@#1#1/timer#1");
+        b.end();
+        let click1 = b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#b#1",
+        );
+        b.end();
+        let click2 = b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#b#2",
+        );
+        b.end();
+        b.fork(parse, script);
+        b.fork_delay(script, timer, 200);
+        b.fork(parse, click1);
+        b.fork(parse, click2);
+        b.join(click1, click2);
+        let trace = b.finish();
+        let steps = vec![
+            step("chunk:https://a.test/#0", "chunk", 0),
+            step("chunk:https://a.test/#1", "chunk", 1),
+            step("cb:doc/script@#1#1/timer#1", "timer", 2),
+            step("user:0", "user", 3),
+            step("user:1", "user", 4),
+        ];
+        let exec = Execution {
+            events: (0..5).map(crate::event::Ev).collect(),
+            enabled: vec![Vec::new(); 6],
+            hb: vec![vec![], vec![0], vec![1], vec![0, 2], vec![0, 3]],
+            dep: vec![Vec::new(); 5],
+            user: vec![false, false, false, true, true],
+            fifo: vec![None; 5],
+        };
+        let g = |path: &str| Gesture {
+            kind: GestureKind::Click,
+            path: path.into(),
+            actions: Vec::new(),
+        };
+        (steps, trace, exec, vec![g("#b"), g("#b")])
+    }
+
+    #[test]
+    fn probes_move_the_later_event_before_the_earlier() {
+        let (steps, trace, exec, gestures) = fixture();
+        let targets = vec![
+            target("Global.f", "doc/script@#1#1", "doc/event:click@#b#1"),
+            // The same events at another time: answered by the first.
+            target("Global.f", "doc/script@#1#1", "doc/event:click@#b#2"),
+            target("Global.n", "doc/event:click@#b#1", "doc/event:click@#b#2"),
+            target("Global.t", "doc/script@#1#1", "doc/script@#1#1/timer#1"),
+            target("Global.gone", "doc/script@#1#1", "doc/script@#9#1"),
+        ];
+        // The timer's step happens before the second click only by the user's order... and the
+        // enabler of user:0 is the timer's step: observed, not binding.
+        let enablers = vec![(
+            "user:0".to_string(),
+            "cb:doc/script@#1#1/timer#1".to_string(),
+        )];
+        let initial = Initial {
+            steps: &steps,
+            trace: &trace,
+            exec: &exec,
+            enablers: &enablers,
+        };
+        let t = plan(
+            targets,
+            &initial,
+            &gestures,
+            None,
+            &trace,
+            Limits::default(),
+        );
+        assert_eq!(t.probes.len(), 1, "{:?}", t.probes);
+        let p = &t.probes[0];
+        assert_eq!(p.moved, vec!["user:0".to_string()]);
+        assert_eq!(p.delayed, vec!["chunk:https://a.test/#1".to_string()]);
+        assert_eq!(p.prefix, vec!["chunk:https://a.test/#0".to_string()]);
+        assert!(p.needs.is_empty(), "{:?}", p.needs);
+        assert_eq!(t.targets[0].answer, Answer::Probe { id: 0 });
+        assert_eq!(t.targets[1].answer, Answer::RepeatOf { race: 0 });
+        assert_eq!(
+            t.targets[2].answer,
+            Answer::Unexplored(Unexplored::TwoUserEvents)
+        );
+        assert!(matches!(
+            t.targets[3].answer,
+            Answer::Unexplored(Unexplored::Ordered { .. })
+        ));
+        assert!(matches!(
+            t.targets[4].answer,
+            Answer::Unexplored(Unexplored::NotReplayed { .. })
+        ));
+        // The reference runs the pair as recorded, the probe the other way round.
+        assert_eq!(
+            p.reference_order(),
+            vec!["chunk:https://a.test/#1".to_string(), "user:0".to_string()]
+        );
+        assert_eq!(
+            p.probe_order(),
+            vec!["user:0".to_string(), "chunk:https://a.test/#1".to_string()]
+        );
+    }
+
+    #[test]
+    fn windows_say_what_makes_room() {
+        let (steps, trace, exec, gestures) = fixture();
+        // The button is not located (no cut after it): part 1 is the script, after markup.
+        let html =
+            b"<html><body><input type=button id=b><p>a</p><script>f()</script></body></html>";
+        let doc = Document::parse(html, &["[id=\"none\"]".into(), "[id=\"none\"]".into()]);
+        let names: Vec<EventName> = steps.iter().map(|s| s.name.parse().unwrap()).collect();
+        // A chunk after markup: only a parser yield.
+        let w = window_of(&names, &steps, &[1], &[3], &gestures, Some(&doc), &trace);
+        assert_eq!(w, Window::ParserYield);
+        // A timer: its delay from the trace.
+        let w = window_of(&names, &steps, &[2], &[3], &gestures, Some(&doc), &trace);
+        assert_eq!(
+            w,
+            Window::Timer {
+                delay_ms: Some(200)
+            }
+        );
+        // The user's own event.
+        let w = window_of(&names, &steps, &[3], &[2], &gestures, Some(&doc), &trace);
+        assert_eq!(w, Window::UserThinkTime);
+        // The script right after the field: no room at all.
+        let tight = b"<html><body><input type=button id=b><script>f()</script></body></html>";
+        let doc = Document::parse(tight, &["[id=\"b\"]".into(), "[id=\"b\"]".into()]);
+        let w = window_of(&names, &steps, &[1], &[3], &gestures, Some(&doc), &trace);
+        assert_eq!(w, Window::None);
+        let _ = exec;
+    }
+
+    #[test]
+    fn shapes_and_units() {
+        assert_eq!(
+            shape("doc/event:click@#refresh#12/xhr@stock.txt#1/event:load#3"),
+            "doc/event:click@#refresh#N/xhr@stock.txt#N/event:load#N"
+        );
+        assert_eq!(shape("doc/event:click@#b1#1"), "doc/event:click@#b1#N");
+        let g = |kind, path: &str| Gesture {
+            kind,
+            path: path.into(),
+            actions: Vec::new(),
+        };
+        let gestures = vec![
+            g(GestureKind::Click, "#b"),
+            g(GestureKind::Focus, "#q"),
+            g(GestureKind::KeyDown("a".into()), "#q"),
+            g(GestureKind::KeyUp("a".into()), "#q"),
+            g(GestureKind::Text("ab".into()), "#q"),
+            g(GestureKind::Click, "#go"),
+            g(GestureKind::KeyDown("x".into()), "#r"),
+        ];
+        assert_eq!(typing_units(&gestures), vec![vec![1, 2, 3, 4], vec![6]]);
+    }
+}

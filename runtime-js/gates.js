@@ -1,0 +1,546 @@
+// gates.js — what the proxy holds for this document so a policy can postpone it
+// (docs/runtime-api.md, "Repair"; docs/proxy.md, "Page holds" and "Parser gates"), and the
+// parser's resources as events the policy sees created.
+//
+// A gate is a response (or the rest of the document) the proxy keeps until this document
+// lets it through with POST /__shepherd/hold/release?g=TOKEN&n=N. Scripts the page inserts,
+// or writes with document.write, are marked here with this document's own token
+// (`__shepherd_hold=TOKEN.N` appended to their URL). The parser's own scripts and images are
+// marked by the proxy in the HTML, with a token it gave this document in the fragment of the
+// runtime's URL (`#g=TOKEN`), and an inline script by an attribute on its start tag, the
+// document's rest held right after it. A gate opens when the rules dispatch the event's
+// begin, when its element leaves the document, and at the liveness limit; a parser-blocking
+// or inline script held by rules that wait for the parsing it holds up opens at once (an
+// incident). The markers are hidden from the page's `src`, `srcset`, `currentSrc` and
+// getAttribute.
+//
+// While the policy watches the parser's resources (or an element's load is forked), a
+// MutationObserver sees what the parser inserts (each script, inline script, image and
+// iframe is forked then, in document order; the parser yields at every gate, so the observer
+// runs before a held script could) and what leaves the document (a removed element's event
+// counts as arrived).
+
+const GATE_PARAM = '__shepherd_hold';
+const GATE_ATTR = '__shepherd_hold';
+const HTTP_RE = /^https?:/;
+const MARKER_RE = /[?&]__shepherd_hold=([0-9a-f]{32})\.([0-9]+)/;
+const SCRIPT_TAG_RE = /<script(?=[\s/>])/gi;
+const gated = new NativeWeakMap(); // element whose URL attributes carry a marker -> 1
+const gates = []; // {el, tok, n, pev, at, by, done, stalls, inline}
+const written = objCreate(null); // marked src written by document.write -> its gate
+const pendingInline = []; // inline scripts forked, not yet run: {el, pev}
+const PARSER = POL !== null && typeof POL.parser === 'object' && POL.parser !== null ? POL.parser : {};
+const PARSER_GATES = typeof PARSER.gates === 'object' && PARSER.gates !== null ? PARSER.gates : {};
+const PARSER_WATCH = isArray(PARSER.watch) ? PARSER.watch : [];
+let gateToken = ''; // this document's own token: scripts it inserts or writes
+let gateNext = 0;
+let parserToken = ''; // the proxy's token for this document: the parser's resources
+let repairMo = null;
+const moDisconnect = NMutationObserver ? uncurry(NMutationObserver.prototype.disconnect) : null;
+const imgSrcGet = G.HTMLImageElement ? getterOf(HTMLImageElement.prototype, 'src') : null;
+const frameSrcGet = G.HTMLIFrameElement ? getterOf(HTMLIFrameElement.prototype, 'src') : null;
+
+/** The token the proxy wrote into the fragment of the runtime's URL (`#g=…`), or ''. */
+function proxyGateToken() {
+  try {
+    const src = OWN_SCRIPT !== null && scriptSrc !== null ? NativeString(scriptSrc(OWN_SCRIPT)) : '';
+    const at = strIndexOf(src, '#g=');
+    const tok = at >= 0 ? strSlice(src, at + 3, at + 35) : '';
+    return reExec(/^[0-9a-f]{32}$/, tok) !== null ? tok : '';
+  } catch (_) {
+    return '';
+  }
+}
+
+/** Draws this document's token, hides the markers, and starts watching the parser if asked. */
+function installGates() {
+  parserToken = proxyGateToken();
+  if (POL.postponesScripts === true && nGetRandomValues && G.Uint8Array) {
+    const b = new G.Uint8Array(16);
+    nGetRandomValues(nCrypto, b);
+    let s = '';
+    for (let i = 0; i < b.length; i++) s += strSlice(numToString(b[i] + 256, 16), 1);
+    gateToken = s;
+    installWrite();
+  }
+  if (gateToken !== '' || parserToken !== '') hideMarkers();
+  if (PARSER_WATCH.length > 0 || parserToken !== '') watchDocument();
+}
+
+/** `s` without the hold markers in it (each is the last parameter of its URL's query). */
+function stripMarkers(s) {
+  if (typeof s !== 'string') return s;
+  const key = GATE_PARAM + '=';
+  let out = '';
+  let from = 0;
+  let at = strIndexOf(s, key, 0);
+  while (at > 0) {
+    const sep = strCharCode(s, at - 1);
+    let e = at + key.length;
+    let hex = 0;
+    while (hex < 32 && e < s.length && isHexDigit(strCharCode(s, e))) {
+      e++;
+      hex++;
+    }
+    const dot = e < s.length && strCharCode(s, e) === 46;
+    let d = dot ? e + 1 : e;
+    while (d < s.length && strCharCode(s, d) >= 48 && strCharCode(s, d) <= 57) d++;
+    if ((sep === 63 || sep === 38) && hex === 32 && dot && d > e + 1) {
+      out += strSlice(s, from, at - 1);
+      from = d;
+    }
+    at = strIndexOf(s, key, mathMax(at + 1, from));
+  }
+  return from === 0 ? s : out + strSlice(s, from);
+}
+
+function isHexDigit(c) {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
+}
+
+/** The page reads its own URLs: `src`, `srcset`, `currentSrc` and getAttribute without markers. */
+function hideMarkers() {
+  const hide = (C, name) => {
+    const P = C ? C.prototype : null;
+    const d = P ? getDesc(P, name) : undefined;
+    if (d === undefined || typeof d.get !== 'function') return;
+    const nGet = d.get;
+    defProp(P, name, {
+      configurable: true, enumerable: d.enumerable, set: d.set,
+      get: function () {
+        const v = rApply(nGet, this, []);
+        return wmHas(gated, this) ? stripMarkers(v) : v;
+      },
+    });
+  };
+  hide(G.HTMLScriptElement, 'src');
+  hide(G.HTMLImageElement, 'src');
+  hide(G.HTMLImageElement, 'srcset');
+  hide(G.HTMLImageElement, 'currentSrc');
+  if (elGetAttrNative) {
+    patch(ElP, 'getAttribute', function (name) {
+      const v = rApply(elGetAttrNative, this, arguments);
+      return wmHas(gated, this) ? stripMarkers(v) : v;
+    });
+  }
+}
+
+/** `url` with this document's marker for gate `n` (at the end of its query, before any fragment). */
+function marked(url, tok, n) {
+  const hash = strIndexOf(url, '#');
+  const base = hash >= 0 ? strSlice(url, 0, hash) : url;
+  const frag = hash >= 0 ? strSlice(url, hash) : '';
+  return base + (strIndexOf(base, '?') >= 0 ? '&' : '?') + GATE_PARAM + '=' + tok + '.' + n + frag;
+}
+
+function addGate(el, tok, n, pev, stalls) {
+  const gt = { el, tok, n, pev, at: dateNow(), by: null, done: false, stalls, inline: pev.kind === 'inline-script' };
+  gates[gates.length] = gt;
+  recheckSoon();
+  return gt;
+}
+
+// ---- scripts the page inserts or writes -------------------------------------------------------
+
+/** fork(·, v) for scripts the page inserts (`nodes`: the inserted nodes, not yet connected). */
+function repairInsert(nodes) {
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i];
+    if (n === null || typeof n !== 'object' || !isNode(n)) continue;
+    const t = nodeType(n);
+    if (t === 1 && elLocalName(n) === 'script') forkScript(n);
+    if ((t === 1 || t === 11) && nodeFirstChild(n) !== null) {
+      const inner = t === 1 ? elQSA(n, 'script[src]') : fragQSA !== null ? fragQSA(n, 'script[src]') : null;
+      if (inner === null) continue;
+      for (let j = 0; j < nlLength(inner); j++) forkScript(nlItem(inner, j));
+    }
+  }
+}
+
+function forkScript(el) {
+  if (nodeConnected(el) || !elHasAttr(el, 'src') || wmHas(scriptPevs, el) || !isJsType(el)) return;
+  const url = scriptSrc(el);
+  const pev = newPev('script', 'script', el, url, currentPev());
+  pev.how = 'inserted';
+  wmSet(scriptPevs, el, pev);
+  listenScript(el, pev);
+  policyOp('fork', pev);
+  watchDocument();
+  if (gateToken !== '' && reExec(HTTP_RE, url) !== null) {
+    const n = ++gateNext;
+    wmSet(gated, el, 1);
+    elSetAttr(el, 'src', marked(elGetAttr(el, 'src'), gateToken, n));
+    addGate(el, gateToken, n, pev, false);
+  }
+  recheckSoon();
+}
+
+function listenScript(el, pev) {
+  nAddEL(el, 'load', () => scriptArrived(pev), false);
+  nAddEL(el, 'error', () => scriptArrived(pev), false);
+}
+
+/** A script ran (its load or error event follows its execution). */
+function scriptArrived(pev) {
+  if (pev.arrived) return;
+  if (!pev.began) {
+    // Nothing held it: its begin is seen now, as it ends.
+    pev.began = true;
+    policyOp('begin', pev);
+  }
+  policyArrived(pev);
+  recheckSoon();
+}
+
+/** document.write/writeln: external scripts in the markup are marked and forked now. */
+function installWrite() {
+  if (!DocP) return;
+  for (const name of ['write', 'writeln']) {
+    const nWrite = DocP[name];
+    if (typeof nWrite !== 'function') continue;
+    patch(DocP, name, function () {
+      if (repairOn && this === DOCUMENT) markWritten(arguments);
+      return rApply(nWrite, this, arguments);
+    });
+  }
+}
+
+/** Marks the `src` of each script start tag in the written markup (`args`, changed in place). */
+function markWritten(args) {
+  let html = '';
+  for (let i = 0; i < args.length; i++) html += NativeString(args[i]);
+  SCRIPT_TAG_RE.lastIndex = 0;
+  if (reExec(SCRIPT_TAG_RE, html) === null) return;
+  let out = '';
+  let from = 0;
+  SCRIPT_TAG_RE.lastIndex = 0;
+  for (let m = reExec(SCRIPT_TAG_RE, html); m !== null; m = reExec(SCRIPT_TAG_RE, html)) {
+    const tag = startTag(html, m.index + 7);
+    if (tag === null) break;
+    const src = tag.attrs.src;
+    const type = tag.attrs.type === undefined ? '' : strToLower(trimmed(tag.attrs.type.value));
+    const js = type === '' || strIndexOf(type, 'javascript') >= 0 || strIndexOf(type, 'ecmascript') >= 0 || type === 'module';
+    if (src !== undefined && js) {
+      let url = '';
+      try {
+        url = NURL !== null ? new NURL(src.value, nodeBaseURI !== null ? nodeBaseURI(DOCUMENT) : pageHref()).href : src.value;
+      } catch (_) {
+        url = '';
+      }
+      if (reExec(HTTP_RE, url) !== null) {
+        const n = ++gateNext;
+        const value = marked(src.value, gateToken, n);
+        const pev = newPev('script', 'script', null, url, currentPev());
+        pev.how = 'inserted';
+        policyOp('fork', pev);
+        written[value] = addGate(null, gateToken, n, pev, false);
+        out += strSlice(html, from, src.start) + value;
+        from = src.end;
+      }
+    }
+    SCRIPT_TAG_RE.lastIndex = tag.end;
+  }
+  if (from === 0) return;
+  args[0] = out + strSlice(html, from);
+  for (let i = 1; i < args.length; i++) args[i] = '';
+  watchDocument();
+}
+
+/**
+ * The attributes of the start tag whose name ends at `at` in `html`: name -> {value, start,
+ * end} (the offsets of the value as written, quotes excluded), and the offset after `>`.
+ */
+function startTag(html, at) {
+  const attrs = objCreate(null);
+  let i = at;
+  const n = html.length;
+  const space = (c) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13 || c === 47;
+  while (i < n) {
+    while (i < n && space(strCharCode(html, i))) i++;
+    if (i >= n) return null;
+    if (strCharCode(html, i) === 62) return { attrs, end: i + 1 };
+    const ns = i;
+    while (i < n) {
+      const c = strCharCode(html, i);
+      if (space(c) || c === 61 || c === 62) break;
+      i++;
+    }
+    const name = strToLower(strSlice(html, ns, i));
+    while (i < n && space(strCharCode(html, i)) && strCharCode(html, i) !== 47) i++;
+    if (i < n && strCharCode(html, i) === 61) {
+      i++;
+      while (i < n && space(strCharCode(html, i)) && strCharCode(html, i) !== 47) i++;
+      const q = i < n ? strCharCode(html, i) : 0;
+      let vs;
+      let ve;
+      if (q === 34 || q === 39) {
+        vs = i + 1;
+        ve = strIndexOf(html, q === 34 ? '"' : "'", vs);
+        if (ve < 0) return null;
+        i = ve + 1;
+      } else {
+        vs = i;
+        while (i < n && !space(strCharCode(html, i)) && strCharCode(html, i) !== 62) i++;
+        ve = i;
+      }
+      if (attrs[name] === undefined) attrs[name] = { value: strSlice(html, vs, ve), start: vs, end: ve };
+    } else if (name !== '' && attrs[name] === undefined) {
+      attrs[name] = { value: '', start: i, end: i };
+    }
+  }
+  return null;
+}
+
+// ---- the parser's resources -------------------------------------------------------------------
+
+/** Starts the observer (once): the parser's insertions, and elements leaving the document. */
+function watchDocument() {
+  if (repairMo !== null || !NMutationObserver || DOCUMENT === null) return;
+  repairMo = new NMutationObserver(repairMutations);
+  moObserve(repairMo, DOCUMENT, { childList: true, subtree: true });
+}
+
+function parsingNow() {
+  try {
+    return docReadyState !== null && docReadyState(DOCUMENT) === 'loading';
+  } catch (_) {
+    return false;
+  }
+}
+
+function repairMutations(records) {
+  if (!repairOn) {
+    if (repairMo !== null && moDisconnect !== null) moDisconnect(repairMo);
+    return;
+  }
+  const parsing = parsingNow();
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    if (mrType(r) !== 'childList') continue;
+    const added = mrAdded(r);
+    for (let j = 0; j < nlLength(added); j++) visit(nlItem(added, j), (el) => parserAdded(el, parsing));
+    const removed = mrRemoved(r);
+    for (let j = 0; j < nlLength(removed); j++) visit(nlItem(removed, j), removedEl);
+  }
+  inlineProgress();
+}
+
+/** `f` on element `n` and the scripts, images and iframes inside it. */
+function visit(n, f) {
+  if (!isNode(n) || nodeType(n) !== 1) return;
+  f(n);
+  if (nodeFirstChild(n) === null) return;
+  const inner = elQSA(n, 'script,img,iframe');
+  for (let i = 0; i < nlLength(inner); i++) f(nlItem(inner, i));
+}
+
+function parserAdded(el, parsing) {
+  const tag = elLocalName(el);
+  if (tag === 'script') {
+    if (G.HTMLScriptElement && el instanceof HTMLScriptElement) parserScript(el, parsing);
+  } else if (tag === 'img' || tag === 'iframe') {
+    elementLoad(el, tag, parsing);
+  }
+}
+
+/** How script element `el` loads (`parser`: the parser inserted it). */
+function scriptLoading(el, parser) {
+  if (!parser) return 'inserted';
+  const module = strToLower(scriptType(el)) === 'module';
+  if (scriptAsync(el)) return 'async';
+  if (module || (scriptDefer(el) && elHasAttr(el, 'src'))) return 'defer';
+  return 'blocking';
+}
+
+function parserScript(el, parsing) {
+  if (wmHas(scriptPevs, el) || !isJsType(el)) return;
+  const raw = elHasAttr(el, 'src') ? elGetAttr(el, 'src') : null;
+  if (raw !== null) {
+    const w = written[raw];
+    if (w !== undefined) {
+      // Written by document.write: forked by the write; now its element is known.
+      delete written[raw];
+      w.el = el;
+      w.pev.target = el;
+      wmSet(gated, el, 1);
+      wmSet(scriptPevs, el, w.pev);
+      listenScript(el, w.pev);
+      return;
+    }
+  }
+  if (!parsing) return; // inserted by markup APIs: such scripts do not run
+  const inline = raw === null;
+  if (inline && strToLower(scriptType(el)) === 'module') return; // inline modules: not named
+  const pev = inline ? newPev('inline-script', 'inline-script', el, '', null) :
+    newPev('script', 'script', el, stripMarkers(scriptSrc(el)), null);
+  pev.how = scriptLoading(el, true);
+  wmSet(scriptPevs, el, pev);
+  policyOp('fork', pev);
+  if (inline) {
+    const n = elGetAttr(el, GATE_ATTR);
+    if (n !== null) elRemoveAttr(el, GATE_ATTR);
+    const num = n === null ? NaN : +n;
+    if (parserToken !== '' && num === num && num > 0) addGate(el, parserToken, num, pev, true);
+    else pendingInline[pendingInline.length] = { el, pev };
+  } else {
+    listenScript(el, pev);
+    const m = reExec(MARKER_RE, raw);
+    if (m !== null && m[1] === parserToken) {
+      wmSet(gated, el, 1);
+      addGate(el, parserToken, +m[2], pev, pev.how === 'blocking');
+    }
+  }
+  recheckSoon();
+}
+
+/** The load of an image or iframe the parser (or markup a script set) created. */
+function elementLoad(el, tag, parsing) {
+  if (wmHas(loadPevs, el)) return;
+  let url = '';
+  try {
+    const get = tag === 'img' ? imgSrcGet : frameSrcGet;
+    url = get !== null ? stripMarkers(NativeString(get(el))) : '';
+  } catch (_) {
+    url = '';
+  }
+  const pev = newPev('event', 'load', el, url, parsing ? null : currentPev());
+  pev.res = tag;
+  wmSet(loadPevs, el, pev);
+  policyOp('fork', pev);
+  if (tag === 'img' && parserToken !== '') {
+    const raw = elGetAttr(el, 'src');
+    const raws = elGetAttr(el, 'srcset');
+    const m = reExec(MARKER_RE, raw !== null ? raw : '') || reExec(MARKER_RE, raws !== null ? raws : '');
+    if (m !== null && m[1] === parserToken) {
+      wmSet(gated, el, 1);
+      addGate(el, parserToken, +m[2], pev, false);
+    }
+  }
+  recheckSoon();
+}
+
+/** An element left the document: the event it was to run counts as arrived. */
+function removedEl(el) {
+  if (nodeConnected(el)) return; // moved, not removed
+  const sp = wmGet(scriptPevs, el);
+  if (sp !== undefined && !sp.began) repairCancelled(sp);
+  const lp = wmGet(loadPevs, el);
+  if (lp !== undefined && !lp.began) repairCancelled(lp);
+}
+
+/** Some node follows `el` in the document: the parser went past it. */
+function followed(el) {
+  for (let n = el; n !== null && n !== DOCUMENT; n = nodeParent(n)) {
+    if (nodeNextSibling(n) !== null) return true;
+  }
+  return false;
+}
+
+/** Inline scripts the parser went past have run. */
+function inlineProgress() {
+  let j = 0;
+  for (let i = 0; i < pendingInline.length; i++) {
+    const p = pendingInline[i];
+    if (followed(p.el)) scriptArrived(p.pev);
+    else pendingInline[j++] = p;
+  }
+  pendingInline.length = j;
+}
+
+/** DOMContentLoaded: every parser script has run. */
+function parserScriptsRan() {
+  for (let i = 0; i < pendingInline.length; i++) scriptArrived(pendingInline[i].pev);
+  pendingInline.length = 0;
+}
+
+// ---- opening gates -----------------------------------------------------------------------------
+
+/**
+ * Whether every condition instance `x` waits for needs the document parsed first: a
+ * parser-blocking or inline script it holds would hold up what it waits for.
+ */
+function waitsOnParsing(x) {
+  if (x === null || x === undefined) return false;
+  const u = x.r.until || [];
+  if (u.length === 0) return false;
+  for (let i = 0; i < u.length; i++) {
+    const e = u[i];
+    if (e.parsed === true || e.loaded === true) continue;
+    if (e.arrived !== undefined) {
+      const v = x.env[e.arrived];
+      if (v !== undefined && !v.arrived && v.kind === 'script' && v.how === 'defer') continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/** Re-decides every closed gate: opened when its begin is dispatched, or overdue. */
+function recheckGates(now) {
+  for (let i = 0; i < gates.length; i++) {
+    const gt = gates[i];
+    if (gt.done) continue;
+    const overdue = now - gt.at >= policyMaxDelay(gt.by);
+    let res = overdue ? { action: A_DISPATCH, by: gt.by } : policyOp('begin', gt.pev);
+    if (overdue) repairIncident(gt.by, gt.pev, now - gt.at, 'held longer than max-delay: released');
+    else if (res.action !== A_DISPATCH && gt.stalls && waitsOnParsing(res.by)) {
+      repairIncident(res.by, gt.pev, now - gt.at, 'waits for the parsing it holds up: released');
+      res = { action: A_DISPATCH, by: res.by };
+    }
+    if (res.action === A_DISPATCH) {
+      openGate(gt, now);
+    } else if (gt.by === null || gt.by === undefined) {
+      gt.by = res.by;
+    }
+  }
+  let k = 0;
+  for (let i = 0; i < gates.length; i++) if (!gates[i].done) gates[k++] = gates[i];
+  gates.length = k;
+}
+
+function openGate(gt, now) {
+  gt.done = true;
+  // A script's begin is this decision (its execution follows its delivery); an image's is
+  // its load event, decided when it is dispatched.
+  if (gt.pev.kind !== 'event') gt.pev.began = true;
+  if (gt.by !== null && gt.by !== undefined) {
+    rep.postponed++;
+    if (rep.delays.length < 2000) rep.delays[rep.delays.length] = now - gt.at;
+  }
+  if (gt.inline && gt.el !== null) pendingInline[pendingInline.length] = { el: gt.el, pev: gt.pev };
+  gateRelease(gt);
+}
+
+/** `pev` will not run: its gate opens (nothing waits for what it would deliver). */
+function gateCancelled(pev) {
+  for (let i = 0; i < gates.length; i++) {
+    const gt = gates[i];
+    if (gt.pev === pev && !gt.done) {
+      gt.done = true;
+      gateRelease(gt);
+    }
+  }
+}
+
+function gatesPending() {
+  for (let i = 0; i < gates.length; i++) if (!gates[i].done) return true;
+  return false;
+}
+
+/** When the first closed gate reaches its liveness limit (Infinity: none is closed). */
+function gatesNextDue() {
+  let t = Infinity;
+  for (let i = 0; i < gates.length; i++) if (!gates[i].done) t = mathMin(t, gates[i].at + policyMaxDelay(gates[i].by));
+  return t;
+}
+
+/** Tells the proxy to let this document's held response (or document rest) through. */
+function gateRelease(gt) {
+  if (!nFetch) return;
+  const q = '/__shepherd/hold/release?t=' + encodeURIComponent(PAGE_TOKEN) + '&g=' + gt.tok + '&n=' + gt.n;
+  try {
+    promiseThen(rApply(nFetch, G, [q, { method: 'POST', keepalive: true, credentials: 'omit' }]), undefined, () => undefined);
+  } catch (_) {
+    // the proxy lets it through at its own limit
+  }
+}

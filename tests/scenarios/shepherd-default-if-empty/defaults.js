@@ -1,0 +1,3 @@
+// Late initialisation done right: the default goes only into an empty field.
+var field = document.getElementById('name');
+if (!field.value) field.value = 'Guest';
