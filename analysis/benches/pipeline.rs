@@ -382,10 +382,16 @@ struct Cell {
     base: Vec<Run>,
 }
 
-/// `median (fastest-slowest) unit` of `xs`.
+/// `median unit (fastest-slowest)` of `xs`.
 fn show(xs: Vec<f64>, unit: &str) -> String {
     let (m, lo, hi) = spread(xs);
     format!("{m:.1} {unit} ({lo:.1}-{hi:.1})")
+}
+
+/// `median× (smallest-largest)` of the ratios `xs`.
+fn show_ratio(xs: Vec<f64>) -> String {
+    let (m, lo, hi) = spread(xs);
+    format!("{m:.2}x ({lo:.2}-{hi:.2})")
 }
 
 /// Medians and spreads per file and configuration, this build against the baseline build
@@ -424,10 +430,7 @@ fn summarize(files: &[BenchFile], cells: &[Cell], runs: usize, loads: &[f64]) {
             let base = &cells[k].base;
             if !base.is_empty() {
                 let ratio = |get: fn(&Run) -> f64| {
-                    show(
-                        rs.iter().zip(base).map(|(a, b)| get(a) / get(b)).collect(),
-                        "x",
-                    )
+                    show_ratio(rs.iter().zip(base).map(|(a, b)| get(a) / get(b)).collect())
                 };
                 println!(
                     "           baseline build: wall {} | CPU {} | peak {}; this / baseline (per round): wall {} | CPU {} | peak {}",
