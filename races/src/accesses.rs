@@ -230,6 +230,34 @@ pub struct Scan {
     pub queues: Vec<u32>,
 }
 
+/// What the scan knows about one location so far.
+#[derive(Clone, Copy)]
+struct Seen {
+    /// The last action that read / wrote it (`NONE`: none yet).
+    last_r: u32,
+    last_w: u32,
+    /// The first action that accessed it, and whether another one did too.
+    first: u32,
+    actions: bool,
+    /// Whether it was written.
+    writes: bool,
+    /// Its kept accesses.
+    count: u32,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen {
+            last_r: NONE,
+            last_w: NONE,
+            first: NONE,
+            actions: false,
+            writes: false,
+            count: 0,
+        }
+    }
+}
+
 /// Scans the trace's operations once.
 pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
     let ns = trace.strings.len();
@@ -238,8 +266,9 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
     let mut class: Vec<u8> = vec![0; ns];
     let mut loc_of: Vec<u32> = vec![NONE; ns];
     let mut names: Vec<LocName> = Vec::new();
-    let mut last_r: Vec<u32> = Vec::new();
-    let mut last_w: Vec<u32> = Vec::new();
+    // Per location, what the scan has seen so far (one record: a location's bookkeeping is one
+    // cache line, not five).
+    let mut seen: Vec<Seen> = Vec::new();
     let mut renamed: HashMap<(StrId, u32), u32> = HashMap::new();
     let mut node_writer: HashMap<StrId, u32> = HashMap::new();
     let mut keys = KeyChain::default();
@@ -267,10 +296,9 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
     // in each table separately.
     let mut scope_class: Vec<u8> = vec![0; ns];
 
-    let mut new_loc = |name: LocName, last_r: &mut Vec<u32>, last_w: &mut Vec<u32>| -> u32 {
+    let mut new_loc = |name: LocName, seen: &mut Vec<Seen>| -> u32 {
         names.push(name);
-        last_r.push(NONE);
-        last_w.push(NONE);
+        seen.push(Seen::default());
         (names.len() - 1) as u32
     };
 
@@ -374,8 +402,7 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
                                             base: loc,
                                             writer: w,
                                         },
-                                        &mut last_r,
-                                        &mut last_w,
+                                        &mut seen,
                                     );
                                     renamed.insert((loc, w), l);
                                     l
@@ -385,7 +412,7 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
                         // Created before the trace started: keep the plain name.
                         None => {
                             if loc_of[li] == NONE {
-                                loc_of[li] = new_loc(LocName::Str(loc), &mut last_r, &mut last_w);
+                                loc_of[li] = new_loc(LocName::Str(loc), &mut seen);
                             }
                             loc_of[li]
                         }
@@ -393,29 +420,38 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
                 }
                 _ => {
                     if loc_of[li] == NONE {
-                        loc_of[li] = new_loc(LocName::Str(loc), &mut last_r, &mut last_w);
+                        loc_of[li] = new_loc(LocName::Str(loc), &mut seen);
                     }
                     loc_of[li]
                 }
             };
-            let l = lid as usize;
+            let Some(st) = seen.get_mut(lid as usize) else {
+                continue;
+            };
             let kind = if is_write {
-                if last_w[l] == a {
+                if st.last_w == a {
                     continue;
                 }
-                last_w[l] = a;
-                if last_r[l] == a {
+                st.last_w = a;
+                st.writes = true;
+                if st.last_r == a {
                     AccessKind::Update
                 } else {
                     AccessKind::Write
                 }
             } else {
-                if last_r[l] == a {
+                if st.last_r == a {
                     continue;
                 }
-                last_r[l] = a;
+                st.last_r = a;
                 AccessKind::Read
             };
+            if st.count == 0 {
+                st.first = a;
+            } else if st.first != a {
+                st.actions = true;
+            }
+            st.count += 1;
             list.push(Access {
                 op: gi,
                 action: a,
@@ -425,44 +461,29 @@ pub fn scan(trace: &Trace, opts: &FixOptions) -> Result<Scan, ScanError> {
         }
     }
 
-    // Which locations can race: a write, and accesses from two actions.
+    // Which locations can race (a write, and accesses from two actions); the kept ones are
+    // grouped by location with a counting sort (stable: trace order within a location), and
+    // where each access went is remembered so the sweep can walk them in trace order.
     let nl = names.len();
-    let mut first = vec![0u32; nl];
-    let mut count = vec![0u32; nl];
-    // Per location: bit 0 a write, bit 1 a second action.
-    let mut seen = vec![0u8; nl];
-    for x in &list {
-        let l = x.loc as usize;
-        if count[l] == 0 {
-            first[l] = x.action;
-        } else if first[l] != x.action {
-            seen[l] |= 2;
-        }
-        count[l] += 1;
-        seen[l] |= u8::from(x.kind.is_write());
-    }
-    let shape: Vec<u8> = (0..nl)
-        .map(|l| match seen[l] {
-            _ if count[l] < 2 || seen[l] & 1 == 0 => SHAPE_FEW,
-            3 => SHAPE_RACING,
-            _ => SHAPE_ONE_ACTION,
+    let shape: Vec<u8> = seen
+        .iter()
+        .map(|st| {
+            if st.count < 2 || !st.writes {
+                SHAPE_FEW
+            } else if st.actions {
+                SHAPE_RACING
+            } else {
+                SHAPE_ONE_ACTION
+            }
         })
         .collect();
-    drop((first, count, seen));
-    // Group the kept ones by location with a counting sort (stable: trace order within a
-    // location), and remember where each access went so the sweep can walk them in trace
-    // order.
     let mut loc_off = vec![0u32; nl + 1];
-    let mut kept = 0usize;
-    for x in &list {
-        if shape[x.loc as usize] == SHAPE_RACING {
-            loc_off[x.loc as usize + 1] += 1;
-            kept += 1;
-        }
+    for (l, st) in seen.iter().enumerate() {
+        let racing = shape[l] == SHAPE_RACING;
+        loc_off[l + 1] = loc_off[l] + if racing { st.count } else { 0 };
     }
-    for i in 0..nl {
-        loc_off[i + 1] += loc_off[i];
-    }
+    drop(seen);
+    let kept = loc_off[nl] as usize;
     let mut fill = loc_off.clone();
     let mut trace_order = Vec::with_capacity(kept);
     let mut grouped = vec![
