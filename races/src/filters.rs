@@ -194,8 +194,8 @@ impl LocTags {
 /// The value summary of an access, when logged.
 pub fn value_of<'t>(trace: &'t Trace, x: &Access) -> Option<&'t str> {
     match trace.ops.get(x.op as usize) {
-        Some(Op::Read { value: Some(v), .. }) | Some(Op::Write { value: Some(v), .. }) => {
-            Some(trace.strings.get(*v))
+        Some(Op::Read { value, .. }) | Some(Op::Write { value, .. }) => {
+            value.get().map(|v| trace.strings.get(v))
         }
         _ => None,
     }
@@ -374,36 +374,52 @@ pub fn tag(
     let is_auto = |a: &Access| auto.get(a.action as usize).copied().unwrap_or(false);
     let nl = acc.locs.len();
     let mut out = vec![LocTags::default(); nl];
-    // Races per location: (any race, uncovered race indices).
+    // Races per location: any race, and the uncovered race indices in race order (counted,
+    // then placed: one list for all locations, not a vector per location).
     let mut any = vec![false; nl];
-    let mut unc: Vec<Vec<u32>> = vec![Vec::new(); nl];
+    let mut unc_off = vec![0u32; nl + 1];
     for (i, r) in races.iter().enumerate() {
         any[r.loc as usize] = true;
         if !covered[i] {
-            unc[r.loc as usize].push(i as u32);
+            unc_off[r.loc as usize + 1] += 1;
         }
     }
     for l in 0..nl {
-        let xs = acc.of(l as u32);
-        let writes = xs.iter().filter(|x| x.kind.is_write()).count();
+        unc_off[l + 1] += unc_off[l];
+    }
+    let mut unc_all = vec![0u32; unc_off[nl] as usize];
+    let mut fill = unc_off.clone();
+    for (i, r) in races.iter().enumerate() {
+        if !covered[i] {
+            let at = &mut fill[r.loc as usize];
+            unc_all[*at as usize] = i as u32;
+            *at += 1;
+        }
+    }
+    drop(fill);
+    for l in 0..nl {
+        let unc = &unc_all[unc_off[l] as usize..unc_off[l + 1] as usize];
         let t = &mut out[l];
-        t.level = if xs.len() < 2 || writes == 0 {
+        // A location that cannot race has no races and no accesses kept.
+        t.level = if acc.too_few(l as u32) {
             Level::TooFewAccesses
         } else if !any[l] {
             Level::NoRaces
-        } else if unc[l].is_empty() {
+        } else if unc.is_empty() {
             Level::OnlyCovered
         } else {
             Level::Uncovered
         } as u8;
-        if unc[l].is_empty() {
+        if unc.is_empty() {
             continue;
         }
+        let xs = acc.of(l as u32);
+        let writes = xs.iter().filter(|x| x.kind.is_write()).count();
         let name = match acc.locs.raw(l as u32) {
             LocName::Str(s) => trace.strings.get(s),
             LocName::NodeTree { base, .. } => trace.strings.get(base),
         };
-        let uraces: Vec<&Race> = unc[l].iter().map(|&i| &races[i as usize]).collect();
+        let uraces: Vec<&Race> = unc.iter().map(|&i| &races[i as usize]).collect();
         let side = |r: &Race| (acc.get(r.first), acc.get(r.second));
         let reads = xs.len() - writes;
 
@@ -569,7 +585,7 @@ pub fn tag(
                 && xs[..k].iter().all(|p| !p.kind.is_write())
                 && threw_after(trace, x)
         };
-        let init = unc[l]
+        let init = unc
             .iter()
             .any(|&i| uninit[i as usize] || threw_before_init(&races[i as usize]));
         if init {

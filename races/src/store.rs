@@ -215,7 +215,7 @@ impl ClockStore {
         chunk[off + 1] = (FREED >> 16) as u16;
         self.live -= size;
         self.garbage += size;
-        if self.garbage > self.live / 2 + self.chunk {
+        if self.garbage > self.live / 4 + self.chunk {
             self.compact();
         }
     }

@@ -7,12 +7,18 @@
 //! events form short chains and whose responses resolve promise continuations; a few thousand
 //! locations with skewed popularity and a read-heavy mix (globals, object fields, handler
 //! slots, arrays, DOM properties). Deterministic for a given seed.
+//!
+//! With [`SynthConfig::young`] set, scripts also touch the fields of objects the page makes as
+//! it runs (parsed responses, closure activations, arrays, short-lived DOM nodes): each such
+//! location is written once or twice, mostly by one action, sometimes read or updated by a
+//! later callback. Real traces of long sessions are like that: a few hundred thousand
+//! locations, nearly all of which cannot race ([`SynthConfig::many_locations`]).
 
 use shepherd_trace::{ActionId, ActionType, Trace, TraceBuilder};
 use std::collections::VecDeque;
 
 /// Generator settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SynthConfig {
     /// Number of actions.
     pub actions: u32,
@@ -26,6 +32,11 @@ pub struct SynthConfig {
     /// off a parse chunk or a user event and are ordered with nothing else, so the chain
     /// decomposition widens (≈ 1 000 chains at 2).
     pub width: u32,
+    /// Accesses per script body, in tenths on average, to fields of objects made as the page
+    /// runs: each a new location (then mostly read back by the action that made it) or, one
+    /// in sixteen, one made recently; 0 (the default) makes none, and the trace is the shape
+    /// above, draw for draw.
+    pub young: u32,
 }
 
 impl Default for SynthConfig {
@@ -35,6 +46,7 @@ impl Default for SynthConfig {
             locations: 4_000,
             seed: 1,
             width: 1,
+            young: 0,
         }
     }
 }
@@ -46,6 +58,16 @@ impl SynthConfig {
         SynthConfig {
             width: 2,
             ..SynthConfig::default()
+        }
+    }
+
+    /// The wide page with many locations: the shape of a long session's EventRacer log as
+    /// issue 28 measured it (≈ 276 000 locations, 1.2 M operations and ≈ 1 050 chains over
+    /// 115 000 actions): the wide page's actions and arcs, plus accesses to young objects.
+    pub fn many_locations() -> SynthConfig {
+        SynthConfig {
+            young: 26,
+            ..SynthConfig::wide()
         }
     }
 }
@@ -84,6 +106,99 @@ const DELAYS: [u32; 6] = [0, 4, 16, 50, 100, 1000];
 
 /// Share of actions (per mille per step of width above 1) that are independent callbacks.
 const INDEPENDENT_PER_MILLE: u64 = 3;
+
+/// Property names of young objects (what parsed responses and view models carry).
+const FIELDS: [&str; 12] = [
+    "id", "name", "value", "items", "status", "data", "next", "parent", "length", "title", "done",
+    "url",
+];
+
+/// Young fields a later callback may come back to.
+const RECENT: usize = 512;
+
+/// The objects a page makes as it runs, and the fields it touched most recently.
+struct Young {
+    /// Draws of its own, so the rest of the trace is the one without young objects.
+    r: Rng,
+    /// Tenths of an access per script body, on average (0: none).
+    tenths: u64,
+    /// The object being filled (its number) and how many fields it got.
+    obj: u64,
+    fields: u32,
+    /// The last [`RECENT`] young fields made, as a ring.
+    recent: Vec<String>,
+    at: usize,
+}
+
+impl Young {
+    fn new(seed: u64, tenths: u32) -> Young {
+        Young {
+            r: Rng(seed.wrapping_mul(0xd1b5_4a32_d192_ed03) | 1),
+            tenths: u64::from(tenths),
+            // Above every number the rest of the generator uses.
+            obj: 1 << 20,
+            fields: 0,
+            recent: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// A new field of the object being filled (or of a fresh one).
+    fn make(&mut self) -> String {
+        let r = &mut self.r;
+        if self.fields >= 4 || r.chance(30) {
+            self.obj += 1;
+            self.fields = 0;
+        }
+        self.fields += 1;
+        let o = self.obj;
+        let name = match r.below(10) {
+            0..=4 => format!(
+                "Object[{o}].{}",
+                FIELDS[r.below(FIELDS.len() as u64) as usize]
+            ),
+            5 | 6 => format!(
+                "Scope[{o}].{}",
+                FIELDS[r.below(FIELDS.len() as u64) as usize]
+            ),
+            7 => format!("Array[{o}]$[{}]", r.below(8)),
+            8 => format!("Array[{o}]$LEN"),
+            _ => format!("DOMNode[{o}].textContent"),
+        };
+        if self.recent.len() < RECENT {
+            self.recent.push(name.clone());
+        } else {
+            self.recent[self.at] = name.clone();
+            self.at = (self.at + 1) % RECENT;
+        }
+        name
+    }
+
+    /// The young accesses of one script body.
+    fn touch(&mut self, b: &mut TraceBuilder, values: &[&str]) {
+        if self.tenths == 0 {
+            return;
+        }
+        for _ in 0..self.r.below(2 * self.tenths + 10) / 10 {
+            let v = values[self.r.below(values.len() as u64) as usize];
+            if !self.recent.is_empty() && self.r.chance(4) {
+                // A later callback reads (or updates) what an earlier one built.
+                let name = &self.recent[self.r.below(self.recent.len() as u64) as usize];
+                if self.r.chance(75) {
+                    b.read(name, Some(v));
+                } else {
+                    b.write(name, Some(v));
+                }
+            } else {
+                let name = self.make();
+                b.write(&name, Some(v));
+                if self.r.chance(90) {
+                    b.read(&name, Some(v));
+                }
+            }
+        }
+    }
+}
 
 /// A causal thread of the page: a timer loop or an open request.
 struct Thread {
@@ -128,6 +243,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
     let mut oneshots: VecDeque<(ActionId, u32)> = VecDeque::new();
     let mut recent_net: Vec<ActionId> = Vec::new();
     let mut next_oid = 100u64;
+    let mut young = Young::new(cfg.seed, cfg.young);
 
     for id in 0..n {
         let ctx = id;
@@ -150,7 +266,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
                     "script:inline #0",
                     Some(&format!("https://synthetic.test/:{id}:1")),
                 );
-                script_body(&mut b, &mut r, &loc_names, &values, 6);
+                script_body(&mut b, &mut r, &loc_names, &values, 6, &mut young);
                 if let Some(&oid) = nodes.last() {
                     b.write(&format!("BUTTON[{oid}].click"), Some("Function[9]"));
                 }
@@ -171,7 +287,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
             };
             b.begin(ty, what, &format!("doc/{what}:{id}"));
             b.enter(&format!("fire:{what}"), None);
-            script_body(&mut b, &mut r, &loc_names, &values, 3);
+            script_body(&mut b, &mut r, &loc_names, &values, 3, &mut young);
             b.exit();
             b.end();
             b.fork(from, id);
@@ -184,7 +300,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
             let (prev, delay) = (loops[k].last, loops[k].delay);
             b.begin(ActionType::Timer, "timer", &format!("doc/timer:{id}"));
             b.enter("DOM Timer", None);
-            script_body(&mut b, &mut r, &loc_names, &values, 4);
+            script_body(&mut b, &mut r, &loc_names, &values, 4, &mut young);
             b.exit();
             b.end();
             b.fork_delay(prev, id, delay);
@@ -199,7 +315,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
             let (reg, delay) = oneshots.remove(k).unwrap_or((0, 0));
             b.begin(ActionType::Timer, "timer", &format!("doc/timeout:{id}"));
             b.enter("DOM Timer", None);
-            script_body(&mut b, &mut r, &loc_names, &values, 3);
+            script_body(&mut b, &mut r, &loc_names, &values, 3, &mut young);
             b.exit();
             b.end();
             b.fork_delay(reg, id, delay);
@@ -213,7 +329,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
                 None,
             );
             b.read(&format!("XMLHttpRequest[{oid}].readystatechange"), None);
-            script_body(&mut b, &mut r, &loc_names, &values, 3);
+            script_body(&mut b, &mut r, &loc_names, &values, 3, &mut young);
             b.exit();
             b.end();
             b.fork(prev, id);
@@ -234,7 +350,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
                 "promise",
                 &format!("doc/then:{id}"),
             );
-            script_body(&mut b, &mut r, &loc_names, &values, 3);
+            script_body(&mut b, &mut r, &loc_names, &values, 3, &mut young);
             b.end();
             b.fork(from, id);
         } else if !nodes.is_empty() {
@@ -251,7 +367,7 @@ pub fn generate(cfg: &SynthConfig) -> Trace {
             b.read(&format!("NodeTree:{oid}"), None);
             b.enter(&format!("fire:{ty} @ BUTTON[{oid}]"), None);
             b.read(&format!("BUTTON[{oid}].{ty}"), None);
-            script_body(&mut b, &mut r, &loc_names, &values, 4);
+            script_body(&mut b, &mut r, &loc_names, &values, 4, &mut young);
             b.exit();
             b.end();
             if let Some(p) = last_ui {
@@ -305,7 +421,14 @@ fn spawn(
 }
 
 /// A few reads and writes with the usual mix (about three reads per write).
-fn script_body(b: &mut TraceBuilder, r: &mut Rng, locs: &[String], values: &[&str], max: u64) {
+fn script_body(
+    b: &mut TraceBuilder,
+    r: &mut Rng,
+    locs: &[String],
+    values: &[&str],
+    max: u64,
+    young: &mut Young,
+) {
     for _ in 0..1 + r.below(max) {
         let l = &locs[r.skewed(locs.len() as u64) as usize];
         let v = values[r.below(values.len() as u64) as usize];
@@ -315,6 +438,7 @@ fn script_body(b: &mut TraceBuilder, r: &mut Rng, locs: &[String], values: &[&st
             b.write(l, Some(v));
         }
     }
+    young.touch(b, values);
 }
 
 #[cfg(test)]
@@ -328,6 +452,7 @@ mod tests {
             locations: 200,
             seed: 7,
             width: 1,
+            young: 0,
         };
         let a = generate(&cfg);
         let b = generate(&cfg);

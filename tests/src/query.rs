@@ -150,13 +150,13 @@ impl TraceQuery {
                 Op::Read { loc, value, pos } => Some(Access {
                     write: false,
                     loc: self.s(loc).to_string(),
-                    value: value.map(|v| self.s(v).to_string()),
+                    value: value.get().map(|v| self.s(v).to_string()),
                     pos: pos.get().map(|p| self.s(p).to_string()),
                 }),
                 Op::Write { loc, value, pos } => Some(Access {
                     write: true,
                     loc: self.s(loc).to_string(),
-                    value: value.map(|v| self.s(v).to_string()),
+                    value: value.get().map(|v| self.s(v).to_string()),
                     pos: pos.get().map(|p| self.s(p).to_string()),
                 }),
                 _ => None,
@@ -355,6 +355,7 @@ impl TraceQuery {
                         "    r {}{}{}\n",
                         self.s(loc),
                         value
+                            .get()
                             .map(|v| format!(" = {}", self.s(v)))
                             .unwrap_or_default(),
                         pos.get()
@@ -365,6 +366,7 @@ impl TraceQuery {
                         "    w {}{}{}\n",
                         self.s(loc),
                         value
+                            .get()
                             .map(|v| format!(" = {}", self.s(v)))
                             .unwrap_or_default(),
                         pos.get()

@@ -162,13 +162,21 @@ impl TraceBuilder {
     /// A read at source position `pos` (`url:line:col`) when known.
     pub fn read_at(&mut self, loc: &str, value: Option<&str>, pos: Option<&str>) -> &mut Self {
         let (loc, value, pos) = self.access(loc, value, pos);
-        self.op(Op::Read { loc, value, pos })
+        self.op(Op::Read {
+            loc,
+            value: value.into(),
+            pos,
+        })
     }
 
     /// A write at source position `pos` (`url:line:col`) when known.
     pub fn write_at(&mut self, loc: &str, value: Option<&str>, pos: Option<&str>) -> &mut Self {
         let (loc, value, pos) = self.access(loc, value, pos);
-        self.op(Op::Write { loc, value, pos })
+        self.op(Op::Write {
+            loc,
+            value: value.into(),
+            pos,
+        })
     }
 
     /// Interns an access's strings in the order the JSONL writer defines them.
@@ -314,6 +322,7 @@ impl TraceBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Val;
 
     #[test]
     fn builds_actions_ops_and_arcs() {
@@ -339,7 +348,7 @@ mod tests {
             trace.ops_of(1)[0],
             Op::Read {
                 loc: x,
-                value: None,
+                value: Val::NONE,
                 pos: Pos::NONE
             }
         );

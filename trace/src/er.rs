@@ -35,10 +35,12 @@
 //! left before anything is allocated; errors name the byte offset of the offending field.
 
 use crate::error::ReadError;
+use crate::hash::FastState;
 use crate::model::{
     Action, ActionId, ActionType, Arc, ArcKind, Control, Header, NodeDesc, Op, Pos, StrId, Trace,
+    Val,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 /// Magic that starts our trailer after the `values` table.
@@ -235,7 +237,7 @@ fn er_bytes(trace: &Trace) -> io::Result<Vec<u8>> {
                         WRITE_MEMORY
                     };
                     cmds.push((kind, vars.add(loc, s(loc))?));
-                    if let Some(v) = value {
+                    if let Some(v) = value.get() {
                         cmds.push((MEMORY_VALUE, values.add(v, s(v))?));
                     }
                     if let Some(p) = pos.get() {
@@ -429,6 +431,10 @@ struct TableIn<'a> {
     /// Offset of the data in the file.
     at: usize,
     data: &'a [u8],
+    /// The data as text, when it is all valid UTF-8 (checked once, not string by string).
+    text: Option<&'a str>,
+    /// How many strings the data holds (NULs).
+    strings: usize,
 }
 
 impl<'a> TableIn<'a> {
@@ -461,7 +467,13 @@ impl<'a> TableIn<'a> {
                 "{name} table: {buckets} hash buckets for {strings} strings (EventRacer needs more buckets than strings)"
             ));
         }
-        Ok(TableIn { name, at, data })
+        Ok(TableIn {
+            name,
+            at,
+            data,
+            text: std::str::from_utf8(data).ok(),
+            strings,
+        })
     }
 
     fn empty(name: &'static str) -> Self {
@@ -469,6 +481,8 @@ impl<'a> TableIn<'a> {
             name,
             at: 0,
             data: &[],
+            text: Some(""),
+            strings: 0,
         }
     }
 
@@ -491,7 +505,13 @@ impl<'a> TableIn<'a> {
             });
         };
         let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-        Ok(String::from_utf8_lossy(&rest[..end]))
+        // An offset inside a character (EventRacer reads the suffix) is no boundary: such
+        // a text is read as any invalid UTF-8 is.
+        let start = data.len() - rest.len();
+        match self.text.and_then(|t| t.get(start..start + end)) {
+            Some(t) => Ok(std::borrow::Cow::Borrowed(t)),
+            None => Ok(String::from_utf8_lossy(&rest[..end])),
+        }
     }
 }
 
@@ -638,6 +658,9 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         raw_arcs.push((at, tail, head, dur));
     }
     let mut raw = Vec::with_capacity(num_actions.min(input.left() / 12));
+    // Operations to come, at most: every command but values and triggers (an exception's
+    // enter and exit make one), so the operations are allocated once, at their size.
+    let mut max_ops = 0usize;
     for _ in 0..num_actions {
         let id_at = input.pos;
         let id = input.i32("an action header")?;
@@ -659,6 +682,9 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
             cmds_at: input.pos,
             ncmds,
         });
+        max_ops += (0..ncmds)
+            .filter(|&k| (ENTER_SCOPE..=WRITE_MEMORY).contains(&word(bytes, input.pos + k * 8)))
+            .count();
         input.pos += ncmds * 8;
     }
     // The two trailing tables are optional (EventRacer checks for the end of the file).
@@ -683,18 +709,34 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         None
     };
 
-    // Dense ids: every action and every arc endpoint, in original id order.
-    let mut ids: Vec<i64> = Vec::with_capacity(raw.len() + raw_arcs.len() * 2);
-    ids.extend(raw.iter().map(|a| i64::from(a.id)));
-    for &(_, tail, head, _) in &raw_arcs {
-        ids.push(i64::from(tail));
-        ids.push(i64::from(head));
-    }
-    ids.sort_unstable();
-    ids.dedup();
+    // Dense ids: every action and every arc endpoint, in original id order. (Ours and most
+    // of EventRacer's files number their actions 0, 1, 2… already, and need no sort.)
+    let n = raw.len();
+    let in_order = raw.iter().enumerate().all(|(i, a)| a.id as usize == i)
+        && raw_arcs
+            .iter()
+            .all(|&(_, tail, head, _)| (tail as usize) < n && (head as usize) < n);
+    let ids: Vec<i64> = if in_order {
+        (0..n as i64).collect()
+    } else {
+        let mut ids = Vec::with_capacity(raw.len() + raw_arcs.len() * 2);
+        ids.extend(raw.iter().map(|a| i64::from(a.id)));
+        for &(_, tail, head, _) in &raw_arcs {
+            ids.push(i64::from(tail));
+            ids.push(i64::from(head));
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    // (Ids and endpoints are not negative: checked as they were read.)
     let dense = |id: i32| {
-        ids.binary_search(&i64::from(id))
-            .map_or(0, |i| i as ActionId)
+        if in_order {
+            id as ActionId
+        } else {
+            ids.binary_search(&i64::from(id))
+                .map_or(0, |i| i as ActionId)
+        }
     };
     let mut slots: Vec<Option<usize>> = vec![None; ids.len()];
     for (i, a) in raw.iter().enumerate() {
@@ -735,6 +777,20 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         },
         ..Trace::default()
     };
+    // Every size is bounded by the file's (checked counts), so these reservations are too.
+    let _ = trace.ops.try_reserve_exact(max_ops);
+    let _ = trace.actions.try_reserve_exact(ids.len());
+    let _ = trace.arcs.try_reserve_exact(raw_arcs.len());
+    let meta = trailer.as_ref().map(|t| &t.meta);
+    // (Without our trailer, stable ids are made up, one per action, and kinds are scope
+    // labels. Not more: room reserved in the index is touched, whether used or not.)
+    trace.strings.try_reserve(
+        vars.strings + scopes.strings * 2 + values.strings + meta.map_or(ids.len(), |m| m.strings),
+        vars.data.len()
+            + scopes.data.len()
+            + values.data.len()
+            + meta.map_or(ids.len() * 12, |m| m.data.len()),
+    );
     if let Some(t) = &trailer
         && let Some((page, at)) = t.page
     {
@@ -746,11 +802,11 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
         scopes: &scopes,
         values: &values,
         trailer: trailer.as_ref(),
-        vars_ids: vec![StrId::MAX; vars.data.len()],
-        values_ids: vec![StrId::MAX; values.data.len()],
-        meta_ids: vec![StrId::MAX; trailer.as_ref().map_or(0, |t| t.meta.data.len())],
-        scope_cache: HashMap::new(),
-        triggered: std::collections::HashSet::new(),
+        vars_ids: Ids::new(&vars),
+        values_ids: Ids::new(&values),
+        meta_ids: meta.map_or_else(Ids::default, Ids::new),
+        scope_cache: HashMap::default(),
+        triggered: HashSet::default(),
         warnings: &mut warnings,
         accesses: 0,
         next_pos: 0,
@@ -872,6 +928,102 @@ pub fn read_er(bytes: &[u8]) -> Result<ErImport, ReadError> {
     })
 }
 
+/// Bytes of a table per entry of [`Ids::coarse`].
+const COARSE: usize = 64;
+
+/// Table offset → interned id, for the offsets seen so far.
+///
+/// Commands name strings by their offset in the table. The offsets of the table's strings
+/// are found once (in order), with a coarse index by offset, so the string at an offset is a
+/// short walk from its index entry, and the offsets a log names in order (a long session
+/// makes its objects as it goes) are looked up in order, near one another. A map keyed by
+/// offset scattered them: a cache miss each, a fifth of the load (276 000 names). Offsets
+/// inside a string (EventRacer reads the suffix) go to a map.
+#[derive(Default)]
+struct Ids {
+    /// Offset of each string of the table, ascending.
+    starts: Vec<u32>,
+    /// Per [`COARSE`] bytes of the table: the first string starting in them or later.
+    coarse: Vec<u32>,
+    /// Per string: its interned id, `StrId::MAX` until seen.
+    ids: Vec<StrId>,
+    /// Offsets that are not a string's start.
+    inside: HashMap<i32, StrId, FastState>,
+}
+
+impl Ids {
+    fn new(table: &TableIn) -> Ids {
+        let data = table.data;
+        let mut starts = Vec::new();
+        // The counts come from the file's size, so these succeed unless the file is huge.
+        let _ = starts.try_reserve_exact(table.strings);
+        let mut at = 0;
+        while at < data.len() {
+            // Tables are at most 2 GiB (`In::count` read their size as an `i32`).
+            starts.push(at as u32);
+            at += data[at..]
+                .iter()
+                .position(|&b| b == 0)
+                .map_or(data.len(), |n| n + 1);
+        }
+        let mut coarse = Vec::new();
+        let _ = coarse.try_reserve_exact(data.len() / COARSE + 1);
+        let mut k = 0;
+        for block in 0..data.len().div_ceil(COARSE) {
+            while starts
+                .get(k)
+                .is_some_and(|&s| (s as usize) < block * COARSE)
+            {
+                k += 1;
+            }
+            coarse.push(k as u32);
+        }
+        let mut ids = Vec::new();
+        let _ = ids.try_reserve_exact(starts.len());
+        ids.resize(starts.len(), StrId::MAX);
+        Ids {
+            starts,
+            coarse,
+            ids,
+            inside: HashMap::default(),
+        }
+    }
+
+    /// The slot of offset `id`: the string starting there, or `None` for an offset inside
+    /// a string or outside the table.
+    fn slot(&self, id: i32) -> Option<usize> {
+        let off = u32::try_from(id).ok()?;
+        let mut k = *self.coarse.get(off as usize / COARSE)? as usize;
+        while let Some(&s) = self.starts.get(k) {
+            if s >= off {
+                return (s == off).then_some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+
+    fn get(&self, id: i32) -> Option<StrId> {
+        match self.slot(id) {
+            Some(k) => self.ids.get(k).copied().filter(|&s| s != StrId::MAX),
+            None => self.inside.get(&id).copied(),
+        }
+    }
+
+    fn insert(&mut self, id: i32, s: StrId) {
+        match self.slot(id) {
+            Some(k) => {
+                if let Some(slot) = self.ids.get_mut(k) {
+                    *slot = s;
+                }
+            }
+            None => {
+                self.inside.insert(id, s);
+            }
+        }
+    }
+}
+
 /// State shared while turning commands into ops.
 struct Importer<'a, 'w> {
     bytes: &'a [u8],
@@ -879,15 +1031,15 @@ struct Importer<'a, 'w> {
     scopes: &'a TableIn<'a>,
     values: &'a TableIn<'a>,
     trailer: Option<&'a Trailer<'a>>,
-    /// Offset → interned id, per table (`StrId::MAX` when not seen yet): sized by the tables,
-    /// so by the file.
-    vars_ids: Vec<StrId>,
-    values_ids: Vec<StrId>,
-    meta_ids: Vec<StrId>,
+    /// Offset → interned id, per table, for the offsets seen so far (a map, not a slot per
+    /// byte of the table: that was four bytes per byte of `vars`, 23 MB for 276 000 names).
+    vars_ids: Ids,
+    values_ids: Ids,
+    meta_ids: Ids,
     /// Scopes-table offset → decoded entry.
-    scope_cache: HashMap<i32, (bool, StrId, Option<StrId>)>,
+    scope_cache: HashMap<i32, (bool, StrId, Option<StrId>), FastState>,
     /// (tail, head) pairs announced by a TRIGGER_ARC: those arcs are forks.
-    triggered: std::collections::HashSet<(i32, i32)>,
+    triggered: HashSet<(i32, i32), FastState>,
     warnings: &'w mut Vec<String>,
     /// Reads and writes imported so far (their ordinal in the trailer's position list).
     accesses: u32,
@@ -898,24 +1050,18 @@ struct Importer<'a, 'w> {
 impl Importer<'_, '_> {
     /// Interns the string at offset `id` of a table once.
     fn cached(
-        ids: &mut [StrId],
+        ids: &mut Ids,
         table: &TableIn,
         trace: &mut Trace,
         id: i32,
         at: usize,
     ) -> Result<StrId, ReadError> {
-        if let Some(&s) = usize::try_from(id)
-            .ok()
-            .and_then(|i| ids.get(i))
-            .filter(|&&s| s != StrId::MAX)
-        {
+        if let Some(s) = ids.get(id) {
             return Ok(s);
         }
         let s = trace.strings.intern(&table.text(id, at)?);
-        // `text` succeeded, so `id` is inside the table and the cache.
-        if let Some(slot) = usize::try_from(id).ok().and_then(|i| ids.get_mut(i)) {
-            *slot = s;
-        }
+        // `text` succeeded, so `id` is inside the table.
+        ids.insert(id, s);
         Ok(s)
     }
 
@@ -1027,11 +1173,11 @@ impl Importer<'_, '_> {
                 EXIT_SCOPE => trace.ops.push(Op::Exit),
                 READ_MEMORY | WRITE_MEMORY => {
                     let loc = self.var(trace, loc, at + 4)?;
-                    let mut value = None;
+                    let mut value = Val::NONE;
                     if k < a.ncmds {
                         let (vat, vk, vloc) = cmd(k);
                         if vk == MEMORY_VALUE {
-                            value = Some(self.value(trace, vloc, vat + 4)?);
+                            value = Val::new(self.value(trace, vloc, vat + 4)?);
                             k += 1;
                         }
                     }

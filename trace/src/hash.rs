@@ -124,6 +124,13 @@ impl Hasher for PassThroughHasher {
         self.0 = i;
     }
 
+    /// Half a seeded hash: both halves of the result are it, so the map's bucket index (low
+    /// bits) and its control tag (top bits) are both spread.
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.0 = u64::from(i) << 32 | u64::from(i);
+    }
+
     #[inline]
     fn finish(&self) -> u64 {
         self.0

@@ -71,6 +71,61 @@ impl std::fmt::Debug for Pos {
     }
 }
 
+/// An optional value summary (interned) of a read or write, in four bytes like [`Pos`]: with
+/// `Option<StrId>` an [`Op`] took 20 bytes instead of 16, and a long session's trace holds
+/// over a million of them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Val(u32);
+
+impl Val {
+    /// No value summary.
+    pub const NONE: Val = Val(u32::MAX);
+
+    /// The value summary whose text is string `id`. `StrId::MAX` cannot be one (no table
+    /// reaches 2^32 strings) and reads as none.
+    pub const fn new(id: StrId) -> Val {
+        Val(id)
+    }
+
+    /// The summary's string id, if any.
+    #[inline]
+    pub const fn get(self) -> Option<StrId> {
+        if self.0 == u32::MAX {
+            None
+        } else {
+            Some(self.0)
+        }
+    }
+
+    /// True when there is no value summary.
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == u32::MAX
+    }
+}
+
+/// No value summary.
+impl Default for Val {
+    fn default() -> Val {
+        Val::NONE
+    }
+}
+
+impl From<Option<StrId>> for Val {
+    fn from(id: Option<StrId>) -> Val {
+        id.map_or(Val::NONE, Val::new)
+    }
+}
+
+impl std::fmt::Debug for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.get() {
+            Some(id) => write!(f, "Val({id})"),
+            None => f.write_str("Val::NONE"),
+        }
+    }
+}
+
 /// EventRacer's coarse action types (the numeric values are the `ER_actionlog` codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -132,7 +187,7 @@ pub enum Op {
         /// Location name.
         loc: StrId,
         /// Value summary.
-        value: Option<StrId>,
+        value: Val,
         /// Source position of the access.
         pos: Pos,
     },
@@ -142,7 +197,7 @@ pub enum Op {
         /// Location name.
         loc: StrId,
         /// Value summary.
-        value: Option<StrId>,
+        value: Val,
         /// Source position of the access.
         pos: Pos,
     },
@@ -174,23 +229,42 @@ pub struct Action {
 
 /// Interned strings of one trace: location names, scope labels, values, kinds, stable ids.
 ///
-/// Each text is stored once; the index maps a seeded 64-bit hash of the text to its id, so
-/// interning costs one allocation (none for [`intern_owned`](Self::intern_owned)) and one
-/// hash of the bytes. Two texts with the same 64-bit hash are still told apart.
+/// Each text is stored once, all of them end to end in one buffer (a trace of a long session
+/// holds a few hundred thousand short names: one allocation and a `String` each took three
+/// times the bytes of the texts); the index maps half of a seeded 64-bit hash of the text to
+/// its id, so interning costs one hash of the bytes and a copy of a new text. Two texts with
+/// the same hash are still told apart.
 #[derive(Clone, Debug, Default)]
 pub struct Strings {
-    texts: Vec<String>,
-    /// Hash of a text → the first id with that hash.
-    by_hash: HashMap<u64, StrId, crate::hash::PassThrough>,
+    /// Every text, in id order.
+    bytes: String,
+    /// Where each text ends in `bytes` (it starts where the previous one ends).
+    ends: Vec<usize>,
+    /// The low half of a text's hash → the first id with that half (eight bytes a bucket,
+    /// not sixteen: texts that share the half are told apart by `collisions`).
+    by_hash: HashMap<u32, StrId, crate::hash::PassThrough>,
     /// Later texts whose hash is already taken by a different text (practically never).
     collisions: HashMap<String, StrId>,
+    /// `by_hash` and `collisions` were freed ([`drop_index`](Self::drop_index)).
+    unindexed: bool,
     state: crate::hash::FastState,
+}
+
+/// Text `id` of a [`Strings`]' buffer and ends.
+fn text_of<'a>(bytes: &'a str, ends: &[usize], id: StrId) -> Option<&'a str> {
+    let i = id as usize;
+    let end = *ends.get(i)?;
+    let start = match i.checked_sub(1) {
+        Some(p) => ends[p],
+        None => 0,
+    };
+    bytes.get(start..end)
 }
 
 /// Strings are equal when they hold the same texts under the same ids.
 impl PartialEq for Strings {
     fn eq(&self, other: &Self) -> bool {
-        self.texts == other.texts
+        self.ends == other.ends && self.bytes == other.bytes
     }
 }
 
@@ -199,28 +273,26 @@ impl Eq for Strings {}
 impl Strings {
     /// Interns `s`, returning its id (the same id for the same text).
     pub fn intern(&mut self, s: &str) -> StrId {
+        self.reindex();
         let h = self.hash(s);
         match self.find(s, h) {
             Some(id) => id,
-            None => self.insert_new(s.to_owned(), h),
+            None => self.insert_new(s, h),
         }
     }
 
-    /// Interns an owned string without copying it when it is new (the readers' path).
+    /// Interns an owned string (the readers' path; the text is copied into the table when new).
     pub fn intern_owned(&mut self, s: String) -> StrId {
-        let h = self.hash(&s);
-        match self.find(&s, h) {
-            Some(id) => id,
-            None => self.insert_new(s, h),
-        }
+        self.intern(&s)
     }
 
     /// Interns `s` whose hash under [`hash_state`](Self::hash_state) is `h`, computed
     /// elsewhere (the parallel reader hashes on the thread that parsed the text).
     pub(crate) fn intern_owned_hashed(&mut self, s: String, h: u64) -> StrId {
+        self.reindex();
         match self.find(&s, h) {
             Some(id) => id,
-            None => self.insert_new(s, h),
+            None => self.insert_new(&s, h),
         }
     }
 
@@ -229,11 +301,13 @@ impl Strings {
         &self.state
     }
 
-    /// Makes room for `additional` more strings if the allocator grants it (the readers
-    /// reserve from the input's size, which must not abort the process when huge).
-    pub(crate) fn try_reserve(&mut self, additional: usize) {
-        let _ = self.texts.try_reserve(additional);
+    /// Makes room for `additional` more strings of `bytes` bytes in all if the allocator
+    /// grants it (the readers reserve from the input's size, which must not abort the
+    /// process when huge).
+    pub(crate) fn try_reserve(&mut self, additional: usize, bytes: usize) {
+        let _ = self.ends.try_reserve(additional);
         let _ = self.by_hash.try_reserve(additional);
+        let _ = self.bytes.try_reserve(bytes);
     }
 
     fn hash(&self, s: &str) -> u64 {
@@ -241,25 +315,67 @@ impl Strings {
         self.state.hash_one(s)
     }
 
+    /// Frees what only interning needs (the index by hash), keeping every text and id: for
+    /// a trace that takes no new strings, such as a loaded trace being analysed (on a long
+    /// session's trace the index is a fifth of the strings' memory). Interning rebuilds it
+    /// first; [`lookup`](Self::lookup) without it compares every text.
+    pub fn drop_index(&mut self) {
+        self.by_hash = HashMap::default();
+        self.collisions = HashMap::new();
+        self.unindexed = true;
+    }
+
+    /// Rebuilds the index [`drop_index`](Self::drop_index) freed, if it did.
+    fn reindex(&mut self) {
+        if !self.unindexed {
+            return;
+        }
+        self.unindexed = false;
+        let Strings {
+            bytes,
+            ends,
+            by_hash,
+            collisions,
+            state,
+            ..
+        } = self;
+        let _ = by_hash.try_reserve(ends.len());
+        for id in 0..ends.len() as StrId {
+            let text = text_of(bytes, ends, id).unwrap_or("");
+            let h = std::hash::BuildHasher::hash_one(&*state, text) as u32;
+            if let std::collections::hash_map::Entry::Vacant(e) = by_hash.entry(h) {
+                e.insert(id);
+            } else {
+                // Ids come in order, so the first text with this hash keeps the entry, as
+                // when it was interned.
+                collisions.insert(text.to_owned(), id);
+            }
+        }
+    }
+
     fn find(&self, s: &str, h: u64) -> Option<StrId> {
-        match self.by_hash.get(&h) {
-            Some(&id) if self.texts.get(id as usize).is_some_and(|t| t == s) => Some(id),
+        if self.unindexed {
+            return (0..self.ends.len() as StrId).find(|&id| self.text(id) == Some(s));
+        }
+        match self.by_hash.get(&(h as u32)) {
+            Some(&id) if self.text(id) == Some(s) => Some(id),
             Some(_) => self.collisions.get(s).copied(),
             None => None,
         }
     }
 
-    fn insert_new(&mut self, s: String, h: u64) -> StrId {
-        let id = self.texts.len() as StrId;
-        match self.by_hash.entry(h) {
+    fn insert_new(&mut self, s: &str, h: u64) -> StrId {
+        let id = self.ends.len() as StrId;
+        match self.by_hash.entry(h as u32) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert(id);
             }
             std::collections::hash_map::Entry::Occupied(_) => {
-                self.collisions.insert(s.clone(), id);
+                self.collisions.insert(s.to_owned(), id);
             }
         }
-        self.texts.push(s);
+        self.bytes.push_str(s);
+        self.ends.push(self.bytes.len());
         id
     }
 
@@ -267,16 +383,18 @@ impl Strings {
     fn intern_with_hash(&mut self, s: &str, h: u64) -> StrId {
         match self.find(s, h) {
             Some(id) => id,
-            None => self.insert_new(s.to_owned(), h),
+            None => self.insert_new(s, h),
         }
+    }
+
+    /// The text of `id`, if this table produced it.
+    fn text(&self, id: StrId) -> Option<&str> {
+        text_of(&self.bytes, &self.ends, id)
     }
 
     /// The text of `id`, or `""` for an id this table never produced.
     pub fn get(&self, id: StrId) -> &str {
-        self.texts
-            .get(id as usize)
-            .map(String::as_str)
-            .unwrap_or("")
+        self.text(id).unwrap_or("")
     }
 
     /// The id of `s` if it was interned.
@@ -286,12 +404,12 @@ impl Strings {
 
     /// Number of strings.
     pub fn len(&self) -> usize {
-        self.texts.len()
+        self.ends.len()
     }
 
     /// True when no string was interned.
     pub fn is_empty(&self) -> bool {
-        self.texts.is_empty()
+        self.ends.is_empty()
     }
 }
 
@@ -419,11 +537,43 @@ mod tests {
         assert_eq!(Pos::default(), Pos::NONE);
         let op = Op::Read {
             loc: 1,
-            value: None,
+            value: Val::NONE,
             pos: Pos::new(2),
         };
         assert_eq!(op.pos(), Some(2));
         assert_eq!(Op::Exit.pos(), None);
+    }
+
+    #[test]
+    fn values_are_small_and_optional() {
+        assert_eq!(std::mem::size_of::<Val>(), 4);
+        assert_eq!(std::mem::size_of::<Op>(), 16);
+        assert_eq!(Val::NONE.get(), None);
+        assert_eq!(Val::new(7).get(), Some(7));
+        assert_eq!(Val::from(Some(3)), Val::new(3));
+        assert!(Val::from(None).is_none());
+        assert_eq!(Val::default(), Val::NONE);
+    }
+
+    #[test]
+    fn a_table_without_its_index_keeps_its_texts_and_ids() {
+        let mut s = Strings::default();
+        for t in ["a", "bb", "", "a\0b"] {
+            s.intern(t);
+        }
+        let whole = s.clone();
+        s.drop_index();
+        assert_eq!(s, whole);
+        assert_eq!(
+            (s.get(0), s.get(1), s.get(2), s.get(3)),
+            ("a", "bb", "", "a\0b")
+        );
+        assert_eq!((s.lookup("bb"), s.lookup("c")), (Some(1), None));
+        // Interning rebuilds the index: old texts keep their ids, new ones come after.
+        assert_eq!(s.intern("bb"), 1);
+        assert_eq!(s.intern_owned("c".to_owned()), 4);
+        assert_eq!((s.lookup(""), s.lookup("c")), (Some(2), Some(4)));
+        assert_eq!(s.len(), 5);
     }
 
     #[test]
@@ -436,6 +586,11 @@ mod tests {
         assert_eq!(s.intern_with_hash("x", 7), 0);
         assert_eq!(s.find("z", 7), Some(2));
         assert_eq!(s.find("w", 7), None);
-        assert_eq!(s.len(), 3);
+        // The index keys on the hash's low half: a hash differing only above it collides.
+        assert_eq!(s.intern_with_hash("v", 7 | 1 << 40), 3);
+        assert_eq!(s.intern_with_hash("v", 7 | 1 << 40), 3);
+        assert_eq!(s.intern_with_hash("x", 7), 0);
+        assert_eq!(s.len(), 4);
+        assert_eq!((s.get(0), s.get(3), s.get(4)), ("x", "v", ""));
     }
 }

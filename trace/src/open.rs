@@ -45,13 +45,50 @@ pub struct Loaded {
 
 /// Reads a trace from `input`, sniffing its format from the first buffered bytes.
 pub fn load_reader(input: impl Read) -> Result<Loaded, ReadError> {
+    load_reader_sized(input, 0)
+}
+
+/// [`load_reader`] for an input of about `size` bytes: an `ER_actionlog` is read whole into a
+/// buffer of that size (grown only if the input is longer), not one doubled as it fills,
+/// which held one and a half times the file at its peak and copied it twice over.
+fn load_reader_sized(input: impl Read, size: u64) -> Result<Loaded, ReadError> {
     let mut r = BufReader::with_capacity(HEAD, input);
     if looks_like_jsonl(r.fill_buf()?) {
         return Ok(jsonl(read_jsonl(r)?));
     }
     let mut bytes = Vec::new();
+    // Only a hint: a size the allocator refuses leaves the buffer to grow as it fills.
+    let _ = bytes.try_reserve_exact(usize::try_from(size).unwrap_or(0));
     r.read_to_end(&mut bytes)?;
-    let imp = er::read_er(&bytes)?;
+    er_loaded(&bytes)
+}
+
+/// Bytes of an `ER_actionlog` file read between progress reports.
+const ER_CHUNK: u64 = 1 << 22;
+
+/// Reads a whole `ER_actionlog` file into a buffer of its size, a chunk at a time for the
+/// progress reports. The file is read straight into the buffer: through [`Counting`] the
+/// buffer was zeroed first, a pass over the whole file for nothing.
+fn read_er_file(
+    file: &std::fs::File,
+    len: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Loaded, ReadError> {
+    let mut bytes = Vec::new();
+    // Only a hint: a size the allocator refuses leaves the buffer to grow as it fills.
+    let _ = bytes.try_reserve_exact(usize::try_from(len).unwrap_or(0));
+    loop {
+        let n = file.take(ER_CHUNK).read_to_end(&mut bytes)?;
+        progress(bytes.len() as u64, len);
+        if n == 0 {
+            break;
+        }
+    }
+    er_loaded(&bytes)
+}
+
+fn er_loaded(bytes: &[u8]) -> Result<Loaded, ReadError> {
+    let imp = er::read_er(bytes)?;
     Ok(Loaded {
         trace: imp.trace,
         format: Format::ErActionlog,
@@ -77,15 +114,21 @@ pub fn load_path_with_progress(
     let meta = file.metadata()?;
     // Only a regular file can be read at several offsets at once (not a pipe).
     #[cfg(unix)]
-    if meta.is_file() && is_jsonl(&file, meta.len())? {
-        return read_jsonl_in_parts(&file, meta.len(), progress);
+    if meta.is_file() {
+        if is_jsonl(&file, meta.len())? {
+            return read_jsonl_in_parts(&file, meta.len(), progress);
+        }
+        return read_er_file(&file, meta.len(), progress);
     }
-    load_reader(Counting {
-        inner: file,
-        read: 0,
-        total: meta.len(),
-        progress,
-    })
+    load_reader_sized(
+        Counting {
+            inner: file,
+            read: 0,
+            total: meta.len(),
+            progress,
+        },
+        meta.len(),
+    )
 }
 
 /// [`load_reader`] for a trace held in memory (a recording's), reporting `(bytes read,
@@ -96,12 +139,9 @@ pub fn load_bytes(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Lo
     if is_jsonl(bytes, len)? {
         return read_jsonl_in_parts(bytes, len, progress);
     }
-    load_reader(Counting {
-        inner: bytes,
-        read: 0,
-        total: len,
-        progress,
-    })
+    // An `ER_actionlog` is read in place.
+    progress(len, len);
+    er_loaded(bytes)
 }
 
 fn read_jsonl_in_parts<S: Source + ?Sized>(

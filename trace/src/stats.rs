@@ -178,12 +178,12 @@ impl OpView {
         match *op {
             Op::Read { loc, value, pos } => OpView::Read {
                 loc: s(loc),
-                value: o(value),
+                value: o(value.get()),
                 src: o(pos.get()),
             },
             Op::Write { loc, value, pos } => OpView::Write {
                 loc: s(loc),
-                value: o(value),
+                value: o(value.get()),
                 src: o(pos.get()),
             },
             Op::Enter { scope, src } => OpView::Enter {

@@ -24,8 +24,8 @@ fn resolve(t: &Trace, op: &Op) -> R {
     let s = |id: u32| t.strings.get(id).replace('\0', "\u{FFFD}");
     let o = |id: Option<u32>| id.map(s);
     match *op {
-        Op::Read { loc, value, pos } => R::Read(s(loc), o(value), o(pos.get())),
-        Op::Write { loc, value, pos } => R::Write(s(loc), o(value), o(pos.get())),
+        Op::Read { loc, value, pos } => R::Read(s(loc), o(value.get()), o(pos.get())),
+        Op::Write { loc, value, pos } => R::Write(s(loc), o(value.get()), o(pos.get())),
         Op::Enter { scope, src } => R::Enter(s(scope), o(src)),
         Op::Exit => R::Exit,
         Op::Exception { message, src } => R::Exception(s(message), o(src)),

@@ -4,7 +4,8 @@ mod common;
 
 use proptest::prelude::*;
 use shepherd_trace::{
-    ActionType, ArcKind, JsonlLoader, Op, Pos, ReadError, TraceBuilder, read_jsonl, to_jsonl_bytes,
+    ActionType, ArcKind, JsonlLoader, Op, Pos, ReadError, TraceBuilder, Val, read_jsonl,
+    to_jsonl_bytes,
 };
 
 proptest! {
@@ -68,7 +69,7 @@ fn reads_the_documented_records() {
             },
             Op::Write {
                 loc: init,
-                value: Some(s("false")),
+                value: Val::new(s("false")),
                 pos: Pos::NONE
             },
             Op::Exit,
@@ -79,7 +80,7 @@ fn reads_the_documented_records() {
         &[
             Op::Read {
                 loc: init,
-                value: None,
+                value: Val::NONE,
                 pos: Pos::NONE
             },
             Op::Exception {
@@ -145,22 +146,22 @@ fn reads_positions_of_accesses() {
         &[
             Op::Read {
                 loc: x,
-                value: None,
+                value: Val::NONE,
                 pos: app
             },
             Op::Write {
                 loc: x,
-                value: Some(one),
+                value: Val::new(one),
                 pos: inline
             },
             Op::Read {
                 loc: x,
-                value: Some(one),
+                value: Val::new(one),
                 pos: Pos::NONE
             },
             Op::Write {
                 loc: x,
-                value: None,
+                value: Val::NONE,
                 pos: inline
             },
         ]
@@ -556,7 +557,7 @@ fn tolerates_what_the_runtime_can_produce() {
         t.ops_of(1),
         &[Op::Write {
             loc: 0,
-            value: None,
+            value: Val::NONE,
             pos: Pos::NONE
         }]
     );

@@ -76,15 +76,11 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
             Op::Enter { scope, .. } => s(*scope).strip_prefix("key:").map(str::to_string),
             _ => None,
         });
-        let value = ops.iter().find_map(|op| match op {
-            Op::Write {
-                loc,
-                value: Some(v),
-                ..
-            } if s(*loc).ends_with(".value") => {
-                serde_json::from_str::<String>(s(*v)).ok().or_else(|| {
-                    s(*v)
-                        .strip_prefix('"')
+        let value = ops.iter().find_map(|op| match *op {
+            Op::Write { loc, value, .. } if s(loc).ends_with(".value") => {
+                let v = value.get()?;
+                serde_json::from_str::<String>(s(v)).ok().or_else(|| {
+                    s(v).strip_prefix('"')
                         .map(|t| t.trim_end_matches(['…', '"']).to_string())
                 })
             }

@@ -48,7 +48,7 @@ pub fn from_trace(trace: &Trace, snap: &mut Snapshot) {
                     exceptions.push(format!("{}{at}", s(message)));
                 }
                 Op::Write { loc, value, .. } if s(loc).starts_with("Global.") => {
-                    let v = value.map(|v| blank_ids(s(v))).unwrap_or_default();
+                    let v = value.get().map(|v| blank_ids(s(v))).unwrap_or_default();
                     snap.heap.insert(s(loc).to_string(), v);
                 }
                 _ => {}

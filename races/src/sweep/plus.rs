@@ -16,9 +16,10 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 
 /// `BEGIN v k f₁…f_k`: start `v`'s clock from its predecessors and its `k` timer FIFO tails.
 const BEGIN: u32 = 0;
-/// `ASK loc read n (chain pos)ⁿ`: one access's new races, by the position of their first
-/// action; `read` is 1 when the access is a read by an action that made none of `loc`'s
-/// minimal writes (otherwise the initialisation condition cannot hold).
+/// `ASK slot read n (chain pos)ⁿ`: one access's new races, by the position of their first
+/// action; `read` is 1 when the access is a read by an action that made none of the
+/// location's minimal writes (otherwise the initialisation condition cannot hold). Locations
+/// go by their slot, their number among the locations that can race (`mod.rs`, `Slots`).
 const ASK: u32 = 1;
 /// `FOLD a`: join `a`'s `G⁺` clock (a race arc that adds something).
 const FOLD: u32 = 2;
@@ -26,9 +27,9 @@ const FOLD: u32 = 2;
 const SEAL: u32 = 3;
 /// `FREE a`: nothing needs `a`'s `G⁺` clock any more.
 const FREE: u32 = 4;
-/// `MINIMAL loc chain pos`: a new minimal write of `loc`.
+/// `MINIMAL slot chain pos`: a new minimal write of the location.
 const MINIMAL: u32 = 5;
-/// `FORGET loc`: nothing asks about `loc` again.
+/// `FORGET slot`: nothing asks about the location again.
 const FORGET: u32 = 6;
 
 /// Words per batch handed to the other thread (64 KiB; 64 words in unit tests, so that small
@@ -46,7 +47,7 @@ pub(super) struct PlusHalf<'g> {
     cur: crate::clocks::Scratch,
     /// The action whose clock is under construction.
     v: u32,
-    /// Minimal writes of each location still asked about: `(chain, pos)`.
+    /// Minimal writes of each location (by slot) still asked about: `(chain, pos)`.
     minimal: Vec<Vec<(u32, u16)>>,
     answers: Answers,
 }
@@ -67,7 +68,7 @@ pub(super) struct Answers {
 }
 
 impl<'g> PlusHalf<'g> {
-    /// State for the actions of `graph` and `locations` locations.
+    /// State for the actions of `graph` and `locations` locations that can race (slots).
     pub(super) fn new(graph: &'g HbGraph, locations: usize) -> PlusHalf<'g> {
         PlusHalf {
             graph,
@@ -259,18 +260,19 @@ impl<'s, 'g> Commands<'s, 'g> {
         }
     }
 
-    /// One access's new races, by their first actions' `(chain, pos)`.
+    /// One access's new races (at the location in `slot`), by their first actions'
+    /// `(chain, pos)`.
     pub(super) fn ask(
         &mut self,
         v: u32,
         fifo: &[u32],
-        loc: u32,
+        slot: u32,
         read_uninit: bool,
         firsts: impl ExactSizeIterator<Item = (u32, u16)>,
     ) {
         self.begin(v, fifo);
         self.words
-            .extend_from_slice(&[ASK, loc, u32::from(read_uninit), firsts.len() as u32]);
+            .extend_from_slice(&[ASK, slot, u32::from(read_uninit), firsts.len() as u32]);
         for (c, p) in firsts {
             self.words.extend_from_slice(&[c, u32::from(p)]);
         }
@@ -300,16 +302,16 @@ impl<'s, 'g> Commands<'s, 'g> {
         self.end();
     }
 
-    /// A new minimal write of `loc`, at (`chain`, `pos`).
-    pub(super) fn minimal(&mut self, loc: u32, chain: u32, pos: u16) {
+    /// A new minimal write of the location in `slot`, at (`chain`, `pos`).
+    pub(super) fn minimal(&mut self, slot: u32, chain: u32, pos: u16) {
         self.words
-            .extend_from_slice(&[MINIMAL, loc, chain, u32::from(pos)]);
+            .extend_from_slice(&[MINIMAL, slot, chain, u32::from(pos)]);
         self.end();
     }
 
-    /// Nothing asks about `loc` again.
-    pub(super) fn forget(&mut self, loc: u32) {
-        self.words.extend_from_slice(&[FORGET, loc]);
+    /// Nothing asks about the location in `slot` again.
+    pub(super) fn forget(&mut self, slot: u32) {
+        self.words.extend_from_slice(&[FORGET, slot]);
         self.end();
     }
 

@@ -165,7 +165,7 @@ pub(crate) fn read_parts<S: Source + ?Sized>(
     let stop = AtomicUsize::new(usize::MAX);
     let mut loader = JsonlLoader::new();
     let strings = estimate(len, BYTES_PER_STRING);
-    loader.state.trace.strings.try_reserve(strings);
+    loader.state.trace.strings.try_reserve(strings, 0);
     let _ = loader.state.strings.try_reserve(strings);
     let hasher = loader.state.trace.strings.hash_state().clone();
     std::thread::scope(|scope| {
@@ -448,12 +448,12 @@ fn rewrite(op: &Op, id: impl Fn(StrId) -> StrId) -> Op {
     match *op {
         Op::Read { loc, value, pos: p } => Op::Read {
             loc: id(loc),
-            value: value.map(&id),
+            value: value.get().map(&id).into(),
             pos: pos(p),
         },
         Op::Write { loc, value, pos: p } => Op::Write {
             loc: id(loc),
-            value: value.map(&id),
+            value: value.get().map(&id).into(),
             pos: pos(p),
         },
         Op::Enter { scope, src } => Op::Enter {

@@ -372,9 +372,17 @@ fn record<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
             }
             c.close()?;
             let op = if tag == b'r' {
-                Op::Read { loc, value, pos }
+                Op::Read {
+                    loc,
+                    value: value.into(),
+                    pos,
+                }
             } else {
-                Op::Write { loc, value, pos }
+                Op::Write {
+                    loc,
+                    value: value.into(),
+                    pos,
+                }
             };
             sink.op(op, tag_at)?;
         }

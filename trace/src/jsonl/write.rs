@@ -109,8 +109,8 @@ impl Writer<'_> {
 
     fn op(&mut self, op: &Op) {
         match *op {
-            Op::Read { loc, value, pos } => self.access(b"[\"r\",", loc, value, pos),
-            Op::Write { loc, value, pos } => self.access(b"[\"w\",", loc, value, pos),
+            Op::Read { loc, value, pos } => self.access(b"[\"r\",", loc, value.get(), pos),
+            Op::Write { loc, value, pos } => self.access(b"[\"w\",", loc, value.get(), pos),
             Op::Enter { scope, src } => self.rec2(b"[\"e\",", scope, src),
             Op::Exception { message, src } => self.rec2(b"[\"!\",", message, src),
             Op::Exit => self.buf.extend_from_slice(b"[\"x\"]\n"),
