@@ -111,6 +111,7 @@ fn options(site: &Site, workers: usize, sequences: u64, dir: &Path) -> ExploreOp
         state_dir: Some(dir.to_path_buf()),
         fresh: true,
         policy: None,
+        stop: Default::default(),
     }
 }
 

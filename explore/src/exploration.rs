@@ -5,8 +5,19 @@
 //! State lives beside the recording (`site.rec.explore/`): `state.json` (the explorer, the
 //! event table, jobs that were running) and one record per execution in `runs/` (with its
 //! screenshot), so an interrupted exploration resumes where it stopped.
+//!
+//! The queue of jobs (the explorer's pending sequences and the jobs to hand out again) lives
+//! here, in this one task, and is the only state the workers share: a worker takes a job when
+//! it is idle and hands back a result, which is folded in here. Workers start (and restart)
+//! concurrently with the executions, so a browser that takes long to come (a Grid session
+//! queued until a node has a free slot) holds up nobody. A sequence whose browser went away
+//! (crashed, or its Grid node died) is handed to the next idle worker once more; a sequence
+//! that fails in a live browser is counted, not retried. Whatever way the exploration ends
+//! (finished, failed, stopped by [`Stop`]), every worker is stopped and every Grid session
+//! deleted before [`explore`] returns.
 
-use crate::runner::{Plan, Worker, WorkerConfig};
+use crate::grid::Grid;
+use crate::runner::{BrowserSpec, Plan, Worker, WorkerConfig};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use shepherd_explore_model::dpor::{Explorer, Job, OriginKind};
@@ -19,13 +30,58 @@ use shepherd_explore_model::steps;
 use shepherd_explore_model::verdict;
 use shepherd_policies::PolicySet;
 use shepherd_proxy::CertificateAuthority;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Version of the state directory's format.
 const STATE_VERSION: u32 = 1;
+
+/// How often the Grids' queues are asked about this exploration's session requests while a
+/// worker waits for its browser.
+const QUEUE_POLL: Duration = Duration::from_secs(1);
+
+/// Ends an exploration early from outside (Ctrl-C, SIGTERM): no sequence starts after it,
+/// sequences running are abandoned (saved as pending, so a resumed run executes them), every
+/// worker is stopped and every Grid session deleted, and [`explore`] returns what was explored
+/// (not complete). Clones share one signal.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    inner: Arc<StopInner>,
+}
+
+#[derive(Debug, Default)]
+struct StopInner {
+    stopped: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Stop {
+    /// Signals the exploration to stop.
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::SeqCst);
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether [`Stop::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once [`Stop::stop`] is called.
+    pub async fn stopped(&self) {
+        loop {
+            // Made before the check: a stop between the check and the wait still wakes it.
+            let notified = self.inner.notify.notified();
+            if self.is_stopped() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
 
 /// How to explore.
 #[derive(Clone)]
@@ -45,6 +101,8 @@ pub struct ExploreOptions {
     /// Repair policies enforced in every execution: only the orders they allow are explored
     /// (what stays harmful under a policy is what it does not repair).
     pub policy: Option<PolicySet>,
+    /// Stops the exploration early when signalled (never, if nobody signals it).
+    pub stop: Stop,
 }
 
 /// Where an exploration stands (for progress display).
@@ -58,8 +116,17 @@ pub struct Progress {
     pub depth: u32,
     /// Harmful reversals found so far.
     pub harmful: u64,
-    /// Executions that failed.
+    /// Executions that failed (in a live browser, or a second time after their browser went
+    /// away).
     pub failures: u64,
+    /// Sequences handed to another worker because their browser went away.
+    pub retried: u64,
+    /// Workers with a browser (idle or executing).
+    pub workers: usize,
+    /// Workers waiting for their browser (starting, or a Grid session being created).
+    pub starting: usize,
+    /// Of those, session requests the Grid has queued (no node has a free slot).
+    pub queued: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -82,10 +149,60 @@ pub fn default_state_dir(recording: &Path) -> PathBuf {
     recording.with_file_name(name)
 }
 
-/// Explores `site`. `progress` is called after every finished execution.
+/// Explores `site`. `progress` is called after every finished execution and whenever a
+/// worker's browser comes, goes or waits at a Grid.
 pub async fn explore(
     site: Site,
     opts: &ExploreOptions,
+    progress: impl FnMut(&Progress),
+) -> anyhow::Result<Outcome> {
+    let mut grids: Vec<Grid> = Vec::new();
+    for w in &opts.workers {
+        if let BrowserSpec::Grid(g) = &w.browser
+            && !grids.iter().any(|x| x.same(g))
+        {
+            grids.push(g.clone());
+        }
+    }
+    let result = run(site, opts, &grids, progress).await;
+    // Whatever happened above: no session is left on a Grid.
+    for g in &grids {
+        g.release_all().await;
+    }
+    result
+}
+
+/// What a task of the exploration hands back: an execution's result (with its worker), or a
+/// worker that started (or could not).
+enum Done {
+    Ran(Box<Ran>),
+    Started(usize, anyhow::Result<Box<Worker>>),
+}
+
+/// An execution's result: the worker (with its slot) and the job it ran.
+type Ran = (usize, Box<Worker>, Option<Job>, anyhow::Result<RunOutput>);
+
+/// Starts worker `k`, after stopping the one it replaces.
+async fn start_worker(
+    k: usize,
+    cfg: WorkerConfig,
+    policy: Option<PolicySet>,
+    ca: Arc<CertificateAuthority>,
+    replaces: Option<Box<Worker>>,
+) -> Done {
+    if let Some(old) = replaces {
+        old.stop().await;
+    }
+    Done::Started(
+        k,
+        Worker::start(&cfg, policy.as_ref(), ca).await.map(Box::new),
+    )
+}
+
+async fn run(
+    site: Site,
+    opts: &ExploreOptions,
+    grids: &[Grid],
     mut progress: impl FnMut(&Progress),
 ) -> anyhow::Result<Outcome> {
     if opts.workers.is_empty() {
@@ -124,11 +241,17 @@ pub async fn explore(
     }
     let ca = Arc::new(CertificateAuthority::ephemeral()?);
     let site = Arc::new(site);
-    let mut idle: Vec<(usize, Worker)> = Vec::new();
+    let mut tasks: tokio::task::JoinSet<Done> = tokio::task::JoinSet::new();
+    let mut idle: Vec<(usize, Box<Worker>)> = Vec::new();
+    let mut starting: HashSet<usize> = HashSet::new();
     for (k, cfg) in opts.workers.iter().enumerate() {
-        idle.push((
+        starting.insert(k);
+        tasks.spawn(start_worker(
             k,
-            Worker::start(cfg, opts.policy.as_ref(), ca.clone()).await?,
+            cfg.clone(),
+            opts.policy.clone(),
+            ca.clone(),
+            None,
         ));
     }
     let mut prog = Progress {
@@ -142,11 +265,13 @@ pub async fn explore(
                     .is_some_and(|v| v.verdict == verdict::Judgement::Harmful)
             })
             .count() as u64,
+        starting: starting.len(),
         ..Progress::default()
     };
+    progress(&prog);
     let mut requeue = std::mem::take(&mut state.requeue);
-    let mut running: tokio::task::JoinSet<(usize, Worker, Option<Job>, anyhow::Result<RunOutput>)> =
-        tokio::task::JoinSet::new();
+    // Jobs already handed out again after their browser went away (they get one retry).
+    let mut retried: Vec<Job> = Vec::new();
     let mut in_flight: HashMap<usize, Option<Job>> = HashMap::new();
     let mut last_save = Instant::now();
     let resumed_at = runs.len() as u64;
@@ -156,8 +281,12 @@ pub async fn explore(
                 .max_sequences
                 .is_some_and(|m| done as u64 >= resumed_at + m)
     };
+    let mut queue_poll = tokio::time::interval(QUEUE_POLL);
+    queue_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut interrupted = false;
     loop {
         // Hand out work: the initial execution first, then jobs depth first.
+        let mut no_job = false;
         while !idle.is_empty() && !over_budget(&session_start, runs.len() + in_flight.len()) {
             let job = if runs.is_empty() {
                 if in_flight.values().any(Option::is_none) {
@@ -169,6 +298,7 @@ pub async fn explore(
             } else if let Some(j) = state.explorer.next_job() {
                 Some(j)
             } else {
+                no_job = true;
                 break;
             };
             let Some((k, worker)) = idle.pop() else { break };
@@ -192,18 +322,65 @@ pub async fn explore(
             };
             in_flight.insert(k, job.clone());
             let site = site.clone();
-            running.spawn(async move {
+            tasks.spawn(async move {
                 let r = worker.run(&site, &plan).await;
-                (k, worker, job, r)
+                Done::Ran(Box::new((k, worker, job, r)))
             });
         }
-        let Some(done) = running.join_next().await else {
+        let work_left = !over_budget(&session_start, runs.len() + in_flight.len())
+            && (runs.is_empty()
+                || !requeue.is_empty()
+                || (!no_job && state.explorer.pending() > 0));
+        if in_flight.is_empty() && !work_left {
+            // Browsers still starting are not waited for.
             break;
+        }
+        if tasks.is_empty() {
+            bail!("every worker failed");
+        }
+        let next = tokio::select! {
+            biased;
+            () = opts.stop.stopped() => {
+                interrupted = true;
+                break;
+            }
+            _ = queue_poll.tick(), if !starting.is_empty() && !grids.is_empty() => {
+                let mut queued = 0;
+                for g in grids {
+                    match g.queued().await {
+                        Ok(n) => queued += n,
+                        Err(e) => tracing::debug!("the Grid at {}: {e:#}", g.url()),
+                    }
+                }
+                if queued != prog.queued {
+                    prog.queued = queued;
+                    progress(&prog);
+                }
+                continue;
+            }
+            next = tasks.join_next() => next,
         };
-        let (k, worker, job, result) = done.context("an execution task panicked")?;
-        in_flight.remove(&k);
-        match result {
-            Ok(out) => {
+        let Some(done) = next else { continue };
+        let ran = match done.context("an exploration task panicked")? {
+            Done::Ran(ran) => Some(*ran),
+            Done::Started(k, Ok(worker)) => {
+                starting.remove(&k);
+                idle.push((k, worker));
+                None
+            }
+            Done::Started(k, Err(e)) => {
+                starting.remove(&k);
+                if idle.is_empty() && in_flight.is_empty() && starting.is_empty() {
+                    return Err(e.context(format!("worker {k} could not start")));
+                }
+                tracing::warn!("worker {k} could not start: {e:#}");
+                None
+            }
+        };
+        match ran {
+            None => {}
+            Some((k, worker, job, Ok(out))) => {
+                in_flight.remove(&k);
                 let rec = fold(&mut state, &runs, job.as_ref(), out, &runs_dir)?;
                 prog.explored += 1;
                 prog.depth = rec.depth;
@@ -218,36 +395,73 @@ pub async fn explore(
                 state.runs = runs.len() as u32;
                 idle.push((k, worker));
             }
-            Err(e) => {
-                tracing::warn!("execution failed on worker {k}: {e:#}");
-                state.failures += 1;
-                prog.failures = state.failures;
-                if runs.is_empty() && state.failures >= 3 {
-                    bail!("the initial execution failed three times: {e:#}");
+            Some((k, worker, job, Err(e))) => {
+                in_flight.remove(&k);
+                let lost = worker.browser_lost().await;
+                match (job, lost) {
+                    // The browser went away under the sequence (a crash, a Grid node that
+                    // died): the sequence itself may be fine, so another worker runs it.
+                    (Some(j), Some(why)) if !retried.contains(&j) => {
+                        tracing::warn!(
+                            "worker {k} lost its browser ({why}): its sequence goes to another \
+                             worker ({e:#})"
+                        );
+                        retried.push(j.clone());
+                        requeue.push(j);
+                        prog.retried += 1;
+                    }
+                    (_, lost) => {
+                        tracing::warn!(
+                            "execution failed on worker {k}{}: {e:#}",
+                            lost.map(|w| format!(" (its browser is gone: {w})"))
+                                .unwrap_or_default()
+                        );
+                        state.failures += 1;
+                        prog.failures = state.failures;
+                        if runs.is_empty() && state.failures >= 3 {
+                            bail!("the initial execution failed three times: {e:#}");
+                        }
+                        // A failed job is not tried again (the initial execution is, above).
+                    }
                 }
-                // A failed job is not tried again (the initial execution is, above).
-                worker.stop().await;
-                match Worker::start(&opts.workers[k], opts.policy.as_ref(), ca.clone()).await {
-                    Ok(w) => idle.push((k, w)),
-                    Err(e) => tracing::warn!("worker {k} could not restart: {e:#}"),
-                }
-                if idle.is_empty() && running.is_empty() {
-                    bail!("every worker failed");
-                }
+                // A fresh browser (a new Grid session) for this worker, without holding up
+                // the others.
+                starting.insert(k);
+                tasks.spawn(start_worker(
+                    k,
+                    opts.workers[k].clone(),
+                    opts.policy.clone(),
+                    ca.clone(),
+                    Some(worker),
+                ));
             }
         }
         prog.pending = state.explorer.pending() + requeue.len();
+        prog.workers = idle.len() + in_flight.len();
+        prog.starting = starting.len();
+        if starting.is_empty() {
+            prog.queued = 0;
+        }
         progress(&prog);
         if last_save.elapsed() >= Duration::from_secs(2) {
             save_state(&dir, &state, &requeue, &in_flight, session_start)?;
             last_save = Instant::now();
         }
     }
+    // Executions abandoned by a stop, and browsers still starting: their workers are dropped
+    // (a Grid session's deletion is then under way, and `explore` waits for it).
+    tasks.shutdown().await;
     for (_, w) in idle {
         w.stop().await;
     }
-    let complete = requeue.is_empty() && state.explorer.pending() == 0 && !runs.is_empty();
-    save_state(&dir, &state, &requeue, &HashMap::new(), session_start)?;
+    let complete =
+        !interrupted && requeue.is_empty() && state.explorer.pending() == 0 && !runs.is_empty();
+    let running = if interrupted {
+        in_flight
+    } else {
+        HashMap::new()
+    };
+    save_state(&dir, &state, &requeue, &running, session_start)?;
     let elapsed = Duration::from_millis(state.elapsed_ms) + session_start.elapsed();
     let site = Arc::try_unwrap(site).unwrap_or_else(|s| (*s).clone());
     Ok(Outcome {

@@ -99,6 +99,7 @@ fn options(site: &Site, bound: u32, dir: &Path) -> ExploreOptions {
         state_dir: Some(dir.to_path_buf()),
         fresh: true,
         policy: None,
+        stop: Default::default(),
     }
 }
 

@@ -206,6 +206,7 @@ pub async fn explore_record(
         state_dir: Some(ctx.scratch.join(format!("{}.explore", sc.name))),
         fresh: true,
         policy: None,
+        stop: Default::default(),
     };
     Ok(GoodRun {
         manifest: sc.manifest.clone(),
