@@ -110,6 +110,21 @@ impl LaunchOptions {
 
     /// The full argument list (without the executable) for a profile directory.
     pub fn args(&self, profile: &Path) -> Vec<String> {
+        let mut args = self.browser_flags();
+        for flag in ["--remote-debugging-port=0", "--remote-allow-origins=*"] {
+            args.push(flag.into());
+        }
+        args.push(format!("--user-data-dir={}", profile.display()));
+        args.push("about:blank".into());
+        args
+    }
+
+    /// The flags that make Chromium behave as Shepherd needs (headless, no background traffic,
+    /// the proxy, its bypass list, the accepted CA keys, the window size, callers' extras),
+    /// without what only a launch from here sets (profile directory, DevTools port, first
+    /// page): for a browser someone else starts, such as a Selenium Grid node's driver
+    /// (`goog:chromeOptions.args`).
+    pub fn browser_flags(&self) -> Vec<String> {
         let mut args: Vec<String> = Vec::new();
         if self.headless {
             args.push("--headless".into());
@@ -134,8 +149,6 @@ impl LaunchOptions {
             "--use-mock-keychain",
             "--mute-audio",
             "--hide-scrollbars",
-            "--remote-debugging-port=0",
-            "--remote-allow-origins=*",
         ] {
             args.push(flag.into());
         }
@@ -155,7 +168,6 @@ impl LaunchOptions {
             }
         }
         args.push(format!("--disable-features={}", disabled.join(",")));
-        args.push(format!("--user-data-dir={}", profile.display()));
         args.push(format!(
             "--window-size={},{}",
             self.window_size.0, self.window_size.1
@@ -193,7 +205,6 @@ impl LaunchOptions {
                 })
                 .cloned(),
         );
-        args.push("about:blank".into());
         args
     }
 }

@@ -129,6 +129,16 @@ mod tests {
             assert!(args.iter().any(|a| a == want), "{want} missing: {args:?}");
         }
         assert_eq!(args.last().map(String::as_str), Some("about:blank"));
+        // A browser started elsewhere gets the same flags, less the launch's own.
+        let flags = opts.browser_flags();
+        for launch_only in [
+            "--remote-debugging-port=0",
+            "--user-data-dir=/tmp/p",
+            "about:blank",
+        ] {
+            assert!(!flags.iter().any(|a| a == launch_only), "{flags:?}");
+        }
+        assert!(flags.iter().all(|f| args.contains(f)), "{flags:?}");
         let bypass: Vec<&String> = args
             .iter()
             .filter(|a| a.starts_with("--proxy-bypass-list="))

@@ -327,3 +327,45 @@ fn keep_if_asked(dir: tempfile::TempDir) -> PathBuf {
 thread_local! {
     static STATES: std::cell::RefCell<Vec<tempfile::TempDir>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// `--grid` and its options are checked before anything starts (no browser, no Grid needed):
+/// an https Grid, a remote Grid with proxies the nodes cannot reach, capabilities that are not
+/// a JSON object, capabilities without a Grid.
+#[test]
+fn grid_arguments_are_checked_before_anything_starts() {
+    let bin = env!("CARGO_BIN_EXE_shepherd");
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("site.rec");
+    std::fs::write(&rec, b"").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--grid", "https://grid.test:4444"], "only http:// Grids"),
+        (
+            &["--grid", "http://grid.test:4444"],
+            "--listen 0.0.0.0:0 --advertise",
+        ),
+        (
+            &[
+                "--grid",
+                "http://127.0.0.1:4444",
+                "--grid-capabilities",
+                "[1]",
+            ],
+            "expected a JSON object",
+        ),
+        (
+            &["--grid-capabilities", "{}"],
+            "--grid-capabilities needs --grid",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(bin)
+            .arg("explore")
+            .arg(&rec)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}

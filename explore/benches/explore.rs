@@ -7,7 +7,10 @@
 //!    figure), and R4's own measure (share of enabled events never explored, averaged over
 //!    reached states);
 //! 3. speed-up of one exploration with 1, 2 and 4 workers (ratios against 1 worker);
-//! 4. EM-DPOR against DPOR with queues as shared objects on the papers' shapes (no browser).
+//! 4. EM-DPOR against DPOR with queues as shared objects on the papers' shapes (no browser);
+//! 5. with `GRID=1`: the same sequences through a loopback Selenium Grid (a hub and two nodes
+//!    of one slot, `shepherd_testkit::grid`; java, chromedriver and the server jar required),
+//!    one and two sessions, against one local worker (`GRID_ONLY=1`: only this figure).
 //!
 //! `cargo bench -p shepherd-explore` (`APP=…` the app of 1 and 2, default vanillajs;
 //! `PARALLEL_APP=…` the app of 3, default angularjs, which has more races; `SEQUENCES=n` the
@@ -93,7 +96,13 @@ async fn record(url: &str, out: &Path) {
     stack.shutdown().await;
 }
 
-fn options(site: &Site, workers: usize, sequences: u64, dir: &Path) -> ExploreOptions {
+fn options_on(
+    site: &Site,
+    workers: usize,
+    sequences: u64,
+    dir: &Path,
+    browser: &BrowserSpec,
+) -> ExploreOptions {
     ExploreOptions {
         bound: 1,
         budget: None,
@@ -101,7 +110,7 @@ fn options(site: &Site, workers: usize, sequences: u64, dir: &Path) -> ExploreOp
         workers: (0..workers)
             .map(|_| WorkerConfig {
                 recording: site.recording.clone(),
-                browser: BrowserSpec::Launch,
+                browser: browser.clone(),
                 listen: "127.0.0.1:0".parse().expect("an address"),
                 advertise: None,
                 auth: None,
@@ -113,11 +122,22 @@ fn options(site: &Site, workers: usize, sequences: u64, dir: &Path) -> ExploreOp
         fresh: true,
         policy: None,
         triage: Default::default(),
+        stop: Default::default(),
     }
 }
 
 async fn timed(site: &Site, workers: usize, sequences: u64, dir: &Path) -> (Outcome, Duration) {
-    let opts = options(site, workers, sequences, dir);
+    timed_on(site, workers, sequences, dir, &BrowserSpec::Launch).await
+}
+
+async fn timed_on(
+    site: &Site,
+    workers: usize,
+    sequences: u64,
+    dir: &Path,
+    browser: &BrowserSpec,
+) -> (Outcome, Duration) {
+    let opts = options_on(site, workers, sequences, dir, browser);
     let t = Instant::now();
     let out = explore(site.clone(), &opts, |_| {})
         .await
@@ -171,6 +191,17 @@ fn main() {
             .collect::<Vec<_>>()
             .join(" ")
     );
+
+    if std::env::var_os("GRID_ONLY").is_some() {
+        grid_figure(
+            &rt,
+            &site_of(&parallel_app),
+            &parallel_app,
+            sequences,
+            dir.path(),
+        );
+        return;
+    }
 
     // 1 + 2: one worker, bound 1 to the end (at most 64 sequences), explored `repeat` times
     // from scratch: one exploration of a small app reorders a sequence or two, and one
@@ -272,6 +303,10 @@ fn main() {
         );
     }
 
+    if std::env::var_os("GRID").is_some() {
+        grid_figure(&rt, &psite, &parallel_app, sequences, dir.path());
+    }
+
     // 4. EM-DPOR on the papers' shapes.
     println!(
         "4. sequences explored (brute force / DPOR, queues as shared objects / EM-DPOR, FIFO):"
@@ -291,4 +326,56 @@ fn main() {
             Err(e) => println!("   {name}: {e}"),
         }
     }
+}
+
+/// Figure 5: seconds per sequence through a loopback Grid (two nodes of one slot), one and
+/// two sessions, against one local worker, on the same recording.
+fn grid_figure(rt: &tokio::runtime::Runtime, site: &Site, app: &str, sequences: u64, dir: &Path) {
+    let t = Instant::now();
+    let selenium =
+        shepherd_testkit::grid::SeleniumGrid::start(Path::new(env!("CARGO_TARGET_TMPDIR")), 2, 1);
+    let grid = shepherd_explore::grid::Grid::new(selenium.url(), Default::default())
+        .expect("the Grid's URL");
+    println!(
+        "5. through a loopback Selenium Grid ({app}, {sequences} sequences each; hub and 2 nodes \
+         of one slot up in {:.1} s; the nodes share this machine's cores with everything else)",
+        t.elapsed().as_secs_f64()
+    );
+    let (lo, lt) = rt.block_on(timed(site, 1, sequences, &dir.join("g-local")));
+    let local = lt.as_secs_f64() / lo.runs.len().max(1) as f64;
+    println!(
+        "   1 local worker: {:.1} s for {} sequences, {local:.2} s per sequence",
+        lt.as_secs_f64(),
+        lo.runs.len()
+    );
+    for w in [1usize, 2] {
+        let spec = BrowserSpec::Grid(grid.clone());
+        let (o, t) = rt.block_on(timed_on(
+            site,
+            w,
+            sequences,
+            &dir.join(format!("g{w}")),
+            &spec,
+        ));
+        let per = t.as_secs_f64() / o.runs.len().max(1) as f64;
+        let mut execs: Vec<f64> = o
+            .runs
+            .iter()
+            .map(|r| r.elapsed_ms as f64 / 1000.0)
+            .collect();
+        execs.sort_by(f64::total_cmp);
+        println!(
+            "   {w} Grid session(s): {:.1} s for {} sequences (session start included), {per:.2} s \
+             per sequence, {:.2}x the speed of one local worker; median execution {:.2} s",
+            t.as_secs_f64(),
+            o.runs.len(),
+            local / per,
+            execs.get(execs.len() / 2).copied().unwrap_or(0.0)
+        );
+    }
+    println!(
+        "   sessions left on the Grid: {}",
+        rt.block_on(grid.sessions())
+            .map_or_else(|e| format!("? ({e})"), |s| s.len().to_string())
+    );
 }

@@ -5,8 +5,19 @@
 //! State lives beside the recording (`site.rec.explore/`): `state.json` (the explorer, the
 //! event table, jobs that were running) and one record per execution in `runs/` (with its
 //! screenshot), so an interrupted exploration resumes where it stopped.
+//!
+//! The queue of jobs (the explorer's pending sequences and the jobs to hand out again) lives
+//! here, in this one task, and is the only state the workers share: a worker takes a job when
+//! it is idle and hands back a result, which is folded in here. Workers start (and restart)
+//! concurrently with the executions, so a browser that takes long to come (a Grid session
+//! queued until a node has a free slot) holds up nobody. A sequence whose browser went away
+//! (crashed, or its Grid node died) is handed to the next idle worker once more; a sequence
+//! that fails in a live browser is counted, not retried. Whatever way the exploration ends
+//! (finished, failed, stopped by [`Stop`]), every worker is stopped and every Grid session
+//! deleted before [`explore`] returns.
 
-use crate::runner::{Plan, Worker, WorkerConfig};
+use crate::grid::Grid;
+use crate::runner::{BrowserSpec, Plan, Worker, WorkerConfig};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use shepherd_explore_model::dpor::{Explorer, Job, OriginKind};
@@ -24,13 +35,58 @@ use shepherd_explore_model::triage::{self, Triage, Unexplored, Window};
 use shepherd_explore_model::verdict;
 use shepherd_policies::PolicySet;
 use shepherd_proxy::CertificateAuthority;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Version of the state directory's format.
 const STATE_VERSION: u32 = 2;
+
+/// How often the Grids' queues are asked about this exploration's session requests while a
+/// worker waits for its browser.
+const QUEUE_POLL: Duration = Duration::from_secs(1);
+
+/// Ends an exploration early from outside (Ctrl-C, SIGTERM): no sequence starts after it,
+/// sequences running are abandoned (saved as pending, so a resumed run executes them), every
+/// worker is stopped and every Grid session deleted, and [`explore`] returns what was explored
+/// (not complete). Clones share one signal.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    inner: Arc<StopInner>,
+}
+
+#[derive(Debug, Default)]
+struct StopInner {
+    stopped: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Stop {
+    /// Signals the exploration to stop.
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::SeqCst);
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether [`Stop::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once [`Stop::stop`] is called.
+    pub async fn stopped(&self) {
+        loop {
+            // Made before the check: a stop between the check and the wait still wakes it.
+            let notified = self.inner.notify.notified();
+            if self.is_stopped() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
 
 /// How to explore.
 #[derive(Clone)]
@@ -52,6 +108,8 @@ pub struct ExploreOptions {
     pub policy: Option<PolicySet>,
     /// Triage's limits (probes per location).
     pub triage: triage::Limits,
+    /// Stops the exploration early when signalled (never, if nobody signals it).
+    pub stop: Stop,
 }
 
 /// Where an exploration stands (for progress display).
@@ -65,8 +123,17 @@ pub struct Progress {
     pub depth: u32,
     /// Harmful reversals found so far.
     pub harmful: u64,
-    /// Executions that failed.
+    /// Executions that failed (in a live browser, or a second time after their browser went
+    /// away).
     pub failures: u64,
+    /// Sequences handed to another worker because their browser went away.
+    pub retried: u64,
+    /// Workers with a browser (idle or executing).
+    pub workers: usize,
+    /// Workers waiting for their browser (starting, or a Grid session being created).
+    pub starting: usize,
+    /// Of those, session requests the Grid has queued (no node has a free slot).
+    pub queued: usize,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -105,10 +172,68 @@ pub fn default_state_dir(recording: &Path) -> PathBuf {
     recording.with_file_name(name)
 }
 
-/// Explores `site`. `progress` is called after every finished execution.
+/// Explores `site`. `progress` is called after every finished execution and whenever a
+/// worker's browser comes, goes or waits at a Grid.
 pub async fn explore(
     site: Site,
     opts: &ExploreOptions,
+    progress: impl FnMut(&Progress),
+) -> anyhow::Result<Outcome> {
+    let mut grids: Vec<Grid> = Vec::new();
+    for w in &opts.workers {
+        if let BrowserSpec::Grid(g) = &w.browser
+            && !grids.iter().any(|x| x.same(g))
+        {
+            grids.push(g.clone());
+        }
+    }
+    let result = run(site, opts, &grids, progress).await;
+    // Whatever happened above: no session is left on a Grid.
+    for g in &grids {
+        g.release_all().await;
+    }
+    result
+}
+
+/// What a task of the exploration hands back: an execution's result (with its worker), or a
+/// worker that started (or could not).
+enum Done {
+    Ran(Box<Ran>),
+    Started(usize, anyhow::Result<Box<Worker>>),
+}
+
+/// An execution's result: the worker (with its slot) and the work it ran.
+type Ran = (usize, Box<Worker>, Work, anyhow::Result<RunOutput>);
+
+/// Where the replay cuts the page's document (the page's URL and the split), set on every
+/// worker as it starts.
+type Cuts = Option<(String, shepherd_proxy::DocumentSplit)>;
+
+/// Starts worker `k`, after stopping the one it replaces.
+async fn start_worker(
+    k: usize,
+    cfg: WorkerConfig,
+    policy: Option<PolicySet>,
+    ca: Arc<CertificateAuthority>,
+    cuts: Cuts,
+    replaces: Option<Box<Worker>>,
+) -> Done {
+    if let Some(old) = replaces {
+        old.stop().await;
+    }
+    let started = Worker::start(&cfg, policy.as_ref(), ca).await.map(|w| {
+        if let Some((page, split)) = cuts {
+            w.set_document_split(&page, split);
+        }
+        Box::new(w)
+    });
+    Done::Started(k, started)
+}
+
+async fn run(
+    site: Site,
+    opts: &ExploreOptions,
+    grids: &[Grid],
     mut progress: impl FnMut(&Progress),
 ) -> anyhow::Result<Outcome> {
     if opts.workers.is_empty() {
@@ -150,20 +275,29 @@ pub async fn explore(
     let ca = Arc::new(CertificateAuthority::ephemeral()?);
     // Where the replay cuts the page's document: before every script and after every element
     // a gesture targets; and its encoding, declared so the browser parses the first part alone.
-    let cuts = site
-        .document_structure()
-        .map(|d| shepherd_proxy::DocumentSplit {
-            cuts: d.cuts(),
-            charset: document_charset(&site),
-        });
+    let cuts: Cuts = site.document_structure().map(|d| {
+        (
+            site.page.clone(),
+            shepherd_proxy::DocumentSplit {
+                cuts: d.cuts(),
+                charset: document_charset(&site),
+            },
+        )
+    });
     let site = Arc::new(site);
-    let mut idle: Vec<(usize, Worker)> = Vec::new();
+    let mut tasks: tokio::task::JoinSet<Done> = tokio::task::JoinSet::new();
+    let mut idle: Vec<(usize, Box<Worker>)> = Vec::new();
+    let mut starting: HashSet<usize> = HashSet::new();
     for (k, cfg) in opts.workers.iter().enumerate() {
-        let w = Worker::start(cfg, opts.policy.as_ref(), ca.clone()).await?;
-        if let Some(c) = &cuts {
-            w.set_document_split(&site.page, c.clone());
-        }
-        idle.push((k, w));
+        starting.insert(k);
+        tasks.spawn(start_worker(
+            k,
+            cfg.clone(),
+            opts.policy.clone(),
+            ca.clone(),
+            cuts.clone(),
+            None,
+        ));
     }
     let mut prog = Progress {
         explored: runs.len() as u64,
@@ -176,11 +310,13 @@ pub async fn explore(
                     .is_some_and(|v| v.verdict == verdict::Judgement::Harmful)
             })
             .count() as u64,
+        starting: starting.len(),
         ..Progress::default()
     };
+    progress(&prog);
     let mut requeue = std::mem::take(&mut state.requeue);
-    let mut running: tokio::task::JoinSet<(usize, Worker, Work, anyhow::Result<RunOutput>)> =
-        tokio::task::JoinSet::new();
+    // Work already handed out again after its browser went away (it gets one retry).
+    let mut retried: Vec<Work> = Vec::new();
     let mut in_flight: HashMap<usize, Work> = HashMap::new();
     let mut last_save = Instant::now();
     let resumed_at = runs.len() as u64;
@@ -190,9 +326,13 @@ pub async fn explore(
                 .max_sequences
                 .is_some_and(|m| done as u64 >= resumed_at + m)
     };
+    let mut queue_poll = tokio::time::interval(QUEUE_POLL);
+    queue_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut interrupted = false;
     loop {
         // Hand out work: the initial execution first, then the probes, then the reorder
         // phase's jobs depth first.
+        let mut no_job = false;
         while !idle.is_empty() && !over_budget(&session_start, runs.len() + in_flight.len()) {
             let work = if runs.is_empty() {
                 if in_flight.values().any(|w| *w == Work::Initial) {
@@ -210,6 +350,7 @@ pub async fn explore(
             } else if let Some(j) = next_reorder_job(&mut state) {
                 Work::Job(j)
             } else {
+                no_job = true;
                 break;
             };
             let Some((k, worker)) = idle.pop() else { break };
@@ -251,18 +392,66 @@ pub async fn explore(
             };
             in_flight.insert(k, work.clone());
             let site = site.clone();
-            running.spawn(async move {
+            tasks.spawn(async move {
                 let r = worker.run(&site, &plan).await;
-                (k, worker, work, r)
+                Done::Ran(Box::new((k, worker, work, r)))
             });
         }
-        let Some(done) = running.join_next().await else {
+        let work_left = !over_budget(&session_start, runs.len() + in_flight.len())
+            && (runs.is_empty()
+                || !requeue.is_empty()
+                || probes_left(&state) > 0
+                || (!no_job && state.explorer.pending() > 0));
+        if in_flight.is_empty() && !work_left {
+            // Browsers still starting are not waited for.
             break;
+        }
+        if tasks.is_empty() {
+            bail!("every worker failed");
+        }
+        let next = tokio::select! {
+            biased;
+            () = opts.stop.stopped() => {
+                interrupted = true;
+                break;
+            }
+            _ = queue_poll.tick(), if !starting.is_empty() && !grids.is_empty() => {
+                let mut queued = 0;
+                for g in grids {
+                    match g.queued().await {
+                        Ok(n) => queued += n,
+                        Err(e) => tracing::debug!("the Grid at {}: {e:#}", g.url()),
+                    }
+                }
+                if queued != prog.queued {
+                    prog.queued = queued;
+                    progress(&prog);
+                }
+                continue;
+            }
+            next = tasks.join_next() => next,
         };
-        let (k, worker, work, result) = done.context("an execution task panicked")?;
-        in_flight.remove(&k);
-        match result {
-            Ok(out) => {
+        let Some(done) = next else { continue };
+        let ran = match done.context("an exploration task panicked")? {
+            Done::Ran(ran) => Some(*ran),
+            Done::Started(k, Ok(worker)) => {
+                starting.remove(&k);
+                idle.push((k, worker));
+                None
+            }
+            Done::Started(k, Err(e)) => {
+                starting.remove(&k);
+                if idle.is_empty() && in_flight.is_empty() && starting.is_empty() {
+                    return Err(e.context(format!("worker {k} could not start")));
+                }
+                tracing::warn!("worker {k} could not start: {e:#}");
+                None
+            }
+        };
+        match ran {
+            None => {}
+            Some((k, worker, work, Ok(out))) => {
+                in_flight.remove(&k);
                 let rec = match &work {
                     Work::Initial => {
                         let rec = fold(&mut state, &runs, None, &out, &runs_dir)?;
@@ -291,54 +480,90 @@ pub async fn explore(
                 }
                 idle.push((k, worker));
             }
-            Err(e) => {
-                tracing::warn!("execution failed on worker {k}: {e:#}");
-                state.failures += 1;
-                prog.failures = state.failures;
-                if runs.is_empty() && state.failures >= 3 {
-                    bail!("the initial execution failed three times: {e:#}");
-                }
-                // A failed probe is answered as such; a failed job is not tried again (the
-                // initial execution is, above).
-                if let Work::Probe(role) = &work {
-                    let r = state.probes.entry(role.probe).or_insert(ProbeResult {
-                        probe: role.probe,
-                        reference: None,
-                        run: None,
-                        outcome: ProbeOutcome::Pending,
-                    });
-                    r.outcome = ProbeOutcome::Unexplored(Unexplored::Failed);
-                }
-                worker.stop().await;
-                match Worker::start(&opts.workers[k], opts.policy.as_ref(), ca.clone()).await {
-                    Ok(w) => {
-                        if let Some(c) = &cuts {
-                            w.set_document_split(&site.page, c.clone());
+            Some((k, worker, work, Err(e))) => {
+                in_flight.remove(&k);
+                let lost = worker.browser_lost().await;
+                match lost {
+                    // The browser went away under the execution (a crash, a Grid node that
+                    // died): the work itself may be fine, so another worker runs it (the
+                    // initial execution and probes are handed out again as not done).
+                    Some(why) if !retried.contains(&work) => {
+                        tracing::warn!(
+                            "worker {k} lost its browser ({why}): its execution goes to another \
+                             worker ({e:#})"
+                        );
+                        retried.push(work.clone());
+                        if let Work::Job(j) = work {
+                            requeue.push(j);
                         }
-                        idle.push((k, w))
+                        prog.retried += 1;
                     }
-                    Err(e) => tracing::warn!("worker {k} could not restart: {e:#}"),
+                    lost => {
+                        tracing::warn!(
+                            "execution failed on worker {k}{}: {e:#}",
+                            lost.map(|w| format!(" (its browser is gone: {w})"))
+                                .unwrap_or_default()
+                        );
+                        state.failures += 1;
+                        prog.failures = state.failures;
+                        if runs.is_empty() && state.failures >= 3 {
+                            bail!("the initial execution failed three times: {e:#}");
+                        }
+                        // A failed probe is answered as such; a failed job is not tried
+                        // again (the initial execution is, above).
+                        if let Work::Probe(role) = &work {
+                            let r = state.probes.entry(role.probe).or_insert(ProbeResult {
+                                probe: role.probe,
+                                reference: None,
+                                run: None,
+                                outcome: ProbeOutcome::Pending,
+                            });
+                            r.outcome = ProbeOutcome::Unexplored(Unexplored::Failed);
+                        }
+                    }
                 }
-                if idle.is_empty() && running.is_empty() {
-                    bail!("every worker failed");
-                }
+                // A fresh browser (a new Grid session) for this worker, without holding up
+                // the others.
+                starting.insert(k);
+                tasks.spawn(start_worker(
+                    k,
+                    opts.workers[k].clone(),
+                    opts.policy.clone(),
+                    ca.clone(),
+                    cuts.clone(),
+                    Some(worker),
+                ));
             }
         }
         prog.pending = state.explorer.pending() + requeue.len() + probes_left(&state);
+        prog.workers = idle.len() + in_flight.len();
+        prog.starting = starting.len();
+        if starting.is_empty() {
+            prog.queued = 0;
+        }
         progress(&prog);
         if last_save.elapsed() >= Duration::from_secs(2) {
             save_state(&dir, &state, &requeue, &in_flight, session_start)?;
             last_save = Instant::now();
         }
     }
+    // Executions abandoned by a stop, and browsers still starting: their workers are dropped
+    // (a Grid session's deletion is then under way, and `explore` waits for it).
+    tasks.shutdown().await;
     for (_, w) in idle {
         w.stop().await;
     }
-    let complete = requeue.is_empty()
+    let complete = !interrupted
+        && requeue.is_empty()
         && state.explorer.pending() == 0
         && probes_left(&state) == 0
         && !runs.is_empty();
-    save_state(&dir, &state, &requeue, &HashMap::new(), session_start)?;
+    let running = if interrupted {
+        in_flight
+    } else {
+        HashMap::new()
+    };
+    save_state(&dir, &state, &requeue, &running, session_start)?;
     let elapsed = Duration::from_millis(state.elapsed_ms) + session_start.elapsed();
     let site = Arc::try_unwrap(site).unwrap_or_else(|s| (*s).clone());
     let triage = state.triage.unwrap_or_default();

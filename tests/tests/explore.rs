@@ -101,6 +101,7 @@ fn options(site: &Site, bound: u32, dir: &Path) -> ExploreOptions {
         fresh: true,
         policy: None,
         triage: Default::default(),
+        stop: Default::default(),
     }
 }
 

@@ -43,6 +43,7 @@ fn triage(
         fresh: true,
         policy: None,
         triage: Default::default(),
+        stop: Default::default(),
     };
     let bar = crate::progress::Progress::spinner("the recorded order, replayed");
     let explored = rt.block_on(explore(site, &opts, |p| {

@@ -7,7 +7,8 @@ use super::ci_outputs::CiArgs;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
-use shepherd_explore::exploration::{ExploreOptions, default_state_dir, explore};
+use shepherd_explore::exploration::{ExploreOptions, Stop, default_state_dir, explore};
+use shepherd_explore::grid::{Grid, GridOptions};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
 use shepherd_explore_model::report;
 use shepherd_explore_model::site::Site;
@@ -32,7 +33,8 @@ pub(crate) struct Args {
     /// it are answered as not probed (repeats of one pair share its answer).
     #[arg(long, default_value_t = 3)]
     probes_per_location: usize,
-    /// Local Chromium workers (each with its own replay proxy).
+    /// Local Chromium workers (each with its own replay proxy); with `--grid`, the number of
+    /// sessions asked of each Grid instead.
     #[arg(long, default_value_t = 1)]
     workers: usize,
     /// Stop starting new sequences after this long (15s, 2m, 1h); state is kept, a later run
@@ -46,6 +48,19 @@ pub(crate) struct Args {
     /// one more worker; repeatable.
     #[arg(long = "cdp", value_name = "WS_URL")]
     cdp: Vec<String>,
+    /// A Selenium Grid 4 (hub, router or standalone URL, `http://host:4444`): every worker is
+    /// a Chromium session of it, driven over the DevTools endpoint the Grid proxies (`se:cdp`);
+    /// `--workers` sessions per Grid; repeatable. The nodes must reach the replay proxies:
+    /// `--listen 0.0.0.0:0 --advertise HOST` unless the Grid is on this machine.
+    #[arg(long = "grid", value_name = "URL")]
+    grid: Vec<String>,
+    /// More capabilities for the Grid's new-session requests, a JSON object merged into
+    /// `alwaysMatch` (`{"platformName":"linux"}`; `goog:chromeOptions.args` are appended).
+    #[arg(long, value_name = "JSON")]
+    grid_capabilities: Option<String>,
+    /// How long a worker waits for its Grid session (queued until a node has a free slot).
+    #[arg(long, value_parser = super::proxy::parse_duration, default_value = "10m")]
+    grid_wait: Duration,
     /// Explore under repair policies (names from `shepherd policy list`, or files; several
     /// with commas): only the orders they allow run, so what stays harmful is what they do not
     /// repair.
@@ -93,6 +108,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     if args.workers == 0 && args.cdp.is_empty() {
         bail!("--workers 0 needs at least one --cdp endpoint");
     }
+    let grids = grids(&args)?;
     // A bad map fails now, not after the exploration.
     args.ci.url_map()?;
     // Checked before anything starts: a policy with errors starts nothing.
@@ -105,10 +121,12 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         .state
         .clone()
         .unwrap_or_else(|| default_state_dir(&args.recording));
-    let auth = match (&args.auth, args.listen.ip().is_loopback()) {
+    // Off loopback, each worker's proxy demands credentials of its own (generated unless
+    // given): a browser that reaches one proxy cannot use another.
+    let auth = |k: usize| match (&args.auth, args.listen.ip().is_loopback()) {
         (Some(a), _) => Some(a.clone()),
         (None, true) => None,
-        (None, false) => Some(format!("explore:{}", shepherd_proxy::random_secret())),
+        (None, false) => Some(format!("explore{k}:{}", shepherd_proxy::random_secret())),
     };
     let timing = Timing {
         idle: Duration::from_millis(args.idle_ms.max(5)),
@@ -116,23 +134,29 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         screenshots: !args.no_screenshots,
         ..Timing::default()
     };
-    let worker = |browser| WorkerConfig {
-        recording: args.recording.clone(),
-        browser,
-        listen: args.listen,
-        advertise: args.advertise.clone(),
-        auth: auth.clone(),
-        cache_dir: Some(state_dir.join("cache")),
-        timing: timing.clone(),
-    };
-    let mut workers: Vec<WorkerConfig> = (0..args.workers)
-        .map(|_| worker(BrowserSpec::Launch))
-        .collect();
-    workers.extend(
-        args.cdp
+    let mut browsers: Vec<BrowserSpec> = if grids.is_empty() {
+        (0..args.workers).map(|_| BrowserSpec::Launch).collect()
+    } else {
+        grids
             .iter()
-            .map(|u| worker(BrowserSpec::Connect(u.clone()))),
-    );
+            .flat_map(|g| (0..args.workers).map(|_| BrowserSpec::Grid(g.clone())))
+            .collect()
+    };
+    browsers.extend(args.cdp.iter().map(|u| BrowserSpec::Connect(u.clone())));
+    let workers: Vec<WorkerConfig> = browsers
+        .into_iter()
+        .enumerate()
+        .map(|(k, browser)| WorkerConfig {
+            recording: args.recording.clone(),
+            browser,
+            listen: args.listen,
+            advertise: args.advertise.clone(),
+            auth: auth(k),
+            cache_dir: Some(state_dir.join("cache")),
+            timing: timing.clone(),
+        })
+        .collect();
+    let stop = Stop::default();
     let opts = ExploreOptions {
         bound: args.bound,
         budget: args.budget,
@@ -144,27 +168,17 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         triage: shepherd_explore_model::triage::Limits {
             per_location: args.probes_per_location.max(1),
         },
+        stop: stop.clone(),
     };
     let bar = Progress::spinner("initial execution (the recorded order)");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let out = rt.block_on(explore(site, &opts, |p| {
-        bar.message(format!(
-            "explored {} · pending {} · depth {} · harmful {}{}",
-            p.explored,
-            p.pending,
-            p.depth,
-            p.harmful,
-            if p.failures > 0 {
-                format!(" · failed {}", p.failures)
-            } else {
-                String::new()
-            }
-        ));
-    }))?;
+    rt.spawn(stop_on_signals(stop.clone()));
+    let out = rt.block_on(explore(site, &opts, |p| bar.message(progress_line(p))))?;
     bar.finish();
+    let interrupted = stop.is_stopped();
     let sources = shepherd_analysis::page_texts::for_trace_file(&args.recording);
     let doc = report::build(&out, args.bound, &sources);
     if let Some(path) = &args.html {
@@ -176,6 +190,13 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     } else {
         print!("{}", report::text::render(&doc));
         println!("state: {}", out.state_dir.display());
+        if interrupted {
+            println!("interrupted: run again to resume");
+        }
+    }
+    if interrupted {
+        // 128 + SIGINT, as a shell reports a command it interrupted; reports were written.
+        return Ok(ExitCode::from(130));
     }
     if !args.ci.wanted() {
         return Ok(ExitCode::SUCCESS);
@@ -183,6 +204,103 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
     let (info, suite) = ci_context(&doc);
     args.ci
         .finish(&shepherd_ci::explore::findings(&doc), info, suite)
+}
+
+/// The Grids of `--grid`, checked before anything starts: a bad URL or capability object, or
+/// proxies the nodes could not reach.
+fn grids(args: &Args) -> anyhow::Result<Vec<Grid>> {
+    if args.grid.is_empty() {
+        if args.grid_capabilities.is_some() {
+            bail!("--grid-capabilities needs --grid");
+        }
+        return Ok(Vec::new());
+    }
+    if args.workers == 0 {
+        bail!("--grid with --workers 0 asks the Grid for no session");
+    }
+    let capabilities = match &args.grid_capabilities {
+        None => serde_json::Map::new(),
+        Some(text) => match serde_json::from_str(text) {
+            Ok(serde_json::Value::Object(m)) => m,
+            Ok(_) => bail!("--grid-capabilities: expected a JSON object, got {text}"),
+            Err(e) => bail!("--grid-capabilities: {e}"),
+        },
+    };
+    let options = GridOptions {
+        capabilities,
+        session_wait: args.grid_wait,
+    };
+    let mut out = Vec::new();
+    for url in &args.grid {
+        let grid = Grid::new(url, options.clone())?;
+        if !grid.is_loopback() && args.listen.ip().is_loopback() {
+            bail!(
+                "the nodes of the Grid at {url} cannot reach replay proxies listening on {}: \
+                 add --listen 0.0.0.0:0 --advertise <this machine's name or address as the \
+                 nodes see it>",
+                args.listen
+            );
+        }
+        out.push(grid);
+    }
+    Ok(out)
+}
+
+/// The progress bar's line for `p`.
+fn progress_line(p: &shepherd_explore::exploration::Progress) -> String {
+    let mut line = format!(
+        "explored {} · pending {} · depth {} · harmful {}",
+        p.explored, p.pending, p.depth, p.harmful
+    );
+    if p.starting > 0 {
+        line.push_str(&format!(" · starting {} browser(s)", p.starting));
+        if p.queued > 0 {
+            line.push_str(&format!(", {} queued at the Grid", p.queued));
+        }
+    }
+    if p.retried > 0 {
+        line.push_str(&format!(" · retried {}", p.retried));
+    }
+    if p.failures > 0 {
+        line.push_str(&format!(" · failed {}", p.failures));
+    }
+    line
+}
+
+/// Ctrl-C or SIGTERM (a CI job cancelled) stops the exploration cleanly: state saved, browsers
+/// closed, Grid sessions deleted. A second one exits at once.
+async fn stop_on_signals(stop: Stop) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut signals = 0;
+    loop {
+        let term_signal = async {
+            match term.as_mut() {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => {
+                if r.is_err() {
+                    return;
+                }
+            }
+            () = term_signal => {}
+        }
+        signals += 1;
+        if signals > 1 {
+            eprintln!("shepherd explore: stopped without cleaning up");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "shepherd explore: stopping (saving state, closing browsers, deleting Grid \
+             sessions); again to quit at once"
+        );
+        stop.stop();
+    }
 }
 
 /// What the CI outputs say about the exploration beside its findings.

@@ -333,6 +333,7 @@ pub async fn explore_record(
         fresh: true,
         policy: None,
         triage: Default::default(),
+        stop: Default::default(),
     };
     Ok(GoodRun {
         manifest: sc.manifest.clone(),
