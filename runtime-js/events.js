@@ -156,7 +156,10 @@ function eventDesc(ev, type, target, trusted) {
     hid: 0,
     type: typeCode(type, target, user),
     kind,
-    stable: childStable(parent, kind, parent === ROOT || user ? targetPath(target) : ''),
+    // Named by target where the parent's own ordinal says little: the document's, the user's,
+    // and the parser's (a replay delivers the document in other pieces, so `parse#k` differs
+    // between executions and two images of one piece would be told apart by order alone).
+    stable: childStable(parent, kind, parent === ROOT || user || parent.kind === 'parse' ? targetPath(target) : ''),
     label: REC ? 'fire:' + type + ' @ ' + targetLabel(target) : '',
     from,
     delay: undefined,

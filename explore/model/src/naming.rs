@@ -209,7 +209,10 @@ pub fn find_recorded<'a>(enabled: &'a [String], want: &str) -> Vec<&'a String> {
         .collect()
 }
 
-fn blank_parse(name: &str) -> String {
+/// `name` with the parser's delivery ordinals blanked (`/parse#3/` → `/parse#*/`): the key
+/// under which a recorded stable id or event name is looked up in a replay that delivered the
+/// document in other pieces.
+pub fn blank_parse(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut rest = name;
     while let Some(i) = rest.find("/parse#") {

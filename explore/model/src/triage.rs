@@ -22,7 +22,7 @@
 use crate::document::{Document, Gap};
 use crate::execution::Execution;
 use crate::gesture::{Gesture, GestureKind};
-use crate::naming::EventName;
+use crate::naming::{self, EventName};
 use crate::observation::Step;
 use serde::{Deserialize, Serialize};
 use shepherd_races::report::RaceReport;
@@ -366,12 +366,34 @@ pub fn plan(
         }
     };
     let mut step_of_stable: HashMap<&str, u32> = HashMap::new();
+    // The same keyed by the id with its parse ordinals blanked (`None`: several steps share
+    // the key): the replay delivers the document in other pieces than the recording, so a
+    // recorded `doc/parse#3/…` may be the replay's `doc/parse#5/…`.
+    let mut step_of_blanked: HashMap<String, Option<u32>> = HashMap::new();
     for a in &initial.trace.actions {
         let st = initial.trace.strings.get(a.stable);
         if let Some(s) = step_of_action(a.id) {
+            if !step_of_stable.contains_key(st) {
+                step_of_blanked
+                    .entry(naming::blank_parse(st))
+                    .and_modify(|e| {
+                        if *e != Some(s) {
+                            *e = None
+                        }
+                    })
+                    .or_insert(Some(s));
+            }
             step_of_stable.entry(st).or_insert(s);
         }
     }
+    let replayed = |stable: &str| -> Option<u32> {
+        step_of_stable.get(stable).copied().or_else(|| {
+            step_of_blanked
+                .get(&naming::blank_parse(stable))
+                .copied()
+                .flatten()
+        })
+    };
     // Which step enabled which (observed), and which orderings the trace itself has.
     let enabled_by: BTreeSet<(usize, usize)> = initial
         .enablers
@@ -462,11 +484,8 @@ pub fn plan(
             continue;
         }
         let t = &targets[i];
-        let (Some(&a), Some(&b)) = (
-            step_of_stable.get(t.first.stable.as_str()),
-            step_of_stable.get(t.second.stable.as_str()),
-        ) else {
-            let missing = if step_of_stable.contains_key(t.first.stable.as_str()) {
+        let (Some(a), Some(b)) = (replayed(&t.first.stable), replayed(&t.second.stable)) else {
+            let missing = if replayed(&t.first.stable).is_some() {
                 t.second.stable.clone()
             } else {
                 t.first.stable.clone()
@@ -885,6 +904,32 @@ mod tests {
         assert_eq!(
             p.probe_order(),
             vec!["user:0".to_string(), "chunk:https://a.test/#1".to_string()]
+        );
+    }
+
+    #[test]
+    fn recorded_parse_ordinals_map_onto_the_replays() {
+        // The recording's document came in other pieces: its `parse#7` is the replay's
+        // `parse#1`, and an id the replay has twice under the blanked key is not guessed.
+        let (steps, trace, exec, gestures) = fixture();
+        let initial = Initial {
+            steps: &steps,
+            trace: &trace,
+            exec: &exec,
+            enablers: &[],
+        };
+        let t = plan(
+            vec![target("Global.p", "doc/parse#7", "doc/event:click@#b#1")],
+            &initial,
+            &gestures,
+            None,
+            &trace,
+            Limits::default(),
+        );
+        assert_eq!(t.targets[0].steps, Some((0, 3)), "{:?}", t.targets[0]);
+        assert_eq!(
+            naming::blank_parse("doc/parse#12/event:load@#cover#1"),
+            "doc/parse#*/event:load@#cover#1"
         );
     }
 
