@@ -91,6 +91,7 @@ mod tests {
             depth: None,
             differences: None,
             witness: None,
+            covered: false,
         };
         let doc = ExploreReport {
             version: shepherd_explore_model::report::JSON_VERSION,
@@ -117,6 +118,7 @@ mod tests {
                 invisible: 0,
                 not_explored: 0,
                 rules: Default::default(),
+                covered_harmful: 0,
             },
             locations: Vec::new(),
             races: vec![

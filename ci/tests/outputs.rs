@@ -245,8 +245,9 @@ fn the_explore_reports_sarif_is_valid_and_carries_the_verdicts() {
     let harmful: Vec<&Value> = results.iter().filter(|r| r["level"] == "error").collect();
     assert_eq!(
         harmful.len(),
-        2,
-        "the harmful race (its repeat with it) and the harmful disabled event"
+        3,
+        "the harmful race (its repeat with it), the covered race found harmful and the harmful \
+         disabled event"
     );
     let race = harmful
         .iter()
@@ -300,9 +301,10 @@ fn the_explore_reports_sarif_is_valid_and_carries_the_verdicts() {
 fn the_gate_trips_exactly_when_something_is_harmful() {
     let mut report = explore_report();
     let all = explore::findings(&report);
-    assert_eq!(FailOn::Harmful.tripped(&all).len(), 2);
+    // The harmful race with its repeat, the covered race found harmful, the disabled event.
+    assert_eq!(FailOn::Harmful.tripped(&all).len(), 3);
     let undecided = all.iter().filter(|f| f.status == Status::Uncovered).count();
-    assert_eq!(FailOn::Uncovered.tripped(&all).len(), 2 + undecided);
+    assert_eq!(FailOn::Uncovered.tripped(&all).len(), 3 + undecided);
     // Without the harmful races and the harmful disabled event, nothing harmful is left.
     report
         .races
@@ -363,7 +365,7 @@ print(fails[0].find('failure').text)
         .count();
     assert_eq!(
         lines.next().unwrap(),
-        format!("{} 2 {undecided}", findings.len())
+        format!("{} 3 {undecided}", findings.len())
     );
     // The failure's text is the witness: both orders and the DOM diff.
     let failure: Vec<&str> = lines.collect();

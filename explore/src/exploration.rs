@@ -693,11 +693,13 @@ fn probes_left(state: &State) -> usize {
 /// Plans triage once the initial execution has run: every uncovered race of the recording,
 /// mapped onto the initial execution's steps.
 fn plan_triage(site: &Site, state: &State, out: &RunOutput, limits: triage::Limits) -> Triage {
-    let targets = triage::targets(&site.trace);
+    let mut targets = triage::targets(&site.trace);
     let Some(trace) = &out.trace else {
+        // Nothing to plan on: the uncovered races stay unanswered, the covered ones unlisted.
+        targets.retain(|t| !t.covered);
         return Triage {
             targets,
-            probes: Vec::new(),
+            ..Triage::default()
         };
     };
     // The initial execution's relations, named as the reorder phase named them.
@@ -751,6 +753,7 @@ fn fold_probe(
         verdict: None,
         probe: Some(role),
         checkpoint: out.checkpoint.clone(),
+        inert: out.inert.clone(),
     };
     let r = state.probes.entry(role.probe).or_insert(ProbeResult {
         probe: role.probe,
@@ -788,21 +791,46 @@ fn judge_probe(state: &mut State, runs: &[RunRecord], id: u32, runs_dir: &Path) 
         return false;
     };
     // The moved side must have run before the delayed one for the probe to say anything.
-    let position = |rec: &RunRecord, name: &str| rec.steps.iter().position(|s| s == name);
-    if let Some(missing) = p.moved.iter().find(|m| position(probe, m).is_none()) {
-        result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier {
-            event: missing.clone(),
-        });
-        return false;
-    }
+    // By name, else with the parser's delivery ordinals blanked (they vary between runs).
+    let position = |rec: &RunRecord, name: &str| {
+        rec.steps.iter().position(|s| s == name).or_else(|| {
+            let key = shepherd_explore_model::naming::blank_parse(name);
+            let mut hits = rec
+                .steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| shepherd_explore_model::naming::blank_parse(s) == key);
+            match (hits.next(), hits.next()) {
+                (Some((i, _)), None) => Some(i),
+                _ => None,
+            }
+        })
+    };
+    let missing = p.moved.iter().find(|m| position(probe, m).is_none());
     let last_moved = p.moved.iter().filter_map(|m| position(probe, m)).max();
     let first_delayed = p.delayed.iter().filter_map(|d| position(probe, d)).min();
-    if let (Some(m), Some(d)) = (last_moved, first_delayed)
-        && d < m
-    {
-        result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier {
-            event: p.moved.last().cloned().unwrap_or_default(),
-        });
+    let late = matches!((last_moved, first_delayed), (Some(m), Some(d)) if d < m);
+    if missing.is_some() || late {
+        // A gesture that waited for its target to become usable: the page itself keeps the
+        // user from acting first.
+        if let Some((_, why)) = probe
+            .inert
+            .iter()
+            .find(|(e, _)| p.moved.iter().any(|m| m == e))
+        {
+            result.outcome = ProbeOutcome::Judged(verdict::Settled {
+                verdict: verdict::Judgement::Harmless,
+                rule: verdict::Rule::NotActionable,
+                differences: Vec::new(),
+                reason: format!(
+                    "{} ({why} until the other side has run)",
+                    verdict::Rule::NotActionable.describe()
+                ),
+            });
+            return false;
+        }
+        let event = missing.or(p.moved.last()).cloned().unwrap_or_default();
+        result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier { event });
         return false;
     }
     let with_png = |rec: &RunRecord| {
@@ -978,6 +1006,7 @@ fn fold(
         verdict,
         probe: None,
         checkpoint: out.checkpoint.clone(),
+        inert: out.inert.clone(),
     };
     keep_trace(out, rec.id, runs_dir);
     write_record(&rec, runs_dir)?;

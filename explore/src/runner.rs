@@ -26,7 +26,7 @@ use shepherd_policies::PolicySet;
 use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
 use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
 use shepherd_trace::Trace;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -688,6 +688,7 @@ impl Worker {
             stopped,
             elapsed: started.elapsed(),
             checkpoint,
+            inert: ctx.inert.into_iter().collect(),
         })
     }
 
@@ -871,12 +872,21 @@ impl Worker {
             if ctx.gestures_run.contains(&k) {
                 continue;
             }
-            if let Some(g) = site.gestures.get(k)
-                && self.target_exists(page, g).await
-            {
-                let name = EventName::User(k).to_string();
-                how.insert(name.clone(), How::Gesture(k));
-                names.push(name);
+            let Some(g) = site.gestures.get(k) else {
+                continue;
+            };
+            let name = EventName::User(k).to_string();
+            match self.actionable(page, g).await {
+                Actionable::Yes => {
+                    how.insert(name.clone(), How::Gesture(k));
+                    names.push(name);
+                }
+                Actionable::Missing => {}
+                Actionable::Inert(why) => {
+                    if ctx.moved_gestures.contains(&k) {
+                        ctx.inert.entry(name).or_insert(why);
+                    }
+                }
             }
         }
         names.sort();
@@ -968,12 +978,30 @@ impl Worker {
         Ok((state, unchanged))
     }
 
-    async fn target_exists(&self, page: &Page, g: &Gesture) -> bool {
+    /// Whether a user could perform the gesture now: its target is there and can be acted on
+    /// (a disabled control takes no click or key, a read-only field no typing).
+    async fn actionable(&self, page: &Page, g: &Gesture) -> Actionable {
         let Some(sel) = g.selector() else {
-            return true;
+            return Actionable::Yes;
         };
-        let js = format!("document.querySelector({}) !== null", js_str(&sel));
-        matches!(page.evaluate_isolated(&js).await, Ok(Value::Bool(true)))
+        let typing = matches!(
+            g.kind,
+            GestureKind::KeyDown(_) | GestureKind::KeyUp(_) | GestureKind::Text(_)
+        );
+        let js = format!(
+            "(() => {{ const e = document.querySelector({}); if (e === null) return 'missing'; \
+             if (e.disabled === true || (e.closest && e.closest('fieldset[disabled]'))) return 'disabled'; \
+             if ({} && e.readOnly === true) return 'read-only'; return 'yes'; }})()",
+            js_str(&sel),
+            typing
+        );
+        match page.evaluate_isolated(&js).await {
+            Ok(Value::String(s)) if s == "yes" => Actionable::Yes,
+            Ok(Value::String(s)) if s == "disabled" || s == "read-only" => {
+                Actionable::Inert(format!("{} is {s}", g.path))
+            }
+            _ => Actionable::Missing,
+        }
     }
 
     async fn fire(
@@ -1110,6 +1138,26 @@ fn js_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
+/// The enabled event that stands for a planned one: itself or its only fuzzy match, else the
+/// only one that differs from it by the parser's delivery ordinals (how the document's pieces
+/// were parsed varies between executions).
+fn planned(enabled: &[String], want: &str) -> Option<String> {
+    match naming::find_recorded(enabled, want)[..] {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a user could perform a gesture now.
+enum Actionable {
+    /// Yes.
+    Yes,
+    /// Its target is not there (yet).
+    Missing,
+    /// Its target is there but takes no such input, and why (`#total is read-only`).
+    Inert(String),
+}
+
 /// What to do next.
 enum Choice {
     /// Run this enabled event.
@@ -1150,6 +1198,9 @@ struct RunCtx {
     moved_gestures: std::collections::BTreeSet<usize>,
     /// Gestures that have run.
     gestures_run: HashSet<usize>,
+    /// Moved gestures whose target was there but could not be acted on (read-only, disabled),
+    /// with why: what a probe's moved side waited for.
+    inert: BTreeMap<String, String>,
     /// Document whose controller has the explorer's decider.
     installed: String,
     /// The first document of the execution.
@@ -1222,6 +1273,7 @@ impl RunCtx {
             next_gesture: 0,
             moved_gestures,
             gestures_run: HashSet::new(),
+            inert: BTreeMap::new(),
             installed: String::new(),
             doc: String::new(),
             names: HashMap::new(),
@@ -1309,9 +1361,9 @@ impl RunCtx {
     fn choose(&mut self, enabled: &[String]) -> Choice {
         while self.pos_prefix < self.prefix.len() {
             let want = self.prefix[self.pos_prefix].clone();
-            if let Some(e) = naming::find(enabled, &want) {
+            if let Some(e) = planned(enabled, &want) {
                 self.pos_prefix += 1;
-                return Choice::Run(e.clone());
+                return Choice::Run(e);
             }
             if self.patient(&want, true) {
                 return Choice::Wait;
@@ -1325,7 +1377,7 @@ impl RunCtx {
             let hit = if self.recorded {
                 self.oldest_of(naming::find_recorded(enabled, &want))
             } else {
-                naming::find(enabled, &want).cloned()
+                planned(enabled, &want)
             };
             if let Some(e) = hit {
                 self.pos_seq += 1;

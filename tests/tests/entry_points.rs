@@ -672,7 +672,7 @@ case!(dom_nodes_described_once, |h| async move {
         "{all} descriptions for {existence} numbered elements"
     );
     ensure!(
-        t.trace.header.version == 3,
+        t.trace.header.version == shepherd_trace::FORMAT_VERSION,
         "trace version {}",
         t.trace.header.version
     );

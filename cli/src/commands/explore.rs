@@ -33,6 +33,10 @@ pub(crate) struct Args {
     /// it are answered as not probed (repeats of one pair share its answer).
     #[arg(long, default_value_t = 3)]
     probes_per_location: usize,
+    /// Most probes for covered races (pairs no uncovered race's probe runs); 0 probes only
+    /// the uncovered races.
+    #[arg(long, default_value_t = 8)]
+    covered_probes: usize,
     /// Local Chromium workers (each with its own replay proxy); with `--grid`, the number of
     /// sessions asked of each Grid instead.
     #[arg(long, default_value_t = 1)]
@@ -167,6 +171,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         policy,
         triage: shepherd_explore_model::triage::Limits {
             per_location: args.probes_per_location.max(1),
+            covered: args.covered_probes,
         },
         stop: stop.clone(),
     };

@@ -40,6 +40,9 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// A probe's state right after its moved events ran, before the page settled.
     pub checkpoint: Option<Checkpoint>,
+    /// Moved gestures that waited because their target could not be acted on (read-only,
+    /// disabled), with why.
+    pub inert: Vec<(String, String)>,
 }
 
 /// What a probe saw right after the events it moved had run, before letting the page settle

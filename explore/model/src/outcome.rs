@@ -113,6 +113,9 @@ pub struct RunRecord {
     /// A probe's state right after its events ran, before the page settled.
     #[serde(default)]
     pub checkpoint: Option<Checkpoint>,
+    /// Moved gestures that waited because their target could not be acted on, with why.
+    #[serde(default)]
+    pub inert: Vec<(String, String)>,
 }
 
 /// Which run of a probe an execution is.

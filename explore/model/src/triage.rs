@@ -202,6 +202,10 @@ pub struct Target {
     /// reproduced both.
     #[serde(default)]
     pub steps: Option<(u32, u32)>,
+    /// A covered race (EventRacer's race coverage: another race's order decides whether this
+    /// one happens), which `shepherd races` does not list.
+    #[serde(default)]
+    pub covered: bool,
 }
 
 impl Target {
@@ -279,6 +283,14 @@ impl Probe {
 pub struct Triage {
     /// The recording's uncovered races, in the race report's order.
     pub targets: Vec<Target>,
+    /// Its covered races, probed after the uncovered ones within [`Limits::covered`]: coverage
+    /// says which race to look at first, not that the covered one cannot matter, and a covering
+    /// race that turns out harmless leaves the covered one unanswered (a request chain: the
+    /// click's race with the second answer is covered by its race with the first). Reports
+    /// show those found harmful. A covered race's [`Answer::RepeatOf`] indexes `targets`
+    /// followed by `covered`.
+    #[serde(default)]
+    pub covered: Vec<Target>,
     /// The probes.
     pub probes: Vec<Probe>,
 }
@@ -289,21 +301,27 @@ pub struct Limits {
     /// Most probes per location (pairs of other steps at the same location beyond it are
     /// answered as not probed).
     pub per_location: usize,
+    /// Most probes planned for covered races alone (pairs no uncovered race's probe runs).
+    pub covered: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { per_location: 3 }
+        Limits {
+            per_location: 3,
+            covered: 8,
+        }
     }
 }
 
-/// The recording's uncovered races as `shepherd races` reports them, without answers yet.
+/// The recording's races as `shepherd races --all` reports them, without answers yet: the
+/// uncovered ones in the race report's order, then the covered ones.
 pub fn targets(trace: &Trace) -> Vec<Target> {
     let Ok(an) = shepherd_races::analyze(trace, &shepherd_races::Options::default()) else {
         return Vec::new();
     };
-    let report = RaceReport::new(trace, &an, false);
-    report
+    let report = RaceReport::new(trace, &an, true);
+    let mut out: Vec<Target> = report
         .races
         .iter()
         .map(|r| Target {
@@ -316,8 +334,11 @@ pub fn targets(trace: &Trace) -> Vec<Target> {
             tags: r.tags.iter().map(|t| t.to_string()).collect(),
             answer: Answer::Unexplored(Unexplored::NotRun),
             steps: None,
+            covered: r.covered,
         })
-        .collect()
+        .collect();
+    out.sort_by_key(|t| t.covered);
+    out
 }
 
 /// What planning needs of the initial execution.
@@ -346,6 +367,8 @@ pub fn plan(
     recorded: &Trace,
     limits: Limits,
 ) -> Triage {
+    // Uncovered races first: they take the locations' probes before covered ones.
+    targets.sort_by_key(|t| t.covered);
     let steps = initial.steps;
     let n = steps.len();
     let names: Vec<EventName> = steps
@@ -476,6 +499,7 @@ pub fn plan(
     let mut probes: Vec<Probe> = Vec::new();
     let mut by_pair: HashMap<(u32, u32), u32> = HashMap::new();
     let mut per_location: HashMap<String, usize> = HashMap::new();
+    let mut covered_probes = 0;
     // Indexed: a target's answer is written while other targets are read.
     #[allow(clippy::needless_range_loop)]
     for i in 0..targets.len() {
@@ -551,11 +575,12 @@ pub fn plan(
             continue;
         }
         let used = per_location.entry(t.location.clone()).or_default();
-        if *used >= limits.per_location {
+        if *used >= limits.per_location || (t.covered && covered_probes >= limits.covered) {
             targets[i].answer = Answer::Unexplored(Unexplored::Budget);
             continue;
         }
         *used += 1;
+        covered_probes += usize::from(t.covered);
         let skip: BTreeSet<usize> = delayed_steps
             .iter()
             .chain(moved_steps.iter())
@@ -590,7 +615,16 @@ pub fn plan(
         by_pair.insert(key, id);
         targets[i].answer = Answer::Probe { id };
     }
-    Triage { targets, probes }
+    let split = targets
+        .iter()
+        .position(|t| t.covered)
+        .unwrap_or(targets.len());
+    let covered = targets.split_off(split);
+    Triage {
+        targets,
+        covered,
+        probes,
+    }
 }
 
 /// What an event is, without when: a stable id with its ordinals (`#3`) blanked, so the second
@@ -791,6 +825,7 @@ mod tests {
             tags: Vec::new(),
             answer: Answer::Unexplored(Unexplored::NotRun),
             steps: None,
+            covered: false,
         }
     }
 
@@ -931,6 +966,64 @@ mod tests {
             naming::blank_parse("doc/parse#12/event:load@#cover#1"),
             "doc/parse#*/event:load@#cover#1"
         );
+    }
+
+    #[test]
+    fn covered_races_are_probed_after_the_uncovered_within_their_limit() {
+        let (steps, trace, exec, gestures) = fixture();
+        // The timer enabled the click only as observed (as in the test above).
+        let enablers = vec![(
+            "user:0".to_string(),
+            "cb:doc/script@#1#1/timer#1".to_string(),
+        )];
+        let initial = Initial {
+            steps: &steps,
+            trace: &trace,
+            exec: &exec,
+            enablers: &enablers,
+        };
+        let covered = |mut t: Target| {
+            t.covered = true;
+            t
+        };
+        // Given first, planned last: the covered race on `c` shares the uncovered race's pair;
+        // the one on `d` (the timer and the click) needs a probe of its own.
+        let races = || {
+            vec![
+                covered(target(
+                    "Global.c",
+                    "doc/script@#1#1",
+                    "doc/event:click@#b#1",
+                )),
+                covered(target(
+                    "Global.d",
+                    "doc/script@#1#1/timer#1",
+                    "doc/event:click@#b#1",
+                )),
+                target("Global.f", "doc/script@#1#1", "doc/event:click@#b#1"),
+            ]
+        };
+        let t = plan(
+            races(),
+            &initial,
+            &gestures,
+            None,
+            &trace,
+            Limits::default(),
+        );
+        assert_eq!(t.targets.len(), 1);
+        assert_eq!(t.targets[0].location, "Global.f");
+        assert_eq!(t.targets[0].answer, Answer::Probe { id: 0 });
+        assert_eq!(t.covered.len(), 2);
+        assert_eq!(t.covered[0].answer, Answer::Probe { id: 0 });
+        assert_eq!(t.covered[1].answer, Answer::Probe { id: 1 });
+        let none = Limits {
+            covered: 0,
+            ..Limits::default()
+        };
+        let t = plan(races(), &initial, &gestures, None, &trace, none);
+        assert_eq!(t.probes.len(), 1);
+        assert_eq!(t.covered[1].answer, Answer::Unexplored(Unexplored::Budget));
     }
 
     #[test]

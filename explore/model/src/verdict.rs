@@ -225,6 +225,9 @@ pub enum Rule {
     /// Not harmful, its own class: only telemetry differs (beacons, pings: requests whose
     /// answer the page does not read).
     Telemetry,
+    /// Harmless: the user cannot act before the other side has run (the control is disabled
+    /// or the field read-only until then): the page itself rules the other order out.
+    NotActionable,
 }
 
 impl Rule {
@@ -258,6 +261,9 @@ impl Rule {
                 "no window: the parser goes straight from the element to the script after it"
             }
             Rule::Telemetry => "only telemetry differs (beacons or pings the page does not read)",
+            Rule::NotActionable => {
+                "the user cannot act before: the page keeps the control disabled or read-only until then"
+            }
         }
     }
 }

@@ -71,6 +71,7 @@ fn run(id: u32, depth: u32, steps: &[&str], snapshot: Snapshot) -> RunRecord {
     RunRecord {
         probe: None,
         checkpoint: None,
+        inert: Vec::new(),
         id,
         depth,
         origin: None,
@@ -213,7 +214,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
         StepRace {
             first: 1,
             second: 5,
-            race: covered,
+            race: covered.clone(),
         },
         StepRace {
             first: 2,
@@ -267,7 +268,8 @@ fn outcome(policy: Option<&str>) -> Outcome {
         reason: "late attachment of an event handler".into(),
         differences: vec![Difference::Dom],
     });
-    // A deeper reversal, below the harmful one.
+    // A deeper reversal, below the harmful one. It also runs the recording's race on `ready`
+    // the other way, which triage left unanswered: that race takes its verdict.
     let mut r3 = run(3, 2, &steps0, r0.snapshot.clone());
     r3.origin = Some(OriginNote {
         parent: 1,
@@ -275,7 +277,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
         steps: (2, 5),
         events: ("cb:doc/timer#1".into(), "cb:doc/timer#2".into()),
         posts: None,
-        races: vec![deep],
+        races: vec![deep, covered],
     });
     r3.verdict = Some(Verdict {
         verdict: Judgement::Harmless,
@@ -351,6 +353,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
         tags: Vec::new(),
         answer,
         steps,
+        covered: false,
     };
     let targets = vec![
         target(
@@ -431,6 +434,46 @@ fn outcome(policy: Option<&str>) -> Outcome {
             Some((1, 5)),
         ),
     ];
+    // Covered races: one a harmful probe of its own answers (shown), one that shares the
+    // uncovered race's probe (its harm is that race's: not shown), one not probed (not shown).
+    let covered = vec![
+        Target {
+            covered: true,
+            ..target(
+                "Global.ready",
+                "Global.ready",
+                "WRITE-READ",
+                side("doc/script@https://a.test/app.js#1", "WRITE", None),
+                side("doc/event:click@#go#1", "READ", None),
+                Answer::Probe { id: 2 },
+                Some((1, 3)),
+            )
+        },
+        Target {
+            covered: true,
+            ..target(
+                "Global.flag",
+                "Global.flag",
+                "WRITE-READ",
+                side("doc/script@https://a.test/app.js#1", "WRITE", None),
+                side("doc/event:click@#go#1", "READ", None),
+                Answer::Probe { id: 0 },
+                Some((1, 3)),
+            )
+        },
+        Target {
+            covered: true,
+            ..target(
+                "Global.later",
+                "Global.later",
+                "WRITE-READ",
+                side("doc/timer#1", "WRITE", None),
+                side("doc/xhr#1", "READ", None),
+                Answer::Unexplored(Unexplored::Budget),
+                Some((2, 4)),
+            )
+        },
+    ];
     let probes = vec![
         Probe {
             id: 0,
@@ -455,6 +498,16 @@ fn outcome(policy: Option<&str>) -> Outcome {
             },
         },
     ];
+    // The covered race's own probe: the same moves as probe 0, planned for it.
+    let probes = {
+        let mut probes = probes;
+        let own = Probe {
+            id: 2,
+            ..probes[0].clone()
+        };
+        probes.push(own);
+        probes
+    };
     let probe_run = |id: u32, role: ProbeRole, steps: &[&str], snap: Snapshot, early: &str| {
         let mut r = run(id, u32::from(!role.reference), steps, snap);
         r.probe = Some(role);
@@ -562,9 +615,19 @@ fn outcome(policy: Option<&str>) -> Outcome {
             run: Some(9),
             outcome: judged(&r8, &r9, false),
         },
+        ProbeResult {
+            probe: 2,
+            reference: Some(6),
+            run: Some(7),
+            outcome: judged(&r6, &r7, true),
+        },
     ];
     Outcome {
-        triage: Triage { targets, probes },
+        triage: Triage {
+            targets,
+            covered,
+            probes,
+        },
         probes: results,
         site,
         runs: vec![r0, r1, r2, r3, r4, r5, r6, r7, r8, r9],

@@ -4,7 +4,7 @@
 //! verdict when triage could not plan or run a probe, or the concrete reason it was not
 //! explored. Reversals the reorder phase found deeper follow as their own entries.
 
-use crate::naming::EventName;
+use crate::naming::{self, EventName};
 use crate::outcome::{Cause, Outcome, ProbeOutcome, RunRecord};
 use crate::triage::{Answer, Side, Target, Unexplored, Window};
 use crate::verdict::{Difference, Judgement, Rule};
@@ -83,10 +83,23 @@ pub struct Entry {
     pub delayed: Vec<String>,
 }
 
-/// The entries of an outcome: the recording's races in the race report's order, then deeper
-/// reversals.
-pub fn entries(out: &Outcome) -> Vec<Entry> {
-    let targets = &out.triage.targets;
+/// The entries of an outcome: the recording's races in the race report's order and the
+/// covered races found harmful (the first [`Entries::recorded`]), then deeper reversals.
+pub struct Entries {
+    /// The entries.
+    pub list: Vec<Entry>,
+    /// How many of them are races of the recording.
+    pub recorded: usize,
+}
+
+/// The entries of an outcome (see [`Entries`]).
+pub fn entries(out: &Outcome) -> Entries {
+    let targets: Vec<&Target> = out
+        .triage
+        .targets
+        .iter()
+        .chain(out.triage.covered.iter())
+        .collect();
     let mut list: Vec<Entry> = targets.iter().map(|t| answer(out, t)).collect();
     // Repeats take the verdict of the race they repeat.
     for i in 0..list.len() {
@@ -108,6 +121,40 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
             );
         }
     }
+    // Covered races are shown when found harmful by a probe of their own: one that shares an
+    // uncovered race's probe (the same two steps) is that race's harm, which its covering race
+    // already shows (EventRacer's point about coverage), and a repeat of another race adds
+    // nothing to it. An uncovered race never repeats a covered one, so the indices of the
+    // repeats kept stay valid.
+    let uncovered = out.triage.targets.len();
+    let shared: std::collections::HashSet<u32> = out
+        .triage
+        .targets
+        .iter()
+        .filter_map(|t| match t.answer {
+            Answer::Probe { id } => Some(id),
+            _ => None,
+        })
+        .collect();
+    let mut kept: Vec<Entry> = Vec::with_capacity(list.len());
+    for (i, e) in list.into_iter().enumerate() {
+        let own_probe = e.probe.is_some_and(|id| !shared.contains(&id));
+        if i < uncovered
+            || (e.verdict == RaceVerdict::Harmful && e.repeat_of.is_none() && own_probe)
+        {
+            let mut e = e;
+            if e.race.covered {
+                e.reason = format!(
+                    "{} (a covered race: another race's order decides whether it happens, and \
+                     this order of it matters)",
+                    e.reason
+                );
+            }
+            kept.push(e);
+        }
+    }
+    let mut list = kept;
+    let recorded = list.len();
     // Reversals of the reorder phase that answer no race above: deeper ones, and races the
     // recording's report does not list.
     let used: Vec<u32> = list
@@ -115,10 +162,25 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
         .filter_map(|e| e.runs.map(|p| p.reordered))
         .collect();
     // A reversal runs every race between its two steps the other way at once; a race the
-    // recording lists has its own answer above, so only the others are listed here (the
-    // verdict of the pair would otherwise be pinned on races that did not cause it).
-    let answered: std::collections::HashSet<crate::triage::RaceKey> =
-        targets.iter().map(Target::key).collect();
+    // recording lists and a probe answered keeps that answer (the verdict of the pair would
+    // otherwise be pinned on races that did not cause it), one it lists unanswered takes the
+    // reversal's verdict, and the others are listed here. Races are matched with the parser's
+    // delivery ordinals blanked: the recording numbers parse actions otherwise than a replay.
+    let blanked = |location: &str, first: &str, second: &str| {
+        crate::triage::race_key(
+            location,
+            &naming::blank_parse(first),
+            &naming::blank_parse(second),
+        )
+    };
+    let answered: std::collections::HashMap<crate::triage::RaceKey, usize> = list
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let r = &e.race;
+            (blanked(&r.location, &r.first.stable, &r.second.stable), i)
+        })
+        .collect();
     for r in &out.runs {
         let Some(o) = &r.origin else { continue };
         if used.contains(&r.id) || o.kind != Cause::Reversal {
@@ -126,9 +188,24 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
         }
         let (verdict, reason) = judged(r);
         for race in &o.races {
-            let key =
-                crate::triage::race_key(&race.location, &race.first.stable, &race.second.stable);
-            if answered.contains(&key) {
+            let key = blanked(&race.location, &race.first.stable, &race.second.stable);
+            if let Some(&i) = answered.get(&key) {
+                let e = &mut list[i];
+                if e.verdict == RaceVerdict::NotExplored
+                    && verdict != RaceVerdict::NotExplored
+                    && e.repeat_of.is_none()
+                {
+                    e.verdict = verdict;
+                    e.reason = reason.clone();
+                    e.runs = Some(Pair {
+                        reference: o.parent,
+                        reordered: r.id,
+                    });
+                    e.differences = r.verdict.as_ref().map(|v| v.differences.clone());
+                    e.depth = Some(r.depth);
+                    e.moved = vec![o.events.1.clone()];
+                    e.delayed = vec![o.events.0.clone()];
+                }
                 continue;
             }
             list.push(Entry {
@@ -142,6 +219,7 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
                     tags: Vec::new(),
                     answer: Answer::Unexplored(Unexplored::NotRun),
                     steps: Some(o.steps),
+                    covered: false,
                 },
                 verdict,
                 rule: None,
@@ -160,7 +238,27 @@ pub fn entries(out: &Outcome) -> Vec<Entry> {
             });
         }
     }
-    list
+    // Repeats of a race the reorder phase answered above share that answer too.
+    for i in 0..recorded {
+        if let Some(j) = list[i].repeat_of
+            && list[i].verdict == RaceVerdict::NotExplored
+            && let Some(of) = list
+                .get(j)
+                .filter(|o| o.verdict != RaceVerdict::NotExplored)
+        {
+            let of = of.clone();
+            let e = &mut list[i];
+            e.verdict = of.verdict;
+            e.reason = format!(
+                "{} (as race {j}: the same events at another time)",
+                of.reason
+            );
+            e.runs = of.runs;
+            e.differences = of.differences;
+            e.depth = of.depth;
+        }
+    }
+    Entries { list, recorded }
 }
 
 fn side(a: &crate::steps::AccessNote) -> Side {

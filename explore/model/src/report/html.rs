@@ -29,7 +29,7 @@ pub fn html(doc: &ExploreReport) -> String {
     let _ = write!(
         o,
         "<h1>Exploration of {}</h1><p>{} uncovered races: <span class=harmful>{} harmful</span>, \
-         <span class=harmless>{} harmless</span> ({} only in DOM the user does not see), {} not explored. \
+         <span class=harmless>{} harmless</span> ({} only in DOM the user does not see), {} not explored{}. \
          {} executions ({} probes{}{}), {:.1} s.</p>",
         esc(&doc.page),
         s.races,
@@ -37,6 +37,7 @@ pub fn html(doc: &ExploreReport) -> String {
         s.harmless,
         s.invisible,
         s.not_explored,
+        covered_note(s.covered_harmful),
         doc.sequences,
         doc.probes,
         match &doc.policy {
@@ -213,4 +214,13 @@ fn witness(o: &mut String, w: &Witness) {
         order(&w.orders.reordered),
         esc(&w.dom_diff)
     );
+}
+
+/// `; and N covered races found harmful` when there are some.
+pub(crate) fn covered_note(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "; and 1 covered race found harmful".into(),
+        n => format!("; and {n} covered races found harmful"),
+    }
 }

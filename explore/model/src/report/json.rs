@@ -85,6 +85,10 @@ pub struct Summary {
     pub not_explored: usize,
     /// Races per rule (`exception`, `lost-input`, `settles-itself`, …).
     pub rules: BTreeMap<String, usize>,
+    /// Covered races found harmful (listed in `races` beside the uncovered ones, not counted
+    /// above).
+    #[serde(default)]
+    pub covered_harmful: usize,
 }
 
 /// One location: its races together.
@@ -141,6 +145,10 @@ pub struct RaceEntry {
     pub differences: Option<Vec<Difference>>,
     /// For a harmful race: both orders as the user saw them.
     pub witness: Option<Witness>,
+    /// A covered race of the recording (listed only when found harmful: `shepherd races`
+    /// shows it with `--all`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub covered: bool,
 }
 
 /// One side of a race.
@@ -321,8 +329,7 @@ impl ExploreReport {
 
 /// The document of `out`, explored with `bound`; `sources` gives the code around accesses.
 pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> ExploreReport {
-    let list = entries::entries(out);
-    let recorded = out.triage.targets.len();
+    let entries::Entries { list, recorded } = entries::entries(out);
     let rows = entries::locations(&list[..recorded.min(list.len())]);
     let races: Vec<RaceEntry> = list[..recorded.min(list.len())]
         .iter()
@@ -332,9 +339,14 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
         .iter()
         .map(|e| race_entry(out, e, sources))
         .collect();
-    let count = |v: RaceVerdict| races.iter().filter(|e| e.verdict == v).count();
+    let count = |v: RaceVerdict| {
+        races
+            .iter()
+            .filter(|e| !e.covered && e.verdict == v)
+            .count()
+    };
     let mut rules = BTreeMap::new();
-    for r in &races {
+    for r in races.iter().filter(|r| !r.covered) {
         if let Some(rule) = r.rule {
             *rules.entry(rule_name(rule)).or_insert(0) += 1;
         }
@@ -395,15 +407,16 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
             enabled_fraction: out.explorer.pruned_fraction(),
         },
         summary: Summary {
-            races: races.len(),
+            races: races.iter().filter(|r| !r.covered).count(),
             harmful: count(RaceVerdict::Harmful),
             harmless: count(RaceVerdict::Harmless),
             invisible: races
                 .iter()
-                .filter(|r| r.rule == Some(Rule::InvisibleDom))
+                .filter(|r| !r.covered && r.rule == Some(Rule::InvisibleDom))
                 .count(),
             not_explored: count(RaceVerdict::NotExplored),
             rules,
+            covered_harmful: races.iter().filter(|r| r.covered).count(),
         },
         locations: rows.iter().map(location_entry).collect(),
         races,
@@ -462,6 +475,7 @@ fn race_entry(out: &Outcome, e: &Entry, sources: &dyn SourceProvider) -> RaceEnt
             }
             _ => None,
         },
+        covered: e.race.covered,
     }
 }
 

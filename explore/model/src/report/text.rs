@@ -11,7 +11,7 @@ pub fn render(doc: &ExploreReport) -> String {
     let s = &doc.summary;
     let _ = writeln!(
         o,
-        "{}{}: {} uncovered races, {} harmful, {} harmless{}, {} not explored ({} executions, {} probes, {:.1} s{})",
+        "{}{}: {} uncovered races, {} harmful, {} harmless{}, {} not explored{} ({} executions, {} probes, {:.1} s{})",
         doc.page,
         doc.policy
             .as_deref()
@@ -26,6 +26,7 @@ pub fn render(doc: &ExploreReport) -> String {
             String::new()
         },
         s.not_explored,
+        super::html::covered_note(s.covered_harmful),
         doc.sequences,
         doc.probes,
         doc.elapsed_s,
