@@ -1061,13 +1061,21 @@ impl Worker {
 async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
     let sel = g.selector();
     let el = || Element::Selector(sel.clone().unwrap_or_else(|| "body".into()));
+    // Keys go where the focus is, as a user's do: the target is focused only when nothing is
+    // (the recording's focus came from something the replay does not perform: the driver's
+    // focus, an `autofocus`). A field the page focused meanwhile keeps the focus, so an order
+    // in which a script moves the focus while the user types sends the keys where that user's
+    // would land.
     let focus_target = async {
         if let Some(s) = &sel {
             let js = format!(
-                "document.activeElement === document.querySelector({})",
+                "(() => {{ const a = document.activeElement; \
+                 if (a === document.querySelector({})) return 'target'; \
+                 return !a || a === document.body || a === document.documentElement ? 'none' : 'other'; }})()",
                 js_str(s)
             );
-            if page.evaluate_isolated(&js).await.ok() != Some(Value::Bool(true)) {
+            let focused = page.evaluate_isolated(&js).await.ok();
+            if focused.as_ref().and_then(Value::as_str) == Some("none") {
                 page.focus(el()).await?;
             }
         }
