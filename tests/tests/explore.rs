@@ -403,19 +403,35 @@ case!(port_fifo, |h| async move {
 });
 
 case!(load_defines, |h| async move {
-    let (out2, doc2, _d2) =
-        record_and_explore(&h, "/explore/load-defines/", 2, count_then_greet).await?;
+    let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
+    // R4's reorder phase alone (covered races not probed): the order that throws needs three
+    // reversals, so bound 2 does not reach it and bound 3 does.
+    let r4 = |bound: u32, dir: &Path| {
+        let mut o = options(&site, bound, dir);
+        o.triage.covered = 0;
+        o
+    };
+    let d2 = tempfile::tempdir()?;
+    let (out2, doc2, _d2) = explore_with(site.clone(), &r4(2, d2.path()), d2).await?;
     ensure!(out2.complete, "bound 2 finishes");
     ensure!(
         harmful_throwing(&doc2, "greet is not defined").is_err(),
         "found before bound 3: {doc2:#}"
     );
-    let (out3, doc3, _d3) =
-        record_and_explore(&h, "/explore/load-defines/", 3, count_then_greet).await?;
+    let d3 = tempfile::tempdir()?;
+    let (out3, doc3, _d3) = explore_with(site.clone(), &r4(3, d3.path()), d3).await?;
     let r = harmful_throwing(&doc3, "greet is not defined")?;
     check_witness(r)?;
     ensure!(r["depth"] == 3, "{r}");
     ensure!(out3.runs.len() > out2.runs.len());
+    // Triage with the covered races: the race on greet, covered by the clicks' races, gets a
+    // probe of its own and is found at bound 1, listed as a covered race.
+    let d1 = tempfile::tempdir()?;
+    let o1 = options(&site, 1, d1.path());
+    let (_, doc1, _d1) = explore_with(site, &o1, d1).await?;
+    let r = harmful_throwing(&doc1, "greet is not defined")?;
+    check_witness(r)?;
+    ensure!(r["covered"] == true && r["depth"] == 1, "{r}");
     Ok(())
 });
 
@@ -453,6 +469,9 @@ case!(two_workers, |h| async move {
     let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
     let dir = tempfile::tempdir()?;
     let mut opts = options(&site, 3, dir.path());
+    // The reorder phase's deep sequences spread over both workers (no covered-race probe to
+    // find the harmful order first).
+    opts.triage.covered = 0;
     opts.workers.push(local_worker(&site));
     let (out, doc, _dir) = explore_with(site, &opts, dir).await?;
     ensure!(out.complete, "two workers finish bound 3");
