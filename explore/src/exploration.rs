@@ -791,20 +791,14 @@ fn judge_probe(state: &mut State, runs: &[RunRecord], id: u32, runs_dir: &Path) 
         return false;
     };
     // The moved side must have run before the delayed one for the probe to say anything.
-    // By name, else with the parser's delivery ordinals blanked (they vary between runs).
-    let position = |rec: &RunRecord, name: &str| {
-        rec.steps.iter().position(|s| s == name).or_else(|| {
-            let key = shepherd_explore_model::naming::blank_parse(name);
-            let mut hits = rec
-                .steps
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| shepherd_explore_model::naming::blank_parse(s) == key);
-            match (hits.next(), hits.next()) {
-                (Some((i, _)), None) => Some(i),
-                _ => None,
-            }
-        })
+    // Matched as the runner matches planned events (the parser's delivery ordinals vary
+    // between runs).
+    let position = |rec: &RunRecord, name: &str| match shepherd_explore_model::naming::find_recorded(
+        &rec.steps, name,
+    )[..]
+    {
+        [one] => rec.steps.iter().position(|s| s == one),
+        _ => None,
     };
     let missing = p.moved.iter().find(|m| position(probe, m).is_none());
     let last_moved = p.moved.iter().filter_map(|m| position(probe, m)).max();

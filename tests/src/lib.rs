@@ -15,6 +15,7 @@
 //! `$SHEPHERD_TEST_PATIENCE`): it ends as soon as the condition holds, so a loaded machine
 //! makes tests slower, never red. Each case's watchdog is a liveness guard of minutes.
 
+pub mod explore_site;
 pub mod query;
 pub mod scenarios;
 

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::Value;
 use shepherd_browser::Page;
-use shepherd_e2e::{Case, Harness, case, patience, run_cases_within};
+use shepherd_e2e::explore_site::record;
+use shepherd_e2e::{Case, case, patience, run_cases_within};
 use shepherd_explore::exploration::{ExploreOptions, Progress, explore};
 use shepherd_explore::grid::{Grid, GridOptions};
 use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
@@ -43,34 +44,6 @@ async fn start_grid() -> Result<SeleniumGrid> {
     tokio::task::spawn_blocking(move || SeleniumGrid::start(&cache, 2, 1))
         .await
         .context("starting the Selenium Grid")
-}
-
-/// Records `path` (loaded, then `act`, then settled): the site to explore.
-async fn record(h: &Harness, path: &str, act: impl AsyncFn(&Page) -> Result<()>) -> Result<Site> {
-    let page = h.open(path).await?;
-    settle(&page).await?;
-    act(&page).await?;
-    settle(&page).await?;
-    let t = h.flushed_trace(&page).await?;
-    let _ = page.close().await;
-    h.origin.flush().await;
-    let site = Site::from_trace(
-        h.origin.recording().to_path_buf(),
-        h.origin.url(path),
-        t.trace,
-    );
-    ensure!(!site.recorded_order.is_empty(), "nothing to schedule");
-    Ok(site)
-}
-
-/// Lets the page finish what it started (as `tests/tests/explore.rs` does).
-async fn settle(page: &Page) -> Result<()> {
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let quiet = page
-        .wait_quiet(Duration::from_millis(200), patience(Duration::from_secs(5)))
-        .await?;
-    ensure!(quiet.reached, "the page never settled: {quiet:?}");
-    Ok(())
 }
 
 fn worker(site: &Site, browser: BrowserSpec, auth: Option<String>) -> WorkerConfig {
