@@ -23,7 +23,7 @@ use shepherd_explore_model::observation::{Checkpoint, RunOutput, Step};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::{self, Snapshot};
 use shepherd_policies::PolicySet;
-use shepherd_proxy::{CertificateAuthority, ProxyAuth, ReplayOptions, TraceSink};
+use shepherd_proxy::{CertificateAuthority, HeldInfo, ProxyAuth, ReplayOptions, TraceSink};
 use shepherd_session::{MemoryTraces, Run, Stack, StackOptions};
 use shepherd_trace::Trace;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -194,6 +194,38 @@ impl Outside {
     /// The quiet state this makes with the page's.
     fn sig(&self, page: &PageState) -> Sig {
         (page.clone(), self.held.clone(), self.unheld)
+    }
+}
+
+/// Connections Chromium opens to one host over HTTP/1.1 (its socket pool's limit per group):
+/// with this many responses of one `http:` origin held, its further requests wait in the
+/// browser and reach the proxy only when a release frees a connection.
+const CONNECTIONS_PER_HOST: usize = 6;
+
+/// The `http:` origins whose connections are all taken by held responses (a document's parts
+/// are one response): a request to them that the proxy has not seen is queued in the browser
+/// behind the holds, not on its way, so a quiet state need not wait for it.
+fn queued_origins(held: &[HeldInfo]) -> HashSet<&str> {
+    let mut responses: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for h in held.iter().filter(|h| h.url.starts_with("http:")) {
+        responses
+            .entry(origin_of(&h.url))
+            .or_default()
+            .insert(h.url.as_str());
+    }
+    responses
+        .into_iter()
+        .filter(|(_, urls)| urls.len() >= CONNECTIONS_PER_HOST)
+        .map(|(origin, _)| origin)
+        .collect()
+}
+
+/// `scheme://host:port` of an absolute URL (the whole string if it has no path).
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find(['/', '?', '#']) {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
     }
 }
 
@@ -782,9 +814,15 @@ impl Worker {
             }
             if start.elapsed() >= self.timing.settle_limit {
                 tracing::debug!(
-                    "no quiet state within {:?} ({unheld} requests in flight, action open: {open}, runtime ready: {}, document bytes arrived: {arrived})",
+                    "no quiet state within {:?} ({unheld} requests in flight, action open: {open}, runtime ready: {}, document bytes arrived: {arrived}; in flight: {:?}, held: {:?})",
                     self.timing.settle_limit,
                     last.as_ref().is_some_and(|(s, _)| s.ready),
+                    page.requests_in_flight(),
+                    holds
+                        .pending()
+                        .iter()
+                        .map(|h| h.url.clone())
+                        .collect::<Vec<_>>(),
                 );
                 break;
             }
@@ -904,6 +942,7 @@ impl Worker {
     /// What this process sees of a step's effects, without asking the page.
     fn outside(&self, page: &Page, ctx: &RunCtx) -> Outside {
         let held = self.stack.proxy().holds().pending();
+        let queued = queued_origins(&held);
         let unheld = page
             .requests_in_flight()
             .into_iter()
@@ -912,6 +951,7 @@ impl Worker {
                     && !u.starts_with("data:")
                     && !u.starts_with("blob:")
                     && !held.iter().any(|h| &h.url == u)
+                    && !queued.contains(origin_of(u))
             })
             .count();
         Outside {
@@ -1453,5 +1493,40 @@ impl RunCtx {
                 )
             })
             .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(id: u64, url: &str) -> HeldInfo {
+        HeldInfo {
+            id,
+            url: url.to_string(),
+            kind: "response",
+            chunk: None,
+        }
+    }
+
+    #[test]
+    fn origins_are_scheme_host_and_port() {
+        assert_eq!(origin_of("http://a.test:8080/x/y?z"), "http://a.test:8080");
+        assert_eq!(origin_of("https://a.test?q"), "https://a.test");
+        assert_eq!(origin_of("http://a.test"), "http://a.test");
+    }
+
+    #[test]
+    fn an_origin_is_queued_once_six_of_its_responses_are_held() {
+        // A document held in three parts is one connection: with four scripts that is five.
+        let mut list: Vec<HeldInfo> = (0..3).map(|i| held(i, "http://a.test/")).collect();
+        list.extend((1..=4).map(|i| held(10 + i, &format!("http://a.test/s{i}.js"))));
+        list.extend((1..=6).map(|i| held(20 + i, &format!("https://b.test/s{i}.js"))));
+        assert!(queued_origins(&list).is_empty(), "five connections, and h2");
+        list.push(held(30, "http://a.test/s5.js"));
+        assert_eq!(
+            queued_origins(&list).into_iter().collect::<Vec<_>>(),
+            vec!["http://a.test"]
+        );
     }
 }
