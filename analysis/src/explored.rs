@@ -92,6 +92,7 @@ mod tests {
             differences: None,
             witness: None,
             covered: false,
+            also_at: Vec::new(),
         };
         let doc = ExploreReport {
             version: shepherd_explore_model::report::JSON_VERSION,

@@ -434,14 +434,27 @@ fn outcome(policy: Option<&str>) -> Outcome {
             Some((1, 5)),
         ),
     ];
-    // Covered races: one a harmful probe of its own answers (shown), one that shares the
-    // uncovered race's probe (its harm is that race's: not shown), one not probed (not shown).
+    // Covered races: one a harmful probe of its own answers (shown), another of the same
+    // probe (folded into the first: `also_at`), one that shares the uncovered race's probe
+    // (its harm is that race's: not shown), one not probed (not shown).
     let covered = vec![
         Target {
             covered: true,
             ..target(
                 "Global.ready",
                 "Global.ready",
+                "WRITE-READ",
+                side("doc/script@https://a.test/app.js#1", "WRITE", None),
+                side("doc/event:click@#go#1", "READ", None),
+                Answer::Probe { id: 2 },
+                Some((1, 3)),
+            )
+        },
+        Target {
+            covered: true,
+            ..target(
+                "Object[7].handlers",
+                "Object[7].handlers",
                 "WRITE-READ",
                 side("doc/script@https://a.test/app.js#1", "WRITE", None),
                 side("doc/event:click@#go#1", "READ", None),

@@ -79,6 +79,9 @@ pub struct Entry {
     /// The events moved ahead and the events delayed (probes); the reversed pair (reorder
     /// phase).
     pub moved: Vec<String>,
+    /// Locations of the other covered races its probe found harmful (the same two events,
+    /// folded into this entry: one finding, however many locations the two touch).
+    pub also_at: Vec<String>,
     /// See [`Entry::moved`].
     pub delayed: Vec<String>,
 }
@@ -136,22 +139,45 @@ pub fn entries(out: &Outcome) -> Entries {
             _ => None,
         })
         .collect();
+    // Covered races a probe of their own found harmful are one finding per probe: a script
+    // and a key press can race on hundreds of a framework's internals, so the first stands for
+    // the others, which it names.
     let mut kept: Vec<Entry> = Vec::with_capacity(list.len());
+    let mut by_probe: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     for (i, e) in list.into_iter().enumerate() {
-        let own_probe = e.probe.is_some_and(|id| !shared.contains(&id));
-        if i < uncovered
-            || (e.verdict == RaceVerdict::Harmful && e.repeat_of.is_none() && own_probe)
-        {
-            let mut e = e;
-            if e.race.covered {
-                e.reason = format!(
-                    "{} (a covered race: another race's order decides whether it happens, and \
-                     this order of it matters)",
-                    e.reason
-                );
-            }
+        let own_probe = e.probe.filter(|id| !shared.contains(id));
+        if i < uncovered {
             kept.push(e);
+        } else if let Some(probe) = own_probe
+            && e.verdict == RaceVerdict::Harmful
+            && e.repeat_of.is_none()
+        {
+            if let Some(&first) = by_probe.get(&probe) {
+                kept[first].also_at.push(e.race.location_name.clone());
+            } else {
+                by_probe.insert(probe, kept.len());
+                kept.push(e);
+            }
         }
+    }
+    for e in kept.iter_mut().filter(|e| e.race.covered) {
+        let others = match e.also_at.len() {
+            0 => String::new(),
+            n => {
+                let named: Vec<&str> = e.also_at.iter().take(3).map(String::as_str).collect();
+                let more = if n > named.len() { ", …" } else { "" };
+                format!(
+                    "; {n} more covered race{} between the same two events ({}{more})",
+                    if n == 1 { "" } else { "s" },
+                    named.join(", ")
+                )
+            }
+        };
+        e.reason = format!(
+            "{} (a covered race: another race's order decides whether it happens, and this \
+             order of it matters{others})",
+            e.reason
+        );
     }
     let mut list = kept;
     let recorded = list.len();
@@ -235,6 +261,7 @@ pub fn entries(out: &Outcome) -> Entries {
                 depth: Some(r.depth),
                 moved: vec![o.events.1.clone()],
                 delayed: vec![o.events.0.clone()],
+                also_at: Vec::new(),
             });
         }
     }
@@ -285,6 +312,7 @@ fn answer(out: &Outcome, t: &Target) -> Entry {
         depth: None,
         moved: Vec::new(),
         delayed: Vec::new(),
+        also_at: Vec::new(),
     };
     let unexplored = match &t.answer {
         Answer::RepeatOf { .. } => {

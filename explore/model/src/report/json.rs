@@ -149,6 +149,10 @@ pub struct RaceEntry {
     /// shows it with `--all`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub covered: bool,
+    /// On a covered race: the locations of the other covered races its probe found harmful
+    /// (the same two events), folded into it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_at: Vec<String>,
 }
 
 /// One side of a race.
@@ -476,6 +480,7 @@ fn race_entry(out: &Outcome, e: &Entry, sources: &dyn SourceProvider) -> RaceEnt
             _ => None,
         },
         covered: e.race.covered,
+        also_at: e.also_at.clone(),
     }
 }
 
