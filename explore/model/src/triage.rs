@@ -528,8 +528,18 @@ pub fn plan(
             targets[i].answer = Answer::Unexplored(Unexplored::TwoUserEvents);
             continue;
         }
-        // The delayed side: the earlier step, or its whole typing unit.
-        let delayed_steps = unit_steps(a);
+        // The delayed side: the earlier step, or its whole typing unit. A race on the focus
+        // splits the unit at the racing key: what moves the focus is tried between two keys
+        // (the caret jumps while the user types), which moving the unit whole never tries
+        // (its focus would take the caret back first).
+        let delayed_steps = {
+            let unit = unit_steps(a);
+            if is_focus_location(&t.location) {
+                unit.into_iter().filter(|&s| s >= a).collect()
+            } else {
+                unit
+            }
+        };
         let moved_steps = unit_steps(b);
         if moved_steps.iter().any(|s| delayed_steps.contains(s)) {
             targets[i].answer = Answer::Unexplored(Unexplored::OneStep);
@@ -646,6 +656,12 @@ pub fn shape(stable: &str) -> String {
         }
     }
     out
+}
+
+/// Whether a race location is the document's focus (`Document[1].activeElement`): the
+/// runtime's name for where keys land.
+fn is_focus_location(location: &str) -> bool {
+    location.ends_with(".activeElement")
 }
 
 /// Runs of gestures that type into one field: a focus or click on it, then keys and inserted
@@ -940,6 +956,96 @@ mod tests {
             p.probe_order(),
             vec!["user:0".to_string(), "chunk:https://a.test/#1".to_string()]
         );
+    }
+
+    #[test]
+    fn a_race_on_the_focus_splits_the_typing_at_its_key() {
+        // The user focuses #q and types two keys; a timer (set by the page's script) moves
+        // the focus after them.
+        let mut b = TraceBuilder::new();
+        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
+        b.end();
+        let mut user = Vec::new();
+        for stable in [
+            "doc/event:focus@#q#1",
+            "doc/event:keydown@#q#1",
+            "doc/event:keydown@#q#2",
+        ] {
+            user.push(b.begin(ActionType::UserInterface, "event", stable));
+            b.end();
+        }
+        let timer = b.begin(ActionType::Timer, "timer", "doc/parse#1/timer#1");
+        b.end();
+        b.fork_delay(parse, timer, 1500);
+        for &u in &user {
+            b.fork(parse, u);
+        }
+        let trace = b.finish();
+        let steps = vec![
+            step("chunk:https://a.test/#0", "chunk", 0),
+            step("user:0", "user", 1),
+            step("user:1", "user", 2),
+            step("user:2", "user", 3),
+            step("cb:doc/parse#1/timer#1", "timer", 4),
+        ];
+        let exec = Execution {
+            events: (0..5).map(crate::event::Ev).collect(),
+            enabled: vec![Vec::new(); 6],
+            hb: vec![vec![], vec![0], vec![0, 1], vec![0, 2], vec![0]],
+            dep: vec![Vec::new(); 5],
+            user: vec![false, true, true, true, false],
+            fifo: vec![None; 5],
+        };
+        let g = |kind| Gesture {
+            kind,
+            path: "#q".into(),
+            actions: Vec::new(),
+        };
+        let gestures = vec![
+            g(GestureKind::Focus),
+            g(GestureKind::KeyDown("a".into())),
+            g(GestureKind::KeyDown("b".into())),
+        ];
+        let initial = Initial {
+            steps: &steps,
+            trace: &trace,
+            exec: &exec,
+            enablers: &[],
+        };
+        let probe = |location: &str| {
+            let t = plan(
+                vec![target(
+                    location,
+                    "doc/event:keydown@#q#2",
+                    "doc/parse#1/timer#1",
+                )],
+                &initial,
+                &gestures,
+                None,
+                &trace,
+                Limits::default(),
+            );
+            assert_eq!(t.probes.len(), 1, "{location}: {:?}", t.targets);
+            t.probes[0].clone()
+        };
+        // The focus: the timer runs between the two keys.
+        let p = probe("Document[1].activeElement");
+        assert_eq!(p.delayed, vec!["user:2".to_string()]);
+        assert_eq!(
+            p.prefix,
+            vec![
+                "chunk:https://a.test/#0".to_string(),
+                "user:0".into(),
+                "user:1".into()
+            ]
+        );
+        // Anything else: the typing is delayed whole, its focus included.
+        let p = probe("input#q.value");
+        assert_eq!(
+            p.delayed,
+            vec!["user:0".to_string(), "user:1".into(), "user:2".into()]
+        );
+        assert_eq!(p.prefix, vec!["chunk:https://a.test/#0".to_string()]);
     }
 
     #[test]

@@ -280,9 +280,15 @@ async fn run_schedule(
 }
 
 /// The schedule's input on a loaded page, each step once the page is quiet again (the
-/// schedule's conditions and releases are about the bad order and are left out).
+/// schedule's conditions and releases are about the bad order and are left out). A `wait`
+/// after some milliseconds is kept: it is how a manifest makes the recording last until a
+/// late timer has run (the race's other side).
 async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Result<()> {
     for (i, s) in steps.iter().enumerate() {
+        if let (Action::Wait, When::AfterMs(ms)) = (&s.action, &s.when) {
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+            continue;
+        }
         if matches!(s.action, Action::Release(_) | Action::Wait) {
             continue;
         }
