@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail, ensure};
+use futures_util::StreamExt;
 use serde_json::json;
 use shepherd_e2e::{Case, Harness, TraceQuery, case, patience, run_cases_within};
 use shepherd_exerciser::ExerciseOptions;
@@ -578,46 +579,27 @@ case!(
             seed: 1,
             ..ExerciseOptions::default()
         };
+        // Pages are recorded a few at a time (each in its own tab and browser context): most
+        // of a recording is waiting for the page to be quiet.
+        let (harness, explore) = (&h, &explore);
+        let outcomes: Vec<anyhow::Result<usize>> = futures_util::stream::iter(pages)
+            .map(|path| async move { property_on(harness, &path, explore).await })
+            .buffer_unordered(PAGES_AT_ONCE)
+            .collect()
+            .await;
         let mut checked = 0;
         let mut scripted_seen = 0;
-        for path in &pages {
-            let url = h.origin.url(path);
-            // Without a user there is no user event.
-            let t = record(&h, &url, None, None).await?;
-            if let Some(a) = t.trace.actions.iter().find(|a| is_ui(&t, a.id)) {
-                bail!(
-                    "{path}: #{} {} is a user event in a run without input\n{}",
-                    a.id,
-                    t.kind(a.id),
-                    t.dump()
-                );
-            }
-            // With one: no user-event arc starts at an event at an element only scripts
-            // touch, and every one starts at a user event.
-            let t = record(&h, &url, None, Some(explore.clone())).await?;
-            for (tail, head) in user_event_arcs(&t)? {
-                ensure!(
-                    is_ui(&t, tail),
-                    "{path}: the user-event arc #{tail} -> #{head} starts at #{tail} {}, no user event\n{}",
-                    t.kind(tail),
-                    t.dump()
-                );
-                if let Some(id) = scripts_only(&t, tail) {
-                    bail!(
-                        "{path}: the user-event arc #{tail} -> #{head} starts at #{tail} {} at #{id}, which only scripts touch\n{}",
-                        t.kind(tail),
-                        t.dump()
-                    );
+        let mut failures = Vec::new();
+        for outcome in outcomes {
+            match outcome {
+                Ok(scripted) => {
+                    checked += 1;
+                    scripted_seen += scripted;
                 }
+                Err(e) => failures.push(format!("{e:#}")),
             }
-            scripted_seen += t
-                .trace
-                .actions
-                .iter()
-                .filter(|a| scripts_only(&t, a.id).is_some())
-                .count();
-            checked += 1;
         }
+        ensure!(failures.is_empty(), "{}", failures.join("\n\n"));
         ensure!(checked >= 45, "{checked} pages");
         ensure!(
             scripted_seen > 0,
@@ -626,3 +608,45 @@ case!(
         Ok(())
     }
 );
+
+/// Pages the property records at once.
+const PAGES_AT_ONCE: usize = 3;
+
+/// The property on one page: recorded without input, then exercised. Returns how many events
+/// at elements only scripts touch the exercised trace has.
+async fn property_on(h: &Harness, path: &str, explore: &ExerciseOptions) -> anyhow::Result<usize> {
+    let url = h.origin.url(path);
+    // Without a user there is no user event.
+    let t = record(h, &url, None, None).await?;
+    if let Some(a) = t.trace.actions.iter().find(|a| is_ui(&t, a.id)) {
+        bail!(
+            "{path}: #{} {} is a user event in a run without input\n{}",
+            a.id,
+            t.kind(a.id),
+            t.dump()
+        );
+    }
+    // With one: no user-event arc starts at an event at an element only scripts touch, and
+    // every one starts at a user event.
+    let t = record(h, &url, None, Some(explore.clone())).await?;
+    for (tail, head) in user_event_arcs(&t)? {
+        ensure!(
+            is_ui(&t, tail),
+            "{path}: the user-event arc #{tail} -> #{head} starts at #{tail} {}, no user event\n{}",
+            t.kind(tail),
+            t.dump()
+        );
+        if let Some(id) = scripts_only(&t, tail) {
+            bail!(
+                "{path}: the user-event arc #{tail} -> #{head} starts at #{tail} {} at #{id}, which only scripts touch\n{}",
+                t.kind(tail),
+                t.dump()
+            );
+        }
+    }
+    Ok(t.trace
+        .actions
+        .iter()
+        .filter(|a| scripts_only(&t, a.id).is_some())
+        .count())
+}
