@@ -250,6 +250,18 @@ enum How {
     Gesture(usize),
 }
 
+/// The URLs of the style sheets that block the page's rendering and have not loaded (run in
+/// an isolated world: the DOM only).
+const UNPAINTED_JS: &str = r#"(() => Array.from(document.querySelectorAll('link[rel]'))
+  .filter(l => {
+    const rel = l.rel.toLowerCase().split(/\s+/);
+    const blocking = (l.getAttribute('blocking') || '').toLowerCase().split(/\s+/);
+    return rel.includes('stylesheet') && !rel.includes('alternate') && l.sheet === null
+      && !l.disabled && (!l.media || matchMedia(l.media).matches)
+      && (l.closest('head') !== null || blocking.includes('render'));
+  })
+  .map(l => l.href))()"#;
+
 const OBSERVE_JS: &str = r#"(() => {
   const S = globalThis.__shepherd;
   if (typeof S !== 'object' || S === null) return null;
@@ -544,7 +556,11 @@ impl Worker {
                 stopped = Some(format!("time limit ({:?}) reached", self.timing.run_limit));
                 break en.names;
             }
-            let name = match ctx.choose(&en.names) {
+            let chosen = match ctx.painted_first.take().filter(|n| en.names.contains(n)) {
+                Some(name) => Choice::Run(name),
+                None => ctx.choose(&en.names),
+            };
+            let mut name = match chosen {
                 Choice::Run(name) => name,
                 Choice::Checkpoint => {
                     checkpoint = Some(Checkpoint {
@@ -586,6 +602,15 @@ impl Worker {
                     ));
                     break en.names;
                 }
+            }
+            // A user sees nothing of the page while a style sheet that blocks its rendering
+            // loads, so cannot click or type there yet (and Chromium holds such input for
+            // seconds): the held sheet arrives first, then the gesture.
+            if matches!(en.how.get(&name), Some(How::Gesture(_)))
+                && let Some(sheet) = self.unpainted_by(page, &en.names).await
+            {
+                tracing::trace!("{name} waits for {sheet}: the page is not painted before it");
+                ctx.painted_first = Some(std::mem::replace(&mut name, sheet));
             }
             ctx.drained = false;
             ctx.ran.insert(name.clone());
@@ -1018,6 +1043,26 @@ impl Worker {
         Ok((state, unchanged))
     }
 
+    /// The enabled response (a held `net:` step) of a style sheet that keeps the page from
+    /// being painted: a parser-inserted sheet of the head (or one marked `blocking=render`)
+    /// whose media apply and which has not loaded.
+    async fn unpainted_by(&self, page: &Page, enabled: &[String]) -> Option<String> {
+        let pending = page.evaluate_isolated(UNPAINTED_JS).await.ok()?;
+        let pending: Vec<&str> = pending
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        enabled
+            .iter()
+            .find(|n| {
+                n.strip_prefix("net:")
+                    .and_then(|rest| rest.rsplit_once('#'))
+                    .is_some_and(|(url, _)| pending.contains(&url))
+            })
+            .cloned()
+    }
+
     /// Whether a user could perform the gesture now: its target is there and can be acted on
     /// (a disabled control takes no click or key, a read-only field no typing).
     async fn actionable(&self, page: &Page, g: &Gesture) -> Actionable {
@@ -1272,6 +1317,9 @@ struct RunCtx {
     fired_at: Option<Instant>,
     /// The quiet state in which a wait for a planned event last ran out.
     gave_up_at: Option<Sig>,
+    /// A gesture chosen while the page was not painted yet: it runs as soon as the style
+    /// sheet that held the painting has arrived (before anything else is chosen).
+    painted_first: Option<String>,
     /// What the last quiet state looked like, less what the last step released: any other
     /// difference is the step's effect.
     last_sig: Option<Sig>,
@@ -1305,6 +1353,7 @@ impl RunCtx {
             Default::default()
         };
         RunCtx {
+            painted_first: None,
             patience,
             waiting: None,
             enablers,

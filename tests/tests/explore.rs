@@ -24,6 +24,10 @@ fn main() -> ExitCode {
             "click_before_the_script_defining_its_handler",
             click_before_script,
         ),
+        (
+            "a_click_waits_for_the_style_sheet_that_blocks_painting",
+            unpainted_click,
+        ),
         ("a_link_before_its_router_navigates", link_before_router),
         ("ajax_responses_in_the_wrong_order", ajax_order),
         ("late_initialisation_overwrites_typed_text", late_init),
@@ -289,6 +293,44 @@ case!(click_before_script, |h| async move {
         "{r}"
     );
     ensure!(out.complete, "bound 1 finishes");
+    Ok(())
+});
+
+// The click is moved before the script defining its handler (the parser's next piece, which
+// the recorded order runs before the style sheet arrives), but a user sees nothing of the
+// page until the head's style sheet has loaded: the probe lets the held sheet arrive first,
+// then clicks.
+case!(unpainted_click, |h| async move {
+    let (out, doc, _dir) = record_and_explore(&h, "/explore/unpainted-click/", 1, async |p| {
+        p.click("#go").await?;
+        Ok(())
+    })
+    .await?;
+    harmful(&doc, "Global.show")?;
+    let probes: Vec<_> = out
+        .runs
+        .iter()
+        .filter(|r| r.probe.is_some_and(|p| !p.reference))
+        .collect();
+    ensure!(!probes.is_empty(), "no probe ran");
+    for r in probes {
+        let at = |pred: &dyn Fn(&str) -> bool| r.steps.iter().position(|s| pred(s));
+        let sheet = at(&|s| s.starts_with("net:") && s.contains("style.css"));
+        let click = at(&|s| s.starts_with("user:"));
+        let script = at(&|s| s.starts_with("chunk:") && !s.ends_with("#0"));
+        ensure!(
+            matches!((sheet, click), (Some(a), Some(b)) if a < b),
+            "run {}: the click ran before the style sheet: {:?}",
+            r.id,
+            r.steps
+        );
+        ensure!(
+            matches!((click, script), (Some(a), Some(b)) if a < b),
+            "run {}: the probe's click did not move before the script: {:?}",
+            r.id,
+            r.steps
+        );
+    }
     Ok(())
 });
 
