@@ -154,13 +154,16 @@ impl LaunchOptions {
         }
         // Chromium honours only the last --disable-features, so callers' lists are merged in.
         // NetworkTimeServiceQuerying: otherwise clients2.google.com/time goes through the
-        // proxy on every start.
+        // proxy on every start; AutofillServerCommunication: a page with a form asks
+        // content-autofill.googleapis.com for field types (a request the page never made, and
+        // a miss in every replay).
         let mut disabled: Vec<&str> = vec![
             "Translate",
             "MediaRouter",
             "OptimizationHints",
             "DialMediaRouteProvider",
             "NetworkTimeServiceQuerying",
+            "AutofillServerCommunication",
         ];
         for extra in &self.extra_args {
             if let Some(list) = extra.strip_prefix("--disable-features=") {

@@ -268,7 +268,7 @@ pub(crate) async fn exchange(
             return Err(respond::error(status, &format!("replay miss: {miss}")));
         }
     };
-    tracing::info!(
+    tracing::debug!(
         method = %parts.method,
         url = %url_s,
         tier = hit.tier.as_str(),

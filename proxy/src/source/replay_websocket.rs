@@ -123,7 +123,7 @@ pub(crate) async fn serve(
             return error_response(StatusCode::INTERNAL_SERVER_ERROR, "recording read failed");
         }
     };
-    tracing::info!(
+    tracing::debug!(
         url = %url_s,
         tier,
         exchange = id.0,
