@@ -39,6 +39,9 @@ pub struct DriveOptions {
     pub trust: UpstreamTrust,
     /// Told the number of user events fired so far while exercising (progress displays).
     pub on_events: Option<EventCounter>,
+    /// End the exercise once every control has had every gesture, after at least this many
+    /// events (`explore` is then a limit, not a duration).
+    pub stop_when_covered: Option<usize>,
 }
 
 impl DriveOptions {
@@ -54,6 +57,7 @@ impl DriveOptions {
             cache_dir: None,
             trust: UpstreamTrust::default(),
             on_events: None,
+            stop_when_covered: None,
         }
     }
 }
@@ -223,6 +227,7 @@ async fn drive_browser(
                 max_events: opts.max_events,
                 seed: opts.seed,
                 on_events: opts.on_events.clone(),
+                stop_when_covered: opts.stop_when_covered,
                 ..ExerciseOptions::default()
             },
         )

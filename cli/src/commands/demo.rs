@@ -67,13 +67,19 @@ fn triage(
     Ok(())
 }
 
+/// User events the demo's exercise fires at least before it may end on coverage: every
+/// control once is enough for the races the demo shows, and a short session keeps its
+/// exploration (which replays the whole session per execution) at about a minute.
+const DEMO_MIN_EVENTS: usize = 20;
+
 /// Record, analyse and report the bundled demo site.
 #[derive(clap::Args)]
 pub(crate) struct Args {
     /// Directory for the recording and the reports (created; files in it are replaced).
     #[arg(long, default_value = "shepherd-demo")]
     out: PathBuf,
-    /// How long to fire user events at the page.
+    /// Longest time to fire user events at the page (the exercise ends sooner, once every
+    /// control has had every gesture).
     #[arg(long, default_value = "5s", value_parser = super::proxy::parse_duration)]
     explore: Duration,
     /// Seed of the exploration.
@@ -115,6 +121,7 @@ pub(crate) fn run(args: Args, home: Option<PathBuf>) -> anyhow::Result<ExitCode>
             explore: args.explore,
             seed: args.seed,
             headful: args.headful,
+            stop_when_covered: Some(DEMO_MIN_EVENTS),
             ..DriveOptions::new(site.url(), rec.clone())
         };
         record_url(&opts, ca.clone()).await
