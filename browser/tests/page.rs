@@ -188,6 +188,14 @@ fn a_page_opened_beside_another_leaves_it_visible_and_counts_document_bytes() {
         let page = browser.new_isolated_page(None, None).await.unwrap();
         assert_eq!(page.document_bytes(&server.url("/")), 0);
         page.navigate(&server.url("/")).await.unwrap();
+        // The load event and the document's last bytes are two DevTools events, handled by
+        // two tasks: on a busy machine the count may trail the load for a moment.
+        let deadline = std::time::Instant::now() + patience(Duration::from_secs(5));
+        while page.document_bytes(&server.url("/")) < BODY.len() as u64
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert_eq!(
             page.document_bytes(&server.url("/")),
             BODY.len() as u64,
