@@ -437,7 +437,6 @@ function onMutations(records) {
   let byParser = parsing && !domByScript;
   for (let i = 0; byParser && i < records.length; i++) byParser = mrType(records[i]) === 'childList';
   domByScript = false;
-  let lastAdded = null;
   if (byParser) {
     begin({
       hid: 0, type: 0, kind: 'parse', stable: childStable(ROOT, 'parse', ''), label: 'parse HTML',
@@ -455,7 +454,6 @@ function onMutations(records) {
       for (let j = 0; j < nlLength(added); j++) {
         const n = nlItem(added, j);
         noteAdded(n, byParser);
-        if (nodeType(n) === 1) lastAdded = n;
       }
       if (!byParser) {
         const removed = mrRemoved(r);
@@ -482,10 +480,10 @@ function onMutations(records) {
     // Page observers notified in this same delivery run after the parse chunk (network.js).
     parseTail = lastChain;
     rApply(nQueueMicrotask, G, [clearParseTail]);
-    if (lastAdded !== null && elLocalName(lastAdded) === 'script' && !elHasAttr(lastAdded, 'src') &&
-      isJsType(lastAdded) && strToLower(scriptType(lastAdded)) !== 'module') {
-      beginScript(lastAdded);
-    }
+    // An inline script the parser just inserted is not begun here: the network may have cut
+    // the document inside it, and the parser then appends the rest of its text later (other
+    // tasks may run meanwhile). The script's action begins when its code runs (its first
+    // registration or access finds it as document.currentScript: ensure()).
   }
 }
 

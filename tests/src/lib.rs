@@ -5,7 +5,9 @@
 //!
 //! The origin is a plain file server: `?delay=MS` on any request delays the answer (how race
 //! tests force an order, as EventRaceCommander's test server did), `?status=N` answers with
-//! that status, and every path it is asked for is logged. Pages reach it through the proxy of
+//! that status, `?split_at=N` sends the first N bytes of the body, then the rest 300 ms later
+//! (a document the browser parses in two pieces, wherever N falls), and every path it is asked
+//! for is logged. Pages reach it through the proxy of
 //! the current mode (each tab is an isolated browser context with that proxy), so what a test
 //! sees is what a user of `shepherd record` / `serve` / `replay` gets. Traces uploaded by pages
 //! are kept in memory (first batch per sequence number wins).
@@ -30,7 +32,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
-use http_body_util::Full;
+use futures_util::StreamExt;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -147,7 +152,7 @@ impl TestOrigin {
                 tokio::spawn(async move {
                     let svc = service_fn(move |req| {
                         let f4 = f3.clone();
-                        async move { Ok::<_, Infallible>(serve_file(&f4, req).await) }
+                        async move { Ok::<_, Infallible>(serve_split(&f4, req).await) }
                     });
                     let _ = http1::Builder::new()
                         .keep_alive(true)
@@ -501,6 +506,39 @@ pub(crate) fn content_type(path: &Path) -> &'static str {
         "txt" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
+}
+
+/// How long the second piece of a `?split_at=N` answer waits.
+const SPLIT_PAUSE: Duration = Duration::from_millis(300);
+
+/// One request to the file server, its body in two pieces with `?split_at=N`.
+async fn serve_split(
+    files: &Files,
+    req: Request<Incoming>,
+) -> Response<BoxBody<Bytes, Infallible>> {
+    let split = req
+        .uri()
+        .query()
+        .and_then(|q| query_param(q, "split_at"))
+        .and_then(|v| v.parse::<usize>().ok());
+    let resp = serve_file(files, req).await;
+    let Some(at) = split else {
+        return resp.map(BodyExt::boxed);
+    };
+    let (parts, body) = resp.into_parts();
+    let bytes = match body.collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(never) => match never {},
+    };
+    let at = at.min(bytes.len());
+    let (first, rest) = (bytes.slice(..at), bytes.slice(at..));
+    let pieces = futures_util::stream::once(async move { Ok(Frame::data(first)) }).chain(
+        futures_util::stream::once(async move {
+            tokio::time::sleep(SPLIT_PAUSE).await;
+            Ok(Frame::data(rest))
+        }),
+    );
+    Response::from_parts(parts, BodyExt::boxed(StreamBody::new(pieces)))
 }
 
 /// One request to the file server.

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::ensure;
+use anyhow::{Context, ensure};
 use shepherd_e2e::{Case, TraceQuery, case, run_cases};
 use shepherd_runtime::Mode;
 
@@ -21,6 +21,10 @@ fn main() -> ExitCode {
             dom_events_and_listener_lists,
         ),
         ("xhr_and_fetch", xhr_and_fetch),
+        (
+            "an_inline_script_in_two_network_pieces_is_one_action",
+            split_inline_script,
+        ),
         ("messages_and_observers", messages_and_observers),
         ("resources_load_and_error", resources_load_and_error),
         ("dom_locations", dom_locations),
@@ -309,6 +313,27 @@ case!(dom_events_and_listener_lists, |h| async move {
             && x.loc.ends_with(".mousedown")
             && x.value.as_deref() == Some("undefined")),
         "removeEventListener writes the list\n{}",
+        t.dump()
+    );
+    Ok(())
+});
+
+// Real documents arrive in network reads that cut inline scripts anywhere: the parser
+// inserts the script element, waits for the rest, appends its text and only then runs it. The
+// script is one action, named as on an unsplit delivery.
+case!(split_inline_script, |h| async move {
+    let html = std::fs::read_to_string(shepherd_e2e::pages_dir().join("split-script/index.html"))?;
+    let at = html.find("<script>").context("the page has a script")? + "<script>".len() + 3;
+    let page = h.open(&format!("/split-script/?split_at={at}")).await?;
+    h.wait_for(&page, "window.done === true", SOON).await?;
+    let t = h.flushed_trace(&page).await?;
+    let _ = page.close().await;
+    let script = t.one_with_scope("script:inline #1")?;
+    let stable = t.stable(script);
+    ensure!(stable == "doc/script@#1#1", "{stable}\n{}", t.dump());
+    ensure!(
+        t.written(script, "Global.first").is_some(),
+        "the script's own accesses are in its action\n{}",
         t.dump()
     );
     Ok(())
