@@ -250,9 +250,19 @@ enum How {
     Gesture(usize),
 }
 
+/// Whether style sheets keep the page from being painted (`Worker::unpainted_by`).
+enum Unpainted {
+    /// None does.
+    Painted,
+    /// Some do; this enabled step releases one of them.
+    Held(String),
+    /// Some do, none of them held (still on its way), or the page could not tell.
+    Loading,
+}
+
 /// The URLs of the style sheets that block the page's rendering and have not loaded (run in
 /// an isolated world: the DOM only).
-const UNPAINTED_JS: &str = r#"(() => Array.from(document.querySelectorAll('link[rel]'))
+const UNPAINTED_JS: &str = r#"(() => ({ body: document.body !== null, pending: Array.from(document.querySelectorAll('link[rel]'))
   .filter(l => {
     const rel = l.rel.toLowerCase().split(/\s+/);
     const blocking = (l.getAttribute('blocking') || '').toLowerCase().split(/\s+/);
@@ -260,7 +270,7 @@ const UNPAINTED_JS: &str = r#"(() => Array.from(document.querySelectorAll('link[
       && !l.disabled && (!l.media || matchMedia(l.media).matches)
       && (l.closest('head') !== null || blocking.includes('render'));
   })
-  .map(l => l.href))()"#;
+  .map(l => l.href) }))()"#;
 
 const OBSERVE_JS: &str = r#"(() => {
   const S = globalThis.__shepherd;
@@ -556,9 +566,34 @@ impl Worker {
                 stopped = Some(format!("time limit ({:?}) reached", self.timing.run_limit));
                 break en.names;
             }
-            let chosen = match ctx.painted_first.take().filter(|n| en.names.contains(n)) {
-                Some(name) => Choice::Run(name),
-                None => ctx.choose(&en.names),
+            // The recorded order: the page was painted before the user acted, so a style sheet
+            // that blocks painting arrives as soon as the page asks for it (a browser on a fast
+            // network has it long before the parser is done), not after every piece of the
+            // document; the scripts waiting for it then run in their own pieces' steps.
+            let early_sheet = if ctx.recorded && !ctx.painted {
+                match self.unpainted_by(page, &en.names).await {
+                    Unpainted::Painted => {
+                        ctx.painted = true;
+                        None
+                    }
+                    Unpainted::Held(sheet) => Some(sheet),
+                    Unpainted::Loading => None,
+                }
+            } else {
+                None
+            };
+            let chosen = match (early_sheet, ctx.painted_first.take()) {
+                (Some(sheet), first) => {
+                    ctx.painted_first = first;
+                    Choice::Run(sheet)
+                }
+                (None, Some((name, _))) if en.names.contains(&name) => Choice::Run(name),
+                // The gesture is not offered again yet (the sheet's step is settling).
+                (None, Some((name, since))) if since.elapsed() < self.timing.patience => {
+                    ctx.painted_first = Some((name, since));
+                    Choice::Wait
+                }
+                (None, _) => ctx.choose(&en.names),
             };
             let mut name = match chosen {
                 Choice::Run(name) => name,
@@ -607,10 +642,10 @@ impl Worker {
             // loads, so cannot click or type there yet (and Chromium holds such input for
             // seconds): the held sheet arrives first, then the gesture.
             if matches!(en.how.get(&name), Some(How::Gesture(_)))
-                && let Some(sheet) = self.unpainted_by(page, &en.names).await
+                && let Unpainted::Held(sheet) = self.unpainted_by(page, &en.names).await
             {
                 tracing::trace!("{name} waits for {sheet}: the page is not painted before it");
-                ctx.painted_first = Some(std::mem::replace(&mut name, sheet));
+                ctx.painted_first = Some((std::mem::replace(&mut name, sheet), Instant::now()));
             }
             ctx.drained = false;
             ctx.ran.insert(name.clone());
@@ -1043,16 +1078,27 @@ impl Worker {
         Ok((state, unchanged))
     }
 
-    /// The enabled response (a held `net:` step) of a style sheet that keeps the page from
-    /// being painted: a parser-inserted sheet of the head (or one marked `blocking=render`)
-    /// whose media apply and which has not loaded.
-    async fn unpainted_by(&self, page: &Page, enabled: &[String]) -> Option<String> {
-        let pending = page.evaluate_isolated(UNPAINTED_JS).await.ok()?;
-        let pending: Vec<&str> = pending
-            .as_array()?
-            .iter()
+    /// What keeps the page from being painted: style sheets of the head that are parser-
+    /// inserted (or marked `blocking=render`), whose media apply and which have not loaded;
+    /// with the enabled response (a held `net:` step) of one of them.
+    async fn unpainted_by(&self, page: &Page, enabled: &[String]) -> Unpainted {
+        let Ok(v) = page.evaluate_isolated(UNPAINTED_JS).await else {
+            return Unpainted::Loading;
+        };
+        let pending: Vec<&str> = v["pending"]
+            .as_array()
+            .into_iter()
+            .flatten()
             .filter_map(Value::as_str)
             .collect();
+        if pending.is_empty() {
+            // Until the body has begun, the head (and its sheets) may still be on its way.
+            return if v["body"] == true {
+                Unpainted::Painted
+            } else {
+                Unpainted::Loading
+            };
+        }
         enabled
             .iter()
             .find(|n| {
@@ -1060,7 +1106,7 @@ impl Worker {
                     .and_then(|rest| rest.rsplit_once('#'))
                     .is_some_and(|(url, _)| pending.contains(&url))
             })
-            .cloned()
+            .map_or(Unpainted::Loading, |n| Unpainted::Held(n.clone()))
     }
 
     /// Whether a user could perform the gesture now: its target is there and can be acted on
@@ -1317,9 +1363,12 @@ struct RunCtx {
     fired_at: Option<Instant>,
     /// The quiet state in which a wait for a planned event last ran out.
     gave_up_at: Option<Sig>,
-    /// A gesture chosen while the page was not painted yet: it runs as soon as the style
-    /// sheet that held the painting has arrived (before anything else is chosen).
-    painted_first: Option<String>,
+    /// A gesture chosen while the page was not painted yet, and when: it runs as soon as the
+    /// style sheet that held the painting has arrived (before anything else is chosen).
+    painted_first: Option<(String, Instant)>,
+    /// No style sheet keeps the page from being painted any more (the recorded order stops
+    /// asking).
+    painted: bool,
     /// What the last quiet state looked like, less what the last step released: any other
     /// difference is the step's effect.
     last_sig: Option<Sig>,
@@ -1354,6 +1403,7 @@ impl RunCtx {
         };
         RunCtx {
             painted_first: None,
+            painted: false,
             patience,
             waiting: None,
             enablers,
