@@ -1,11 +1,12 @@
 //! Repair-mode overhead of a policy: the TodoMVC vanillajs app of `todomvc@0.1.1` in headless
 //! Chromium, loaded and driven (100 todos added, completed, deleted) plain, through `shepherd
-//! serve` (the runtime, no policy) and through `shepherd serve --policy init-user-plus`, the
-//! three interleaved in one run. Prints load time and workload time per mode, each policy
+//! serve` (the runtime, no policy) and through `shepherd serve --policy init-user-plus` (or
+//! POLICY), the three interleaved in one run. Prints load time and workload time per mode, each policy
 //! figure as the median of per-round ratios against `serve` without a policy and against
 //! plain (target <= 1.03x), and the runtime's size with and without the policy.
 //!
-//! `cargo bench -p shepherd --bench repair_policy` (ROUNDS=n to change the number of rounds).
+//! `cargo bench -p shepherd --bench repair_policy` (ROUNDS=n to change the number of rounds,
+//! POLICY=name to measure another policy).
 
 // Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -16,7 +17,14 @@ mod support;
 use shepherd_browser::{Browser, LaunchOptions};
 use support::{ProxyMode, ShepherdProxy, StaticServer, median, timed_round};
 
-const POLICY: &str = "init-user-plus";
+/// The policy measured: `POLICY=name` (default init-user-plus, the shipped policy that
+/// observes the most while a page loads).
+fn policy_name() -> &'static str {
+    match std::env::var("POLICY") {
+        Ok(p) if !p.is_empty() => Box::leak(p.into_boxed_str()),
+        _ => "init-user-plus",
+    }
+}
 const TARGET: f64 = 1.03;
 
 fn ratio(a: &[f64], b: &[f64]) -> f64 {
@@ -32,7 +40,8 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let set = shepherd_policies::load(POLICY).unwrap();
+    let policy_name = policy_name();
+    let set = shepherd_policies::load(policy_name).unwrap();
     let compiled = set.compile();
     let mut cfg = shepherd_runtime::Config::new(shepherd_runtime::Mode::Repair, "0123456789abcdef");
     let without = shepherd_runtime::render(&cfg).len();
@@ -42,7 +51,7 @@ fn main() {
     });
     let with = shepherd_runtime::render(&cfg).len();
     println!(
-        "runtime: {without} bytes without a policy, {with} bytes with {POLICY} (+{} bytes)",
+        "runtime: {without} bytes without a policy, {with} bytes with {policy_name} (+{} bytes)",
         with - without
     );
     let root = support::package_root();
@@ -53,7 +62,7 @@ fn main() {
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
     let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
-    let policy = ShepherdProxy::start(bin, ProxyMode::Policy(POLICY));
+    let policy = ShepherdProxy::start(bin, ProxyMode::Policy(policy_name));
     let url = format!("{}/examples/vanillajs/index.html", server.origin());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -79,20 +88,20 @@ fn main() {
             .await
             .unwrap();
         println!(
-            "after load with {POLICY}: repairActive {}, postponed {}, discarded {}",
+            "after load with {policy_name}: repairActive {}, postponed {}, discarded {}",
             stats["repairActive"], stats["postponed"], stats["policyDiscarded"]
         );
         let _ = page.close().await;
         timed_round(&browser, &url, None, "plain").await;
         timed_round(&browser, &url, Some(&repair), "serve").await;
-        timed_round(&browser, &url, Some(&policy), POLICY).await;
+        timed_round(&browser, &url, Some(&policy), policy_name).await;
         let mut out: [Vec<(f64, f64)>; 3] = Default::default();
         for round in 0..rounds {
             for slot in 0..3 {
                 let mode = (round + slot) % 3;
                 let proxy = [None, Some(&repair), Some(&policy)][mode];
                 out[mode].push(
-                    timed_round(&browser, &url, proxy, ["plain", "serve", POLICY][mode]).await,
+                    timed_round(&browser, &url, proxy, ["plain", "serve", policy_name][mode]).await,
                 );
             }
         }
@@ -114,7 +123,7 @@ fn main() {
         let (p, s, q) = (f(0), f(1), f(2));
         let (vs_serve, vs_plain) = (ratio(&q, &s), ratio(&q, &p));
         println!(
-            "  {what}: plain {:.1} ms, serve {:.1} ms, serve --policy {POLICY} {:.1} ms: {vs_serve:.3}x serve {}, {vs_plain:.3}x plain {}",
+            "  {what}: plain {:.1} ms, serve {:.1} ms, serve --policy {policy_name} {:.1} ms: {vs_serve:.3}x serve {}, {vs_plain:.3}x plain {}",
             median(&mut p.clone()),
             median(&mut s.clone()),
             median(&mut q.clone()),
