@@ -205,13 +205,12 @@ const CONNECTIONS_PER_HOST: usize = 6;
 /// The `http:` origins whose connections are all taken by held responses (a document's parts
 /// are one response): a request to them that the proxy has not seen is queued in the browser
 /// behind the holds, not on its way, so a quiet state need not wait for it.
-fn queued_origins(held: &[HeldInfo]) -> HashSet<&str> {
-    let mut responses: HashMap<&str, HashSet<&str>> = HashMap::new();
+fn queued_origins(held: &[HeldInfo]) -> HashSet<String> {
+    let mut responses: HashMap<String, HashSet<&str>> = HashMap::new();
     for h in held.iter().filter(|h| h.url.starts_with("http:")) {
-        responses
-            .entry(origin_of(&h.url))
-            .or_default()
-            .insert(h.url.as_str());
+        if let Some(origin) = origin_of(&h.url) {
+            responses.entry(origin).or_default().insert(h.url.as_str());
+        }
     }
     responses
         .into_iter()
@@ -220,13 +219,10 @@ fn queued_origins(held: &[HeldInfo]) -> HashSet<&str> {
         .collect()
 }
 
-/// `scheme://host:port` of an absolute URL (the whole string if it has no path).
-fn origin_of(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    match url[after_scheme..].find(['/', '?', '#']) {
-        Some(i) => &url[..after_scheme + i],
-        None => url,
-    }
+/// `scheme://host[:port]` of `url`, as browsers serialize it (the default port left out).
+fn origin_of(url: &str) -> Option<String> {
+    let origin = url::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
 /// What quiet detection compares: the controller's state, the proxy's held items, requests in
@@ -1011,7 +1007,7 @@ impl Worker {
                     && !u.starts_with("data:")
                     && !u.starts_with("blob:")
                     && !held.iter().any(|h| &h.url == u)
-                    && !queued.contains(origin_of(u))
+                    && (queued.is_empty() || origin_of(u).is_none_or(|o| !queued.contains(&o)))
             })
             .count();
         Outside {
@@ -1610,9 +1606,11 @@ mod tests {
 
     #[test]
     fn origins_are_scheme_host_and_port() {
-        assert_eq!(origin_of("http://a.test:8080/x/y?z"), "http://a.test:8080");
-        assert_eq!(origin_of("https://a.test?q"), "https://a.test");
-        assert_eq!(origin_of("http://a.test"), "http://a.test");
+        let origin = |u| origin_of(u).unwrap_or_default();
+        assert_eq!(origin("http://a.test:8080/x/y?z"), "http://a.test:8080");
+        assert_eq!(origin("https://a.test?q"), "https://a.test");
+        assert_eq!(origin("http://a.test:80/"), "http://a.test");
+        assert_eq!(origin_of("data:text/plain,x"), None);
     }
 
     #[test]
@@ -1625,7 +1623,7 @@ mod tests {
         list.push(held(30, "http://a.test/s5.js"));
         assert_eq!(
             queued_origins(&list).into_iter().collect::<Vec<_>>(),
-            vec!["http://a.test"]
+            vec!["http://a.test".to_string()]
         );
     }
 }
