@@ -17,7 +17,7 @@ use crate::grid::{Grid, GridSession};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use shepherd_browser::{Browser, Element, LaunchOptions, Page};
-use shepherd_explore_model::gesture::{Gesture, GestureKind};
+use shepherd_explore_model::gesture::{Aim, Gesture, GestureKind};
 use shepherd_explore_model::naming::{self, EventName};
 use shepherd_explore_model::observation::{Checkpoint, RunOutput, Step};
 use shepherd_explore_model::site::Site;
@@ -1108,7 +1108,9 @@ impl Worker {
     /// Whether a user could perform the gesture now: its target is there and can be acted on
     /// (a disabled control takes no click or key, a read-only field no typing).
     async fn actionable(&self, page: &Page, g: &Gesture) -> Actionable {
-        let Some(sel) = g.selector() else {
+        // A key the page's focus aimed goes wherever the focus is: the page takes keys once
+        // it has a body, whether the recorded target exists yet or not.
+        let Some(sel) = g.needs() else {
             return Actionable::Yes;
         };
         let typing = matches!(
@@ -1194,7 +1196,7 @@ async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
     // in which a script moves the focus while the user types sends the keys where that user's
     // would land.
     let focus_target = async {
-        if let Some(s) = &sel {
+        if let Some(s) = sel.as_ref().filter(|_| g.aim == Aim::Target) {
             let js = format!(
                 "(() => {{ const a = document.activeElement; \
                  if (a === document.querySelector({})) return 'target'; \
@@ -1230,11 +1232,17 @@ async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
         }
         GestureKind::Text(want) => {
             focus_target.await?;
-            let current = match &sel {
-                Some(s) => page
+            // The field the text goes into: the target, or for text the page's focus aimed,
+            // whatever has the focus.
+            let field = match (g.aim, &sel) {
+                (Aim::Focus, _) => Some("document.activeElement".to_string()),
+                (Aim::Target, Some(s)) => Some(format!("document.querySelector({})", js_str(s))),
+                (Aim::Target, None) => None,
+            };
+            let current = match &field {
+                Some(f) => page
                     .evaluate_isolated(&format!(
-                        "(() => {{ const e = document.querySelector({}); return e && 'value' in e ? String(e.value) : ''; }})()",
-                        js_str(s)
+                        "(() => {{ const e = {f}; return e && 'value' in e ? String(e.value) : ''; }})()"
                     ))
                     .await?
                     .as_str()
@@ -1246,11 +1254,10 @@ async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
                 Some(rest) if !rest.is_empty() => page.insert_text(rest).await?,
                 Some(_) => {}
                 None => {
-                    if let Some(s) = &sel {
+                    if let Some(f) = &field {
                         let _ = page
                             .evaluate_isolated(&format!(
-                                "(() => {{ const e = document.querySelector({}); if (e && e.select) e.select(); return true; }})()",
-                                js_str(s)
+                                "(() => {{ const e = {f}; if (e && e.select) e.select(); return true; }})()"
                             ))
                             .await;
                     }

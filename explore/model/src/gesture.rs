@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use shepherd_trace::{ActionType, Op, Trace};
+use std::collections::HashMap;
 
 /// What the user did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,12 +35,39 @@ pub struct Gesture {
     pub path: String,
     /// The recorded actions it caused; the first one is its place in the recorded order.
     pub actions: Vec<u32>,
+    /// Where a key or text goes: at its target, or wherever the focus is.
+    #[serde(default)]
+    pub aim: Aim,
+}
+
+/// Where a keyboard gesture is aimed. A key goes to the focused element: when the user put
+/// the focus on the recorded target (a click, Tab, a focus the runtime counted as theirs), the
+/// key is meant for that element; when the page put it there (`autofocus`, a script's
+/// `focus()`), the recorded target is only where the focus happened to be, and in another
+/// order the same key goes elsewhere (to the page's shortcuts before the autofocus).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Aim {
+    /// At the recorded target (every pointer gesture; keys after the user's own focus).
+    #[default]
+    Target,
+    /// Wherever the focus is when it is performed: the page focused the recorded target.
+    Focus,
 }
 
 impl Gesture {
     /// A CSS selector for the target; `None` for the page as a whole (window, document).
     pub fn selector(&self) -> Option<String> {
         selector(&self.path)
+    }
+
+    /// The element that must exist before a user can perform the gesture: its target, or the
+    /// page's body for a key the page's focus aimed; `None` for the page as a whole.
+    pub fn needs(&self) -> Option<String> {
+        match self.aim {
+            Aim::Target => self.selector(),
+            Aim::Focus => Some("body".to_string()),
+        }
     }
 
     /// Short text for reports (`click #b`, `key Enter at #new-todo`).
@@ -61,12 +89,28 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
     // The last gesture is a click that already has its `click`: a new press starts another.
     let mut clicked_last = false;
     let s = |id| trace.strings.get(id);
+    // Per node (`INPUT[31]`), whether the last focus it received was the user's.
+    let mut focused_by_user: HashMap<&str, bool> = HashMap::new();
     for a in &trace.actions {
+        let Some(ty) = trace.kind_of(a).event_type() else {
+            continue;
+        };
+        let node = fired_at(trace, a.id, ty);
+        if ty == "focus"
+            && let Some(n) = node
+        {
+            focused_by_user.insert(n, a.ty == ActionType::UserInterface);
+        }
         if a.ty != ActionType::UserInterface {
             continue;
         }
-        let Some(ty) = trace.kind_of(a).event_type() else {
-            continue;
+        let aim = match ty {
+            "keydown" | "keyup" | "keypress" | "beforeinput" | "input"
+                if node.is_some_and(|n| focused_by_user.get(n) == Some(&false)) =>
+            {
+                Aim::Focus
+            }
+            _ => Aim::Target,
         };
         let Some(path) = user_path(s(a.stable)) else {
             continue;
@@ -176,6 +220,7 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
                 kind,
                 path,
                 actions: vec![a.id],
+                aim,
             });
         }
     }
@@ -184,6 +229,61 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
         |g| !matches!(&g.kind, GestureKind::KeyDown(k) | GestureKind::KeyUp(k) if k.is_empty()),
     );
     out
+}
+
+/// What the user typed, key by key, in these gestures, per field in order (`["Ada"]` for
+/// `A`, `d`, `a` at `#name`): the text a field must still hold for the typing to count as
+/// kept. Named keys that do not edit the text (`Shift`, `Enter`, `Tab`) add nothing; a field whose typing has other
+/// named keys (`Backspace`, arrows) or inserted text is left out, its effect is not a string
+/// the gestures spell.
+pub fn typed_texts<'g>(gestures: impl IntoIterator<Item = &'g Gesture>) -> Vec<String> {
+    let mut per_field: Vec<(&str, Option<String>)> = Vec::new();
+    for g in gestures {
+        let add = match &g.kind {
+            GestureKind::KeyDown(k) if k.chars().count() == 1 => Some(k.as_str()),
+            GestureKind::KeyDown(k)
+                if matches!(k.as_str(), "Shift" | "CapsLock" | "Enter" | "Tab") =>
+            {
+                None
+            }
+            GestureKind::KeyDown(_) | GestureKind::Text(_) => Some(""),
+            _ => continue,
+        };
+        let i = match per_field.iter().position(|(p, _)| *p == g.path) {
+            Some(i) => i,
+            None => {
+                per_field.push((g.path.as_str(), Some(String::new())));
+                per_field.len() - 1
+            }
+        };
+        match add {
+            Some("") => per_field[i].1 = None,
+            Some(c) => {
+                if let Some(t) = &mut per_field[i].1 {
+                    t.push_str(c);
+                }
+            }
+            None => {}
+        }
+    }
+    per_field
+        .into_iter()
+        .filter_map(|(_, t)| t.filter(|t| !t.is_empty()))
+        .collect()
+}
+
+/// The node an event action's dispatch fired at, as the trace names it (`INPUT[31]` of
+/// `fire:keydown @ INPUT[31]`).
+fn fired_at<'t>(trace: &'t Trace, action: u32, ty: &str) -> Option<&'t str> {
+    trace.ops_of(action).iter().find_map(|op| match op {
+        Op::Enter { scope, .. } => trace
+            .strings
+            .get(*scope)
+            .strip_prefix("fire:")?
+            .strip_prefix(ty)?
+            .strip_prefix(" @ "),
+        _ => None,
+    })
 }
 
 /// The target path of a user event's stable id (`doc/event:click@#b#1` → `#b`).
@@ -251,6 +351,101 @@ mod tests {
         assert_eq!(selector(">html:0>#text"), None);
         assert_eq!(user_path("doc/event:click@#b#1").as_deref(), Some("#b"));
         assert_eq!(user_path("doc/timer#1"), None);
+    }
+
+    /// A key event at `#q`, fired at node `INPUT[31]`.
+    fn key_at_q(b: &mut TraceBuilder, n: u32) {
+        b.begin(
+            ActionType::UserInterface,
+            "event:keydown",
+            &format!("doc/event:keydown@#q#{n}"),
+        );
+        b.enter("fire:keydown @ INPUT[31]", None);
+        b.enter("key:j", None);
+        b.exit();
+        b.exit();
+        b.end();
+    }
+
+    #[test]
+    fn a_key_the_page_focused_goes_where_the_focus_is() {
+        let mut b = TraceBuilder::new();
+        // search.js inserts the box; the browser's autofocus is its fork, not the user's.
+        b.begin(ActionType::Unknown, "script", "doc/script@a.js#1");
+        b.end();
+        b.begin(
+            ActionType::Unknown,
+            "event:focus",
+            "doc/script@a.js#1/event:focus#1",
+        );
+        b.enter("fire:focus @ INPUT[31]", None);
+        b.exit();
+        b.end();
+        key_at_q(&mut b, 1);
+        // Then the user clicks into the box (its focus is theirs) and presses j again.
+        b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#q#1",
+        );
+        b.end();
+        b.begin(
+            ActionType::UserInterface,
+            "event:focus",
+            "doc/event:focus@#q#1",
+        );
+        b.enter("fire:focus @ INPUT[31]", None);
+        b.exit();
+        b.end();
+        key_at_q(&mut b, 2);
+        let g = gestures(&b.finish());
+        let keys: Vec<(Aim, Option<String>)> = g
+            .iter()
+            .filter(|g| matches!(g.kind, GestureKind::KeyDown(_)))
+            .map(|g| (g.aim, g.needs()))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (Aim::Focus, Some("body".to_string())),
+                (Aim::Target, Some("[id=\"q\"]".to_string())),
+            ],
+            "{g:?}"
+        );
+    }
+
+    #[test]
+    fn a_key_without_a_recorded_focus_stays_at_its_target() {
+        // The driver focused the field before the runtime ran: nothing says the page did.
+        let mut b = TraceBuilder::new();
+        key_at_q(&mut b, 1);
+        let g = gestures(&b.finish());
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].aim, Aim::Target);
+    }
+
+    #[test]
+    fn typed_texts_spell_the_keys_per_field() {
+        let g = |kind, path: &str| Gesture {
+            kind,
+            path: path.into(),
+            actions: Vec::new(),
+            aim: Aim::Target,
+        };
+        let key = |k: &str, path: &str| g(GestureKind::KeyDown(k.into()), path);
+        let typing = [
+            g(GestureKind::Focus, "#name"),
+            key("Shift", "#name"),
+            key("A", "#name"),
+            g(GestureKind::KeyUp("A".into()), "#name"),
+            key("d", "#name"),
+            key("a", "#name"),
+            key("4", "#age"),
+            key("Backspace", "#age"),
+            g(GestureKind::Click, "#ok"),
+        ];
+        assert_eq!(typed_texts(&typing), vec!["Ada".to_string()]);
+        assert!(typed_texts(&typing[..1]).is_empty());
     }
 
     #[test]

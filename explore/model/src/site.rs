@@ -81,7 +81,7 @@ impl Site {
             .gestures
             .iter()
             .map(|g| {
-                g.selector()
+                g.needs()
                     .map(|s| crate::document::streaming_selector(&s))
                     .unwrap_or_default()
             })

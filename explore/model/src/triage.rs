@@ -21,7 +21,7 @@
 
 use crate::document::{Document, Gap};
 use crate::execution::Execution;
-use crate::gesture::{Gesture, GestureKind};
+use crate::gesture::{Aim, Gesture, GestureKind};
 use crate::naming::{self, EventName};
 use crate::observation::Step;
 use serde::{Deserialize, Serialize};
@@ -380,6 +380,10 @@ pub fn plan(
         })
         .collect();
     let is_user = |i: usize| names.get(i).is_some_and(EventName::is_user);
+    let aimed_at_focus = |i: usize| match names.get(i) {
+        Some(EventName::User(k)) => gestures.get(*k).is_some_and(|g| g.aim == Aim::Focus),
+        _ => false,
+    };
     // The step of each action of the replay (trace ids are dense in execution order).
     let starts: Vec<u32> = steps.iter().map(|s| s.first_action).collect();
     let step_of_action = |a: u32| -> Option<u32> {
@@ -508,7 +512,17 @@ pub fn plan(
             continue;
         }
         let t = &targets[i];
-        let (Some(a), Some(b)) = (replayed(&t.first.stable), replayed(&t.second.stable)) else {
+        // A focus the page caused (an autofocus) is an action of its own, forked by what
+        // caused it, but the browser moved the focus with the cause: holding the focus event's
+        // handler back holds nothing a key could notice, so the cause's step is the side.
+        let side = |stable: &str| -> Option<u32> {
+            is_focus_location(&t.location)
+                .then(|| focus_cause(stable))
+                .flatten()
+                .and_then(&replayed)
+                .or_else(|| replayed(stable))
+        };
+        let (Some(a), Some(b)) = (side(&t.first.stable), side(&t.second.stable)) else {
             let missing = if replayed(&t.first.stable).is_some() {
                 t.second.stable.clone()
             } else {
@@ -559,6 +573,11 @@ pub fn plan(
                     continue;
                 }
                 if is_user(j) && is_user(p) {
+                    continue;
+                }
+                // A key the page's focus aimed needs no element but the body: it goes
+                // wherever the focus is, so what created its recorded target is not needed.
+                if aimed_at_focus(j) {
                     continue;
                 }
                 if is_user(j) && enabled_by.contains(&(j, p)) && !traced.contains(&(p, j)) {
@@ -664,6 +683,17 @@ fn is_focus_location(location: &str) -> bool {
     location.ends_with(".activeElement")
 }
 
+/// The action that caused a focus event the page caused (`doc/script@…/a.js#1` of
+/// `doc/script@…/a.js#1/event:focusin#1`); `None` for the user's focus (`doc/event:focus@#q#1`)
+/// and for other actions.
+fn focus_cause(stable: &str) -> Option<&str> {
+    let (cause, last) = stable.rsplit_once('/')?;
+    let focus = ["event:focus", "event:blur"]
+        .iter()
+        .any(|p| last.starts_with(p));
+    (focus && cause.contains('/')).then_some(cause)
+}
+
 /// Runs of gestures that type into one field: a focus or click on it, then keys and inserted
 /// text, with nothing else between. Such a run moves as one unit.
 pub fn typing_units(gestures: &[Gesture]) -> Vec<Vec<usize>> {
@@ -766,7 +796,7 @@ fn window_of(
                             .get(*k)
                             .copied()
                             .flatten()
-                            .filter(|_| g.selector().is_some())
+                            .filter(|_| g.needs().is_some())
                     }
                     _ => None,
                 })
@@ -892,6 +922,7 @@ mod tests {
             kind: GestureKind::Click,
             path: path.into(),
             actions: Vec::new(),
+            aim: Default::default(),
         };
         (steps, trace, exec, vec![g("#b"), g("#b")])
     }
@@ -1000,6 +1031,7 @@ mod tests {
             kind,
             path: "#q".into(),
             actions: Vec::new(),
+            aim: Default::default(),
         };
         let gestures = vec![
             g(GestureKind::Focus),
@@ -1173,6 +1205,7 @@ mod tests {
             kind,
             path: path.into(),
             actions: Vec::new(),
+            aim: Default::default(),
         };
         let gestures = vec![
             g(GestureKind::Click, "#b"),
@@ -1184,5 +1217,20 @@ mod tests {
             g(GestureKind::KeyDown("x".into()), "#r"),
         ];
         assert_eq!(typing_units(&gestures), vec![vec![1, 2, 3, 4], vec![6]]);
+    }
+
+    #[test]
+    fn a_focus_the_page_caused_is_its_causes() {
+        assert_eq!(
+            focus_cause("doc/script@https://a.test/s.js#1/event:focusin#1"),
+            Some("doc/script@https://a.test/s.js#1")
+        );
+        assert_eq!(focus_cause("doc/timer#2/event:blur#1"), Some("doc/timer#2"));
+        // The user's own focus, and events that are not focus changes.
+        assert_eq!(focus_cause("doc/event:focus@#q#1"), None);
+        assert_eq!(
+            focus_cause("doc/script@https://a.test/s.js#1/event:load#1"),
+            None
+        );
     }
 }
