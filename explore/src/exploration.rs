@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use shepherd_explore_model::dpor::{Explorer, Job, OriginKind};
 use shepherd_explore_model::event::{Ev, EventTable};
 use shepherd_explore_model::execution::Relations;
+use shepherd_explore_model::gesture;
 use shepherd_explore_model::naming::EventName;
 use shepherd_explore_model::observation::RunOutput;
 use shepherd_explore_model::outcome::{
@@ -474,7 +475,7 @@ async fn run(
                 runs.push(rec);
                 state.runs = runs.len() as u32;
                 if let Some(role) = role
-                    && judge_probe(&mut state, &runs, role.probe, &runs_dir)
+                    && judge_probe(&mut state, &site, &runs, role.probe, &runs_dir)
                 {
                     prog.harmful += 1;
                 }
@@ -772,7 +773,13 @@ fn fold_probe(
 }
 
 /// Judges probe `id` once both its runs are in; true when it is harmful.
-fn judge_probe(state: &mut State, runs: &[RunRecord], id: u32, runs_dir: &Path) -> bool {
+fn judge_probe(
+    state: &mut State,
+    site: &Site,
+    runs: &[RunRecord],
+    id: u32,
+    runs_dir: &Path,
+) -> bool {
     let Some(p) = state
         .triage
         .as_ref()
@@ -843,12 +850,20 @@ fn judge_probe(state: &mut State, runs: &[RunRecord], id: u32, runs_dir: &Path) 
         .moved
         .iter()
         .any(|m| m.parse::<EventName>().is_ok_and(|n| n.is_user()));
+    // What the user typed in the pair (a typing unit on either side).
+    let typed = gesture::typed_texts(p.moved.iter().chain(&p.delayed).filter_map(|m| {
+        match m.parse::<EventName>() {
+            Ok(EventName::User(k)) => site.gestures.get(k),
+            _ => None,
+        }
+    }));
     let settled = verdict::judge_settled(
         &with_png(reference),
         &with_png(probe),
         early,
         moved_user,
         p.window == Window::None,
+        &typed,
     );
     let harmful = settled.verdict == verdict::Judgement::Harmful;
     tracing::debug!(

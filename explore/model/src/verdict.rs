@@ -182,7 +182,7 @@ pub fn judge(parent: &Snapshot, child: &Snapshot, races: &[RaceNote]) -> Verdict
     }
     // The rest as a probe's settled states are judged, so the two phases agree: DOM the user
     // does not see and telemetry are their own harmless classes, not harmful.
-    let settled = judge_settled(parent, child, None, false, false);
+    let settled = judge_settled(parent, child, None, false, false, &[]);
     Verdict {
         verdict: settled.verdict,
         class: match settled.rule {
@@ -228,6 +228,10 @@ pub enum Rule {
     /// Harmless: the user cannot act before the other side has run (the control is disabled
     /// or the field read-only until then): the page itself rules the other order out.
     NotActionable,
+    /// Harmless: what the user typed is in the field in both orders; the values differ only by
+    /// what the page wrote there besides (a default written before the user typed, which
+    /// the user saw while typing).
+    TypingKept,
 }
 
 impl Rule {
@@ -264,6 +268,9 @@ impl Rule {
             Rule::NotActionable => {
                 "the user cannot act before: the page keeps the control disabled or read-only until then"
             }
+            Rule::TypingKept => {
+                "the user's typing is kept in both orders: the field differs only by what the page wrote there besides"
+            }
         }
     }
 }
@@ -284,13 +291,15 @@ pub struct Settled {
 /// Judges a probe. `reference` and `probe` are the settled end states; `early` the two
 /// states right after the pair ran (reference's, probe's), when both were taken; `moved_user`
 /// whether the moved side is a user event; `no_window` whether a real browser leaves no room
-/// for the probe's order.
+/// for the probe's order; `typed` what the user typed in the pair's typing
+/// ([`crate::gesture::typed_texts`]).
 pub fn judge_settled(
     reference: &Snapshot,
     probe: &Snapshot,
     early: Option<(&str, &str)>,
     moved_user: bool,
     no_window: bool,
+    typed: &[String],
 ) -> Settled {
     let differences = differences(reference, probe);
     let has = |d: Difference| differences.contains(&d);
@@ -302,6 +311,12 @@ pub fn judge_settled(
         Rule::NoWindow
     } else if new_exceptions {
         Rule::Exception
+    } else if (has(Difference::Visible) || (reference.visible.is_empty() && has(Difference::Dom)))
+        && !has(Difference::Network)
+        && !has(Difference::Storage)
+        && typing_kept(reference, probe, typed)
+    {
+        Rule::TypingKept
     } else if has(Difference::Visible) || (reference.visible.is_empty() && has(Difference::Dom)) {
         if moved_user {
             Rule::LostInput
@@ -362,6 +377,58 @@ pub fn judge_settled(
         differences,
         reason,
     }
+}
+
+/// Whether two settled states differ only in form fields' values, and each such value holds
+/// one of `typed` in both: the user's typing survived either order. Checked on what the user
+/// sees (`field #name "…"` lines) and on the DOM (`.value="…"`), line by line; any other
+/// difference in either, or a field without the typed text, and it is not.
+fn typing_kept(a: &Snapshot, b: &Snapshot, typed: &[String]) -> bool {
+    if typed.is_empty() {
+        return false;
+    }
+    let holds = |v: &str| typed.iter().any(|t| v.contains(t.as_str()));
+    // `field #name "Ada"` (optionally ` disabled`): the name and the value.
+    let field = |l: &str| -> Option<(String, String)> {
+        let rest = l.strip_prefix("field ")?;
+        let q = rest.find(" \"")?;
+        let (name, value) = (&rest[..q], &rest[q + 1..]);
+        let mut it = serde_json::Deserializer::from_str(value).into_iter::<String>();
+        let v = it.next()?.ok()?;
+        let tail = &value[it.byte_offset()..];
+        Some((format!("{name}{tail}"), v))
+    };
+    // `<input id="name" .value="Ada">`: the line without the value, and the value.
+    let dom_value = |l: &str| -> Option<(String, String)> {
+        let at = l.find(" .value=")?;
+        let value = &l[at + " .value=".len()..];
+        let mut it = serde_json::Deserializer::from_str(value).into_iter::<String>();
+        let v = it.next()?.ok()?;
+        let tail = &value[it.byte_offset()..];
+        Some((format!("{}{tail}", &l[..at]), v))
+    };
+    let only_values_differ =
+        |x: &str, y: &str, split: &dyn Fn(&str) -> Option<(String, String)>| -> Option<bool> {
+            let (xs, ys): (Vec<&str>, Vec<&str>) = (x.lines().collect(), y.lines().collect());
+            if xs.len() != ys.len() {
+                return None;
+            }
+            let mut any = false;
+            for (l, r) in xs.iter().zip(&ys) {
+                if l == r {
+                    continue;
+                }
+                let ((lk, lv), (rk, rv)) = (split(l)?, split(r)?);
+                if lk != rk || !holds(&lv) || !holds(&rv) {
+                    return None;
+                }
+                any = true;
+            }
+            Some(any)
+        };
+    let visible = only_values_differ(&a.visible, &b.visible, &field);
+    let dom = only_values_differ(&a.dom, &b.dom, &dom_value);
+    matches!((visible, dom), (Some(v), Some(d)) if v || d)
 }
 
 /// A line diff of two DOM serialisations (unified-style, `-` parent, `+` child), at most
@@ -504,7 +571,7 @@ mod tests {
     fn settled_rules() {
         let a = seen("\"42\"");
         let rule = |b: &Snapshot, early: Option<(&str, &str)>, user: bool, no_window: bool| {
-            let v = judge_settled(&a, b, early, user, no_window);
+            let v = judge_settled(&a, b, early, user, no_window, &[]);
             assert_eq!(v.verdict == Judgement::Harmful, v.rule.harmful());
             v.rule
         };
@@ -537,6 +604,39 @@ mod tests {
         let mut heap = a.clone();
         heap.heap.insert("Global.x".into(), "1".into());
         assert_eq!(rule(&heap, None, false, false), Rule::HeapOnly);
+    }
+
+    #[test]
+    fn typing_kept_in_both_orders_is_harmless() {
+        let field = |v: &str| Snapshot {
+            dom: format!("<input id=\"name\" .value={v:?}>\n<p>\n  \"hi\""),
+            visible: format!("title \"a\"\nfield #name {v:?}\n\"hi\""),
+            ..Snapshot::default()
+        };
+        let typed = vec!["Ada".to_string()];
+        let rule = |a: &Snapshot, b: &Snapshot, typed: &[String]| {
+            judge_settled(a, b, None, true, false, typed).rule
+        };
+        // A default written before the user typed: the typing is still there.
+        assert_eq!(
+            rule(&field("Ada"), &field("GuestAda"), &typed),
+            Rule::TypingKept
+        );
+        // Overwritten after it: lost.
+        assert_eq!(
+            rule(&field("Ada"), &field("Guest"), &typed),
+            Rule::LostInput
+        );
+        // Without typing, the same difference is the user's input lost.
+        assert_eq!(
+            rule(&field("Ada"), &field("GuestAda"), &[]),
+            Rule::LostInput
+        );
+        // Anything else that differs besides the field decides as before.
+        let mut other = field("GuestAda");
+        other.visible.push_str("\n\"welcome, Guest\"");
+        other.dom.push_str("\n  \"welcome, Guest\"");
+        assert_eq!(rule(&field("Ada"), &other, &typed), Rule::LostInput);
     }
 
     #[test]

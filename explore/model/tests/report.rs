@@ -613,6 +613,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
             early,
             user,
             false,
+            &[],
         ))
     };
     let results = vec![
