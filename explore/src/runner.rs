@@ -1196,7 +1196,11 @@ async fn perform(page: &Page, g: &Gesture) -> anyhow::Result<()> {
     // in which a script moves the focus while the user types sends the keys where that user's
     // would land.
     let focus_target = async {
-        if let Some(s) = sel.as_ref().filter(|_| g.aim == Aim::Target) {
+        if g.focuses && g.aim == Aim::Target && sel.is_some() {
+            // The user focused the field as part of this gesture (a click or Tab, then the
+            // first key): the focus moves there first, from wherever it was.
+            page.focus(el()).await?;
+        } else if let Some(s) = sel.as_ref().filter(|_| g.aim == Aim::Target) {
             let js = format!(
                 "(() => {{ const a = document.activeElement; \
                  if (a === document.querySelector({})) return 'target'; \

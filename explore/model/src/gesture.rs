@@ -38,6 +38,10 @@ pub struct Gesture {
     /// Where a key or text goes: at its target, or wherever the focus is.
     #[serde(default)]
     pub aim: Aim,
+    /// The gesture begins with the user's own focus on its target (they clicked or tabbed into
+    /// the field, then typed): performing it focuses the target first, wherever the focus was.
+    #[serde(default)]
+    pub focuses: bool,
 }
 
 /// Where a keyboard gesture is aimed. A key goes to the focused element: when the user put
@@ -212,6 +216,7 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
             {
                 let mut g = out.pop().unwrap_or_else(|| unreachable!());
                 g.kind = kind;
+                g.focuses = true;
                 g.actions.push(a.id);
                 out.push(g);
                 continue;
@@ -221,6 +226,7 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
                 path,
                 actions: vec![a.id],
                 aim,
+                focuses: false,
             });
         }
     }
@@ -431,6 +437,7 @@ mod tests {
             path: path.into(),
             actions: Vec::new(),
             aim: Aim::Target,
+            focuses: false,
         };
         let key = |k: &str, path: &str| g(GestureKind::KeyDown(k.into()), path);
         let typing = [
@@ -527,6 +534,8 @@ mod tests {
         assert_eq!(g[0].actions, vec![0, 1, 2, 3]);
         assert_eq!(g[1].kind, GestureKind::Text("milk".into()));
         assert_eq!(g[1].actions, vec![4, 5]);
+        // The user's focus right before is part of the typing: performing it focuses first.
+        assert!(g[1].focuses && !g[0].focuses && !g[2].focuses);
         assert_eq!(g[2].kind, GestureKind::KeyDown("Enter".into()));
         assert_eq!(g[2].actions, vec![6]);
         assert_eq!(g[2].selector().as_deref(), Some("[id=\"in\"]"));

@@ -923,6 +923,7 @@ mod tests {
             path: path.into(),
             actions: Vec::new(),
             aim: Default::default(),
+            focuses: false,
         };
         (steps, trace, exec, vec![g("#b"), g("#b")])
     }
@@ -1032,6 +1033,7 @@ mod tests {
             path: "#q".into(),
             actions: Vec::new(),
             aim: Default::default(),
+            focuses: false,
         };
         let gestures = vec![
             g(GestureKind::Focus),
@@ -1206,6 +1208,7 @@ mod tests {
             path: path.into(),
             actions: Vec::new(),
             aim: Default::default(),
+            focuses: false,
         };
         let gestures = vec![
             g(GestureKind::Click, "#b"),
