@@ -598,6 +598,21 @@ pub fn plan(
             });
             continue;
         }
+        // The probe reverses this race alone: the moved side's other conflicting accesses that
+        // came first in the recording stay first (with what they need), unless they follow
+        // the delayed side. A click moved before the cart's answer still comes after the
+        // DOMContentLoaded handler that attached its listener, as it did when recorded;
+        // otherwise both orders would lose the click and the race on the cart would look
+        // harmless.
+        let kept = kept_conflicts(
+            &moved_steps,
+            &delayed_steps,
+            start,
+            initial.exec,
+            &is_user,
+            &need,
+        );
+        need.extend(kept);
         let key = (a as u32, b as u32);
         if let Some(&id) = by_pair.get(&key) {
             targets[i].answer = Answer::Probe { id };
@@ -679,6 +694,71 @@ pub fn shape(stable: &str) -> String {
 
 /// Whether a race location is the document's focus (`Document[1].activeElement`): the
 /// runtime's name for where keys land.
+/// Steps at or after `start` that conflict with the moved side and ran before it (with
+/// their platform predecessors), that the probe can keep before it: none of them follows the
+/// delayed side or the moved side, conflicts with the delayed side, or is the user's (user
+/// events keep their own order).
+fn kept_conflicts(
+    moved: &[usize],
+    delayed: &[usize],
+    start: usize,
+    exec: &Execution,
+    is_user: &dyn Fn(usize) -> bool,
+    need: &BTreeSet<usize>,
+) -> BTreeSet<usize> {
+    let mut kept = BTreeSet::new();
+    for &j in moved {
+        for &c in exec.dep.get(j).into_iter().flatten() {
+            let c = c as usize;
+            if c < start
+                || moved.contains(&c)
+                || delayed.contains(&c)
+                || need.contains(&c)
+                || kept.contains(&c)
+                || is_user(c)
+            {
+                continue;
+            }
+            let mut closure = BTreeSet::from([c]);
+            let mut stack = vec![c];
+            let mut possible = true;
+            'walk: while let Some(q) = stack.pop() {
+                // A step that conflicts with the delayed side would be reversed with it too
+                // (a poller tick that reads the flag the delayed script sets does something
+                // else before it): keeping it first is a second reversal, not the recorded
+                // order.
+                let conflicts_delayed = exec
+                    .dep
+                    .get(q)
+                    .into_iter()
+                    .flatten()
+                    .any(|&d| delayed.contains(&(d as usize)));
+                if conflicts_delayed {
+                    possible = false;
+                    break;
+                }
+                for &r in exec.hb.get(q).into_iter().flatten() {
+                    let r = r as usize;
+                    if r < start || need.contains(&r) || kept.contains(&r) {
+                        continue;
+                    }
+                    if delayed.contains(&r) || moved.contains(&r) || is_user(r) {
+                        possible = false;
+                        break 'walk;
+                    }
+                    if closure.insert(r) {
+                        stack.push(r);
+                    }
+                }
+            }
+            if possible {
+                kept.extend(closure);
+            }
+        }
+    }
+    kept
+}
+
 fn is_focus_location(location: &str) -> bool {
     location.ends_with(".activeElement")
 }
@@ -1235,5 +1315,34 @@ mod tests {
             focus_cause("doc/script@https://a.test/s.js#1/event:load#1"),
             None
         );
+    }
+
+    #[test]
+    fn a_probe_keeps_the_moved_sides_other_conflicts_first() {
+        // 0 the document, 1 the cart's answer (delayed), 2 DOMContentLoaded attaching the
+        // click's listener, 3 the rates' answer (requested by the cart's handler), 4 the click
+        // (moved), which conflicts with all three.
+        let exec = Execution {
+            events: (0..5).map(crate::event::Ev).collect(),
+            enabled: vec![Vec::new(); 6],
+            hb: vec![vec![], vec![0], vec![0], vec![1], vec![0]],
+            dep: vec![vec![], vec![], vec![], vec![], vec![1, 2, 3]],
+            user: vec![false, false, false, false, true],
+            fifo: vec![None; 5],
+        };
+        let is_user = |i: usize| i == 4;
+        let kept = kept_conflicts(&[4], &[1], 1, &exec, &is_user, &BTreeSet::new());
+        // The listener stays before the click; the rates follow the cart's answer, so they
+        // cannot.
+        assert_eq!(kept, BTreeSet::from([2]));
+        // A listener attached by a step that reads what the cart's answer wrote would behave
+        // otherwise before it: not kept.
+        let mut reads_cart = exec.clone();
+        reads_cart.dep[2] = vec![1];
+        let kept = kept_conflicts(&[4], &[1], 1, &reads_cart, &is_user, &BTreeSet::new());
+        assert!(kept.is_empty(), "{kept:?}");
+        // Delaying the rates instead: the cart's answer and the listener run in the prefix.
+        let kept = kept_conflicts(&[4], &[3], 3, &exec, &is_user, &BTreeSet::new());
+        assert!(kept.is_empty(), "{kept:?}");
     }
 }
