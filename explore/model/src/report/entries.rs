@@ -213,6 +213,20 @@ pub fn entries(out: &Outcome) -> Entries {
             continue;
         }
         let (verdict, reason) = judged(r);
+        // A harmful reversal that also reverses a listed race already found harmful is that
+        // race's harm: the races it reverses along with it (the same two steps, other
+        // locations) cannot be told apart by it, and listing them harmful would pin the
+        // exception of a call to an undefined function on the read of its argument.
+        let explained = verdict == RaceVerdict::Harmful
+            && o.races.iter().any(|race| {
+                answered
+                    .get(&blanked(
+                        &race.location,
+                        &race.first.stable,
+                        &race.second.stable,
+                    ))
+                    .is_some_and(|&i| list[i].verdict == RaceVerdict::Harmful)
+            });
         for race in &o.races {
             let key = blanked(&race.location, &race.first.stable, &race.second.stable);
             if let Some(&i) = answered.get(&key) {
@@ -232,6 +246,9 @@ pub fn entries(out: &Outcome) -> Entries {
                     e.moved = vec![o.events.1.clone()];
                     e.delayed = vec![o.events.0.clone()];
                 }
+                continue;
+            }
+            if explained {
                 continue;
             }
             list.push(Entry {
