@@ -268,6 +268,18 @@ const UNPAINTED_JS: &str = r#"(() => ({ body: document.body !== null, pending: A
   })
   .map(l => l.href) }))()"#;
 
+/// The URL of the script the parser is stopped at, if any (`Worker::parser_blocked_by`):
+/// the last script element while the document loads, when it blocks the parser.
+const PARSER_BLOCKED_JS: &str = r#"(() => {
+  if (document.readyState !== 'loading') return null;
+  const all = document.scripts;
+  const s = all.length ? all[all.length - 1] : null;
+  if (!s || !s.src || s.async || s.defer || s.noModule) return null;
+  const t = (s.type || '').trim().toLowerCase();
+  const classic = t === '' || t === 'text/javascript' || t === 'application/javascript';
+  return classic ? s.src : null;
+})()"#;
+
 const OBSERVE_JS: &str = r#"(() => {
   const S = globalThis.__shepherd;
   if (typeof S !== 'object' || S === null) return null;
@@ -575,6 +587,18 @@ impl Worker {
                     Unpainted::Held(sheet) => Some(sheet),
                     Unpainted::Loading => None,
                 }
+            } else {
+                None
+            };
+            // The recorded order, the parser first: but a parser stopped at a script whose
+            // response is held takes no more of the document until that script has run, so
+            // the script comes before further pieces (released earlier, their scripts would
+            // run in the blocking script's step, and no probe could put a response between).
+            ctx.parser_waits_for = if ctx.recorded
+                && en.names.iter().any(|n| naming::is_chunk(n))
+                && en.names.iter().any(|n| naming::is_loading(n))
+            {
+                self.parser_blocked_by(page, &en.names).await
             } else {
                 None
             };
@@ -1105,6 +1129,22 @@ impl Worker {
             .map_or(Unpainted::Loading, |n| Unpainted::Held(n.clone()))
     }
 
+    /// The held response of the script the parser waits for: the document's last script is
+    /// a classic external one, neither `async` nor `defer`, while the document is loading, and
+    /// its response is enabled (held by the proxy).
+    async fn parser_blocked_by(&self, page: &Page, enabled: &[String]) -> Option<String> {
+        let v = page.evaluate_isolated(PARSER_BLOCKED_JS).await.ok()?;
+        let src = v.as_str()?;
+        enabled
+            .iter()
+            .find(|n| {
+                n.strip_prefix("net:")
+                    .and_then(|rest| rest.rsplit_once('#'))
+                    .is_some_and(|(url, _)| url == src)
+            })
+            .cloned()
+    }
+
     /// Whether a user could perform the gesture now: its target is there and can be acted on
     /// (a disabled control takes no click or key, a read-only field no typing).
     async fn actionable(&self, page: &Page, g: &Gesture) -> Actionable {
@@ -1376,6 +1416,9 @@ struct RunCtx {
     /// No style sheet keeps the page from being painted any more (the recorded order stops
     /// asking).
     painted: bool,
+    /// The held script the parser is stopped at (asked before each step of the recorded
+    /// order while document pieces and responses are both enabled).
+    parser_waits_for: Option<String>,
     /// What the last quiet state looked like, less what the last step released: any other
     /// difference is the step's effect.
     last_sig: Option<Sig>,
@@ -1411,6 +1454,7 @@ impl RunCtx {
         RunCtx {
             painted_first: None,
             painted: false,
+            parser_waits_for: None,
             patience,
             waiting: None,
             enablers,
@@ -1544,7 +1588,10 @@ impl RunCtx {
             // a matter of microseconds).
             if self.recorded
                 && let Some(load) = self
-                    .oldest(enabled, naming::is_chunk)
+                    .parser_waits_for
+                    .clone()
+                    .filter(|n| enabled.contains(n))
+                    .or_else(|| self.oldest(enabled, naming::is_chunk))
                     .or_else(|| self.oldest(enabled, naming::is_loading))
             {
                 return Choice::Run(load);
