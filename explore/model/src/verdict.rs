@@ -379,7 +379,7 @@ pub fn judge_settled(
     }
 }
 
-/// Whether two settled states differ only in form fields' values, and each such value holds
+/// Whether two settled states differ only in text fields' values, and each such value holds
 /// one of `typed` in both: the user's typing survived either order. Checked on what the user
 /// sees (`field #name "…"` lines) and on the DOM (`.value="…"`), line by line; any other
 /// difference in either, or a field without the typed text, and it is not.
@@ -398,8 +398,13 @@ fn typing_kept(a: &Snapshot, b: &Snapshot, typed: &[String]) -> bool {
         let tail = &value[it.byte_offset()..];
         Some((format!("{name}{tail}"), v))
     };
-    // `<input id="name" .value="Ada">`: the line without the value, and the value.
+    // `<input id="name" .value="Ada">`: the line without the value, and the value. Text
+    // fields only: a key in a `<select>` chooses an option, it types no text.
     let dom_value = |l: &str| -> Option<(String, String)> {
+        let tag = l.trim_start();
+        if !(tag.starts_with("<input") || tag.starts_with("<textarea")) {
+            return None;
+        }
         let at = l.find(" .value=")?;
         let value = &l[at + " .value=".len()..];
         let mut it = serde_json::Deserializer::from_str(value).into_iter::<String>();
@@ -632,6 +637,14 @@ mod tests {
             rule(&field("Ada"), &field("GuestAda"), &[]),
             Rule::LostInput
         );
+        // A key in a select chooses an option: its value is no typed text.
+        let select = |v: &str| Snapshot {
+            dom: format!("<select id=\"country\" .value={v:?}>"),
+            visible: format!("field #country {v:?}"),
+            ..Snapshot::default()
+        };
+        let f = vec!["F".to_string()];
+        assert_eq!(rule(&select("FR"), &select("FI"), &f), Rule::LostInput);
         // Anything else that differs besides the field decides as before.
         let mut other = field("GuestAda");
         other.visible.push_str("\n\"welcome, Guest\"");
