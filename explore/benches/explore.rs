@@ -30,6 +30,7 @@ use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
 use shepherd_explore_model::outcome::{Outcome, RunRecord};
 use shepherd_explore_model::shapes;
 use shepherd_explore_model::site::Site;
+use shepherd_explore_model::triage;
 use shepherd_proxy::{CertificateAuthority, UpstreamTrust};
 use shepherd_session::{Run, Stack, StackOptions};
 use std::path::Path;
@@ -267,6 +268,29 @@ fn main() {
         } else {
             " (bound 1 not finished)"
         }
+    );
+    // The two kinds of sequences apart: triage runs a probe and its reference for every race
+    // it answers (the recording's uncovered races, up to 8 covered ones), which the naive
+    // baseline (one reversal per racing pair, no reference) does not; the reorder phase is the
+    // DPOR the 77 % figure of R4 measures.
+    let probe_runs = one.runs.iter().filter(|r| r.probe.is_some()).count();
+    let reorder_runs = reversals.saturating_sub(probe_runs);
+    let answered = one
+        .triage
+        .targets
+        .iter()
+        .chain(&one.triage.covered)
+        .filter(|t| matches!(t.answer, triage::Answer::Probe { .. }))
+        .count();
+    let reorder_pruned = if racing > 0 {
+        1.0 - (reorder_runs as f64 / racing as f64).min(1.0)
+    } else {
+        0.0
+    };
+    println!(
+        "   of which triage: {probe_runs} executions ({} probes, each with its reference) answering {answered} races; the reorder phase: {reorder_runs} sequences, {:.1} % of the racing pairs pruned",
+        one.triage.probes.len(),
+        reorder_pruned * 100.0
     );
     if let Some(f) = one.explorer.pruned_fraction() {
         println!(
