@@ -46,9 +46,10 @@ pub struct Gesture {
 
 /// Where a keyboard gesture is aimed. A key goes to the focused element: when the user put
 /// the focus on the recorded target (a click, Tab, a focus the runtime counted as theirs), the
-/// key is meant for that element; when the page put it there (`autofocus`, a script's
-/// `focus()`), the recorded target is only where the focus happened to be, and in another
-/// order the same key goes elsewhere (to the page's shortcuts before the autofocus).
+/// key is meant for that element; when the page put it there (an `autofocus`, whose focus
+/// event the runtime gives to the action that inserted the element), the recorded target is
+/// only where the focus happened to be, and in another order the same key goes elsewhere (to
+/// the page's shortcuts before the autofocus).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Aim {
@@ -239,20 +240,26 @@ pub fn gestures(trace: &Trace) -> Vec<Gesture> {
 
 /// What the user typed, key by key, in these gestures, per field in order (`["Ada"]` for
 /// `A`, `d`, `a` at `#name`): the text a field must still hold for the typing to count as
-/// kept. Named keys that do not edit the text (`Shift`, `Enter`, `Tab`) add nothing; a field whose typing has other
-/// named keys (`Backspace`, arrows) or inserted text is left out, its effect is not a string
-/// the gestures spell.
+/// kept. Named keys that do not edit the text (`Shift`, `Enter`, `Tab`) add nothing; a field
+/// whose typing has other named keys (`Backspace`, arrows) or inserted text is left out, its
+/// effect is not a string the gestures spell.
 pub fn typed_texts<'g>(gestures: impl IntoIterator<Item = &'g Gesture>) -> Vec<String> {
+    /// What one gesture does to its field's typed text.
+    enum Edit<'k> {
+        Char(&'k str),
+        Neutral,
+        Opaque,
+    }
     let mut per_field: Vec<(&str, Option<String>)> = Vec::new();
     for g in gestures {
-        let add = match &g.kind {
-            GestureKind::KeyDown(k) if k.chars().count() == 1 => Some(k.as_str()),
+        let edit = match &g.kind {
+            GestureKind::KeyDown(k) if k.chars().count() == 1 => Edit::Char(k),
             GestureKind::KeyDown(k)
                 if matches!(k.as_str(), "Shift" | "CapsLock" | "Enter" | "Tab") =>
             {
-                None
+                Edit::Neutral
             }
-            GestureKind::KeyDown(_) | GestureKind::Text(_) => Some(""),
+            GestureKind::KeyDown(_) | GestureKind::Text(_) => Edit::Opaque,
             _ => continue,
         };
         let i = match per_field.iter().position(|(p, _)| *p == g.path) {
@@ -262,14 +269,14 @@ pub fn typed_texts<'g>(gestures: impl IntoIterator<Item = &'g Gesture>) -> Vec<S
                 per_field.len() - 1
             }
         };
-        match add {
-            Some("") => per_field[i].1 = None,
-            Some(c) => {
+        match edit {
+            Edit::Char(c) => {
                 if let Some(t) = &mut per_field[i].1 {
                     t.push_str(c);
                 }
             }
-            None => {}
+            Edit::Neutral => {}
+            Edit::Opaque => per_field[i].1 = None,
         }
     }
     per_field
