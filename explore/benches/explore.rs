@@ -253,11 +253,15 @@ fn main() {
     let racing = one.runs.first().map_or(0, |r| r.racing_pairs);
     // Every execution after the initial one: both runs of each probe and the reorder phase's.
     let reversals = one.runs.len().saturating_sub(1);
-    let pruned = if racing > 0 {
-        1.0 - (reversals as f64 / racing as f64).min(1.0)
-    } else {
-        0.0
+    // The share of the naive baseline's sequences (one per racing pair) not run.
+    let pruned_by = |sequences: usize| {
+        if racing > 0 {
+            1.0 - (sequences as f64 / racing as f64).min(1.0)
+        } else {
+            0.0
+        }
     };
+    let pruned = pruned_by(reversals);
     println!(
         "2. pruning ({app}): {reversals} sequences explored against {racing} racing step pairs (naive: one sequence per racing pair): {:.1} % pruned; target >= {:.0} %: {}{}",
         pruned * 100.0,
@@ -282,11 +286,7 @@ fn main() {
         .chain(&one.triage.covered)
         .filter(|t| matches!(t.answer, triage::Answer::Probe { .. }))
         .count();
-    let reorder_pruned = if racing > 0 {
-        1.0 - (reorder_runs as f64 / racing as f64).min(1.0)
-    } else {
-        0.0
-    };
+    let reorder_pruned = pruned_by(reorder_runs);
     println!(
         "   of which triage: {probe_runs} executions ({} probes, each with its reference) answering {answered} races; the reorder phase: {reorder_runs} sequences, {:.1} % of the racing pairs pruned",
         one.triage.probes.len(),

@@ -392,11 +392,7 @@ fn typing_kept(a: &Snapshot, b: &Snapshot, typed: &[String]) -> bool {
     let field = |l: &str| -> Option<(String, String)> {
         let rest = l.strip_prefix("field ")?;
         let q = rest.find(" \"")?;
-        let (name, value) = (&rest[..q], &rest[q + 1..]);
-        let mut it = serde_json::Deserializer::from_str(value).into_iter::<String>();
-        let v = it.next()?.ok()?;
-        let tail = &value[it.byte_offset()..];
-        Some((format!("{name}{tail}"), v))
+        split_quoted(&rest[..q], &rest[q + 1..])
     };
     // `<input id="name" .value="Ada">`: the line without the value, and the value. Text
     // fields only: a key in a `<select>` chooses an option, it types no text.
@@ -406,11 +402,7 @@ fn typing_kept(a: &Snapshot, b: &Snapshot, typed: &[String]) -> bool {
             return None;
         }
         let at = l.find(" .value=")?;
-        let value = &l[at + " .value=".len()..];
-        let mut it = serde_json::Deserializer::from_str(value).into_iter::<String>();
-        let v = it.next()?.ok()?;
-        let tail = &value[it.byte_offset()..];
-        Some((format!("{}{tail}", &l[..at]), v))
+        split_quoted(&l[..at], &l[at + " .value=".len()..])
     };
     let only_values_differ =
         |x: &str, y: &str, split: &dyn Fn(&str) -> Option<(String, String)>| -> Option<bool> {
@@ -434,6 +426,14 @@ fn typing_kept(a: &Snapshot, b: &Snapshot, typed: &[String]) -> bool {
     let visible = only_values_differ(&a.visible, &b.visible, &field);
     let dom = only_values_differ(&a.dom, &b.dom, &dom_value);
     matches!((visible, dom), (Some(v), Some(d)) if v || d)
+}
+
+/// `value` starts with a JSON string: that string, and `head` followed by what comes after it
+/// (the line with the value taken out, to compare the rest).
+fn split_quoted(head: &str, value: &str) -> Option<(String, String)> {
+    let mut it = serde_json::Deserializer::from_str(value).into_iter::<String>();
+    let v = it.next()?.ok()?;
+    Some((format!("{head}{}", &value[it.byte_offset()..]), v))
 }
 
 /// A line diff of two DOM serialisations (unified-style, `-` parent, `+` child), at most
