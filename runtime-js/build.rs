@@ -20,6 +20,7 @@ const FILES: &[&str] = &[
     "timers.js",
     "causes.js",
     "focus.js",
+    "interfaces.js",
     "events.js",
     "navigation.js",
     "network.js",

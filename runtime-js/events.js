@@ -618,6 +618,17 @@ function wrapHandlerProps(obj) {
   }
 }
 
+/** NO_HANDLER_GLOBALS (interfaces.js) as a lookup table. */
+function noHandlerGlobals() {
+  const t = objCreate(null);
+  const lines = strSplit(NO_HANDLER_GLOBALS, '\n');
+  for (let i = 0; i < lines.length; i++) {
+    const names = strSplit(lines[i], ' ');
+    for (let j = 0; j < names.length; j++) if (names[j] !== '') t[names[j]] = 1;
+  }
+  return t;
+}
+
 function installHandlerProps() {
   const seen = new NativeWeakSet();
   const visit = (p) => {
@@ -626,8 +637,11 @@ function installHandlerProps() {
     wrapHandlerProps(p);
   };
   visit(G); // the window or worker global: its own `on*` members ([Global] interface)
+  // Reading a global builds its interface object: only those that may own handlers are read.
+  const skip = noHandlerGlobals();
   const names = ownNames(G);
   for (let i = 0; i < names.length; i++) {
+    if (skip[names[i]] === 1) continue;
     let v;
     try {
       const d = getDesc(G, names[i]);

@@ -64,6 +64,7 @@ const strIndexOf = uncurry(String.prototype.indexOf);
 const strToLower = uncurry(String.prototype.toLowerCase);
 const strCharCode = uncurry(String.prototype.charCodeAt);
 const strReplace = uncurry(String.prototype.replace);
+const strSplit = uncurry(String.prototype.split);
 const reExec = uncurry(RegExp.prototype.exec);
 const NativeRegExp = RegExp;
 const numToString = uncurry(Number.prototype.toString);

@@ -80,7 +80,6 @@ function installWorkerSide() {
 // ---- page side --------------------------------------------------------------------------------
 
 const jsonParse = JSON.parse;
-const strSplit = uncurry(String.prototype.split);
 const workerOf = new NativeWeakMap(); // Worker object -> its translation state
 
 /** Appends one batch of a worker's records (`text`, JSON Lines) to this document's trace. */

@@ -258,6 +258,7 @@ mod tests {
             "timers.js",
             "causes.js",
             "focus.js",
+            "interfaces.js",
             "events.js",
             "navigation.js",
             "network.js",
