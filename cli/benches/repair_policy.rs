@@ -1,9 +1,20 @@
 //! Repair-mode overhead of a policy: the TodoMVC vanillajs app of `todomvc@0.1.1` in headless
 //! Chromium, loaded and driven (100 todos added, completed, deleted) plain, through `shepherd
-//! serve` (the runtime, no policy) and through `shepherd serve --policy init-user-plus` (or
-//! POLICY), the three interleaved in one run. Prints load time and workload time per mode, each policy
-//! figure as the median of per-round ratios against `serve` without a policy and against
-//! plain (target <= 1.03x), and the runtime's size with and without the policy.
+//! serve` (the runtime, no policy), through a second `shepherd serve` and through `shepherd
+//! serve --policy init-user-plus` (or POLICY), the four interleaved in one run.
+//!
+//! Two measures per mode, each policy figure the median of per-round ratios against `serve`
+//! without a policy (target <= 1.03x):
+//!
+//! - wall time (navigation to load event; the workload's in-page time), which moves by ±10 %
+//!   with the machine's load, more than the target;
+//! - CPU time, the figure the verdict is on: the renderer's main-thread tasks measured in thread
+//!   time (DevTools `Performance` with `threadTicks`, so time the thread waits for a core does
+//!   not count) plus, for the load, the proxy process's on-CPU time (`/proc/PID/task/*/schedstat`).
+//!
+//! The two `serve` proxies are the noise floor: their ratio is what the measure reads when
+//! nothing differs, printed beside the policy's. The workload runs with a counting clock
+//! (`Date` replaced for its duration) so no busy wait for a new millisecond adds CPU time.
 //!
 //! `cargo bench -p shepherd --bench repair_policy` (ROUNDS=n to change the number of rounds,
 //! POLICY=name to measure another policy).
@@ -14,7 +25,9 @@
 #[path = "../tests/support/todomvc.rs"]
 mod support;
 
-use shepherd_browser::{Browser, LaunchOptions};
+use serde_json::json;
+use shepherd_browser::{Browser, LaunchOptions, Page};
+use std::time::{Duration, Instant};
 use support::{ProxyMode, ShepherdProxy, StaticServer, median, timed_round};
 
 /// The policy measured: `POLICY=name` (default init-user-plus, the shipped policy that
@@ -27,9 +40,128 @@ fn policy_name() -> &'static str {
 }
 const TARGET: f64 = 1.03;
 
-fn ratio(a: &[f64], b: &[f64]) -> f64 {
+/// The modes of a round, in the order of their columns.
+const MODES: usize = 4;
+const PLAIN: usize = 0;
+const SERVE: usize = 1;
+const SERVE_AGAIN: usize = 2;
+const POLICY: usize = 3;
+
+/// `Date` replaced by a clock that advances a millisecond per reading, so the workload's wait
+/// for a new millisecond (vanillajs names todos by the time) ends at once instead of spinning.
+const COUNTING_CLOCK: &str = r#"(() => {
+    const Real = Date;
+    let t = Real.now();
+    class Counting extends Real {
+        constructor(...a) { if (a.length) { super(...a); } else { super(++t); } }
+        static now() { return ++t; }
+    }
+    window.Date = Counting;
+    return true;
+})()"#;
+
+/// One round of one mode.
+#[derive(Clone, Copy, Default)]
+struct Round {
+    /// Navigation to load event, ms of wall time.
+    load_wall: f64,
+    /// The renderer's main-thread CPU until the page was quiet, plus the proxy's, ms.
+    load_cpu: f64,
+    /// The workload's in-page time, ms of wall time.
+    work_wall: f64,
+    /// The renderer's main-thread CPU during the workload, ms.
+    work_cpu: f64,
+    /// The proxy's part of `load_cpu`, ms.
+    proxy_cpu: f64,
+}
+
+/// On-CPU time of every thread of process `pid`, in ms (the scheduler's nanosecond count, so
+/// a short round is not lost to the clock tick of `/proc/PID/stat`).
+fn process_cpu_ms(pid: u32) -> f64 {
+    let mut ns: u64 = 0;
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
+                ns += s
+                    .split_whitespace()
+                    .next()
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+    }
+    ns as f64 / 1e6
+}
+
+/// The renderer main thread's task time so far, ms (thread time: `Performance.enable` was
+/// called with `threadTicks`).
+async fn task_cpu_ms(page: &Page) -> f64 {
+    let m = page
+        .call("Performance.getMetrics", json!({}))
+        .await
+        .unwrap();
+    m["metrics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|x| x["name"] == "TaskDuration")
+        .and_then(|x| x["value"].as_f64())
+        .expect("Performance.getMetrics gives TaskDuration")
+        * 1000.0
+}
+
+/// Loads `url` in a fresh isolated page (through `proxy` when given) and runs the workload.
+async fn cpu_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) -> Round {
+    let page = browser
+        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
+        .await
+        .unwrap();
+    page.call("Performance.enable", json!({ "timeDomain": "threadTicks" }))
+        .await
+        .unwrap();
+    let proxy_before = proxy.map_or(0.0, |p| process_cpu_ms(p.pid()));
+    let t0 = Instant::now();
+    page.navigate(url).await.unwrap();
+    let load_wall = t0.elapsed().as_secs_f64() * 1000.0;
+    let _ = page
+        .wait_quiet(
+            Duration::from_millis(200),
+            shepherd_testkit::patience(Duration::from_secs(10)),
+        )
+        .await;
+    let proxy_cpu = proxy.map_or(0.0, |p| process_cpu_ms(p.pid())) - proxy_before;
+    let loaded = task_cpu_ms(&page).await;
+    assert_eq!(
+        page.evaluate(COUNTING_CLOCK).await.unwrap(),
+        json!(true),
+        "the counting clock is installed"
+    );
+    let before = task_cpu_ms(&page).await;
+    let r = page.evaluate(&support::workload()).await.unwrap();
+    let after = task_cpu_ms(&page).await;
+    let n = support::ITEMS as u64;
+    assert!(
+        r["added"].as_u64() == Some(n)
+            && r["completed"].as_u64() == Some(n)
+            && r["left"].as_u64() == Some(0),
+        "workload did not run as intended: {r}"
+    );
+    let _ = page.close().await;
+    Round {
+        load_wall,
+        load_cpu: loaded + proxy_cpu,
+        work_wall: r["ms"].as_f64().unwrap(),
+        work_cpu: after - before,
+        proxy_cpu,
+    }
+}
+
+/// Median of per-round ratios `a / b`, with the lower and upper quartiles.
+fn ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
     let mut r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-    median(&mut r)
+    let m = median(&mut r);
+    let q = |f: f64| r[((r.len() - 1) as f64 * f).round() as usize];
+    (m, q(0.25), q(0.75))
 }
 
 fn verdict(r: f64) -> &'static str {
@@ -62,13 +194,15 @@ fn main() {
     let server = StaticServer::start(root);
     let bin = env!("CARGO_BIN_EXE_shepherd");
     let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
+    let repair_again = ShepherdProxy::start(bin, ProxyMode::Repair);
     let policy = ShepherdProxy::start(bin, ProxyMode::Policy(policy_name));
     let url = format!("{}/examples/vanillajs/index.html", server.origin());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let runs: [Vec<(f64, f64)>; 3] = rt.block_on(async {
+    let names = ["plain", "serve", "serve again", policy_name];
+    let runs: [Vec<Round>; MODES] = rt.block_on(async {
         let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
         // After loading, nothing is left for init-user-plus to decide: the controller must be
         // idle (its wrappers back to the natives), or the workload would pay for it.
@@ -92,43 +226,70 @@ fn main() {
             stats["repairActive"], stats["postponed"], stats["policyDiscarded"]
         );
         let _ = page.close().await;
+        // Warm-up: the app's files in the server's and the proxies' caches, the renderer's
+        // code caches; the workload itself, checked, once per mode.
         timed_round(&browser, &url, None, "plain").await;
-        timed_round(&browser, &url, Some(&repair), "serve").await;
-        timed_round(&browser, &url, Some(&policy), policy_name).await;
-        let mut out: [Vec<(f64, f64)>; 3] = Default::default();
+        let proxies = [None, Some(&repair), Some(&repair_again), Some(&policy)];
+        for proxy in proxies {
+            cpu_round(&browser, &url, proxy).await;
+        }
+        let mut out: [Vec<Round>; MODES] = Default::default();
         for round in 0..rounds {
-            for slot in 0..3 {
-                let mode = (round + slot) % 3;
-                let proxy = [None, Some(&repair), Some(&policy)][mode];
-                out[mode].push(
-                    timed_round(&browser, &url, proxy, ["plain", "serve", policy_name][mode]).await,
-                );
+            for slot in 0..MODES {
+                let mode = (round + slot) % MODES;
+                out[mode].push(cpu_round(&browser, &url, proxies[mode]).await);
             }
         }
         let _ = browser.close().await;
         out
     });
-    let load = |m: usize| runs[m].iter().map(|r| r.0).collect::<Vec<f64>>();
-    let work = |m: usize| runs[m].iter().map(|r| r.1).collect::<Vec<f64>>();
     println!(
-        "todomvc vanillajs, {rounds} rounds, medians; ratios are medians of per-round ratios:"
+        "todomvc vanillajs, {rounds} rounds of the {MODES} modes in rotating order; ratios are medians of per-round ratios (quartiles in brackets):"
     );
-    for (what, f) in [
+    type Field = fn(&Round) -> f64;
+    let figures: [(&str, Field, bool); 5] = [
         (
-            "load (navigation to load event)",
-            &load as &dyn Fn(usize) -> Vec<f64>,
+            "load, wall (navigation to load event)",
+            |r| r.load_wall,
+            false,
         ),
-        ("workload (add+complete+delete 100)", &work),
-    ] {
-        let (p, s, q) = (f(0), f(1), f(2));
-        let (vs_serve, vs_plain) = (ratio(&q, &s), ratio(&q, &p));
+        (
+            "load, CPU (renderer main thread + proxy)",
+            |r| r.load_cpu,
+            true,
+        ),
+        ("  of which the proxy", |r| r.proxy_cpu, false),
+        (
+            "workload, wall (add+complete+delete 100)",
+            |r| r.work_wall,
+            false,
+        ),
+        ("workload, CPU (renderer main thread)", |r| r.work_cpu, true),
+    ];
+    for (what, f, judged) in figures {
+        let col = |m: usize| runs[m].iter().map(f).collect::<Vec<f64>>();
+        let meds: Vec<String> = (0..MODES)
+            .map(|m| format!("{} {:.1} ms", names[m], median(&mut col(m))))
+            .collect();
+        let (q, q1, q3) = ratio(&col(POLICY), &col(SERVE));
+        let (n, n1, n3) = ratio(&col(SERVE_AGAIN), &col(SERVE));
+        // Plain has no proxy: no ratio against its zero.
+        let vs_plain = if col(PLAIN).iter().all(|&x| x > 0.0) {
+            format!(
+                "; {policy_name} / plain {:.3}x",
+                ratio(&col(POLICY), &col(PLAIN)).0
+            )
+        } else {
+            String::new()
+        };
+        let judgement = if judged {
+            format!(", target <= {TARGET}x: {}", verdict(q))
+        } else {
+            String::new()
+        };
+        println!("  {what}: {}", meds.join(", "));
         println!(
-            "  {what}: plain {:.1} ms, serve {:.1} ms, serve --policy {policy_name} {:.1} ms: {vs_serve:.3}x serve {}, {vs_plain:.3}x plain {}",
-            median(&mut p.clone()),
-            median(&mut s.clone()),
-            median(&mut q.clone()),
-            verdict(vs_serve),
-            verdict(vs_plain)
+            "    {policy_name} / serve {q:.3}x [{q1:.3}-{q3:.3}]{judgement}; noise floor, serve again / serve {n:.3}x [{n1:.3}-{n3:.3}]{vs_plain}"
         );
     }
 }

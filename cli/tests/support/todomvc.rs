@@ -157,6 +157,11 @@ pub struct ShepherdProxy {
 }
 
 impl ShepherdProxy {
+    /// The proxy's process id (benchmarks read its CPU time from `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts `bin` (the `shepherd` executable) as a proxy on a fresh loopback port.
     pub fn start(bin: &str, mode: ProxyMode) -> ShepherdProxy {
         let home = tempfile::tempdir().unwrap();
