@@ -32,7 +32,7 @@ use shepherd_explore_model::outcome::{
 };
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::steps;
-use shepherd_explore_model::triage::{self, Triage, Unexplored, Window};
+use shepherd_explore_model::triage::{self, ProbeKind, Triage, Unexplored, Window};
 use shepherd_explore_model::verdict;
 use shepherd_policies::PolicySet;
 use shepherd_proxy::CertificateAuthority;
@@ -733,6 +733,36 @@ fn fold_probe(
     let id = state
         .explorer
         .record_external(&built.exec, u32::from(!role.reference));
+    // An older-target probe answers no race of the recording: its own run names the races it
+    // reversed, those between its moved and its delayed steps.
+    let pairs = match state
+        .triage
+        .as_ref()
+        .and_then(|t| t.probes.get(role.probe as usize))
+    {
+        Some(p) if !role.reference && p.kind == ProbeKind::OlderTarget => {
+            let at = |names: &[String]| -> Vec<u32> {
+                (0..out.steps.len() as u32)
+                    .filter(|&i| names.contains(&out.steps[i as usize].name))
+                    .collect()
+            };
+            let (moved, delayed) = (at(&p.moved), at(&p.delayed));
+            built
+                .races
+                .iter()
+                .filter(|((a, b), _)| {
+                    (moved.contains(a) && delayed.contains(b))
+                        || (delayed.contains(a) && moved.contains(b))
+                })
+                .map(|(&(first, second), races)| PairRaces {
+                    first,
+                    second,
+                    races: races.clone(),
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
     let screenshot = write_screenshot(out, id, runs_dir)?;
     let mut snapshot = out.snapshot.clone();
     snapshot.screenshot = None;
@@ -747,7 +777,7 @@ fn fold_probe(
         elapsed_ms: out.elapsed.as_millis() as u64,
         snapshot,
         screenshot,
-        pairs: Vec::new(),
+        pairs,
         uncovered: Vec::new(),
         racing_pairs: 0,
         enablers: built.enablers,

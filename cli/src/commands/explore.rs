@@ -37,6 +37,10 @@ pub(crate) struct Args {
     /// the uncovered races.
     #[arg(long, default_value_t = 8)]
     covered_probes: usize,
+    /// Most probes of a gesture on the older element at its target's place, before the step
+    /// of the page that made the target (0: none).
+    #[arg(long, default_value_t = 4)]
+    older_target_probes: usize,
     /// Local Chromium workers (each with its own replay proxy); with `--grid`, the number of
     /// sessions asked of each Grid instead.
     #[arg(long, default_value_t = 1)]
@@ -172,6 +176,7 @@ pub(crate) fn run(args: Args, _home: Option<PathBuf>) -> anyhow::Result<ExitCode
         triage: shepherd_explore_model::triage::Limits {
             per_location: args.probes_per_location.max(1),
             covered: args.covered_probes,
+            older_targets: args.older_target_probes,
         },
         stop: stop.clone(),
     };

@@ -239,6 +239,20 @@ impl Side {
     }
 }
 
+/// What a probe asks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeKind {
+    /// Could the later side of a race of the recording have come first?
+    #[default]
+    Race,
+    /// Could the user have acted before the step that made the gesture's target, on the
+    /// older element at the same place (a list re-rendered by a response, a gallery's answer
+    /// replacing its buttons)? The target's creation orders the two, so no race of the
+    /// recording pairs them; the probe's own run names the races it reverses.
+    OlderTarget,
+}
+
 /// One planned probe.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Probe {
@@ -257,6 +271,9 @@ pub struct Probe {
     pub delayed: Vec<String>,
     /// What would make room for the moved order in a real browser.
     pub window: Window,
+    /// What it asks.
+    #[serde(default)]
+    pub kind: ProbeKind,
 }
 
 impl Probe {
@@ -303,6 +320,9 @@ pub struct Limits {
     pub per_location: usize,
     /// Most probes planned for covered races alone (pairs no uncovered race's probe runs).
     pub covered: usize,
+    /// Most probes of gestures on an older element at the same place
+    /// ([`ProbeKind::OlderTarget`]).
+    pub older_targets: usize,
 }
 
 impl Default for Limits {
@@ -310,6 +330,7 @@ impl Default for Limits {
         Limits {
             per_location: 3,
             covered: 8,
+            older_targets: 4,
         }
     }
 }
@@ -655,9 +676,119 @@ pub fn plan(
             moved: name_of(&moved_steps),
             delayed: name_of(&delayed_steps),
             window,
+            kind: ProbeKind::Race,
         });
         by_pair.insert(key, id);
         targets[i].answer = Answer::Probe { id };
+    }
+    // A gesture whose target a step of the page made (a response re-rendering a list, a
+    // gallery's answer replacing its buttons) while an element at the same place was there
+    // before that step: the user could have acted first, on the older element. The target's
+    // creation orders the two steps, so no race of the recording asks it.
+    let mut older = 0;
+    for g in 0..n {
+        if older >= limits.older_targets {
+            break;
+        }
+        let EventName::User(k) = &names[g] else {
+            continue;
+        };
+        if gestures.get(*k).is_none_or(|x| x.needs().is_none()) || aimed_at_focus(g) {
+            continue;
+        }
+        let unit = unit_steps(g);
+        if unit.first() != Some(&g) {
+            continue;
+        }
+        let preds = |j: usize| {
+            initial
+                .exec
+                .hb
+                .get(j)
+                .into_iter()
+                .flatten()
+                .map(|&p| p as usize)
+        };
+        // The latest step of the page that made the target (a trace arc into the gesture).
+        let Some(c) = preds(g)
+            .filter(|&p| !is_user(p) && traced.contains(&(p, g)))
+            .max()
+        else {
+            continue;
+        };
+        // Something at the target's place could be acted on before it ran...
+        let Some(ev) = initial.exec.events.get(g) else {
+            continue;
+        };
+        let could = |i: usize| {
+            initial
+                .exec
+                .enabled
+                .get(i)
+                .is_some_and(|e| e.binary_search(ev).is_ok())
+        };
+        if !could(c) {
+            continue;
+        }
+        // ... from this step on (the user acts as soon as they can after their previous
+        // gesture: a response delivered in several callbacks may make the target in another
+        // of them than it did when recorded).
+        let mut from = c;
+        while from > 0 && could(from - 1) && !is_user(from - 1) {
+            from -= 1;
+        }
+        // Delayed: `c` and what it needs from then on, and what follows those meanwhile;
+        // the other steps of the window run first, as recorded.
+        let mut delayed: BTreeSet<usize> = BTreeSet::from([c]);
+        let mut stack = vec![c];
+        while let Some(j) = stack.pop() {
+            for p in preds(j) {
+                if p >= from && !is_user(p) && delayed.insert(p) {
+                    stack.push(p);
+                }
+            }
+        }
+        for s in from..c {
+            if preds(s).any(|p| delayed.contains(&p)) {
+                delayed.insert(s);
+            }
+        }
+        // The user's order stays, and the unit needs nothing delayed but the step that made
+        // its target, and nothing that came after it.
+        let blocked = unit.iter().any(|&j| {
+            preds(j).any(|p| {
+                !unit.contains(&p)
+                    && !is_user(p)
+                    && p != c
+                    && (p > c || delayed.contains(&p))
+                    && (!enabled_by.contains(&(j, p)) || traced.contains(&(p, j)))
+            })
+        });
+        let delayed: Vec<usize> = delayed.into_iter().collect();
+        let key = (delayed[0] as u32, g as u32);
+        if blocked
+            || (from..g).any(|s| is_user(s) && !unit.contains(&s))
+            || by_pair.contains_key(&key)
+        {
+            continue;
+        }
+        let name_of =
+            |v: &[usize]| -> Vec<String> { v.iter().map(|&s| steps[s].name.clone()).collect() };
+        let window = window_of(&names, steps, &delayed, &unit, gestures, document, recorded);
+        let prefix: Vec<usize> = (0..c).filter(|s| !delayed.contains(s)).collect();
+        let id = probes.len() as u32;
+        probes.push(Probe {
+            id,
+            steps: key,
+            prefix: name_of(&prefix),
+            needs: Vec::new(),
+            moved: name_of(&unit),
+            delayed: name_of(&delayed),
+            window,
+            kind: ProbeKind::OlderTarget,
+        });
+        by_pair.insert(key, id);
+        older += 1;
     }
     let split = targets
         .iter()
@@ -1006,6 +1137,130 @@ mod tests {
             focuses: false,
         };
         (steps, trace, exec, vec![g("#b"), g("#b")])
+    }
+
+    /// The user opens gallery 2; its answer (two callbacks: headers, then the body) replaces
+    /// the list, making the Delete button the user then clicks; a timer of the page fires
+    /// meanwhile. `before`: whether a Delete button (gallery 1's) could be clicked before the
+    /// answer came.
+    fn gallery(before: bool) -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
+        let mut b = TraceBuilder::new();
+        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
+        b.end();
+        let open = b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#g2#1",
+        );
+        b.end();
+        let headers = b.begin(ActionType::Network, "xhr", "doc/event:click@#g2#1/xhr#1");
+        b.end();
+        let timer = b.begin(ActionType::Timer, "timer", "doc/parse#1/timer#1");
+        b.end();
+        let body = b.begin(ActionType::Network, "xhr", "doc/event:click@#g2#1/xhr#2");
+        b.end();
+        let delete = b.begin(
+            ActionType::UserInterface,
+            "event:click",
+            "doc/event:click@#del#1",
+        );
+        b.end();
+        b.fork(parse, open);
+        b.fork(parse, timer);
+        b.fork(open, headers);
+        b.fork(headers, body);
+        b.fork(body, delete);
+        b.join(open, delete);
+        let trace = b.finish();
+        let steps = vec![
+            step("chunk:https://a.test/#0", "chunk", 0),
+            step("user:0", "user", 1),
+            step("cb:doc/event:click@#g2#1/xhr#1", "xhr", 2),
+            step("cb:doc/parse#1/timer#1", "timer", 3),
+            step("cb:doc/event:click@#g2#1/xhr#2", "xhr", 4),
+            step("user:1", "user", 5),
+        ];
+        let ev = crate::event::Ev;
+        let mut enabled = vec![Vec::new(); 7];
+        if before {
+            enabled[2] = vec![ev(2), ev(3), ev(5)];
+            enabled[3] = vec![ev(3), ev(5)];
+            enabled[4] = vec![ev(4), ev(5)];
+        }
+        let exec = Execution {
+            events: (0..6).map(ev).collect(),
+            enabled,
+            hb: vec![vec![], vec![0], vec![1], vec![0], vec![2], vec![1, 4]],
+            dep: vec![Vec::new(); 6],
+            user: vec![false, true, false, false, false, true],
+            fifo: vec![None; 6],
+        };
+        let g = |path: &str| Gesture {
+            kind: GestureKind::Click,
+            path: path.into(),
+            actions: Vec::new(),
+            aim: Default::default(),
+            focuses: false,
+        };
+        (steps, trace, exec, vec![g("#g2"), g("#del")])
+    }
+
+    #[test]
+    fn a_gesture_is_tried_on_the_older_element_at_its_place() {
+        for before in [true, false] {
+            let (steps, trace, exec, gestures) = gallery(before);
+            let initial = Initial {
+                steps: &steps,
+                trace: &trace,
+                exec: &exec,
+                enablers: &[],
+            };
+            let t = plan(
+                Vec::new(),
+                &initial,
+                &gestures,
+                None,
+                &trace,
+                Limits::default(),
+            );
+            if !before {
+                assert!(
+                    t.probes.is_empty(),
+                    "nothing was at its place: {:?}",
+                    t.probes
+                );
+                continue;
+            }
+            assert_eq!(t.probes.len(), 1, "{:?}", t.probes);
+            let p = &t.probes[0];
+            assert_eq!(p.kind, ProbeKind::OlderTarget);
+            assert_eq!(p.steps, (2, 5));
+            // The whole answer waits (the body's callback needs the headers'); the timer,
+            // which needs neither, runs first as recorded.
+            assert_eq!(
+                p.prefix,
+                vec![
+                    "chunk:https://a.test/#0".to_string(),
+                    "user:0".to_string(),
+                    "cb:doc/parse#1/timer#1".to_string()
+                ]
+            );
+            assert_eq!(p.moved, vec!["user:1".to_string()]);
+            assert_eq!(
+                p.delayed,
+                vec![
+                    "cb:doc/event:click@#g2#1/xhr#1".to_string(),
+                    "cb:doc/event:click@#g2#1/xhr#2".to_string()
+                ]
+            );
+            assert!(p.needs.is_empty());
+            let none = Limits {
+                older_targets: 0,
+                ..Limits::default()
+            };
+            let t = plan(Vec::new(), &initial, &gestures, None, &trace, none);
+            assert!(t.probes.is_empty(), "the limit holds: {:?}", t.probes);
+        }
     }
 
     #[test]

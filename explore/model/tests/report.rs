@@ -16,7 +16,9 @@ use shepherd_explore_model::report::{self, ExploreReport};
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::snapshot::Snapshot;
 use shepherd_explore_model::steps::{AccessNote, RaceNote};
-use shepherd_explore_model::triage::{Answer, Probe, Side, Target, Triage, Unexplored, Window};
+use shepherd_explore_model::triage::{
+    Answer, Probe, ProbeKind, Side, Target, Triage, Unexplored, Window,
+};
 use shepherd_explore_model::verdict::{self, Class, Difference, Judgement, Verdict};
 use shepherd_explore_model::{Ev, EventTable, Explorer};
 use shepherd_races::report::SourceProvider;
@@ -508,6 +510,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
             window: Window::Network {
                 what: "https://a.test/app.js".into(),
             },
+            kind: ProbeKind::Race,
         },
         Probe {
             id: 1,
@@ -519,6 +522,7 @@ fn outcome(policy: Option<&str>) -> Outcome {
             window: Window::Timer {
                 delay_ms: Some(200),
             },
+            kind: ProbeKind::Race,
         },
     ];
     // The covered race's own probe: the same moves as probe 0, planned for it.
@@ -725,4 +729,123 @@ fn the_reader_reads_what_the_writer_wrote() {
     assert_eq!(read.summary.harmful, 2);
     assert_eq!(read.disabled[0].verdict, report::RaceVerdict::Harmful);
     assert_eq!(read.races[0].verdict, report::RaceVerdict::Harmful);
+}
+
+/// An older-target probe (the gesture moved before the step that made its target, onto the
+/// element at its place then): found harmful, the races its own run reversed are listed in
+/// `deeper` with the probe's verdict and the place; found harmless, none is.
+#[test]
+fn an_older_target_probe_lists_the_races_its_run_reversed() {
+    for harmful in [true, false] {
+        let mut out = outcome(None);
+        out.site.gestures = vec![shepherd_explore_model::gesture::Gesture {
+            kind: shepherd_explore_model::gesture::GestureKind::Click,
+            path: "#container>button:0".into(),
+            actions: Vec::new(),
+            aim: Default::default(),
+            focuses: false,
+        }];
+        let id = out.triage.probes.len() as u32;
+        out.triage.probes.push(Probe {
+            id,
+            steps: (1, 2),
+            prefix: vec!["chunk:https://a.test/#0".into()],
+            needs: Vec::new(),
+            moved: vec!["user:0".into()],
+            delayed: vec!["net:https://a.test/g2.json#1".into()],
+            window: Window::Network {
+                what: "https://a.test/g2.json".into(),
+            },
+            kind: ProbeKind::OlderTarget,
+        });
+        let n = out.runs.len() as u32;
+        let reference = run(
+            n,
+            0,
+            &[
+                "chunk:https://a.test/#0",
+                "net:https://a.test/g2.json#1",
+                "user:0",
+            ],
+            snapshot("<html>\n  <p>\n    \"deleted 21\"", &[], &[]),
+        );
+        let thrown = [
+            "Uncaught TypeError: Cannot read properties of undefined @ https://a.test/app.js:29:12",
+        ];
+        let mut moved = run(
+            n + 1,
+            1,
+            &[
+                "chunk:https://a.test/#0",
+                "user:0",
+                "net:https://a.test/g2.json#1",
+            ],
+            if harmful {
+                snapshot("<html>\n  <p>", &thrown, &[])
+            } else {
+                reference.snapshot.clone()
+            },
+        );
+        moved.probe = Some(ProbeRole {
+            probe: id,
+            reference: false,
+        });
+        moved.pairs = vec![PairRaces {
+            first: 1,
+            second: 2,
+            races: vec![race(
+                "Global.thumbs",
+                "READ-WRITE",
+                access(
+                    "doc/event:click@#container>button:0#1",
+                    "READ",
+                    Some("https://a.test/app.js:29:12"),
+                    None,
+                ),
+                access(
+                    "doc/event:click@#g2#1/xhr#1",
+                    "WRITE",
+                    Some("https://a.test/app.js:7:7"),
+                    None,
+                ),
+            )],
+        }];
+        let outcome = ProbeOutcome::Judged(verdict::judge_settled(
+            &reference.snapshot,
+            &moved.snapshot,
+            None,
+            true,
+            false,
+            &[],
+        ));
+        out.probes.push(ProbeResult {
+            probe: id,
+            reference: Some(n),
+            run: Some(n + 1),
+            outcome,
+        });
+        out.runs.push(reference);
+        out.runs.push(moved);
+        let doc = report::build(&out, 1, &Sources);
+        let listed: Vec<_> = doc
+            .deeper
+            .iter()
+            .filter(|r| r.location == "Global.thumbs")
+            .collect();
+        if !harmful {
+            assert!(
+                listed.is_empty(),
+                "a harmless probe lists nothing: {listed:?}"
+            );
+            continue;
+        }
+        assert_eq!(listed.len(), 1, "{:?}", doc.deeper);
+        let e = listed[0];
+        assert_eq!(e.verdict, report::RaceVerdict::Harmful);
+        assert!(
+            e.reason.contains("older element") && e.reason.contains("#container>button:0"),
+            "{}",
+            e.reason
+        );
+    }
 }

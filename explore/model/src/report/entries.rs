@@ -6,7 +6,7 @@
 
 use crate::naming::{self, EventName};
 use crate::outcome::{Cause, Outcome, ProbeOutcome, RunRecord};
-use crate::triage::{Answer, Side, Target, Unexplored, Window};
+use crate::triage::{Answer, ProbeKind, Side, Target, Unexplored, Window};
 use crate::verdict::{Difference, Judgement, Rule};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -207,6 +207,78 @@ pub fn entries(out: &Outcome) -> Entries {
             (blanked(&r.location, &r.first.stable, &r.second.stable), i)
         })
         .collect();
+    // Older-target probes found harmful: the races their own run reversed (the recording
+    // has none between the two steps: the target's creation ordered them).
+    for p in out
+        .triage
+        .probes
+        .iter()
+        .filter(|p| p.kind == ProbeKind::OlderTarget)
+    {
+        let Some(result) = out.probes.get(p.id as usize) else {
+            continue;
+        };
+        let (ProbeOutcome::Judged(s), Some(reference), Some(run)) =
+            (&result.outcome, result.reference, result.run)
+        else {
+            continue;
+        };
+        let Some(r) = out.runs.get(run as usize) else {
+            continue;
+        };
+        if s.verdict != Judgement::Harmful {
+            continue;
+        }
+        let place = p
+            .moved
+            .first()
+            .and_then(|m| match m.parse::<EventName>() {
+                Ok(EventName::User(k)) => out.site.gestures.get(k).map(|g| g.path.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "its target's place".to_string());
+        for race in r.pairs.iter().flat_map(|pair| &pair.races) {
+            let key = blanked(&race.location, &race.first.stable, &race.second.stable);
+            if answered.contains_key(&key) {
+                continue;
+            }
+            list.push(Entry {
+                race: Target {
+                    location: race.location.clone(),
+                    location_name: race.location.clone(),
+                    kind: race.kind.clone(),
+                    first: side(&race.first),
+                    second: side(&race.second),
+                    level: String::new(),
+                    tags: Vec::new(),
+                    answer: Answer::Probe { id: p.id },
+                    steps: Some(p.steps),
+                    covered: false,
+                },
+                verdict: RaceVerdict::Harmful,
+                rule: Some(s.rule),
+                reason: format!(
+                    "{}; the user acted on {place} before {} replaced what was there (the \
+                     older element at that place took the input); the window: {}",
+                    s.reason,
+                    p.delayed.first().map_or("the page", String::as_str),
+                    p.window.describe()
+                ),
+                window: Some(p.window.clone()),
+                probe: Some(p.id),
+                repeat_of: None,
+                runs: Some(Pair {
+                    reference,
+                    reordered: run,
+                }),
+                differences: Some(s.differences.clone()),
+                depth: Some(1),
+                moved: p.moved.clone(),
+                delayed: p.delayed.clone(),
+                also_at: Vec::new(),
+            });
+        }
+    }
     for r in &out.runs {
         let Some(o) = &r.origin else { continue };
         if used.contains(&r.id) || o.kind != Cause::Reversal {
