@@ -434,6 +434,9 @@ function reportError(ev) {
   try {
     msg = NativeString(ev.message);
     if (ev.filename) pos = ev.filename + ':' + ev.lineno + ':' + ev.colno;
+    // Thrown inside the runtime (instrumented code reading a property of `undefined` reads it
+    // in `__shepherd.r`): the page's position is the first frame of the stack outside it.
+    if (strIndexOf(pos, RUNTIME_DIR) >= 0) pos = pageFrame(ev.error, pos);
   } catch (_) {
     msg = 'error';
   }
@@ -446,6 +449,27 @@ function reportError(ev) {
 }
 
 const UNDEFINED_RE = /^(?:Uncaught )?ReferenceError: ([A-Za-z_$][\w$]*) is not defined$/;
+
+// Where the proxy serves the runtime from.
+const RUNTIME_DIR = '/__shepherd/';
+// `    at f (https://a.test/app.js:3:7)` or `    at https://a.test/app.js:3:7`: the position.
+const FRAME_POS_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*:\d+:\d+)\)?$/;
+
+/** The first frame of error `e`'s stack that is not the runtime's, else `fallback`. */
+function pageFrame(e, fallback) {
+  let stack = '';
+  try {
+    if (e !== null && typeof e === 'object') stack = NativeString(e.stack);
+  } catch (_) {
+    return fallback;
+  }
+  const lines = strSplit(stack, '\n');
+  for (let i = 1; i < lines.length; i++) {
+    const m = reExec(FRAME_POS_RE, lines[i]);
+    if (m !== null && strIndexOf(m[1], RUNTIME_DIR) < 0) return m[1];
+  }
+  return fallback;
+}
 
 function reportRejection(ev) {
   let r;

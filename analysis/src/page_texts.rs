@@ -38,7 +38,9 @@ pub fn inline_finder(html: &str) -> Vec<InlineCode> {
 
 /// The sources of every HTML/JavaScript response in the recording, for reports.
 pub fn from_recording(path: &Path) -> anyhow::Result<PageSources> {
-    Ok(PageSources::new(texts(path)?).with_inline_finder(inline_finder))
+    Ok(PageSources::new(texts(path)?)
+        .with_inline_finder(inline_finder)
+        .with_position_mapper(shepherd_instrument::original_position))
 }
 
 /// Sources for a trace file: the recording's responses when `path` is a recording, none for

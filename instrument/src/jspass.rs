@@ -27,6 +27,19 @@ impl Flags {
 /// predictable one to pin down what the HTML layer does.
 pub type PassFn = fn(&str, ScriptKind, Flags, &str) -> Result<(String, Option<String>), String>;
 
+/// Where `line:col` (1-based) of the code the proxy served for the external script `src`
+/// comes from in `src` (`shepherd_instrument_js::original_position`, with the options of an
+/// external script: parsed as a classic script, else as a module). `None` when neither pass
+/// takes `src` or nothing maps there.
+pub fn original_position(src: &str, line: u32, col: u32) -> Option<(u32, u32)> {
+    [ScriptKind::Script, ScriptKind::Module]
+        .into_iter()
+        .find_map(|kind| {
+            let opts = Options::new(kind.to_js(), "source.js");
+            shepherd_instrument_js::original_position(src, &opts, line, col)
+        })
+}
+
 /// The real pass (`shepherd-instrument-js`). `source_name` must not be document-specific when
 /// the result is cached.
 pub fn real_pass(

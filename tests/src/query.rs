@@ -235,6 +235,21 @@ impl TraceQuery {
             .collect()
     }
 
+    /// `(message, position)` of each exception logged in action `a`.
+    pub fn exceptions_at(&self, a: ActionId) -> Vec<(String, Option<String>)> {
+        self.trace
+            .ops_of(a)
+            .iter()
+            .filter_map(|op| match op {
+                Op::Exception { message, src } => Some((
+                    self.s(*message).to_string(),
+                    src.map(|p| self.s(p).to_string()),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Whether the trace has the arc `t → h` of this kind (`f` or `j`).
     pub fn has_arc(&self, t: ActionId, h: ActionId, kind: char) -> bool {
         let k = if kind == 'f' {

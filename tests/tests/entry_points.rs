@@ -707,11 +707,22 @@ case!(dom_nodes_described_once, |h| async move {
 case!(uncaught_errors, |h| async move {
     let t = h
         .record_trace_until("/errors/", SOON, |t| {
-            t.of_kind("timer").len() >= 2 && !t.with_scope("fire:unhandledrejection").is_empty()
+            t.of_kind("timer").len() >= 3 && !t.with_scope("fire:unhandledrejection").is_empty()
         })
         .await?;
     let timers = t.of_kind("timer");
-    ensure!(timers.len() == 2, "{}", t.dump());
+    ensure!(timers.len() == 3, "{}", t.dump());
+    // A property read of `undefined` throws inside the runtime's read helper: the position
+    // is the page's (the first frame outside the runtime), not the runtime's.
+    let thrown = t.exceptions_at(timers[2]);
+    ensure!(
+        thrown.iter().any(|(m, at)| m.contains("missing")
+            && at
+                .as_deref()
+                .is_some_and(|p| p.contains("/errors/") && !p.contains("/__shepherd/"))),
+        "the read of undefined is placed in the page: {thrown:?}\n{}",
+        t.dump()
+    );
     let e1 = t.exceptions(timers[0]);
     ensure!(
         e1.iter().any(|m| m.contains("undefinedFunctionCall")),

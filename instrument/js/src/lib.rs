@@ -66,6 +66,21 @@ pub fn profile_phases(
 /// emitter well inside the worker stack.
 pub const MAX_NESTING: usize = 1000;
 
+/// Where `line:col` of the code `instrument(src, opts)` makes comes from in `src`: the source
+/// map's nearest mapping at or before it. Positions are 1-based, as browsers report them. The
+/// pass is deterministic, so given the text a page was served, this maps a position the
+/// browser reported (an uncaught exception's) back to that text. `None` when the pass refuses
+/// `src` or nothing maps there.
+pub fn original_position(src: &str, opts: &Options, line: u32, col: u32) -> Option<(u32, u32)> {
+    let mut opts = opts.clone();
+    opts.source_map = true;
+    opts.input_source_map = None;
+    let out = instrument(src, &opts).ok()?;
+    let map = swc_sourcemap::SourceMap::from_slice(out.source_map?.as_bytes()).ok()?;
+    let t = map.lookup_token(line.checked_sub(1)?, col.checked_sub(1)?)?;
+    Some((t.get_src_line() + 1, t.get_src_col() + 1))
+}
+
 /// Instruments `src` on a worker thread with a large stack (fresh swc `Globals` and
 /// `SourceMap` per job, so nothing accumulates across documents). Workers are a small pool
 /// (one per core, at most 8) that live for the process: their allocator arenas stay warm.

@@ -38,6 +38,13 @@ pub trait SourceProvider {
         let (url, line, col) = split_position(pos)?;
         Snippet::of_text(url, &self.source(url)?, line, col)
     }
+
+    /// Position `pos` (`url:line:col`) of the code the browser ran (a script as the proxy
+    /// instrumented it, where an uncaught exception is reported) in the script's own text.
+    /// `None`: no mapping known (positions of accesses are already in the text's terms).
+    fn original(&self, _pos: &str) -> Option<String> {
+        None
+    }
 }
 
 /// No sources: reports show positions only.
@@ -220,6 +227,10 @@ pub struct InlineCode {
 /// Every piece of inline code of an HTML document, in document order.
 pub type InlineFinder = fn(&str) -> Vec<InlineCode>;
 
+/// Position `(line, col)` (1-based) of the code made from a script's text, mapped back into
+/// that text ([`SourceProvider::original`]).
+pub type PositionMapper = fn(&str, u32, u32) -> Option<(u32, u32)>;
+
 /// Script texts and documents by URL (the recording's responses), resolving inline positions
 /// to the document's lines with an injected [`InlineFinder`]. Documents are scanned for inline
 /// code on first use. Without a finder, inline positions get no lines.
@@ -227,6 +238,7 @@ pub type InlineFinder = fn(&str) -> Vec<InlineCode>;
 pub struct PageSources {
     texts: HashMap<String, String>,
     finder: Option<InlineFinder>,
+    mapper: Option<PositionMapper>,
     inline: Mutex<HashMap<String, Arc<Vec<InlineCode>>>>,
 }
 
@@ -236,6 +248,7 @@ impl PageSources {
         PageSources {
             texts,
             finder: None,
+            mapper: None,
             inline: Mutex::new(HashMap::new()),
         }
     }
@@ -247,6 +260,12 @@ impl PageSources {
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        self
+    }
+
+    /// Maps positions of instrumented scripts back into their texts with `mapper`.
+    pub fn with_position_mapper(mut self, mapper: PositionMapper) -> PageSources {
+        self.mapper = Some(mapper);
         self
     }
 
@@ -297,6 +316,18 @@ impl SourceProvider for PageSources {
         };
         Snippet::of_text(doc, self.texts.get(doc)?, doc_line, doc_col)
     }
+
+    fn original(&self, pos: &str) -> Option<String> {
+        let (url, line, col) = split_position(pos)?;
+        // Inline code is reported in the document's terms, which the mapper does not know.
+        if split_inline(url).is_some() {
+            return None;
+        }
+        let mapper = self.mapper?;
+        let text = self.texts.get(url)?;
+        let (l, c) = mapper(text, u32::try_from(line).ok()?, u32::try_from(col).ok()?)?;
+        Some(format!("{url}:{l}:{c}"))
+    }
 }
 
 #[cfg(test)]
@@ -309,6 +340,41 @@ mod tests {
     /// Keys of PAGE's inline script and `onclick` handler (any numbers: the finder is a table).
     const SCRIPT: u32 = 0x3fa2c;
     const CLICK: u32 = 0x1b;
+
+    /// Maps line 2 of any text to its line 9, column + 1.
+    fn shift(_text: &str, line: u32, col: u32) -> Option<(u32, u32)> {
+        (line == 2).then_some((9, col + 1))
+    }
+
+    #[test]
+    fn positions_of_instrumented_scripts_map_back_with_the_mapper() {
+        let texts = HashMap::from([
+            ("https://a.test/app.js".to_string(), "x();\n".to_string()),
+            ("https://a.test/".to_string(), PAGE.to_string()),
+        ]);
+        let plain = PageSources::new(texts.clone());
+        assert_eq!(
+            plain.original("https://a.test/app.js:2:7"),
+            None,
+            "no mapper"
+        );
+        let s = PageSources::new(texts).with_position_mapper(shift);
+        assert_eq!(
+            s.original("https://a.test/app.js:2:7").as_deref(),
+            Some("https://a.test/app.js:9:8")
+        );
+        assert_eq!(
+            s.original("https://a.test/app.js:3:1"),
+            None,
+            "nothing maps there"
+        );
+        assert_eq!(s.original("https://b.test/x.js:2:7"), None, "unknown text");
+        assert_eq!(
+            s.original(&format!("https://a.test/{INLINE_MARKER}1b:2:7")),
+            None,
+            "inline code is in the document's terms"
+        );
+    }
 
     static SCANS: AtomicUsize = AtomicUsize::new(0);
 

@@ -528,15 +528,29 @@ fn witness(
 ) -> Witness {
     let shot = |r: &RunRecord| out.screenshot(r).map(|p| p.display().to_string());
     let (a, b) = (&reference.snapshot, &reordered.snapshot);
-    // Exceptions only the other order throws, with the lines that threw.
+    // Exceptions only the other order throws, with the lines that threw. The browser reports
+    // positions in the code it ran (the instrumented script): only a position mapped back into
+    // the script's own text has its lines shown (inline code is reported in the served
+    // document's lines, which the mapping does not know).
     let exception_code = b
         .exceptions
         .iter()
         .filter(|x| !a.exceptions.contains(x))
         .filter_map(|x| x.rsplit_once(" @ ").map(|(_, at)| at))
-        .filter_map(|at| sources.snippet(at))
+        .filter_map(|at| sources.snippet(&sources.original(at)?))
         .map(Code::from)
         .collect();
+    let mapped = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|x| match x.rsplit_once(" @ ") {
+                Some((what, at)) => match sources.original(at) {
+                    Some(at) => format!("{what} @ {at}"),
+                    None => x.clone(),
+                },
+                None => x.clone(),
+            })
+            .collect()
+    };
     Witness {
         sequences: Both {
             recorded: reference.id,
@@ -550,8 +564,8 @@ fn witness(
         delayed: delayed.to_vec(),
         skipped: reordered.skipped.clone(),
         exceptions: Both {
-            recorded: a.exceptions.clone(),
-            reordered: b.exceptions.clone(),
+            recorded: mapped(&a.exceptions),
+            reordered: mapped(&b.exceptions),
         },
         exception_code,
         visible_diff: verdict::dom_diff(&a.visible, &b.visible, DIFF_LINES),
