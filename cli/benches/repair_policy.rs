@@ -139,13 +139,7 @@ async fn cpu_round(browser: &Browser, url: &str, proxy: Option<&ShepherdProxy>) 
     let before = task_cpu_ms(&page).await;
     let r = page.evaluate(&support::workload()).await.unwrap();
     let after = task_cpu_ms(&page).await;
-    let n = support::ITEMS as u64;
-    assert!(
-        r["added"].as_u64() == Some(n)
-            && r["completed"].as_u64() == Some(n)
-            && r["left"].as_u64() == Some(0),
-        "workload did not run as intended: {r}"
-    );
+    support::check_workload(&r, "a CPU round");
     let _ = page.close().await;
     Round {
         load_wall,

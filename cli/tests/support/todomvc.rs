@@ -286,6 +286,17 @@ pub fn workload() -> String {
     )
 }
 
+/// Panics unless the workload's result `r` saw every todo added, completed and deleted.
+pub fn check_workload(r: &serde_json::Value, label: &str) {
+    let n = ITEMS as u64;
+    assert!(
+        r["added"].as_u64() == Some(n)
+            && r["completed"].as_u64() == Some(n)
+            && r["left"].as_u64() == Some(0),
+        "workload did not run as intended ({label}): {r}"
+    );
+}
+
 /// Sorts `v` and returns its median.
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -318,13 +329,7 @@ pub async fn timed_round(
         )
         .await;
     let r = page.evaluate(&workload()).await.unwrap();
-    let n = ITEMS as u64;
-    assert!(
-        r["added"].as_u64() == Some(n)
-            && r["completed"].as_u64() == Some(n)
-            && r["left"].as_u64() == Some(0),
-        "workload did not run as intended ({label}): {r}"
-    );
+    check_workload(&r, label);
     let ms = r["ms"].as_f64().unwrap();
     let _ = page.close().await;
     (load, ms)

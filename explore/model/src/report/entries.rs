@@ -243,18 +243,7 @@ pub fn entries(out: &Outcome) -> Entries {
                 continue;
             }
             list.push(Entry {
-                race: Target {
-                    location: race.location.clone(),
-                    location_name: race.location.clone(),
-                    kind: race.kind.clone(),
-                    first: side(&race.first),
-                    second: side(&race.second),
-                    level: String::new(),
-                    tags: Vec::new(),
-                    answer: Answer::Probe { id: p.id },
-                    steps: Some(p.steps),
-                    covered: false,
-                },
+                race: found(race, Answer::Probe { id: p.id }, p.steps),
                 verdict: RaceVerdict::Harmful,
                 rule: Some(s.rule),
                 reason: format!(
@@ -324,18 +313,7 @@ pub fn entries(out: &Outcome) -> Entries {
                 continue;
             }
             list.push(Entry {
-                race: Target {
-                    location: race.location.clone(),
-                    location_name: race.location.clone(),
-                    kind: race.kind.clone(),
-                    first: side(&race.first),
-                    second: side(&race.second),
-                    level: String::new(),
-                    tags: Vec::new(),
-                    answer: Answer::Unexplored(Unexplored::NotRun),
-                    steps: Some(o.steps),
-                    covered: false,
-                },
+                race: found(race, Answer::Unexplored(Unexplored::NotRun), o.steps),
                 verdict,
                 rule: None,
                 reason: reason.clone(),
@@ -375,6 +353,23 @@ pub fn entries(out: &Outcome) -> Entries {
         }
     }
     Entries { list, recorded }
+}
+
+/// A race of an execution other than the recording's (a probe's or the reorder phase's run),
+/// as a report lists it.
+fn found(race: &crate::steps::RaceNote, answer: Answer, steps: (u32, u32)) -> Target {
+    Target {
+        location: race.location.clone(),
+        location_name: race.location.clone(),
+        kind: race.kind.clone(),
+        first: side(&race.first),
+        second: side(&race.second),
+        level: String::new(),
+        tags: Vec::new(),
+        answer,
+        steps: Some(steps),
+        covered: false,
+    }
 }
 
 fn side(a: &crate::steps::AccessNote) -> Side {
