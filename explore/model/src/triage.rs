@@ -1053,6 +1053,13 @@ mod tests {
     use crate::gesture::GestureKind;
     use shepherd_trace::{ActionType, TraceBuilder};
 
+    /// One action with no operations.
+    fn act(b: &mut TraceBuilder, ty: ActionType, kind: &str, stable: &str) -> u32 {
+        let a = b.begin(ty, kind, stable);
+        b.end();
+        a
+    }
+
     fn step(name: &str, kind: &str, first_action: u32) -> Step {
         Step {
             name: name.into(),
@@ -1090,24 +1097,26 @@ mod tests {
     /// script fires, the user clicks twice, and a response's callback runs.
     fn fixture() -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
         let mut b = TraceBuilder::new();
-        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
-        b.end();
-        let script = b.begin(ActionType::Unknown, "script", "doc/script@#1#1");
-        b.end();
-        let timer = b.begin(ActionType::Timer, "timer", "doc/script@#1#1/timer#1");
-        b.end();
-        let click1 = b.begin(
+        let parse = act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
+        let script = act(&mut b, ActionType::Unknown, "script", "doc/script@#1#1");
+        let timer = act(
+            &mut b,
+            ActionType::Timer,
+            "timer",
+            "doc/script@#1#1/timer#1",
+        );
+        let click1 = act(
+            &mut b,
             ActionType::UserInterface,
             "event:click",
             "doc/event:click@#b#1",
         );
-        b.end();
-        let click2 = b.begin(
+        let click2 = act(
+            &mut b,
             ActionType::UserInterface,
             "event:click",
             "doc/event:click@#b#2",
         );
-        b.end();
         b.fork(parse, script);
         b.fork_delay(script, timer, 200);
         b.fork(parse, click1);
@@ -1145,26 +1154,32 @@ mod tests {
     /// answer came.
     fn gallery(before: bool) -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
         let mut b = TraceBuilder::new();
-        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
-        b.end();
-        let open = b.begin(
+        let parse = act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
+        let open = act(
+            &mut b,
             ActionType::UserInterface,
             "event:click",
             "doc/event:click@#g2#1",
         );
-        b.end();
-        let headers = b.begin(ActionType::Network, "xhr", "doc/event:click@#g2#1/xhr#1");
-        b.end();
-        let timer = b.begin(ActionType::Timer, "timer", "doc/parse#1/timer#1");
-        b.end();
-        let body = b.begin(ActionType::Network, "xhr", "doc/event:click@#g2#1/xhr#2");
-        b.end();
-        let delete = b.begin(
+        let headers = act(
+            &mut b,
+            ActionType::Network,
+            "xhr",
+            "doc/event:click@#g2#1/xhr#1",
+        );
+        let timer = act(&mut b, ActionType::Timer, "timer", "doc/parse#1/timer#1");
+        let body = act(
+            &mut b,
+            ActionType::Network,
+            "xhr",
+            "doc/event:click@#g2#1/xhr#2",
+        );
+        let delete = act(
+            &mut b,
             ActionType::UserInterface,
             "event:click",
             "doc/event:click@#del#1",
         );
-        b.end();
         b.fork(parse, open);
         b.fork(parse, timer);
         b.fork(open, headers);
@@ -1330,8 +1345,7 @@ mod tests {
         // The user focuses #q and types two keys; a timer (set by the page's script) moves
         // the focus after them.
         let mut b = TraceBuilder::new();
-        let parse = b.begin(ActionType::Unknown, "parse", "doc/parse#1");
-        b.end();
+        let parse = act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
         let mut user = Vec::new();
         for stable in [
             "doc/event:focus@#q#1",
@@ -1341,8 +1355,7 @@ mod tests {
             user.push(b.begin(ActionType::UserInterface, "event", stable));
             b.end();
         }
-        let timer = b.begin(ActionType::Timer, "timer", "doc/parse#1/timer#1");
-        b.end();
+        let timer = act(&mut b, ActionType::Timer, "timer", "doc/parse#1/timer#1");
         b.fork_delay(parse, timer, 1500);
         for &u in &user {
             b.fork(parse, u);
