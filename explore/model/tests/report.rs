@@ -738,8 +738,9 @@ fn the_reader_reads_what_the_writer_wrote() {
 }
 
 /// An older-target probe (the gesture moved before the step that made its target, onto the
-/// element at its place then): found harmful, the races its own run reversed are listed in
-/// `deeper` with the probe's verdict and the place; found harmless, none is.
+/// element at its place then): found harmful, the races its own run reversed are one finding
+/// in `deeper`, with the probe's verdict and the place, a race of the page's code standing for
+/// the others; found harmless, nothing is listed.
 #[test]
 fn an_older_target_probe_lists_the_races_its_run_reversed() {
     for harmful in [true, false] {
@@ -816,6 +817,17 @@ fn an_older_target_probe_lists_the_races_its_run_reversed() {
                 ),
             )],
         }];
+        // The focus moved with the click and left with the replaced button: a race of the
+        // same two events that no code of the page made, listed first by the run.
+        moved.pairs[0].races.insert(
+            0,
+            race(
+                "Document[1].activeElement",
+                "WRITE-WRITE",
+                access("doc/event:click@#container>button:0#1", "WRITE", None, None),
+                access("doc/event:click@#g2#1/xhr#1", "WRITE", None, None),
+            ),
+        );
         let outcome = ProbeOutcome::Judged(verdict::judge_settled(
             &reference.snapshot,
             &moved.snapshot,
@@ -836,7 +848,7 @@ fn an_older_target_probe_lists_the_races_its_run_reversed() {
         let listed: Vec<_> = doc
             .deeper
             .iter()
-            .filter(|r| r.location == "Global.thumbs")
+            .filter(|r| r.location == "Global.thumbs" || r.location.contains("activeElement"))
             .collect();
         if !harmful {
             assert!(
@@ -845,8 +857,11 @@ fn an_older_target_probe_lists_the_races_its_run_reversed() {
             );
             continue;
         }
+        // One finding: the race the page's code made stands for the pair, naming the other.
         assert_eq!(listed.len(), 1, "{:?}", doc.deeper);
         let e = listed[0];
+        assert_eq!(e.location, "Global.thumbs");
+        assert_eq!(e.also_at, vec!["Document[1].activeElement".to_string()]);
         assert_eq!(e.verdict, report::RaceVerdict::Harmful);
         assert!(
             e.reason.contains("older element") && e.reason.contains("#container>button:0"),

@@ -237,18 +237,44 @@ pub fn entries(out: &Outcome) -> Entries {
                 _ => None,
             })
             .unwrap_or_else(|| "its target's place".to_string());
-        for race in r.pairs.iter().flat_map(|pair| &pair.races) {
-            let key = blanked(&race.location, &race.first.stable, &race.second.stable);
-            if answered.contains_key(&key) {
-                continue;
+        // One finding per probe, as for covered races: the verdict is the two events'. A race
+        // the page's code made (with source positions) stands for the others, which it names
+        // (the focus moved with the click, the answer removed the focused button).
+        let mut races: Vec<&crate::steps::RaceNote> = r
+            .pairs
+            .iter()
+            .flat_map(|pair| &pair.races)
+            .filter(|race| {
+                !answered.contains_key(&blanked(
+                    &race.location,
+                    &race.first.stable,
+                    &race.second.stable,
+                ))
+            })
+            .collect();
+        races.sort_by_key(|race| race.first.source.is_none() && race.second.source.is_none());
+        if let Some((race, others)) = races.split_first() {
+            let mut also_at: Vec<String> = Vec::new();
+            for o in others {
+                if o.location != race.location && !also_at.contains(&o.location) {
+                    also_at.push(o.location.clone());
+                }
             }
+            let others = match also_at.len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} more location{} between the same two events ({})",
+                    if n == 1 { "" } else { "s" },
+                    also_at.join(", ")
+                ),
+            };
             list.push(Entry {
                 race: found(race, Answer::Probe { id: p.id }, p.steps),
                 verdict: RaceVerdict::Harmful,
                 rule: Some(s.rule),
                 reason: format!(
                     "{}; the user acted on {place} before {} replaced what was there (the \
-                     older element at that place took the input); the window: {}",
+                     older element at that place took the input){others}; the window: {}",
                     s.reason,
                     p.delayed.first().map_or("the page", String::as_str),
                     p.window.describe()
@@ -264,7 +290,7 @@ pub fn entries(out: &Outcome) -> Entries {
                 depth: Some(1),
                 moved: p.moved.clone(),
                 delayed: p.delayed.clone(),
-                also_at: Vec::new(),
+                also_at,
             });
         }
     }
