@@ -279,6 +279,9 @@ async fn run_schedule(
     Ok(())
 }
 
+/// How long the good order's page must be idle after each input.
+const GOOD_IDLE: Duration = Duration::from_millis(150);
+
 /// The schedule's input on a loaded page, each step once the page is quiet again (the
 /// schedule's conditions and releases are about the bad order and are left out). A `wait`
 /// after some milliseconds is kept: it is how a manifest makes the recording last until a
@@ -295,8 +298,14 @@ async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Res
         act(page, origin, &s.action)
             .await
             .with_context(|| format!("input of schedule step {}", i + 1))?;
+        // The quiet wait reads the requests DevTools has reported: a request the input's
+        // handler sent is reported a moment after the input returns, later on a loaded
+        // machine, and a page whose DOM the input did not change is "quiet" at once
+        // (gallery C's second click was followed by Delete before its answer). The idle
+        // period starts after the input, so that request is seen first.
+        tokio::time::sleep(GOOD_IDLE).await;
         let _ = page
-            .wait_quiet(Duration::from_millis(150), patience(Duration::from_secs(2)))
+            .wait_quiet(GOOD_IDLE, patience(Duration::from_secs(2)))
             .await;
     }
     Ok(())
