@@ -240,6 +240,9 @@ pub struct PageSources {
     finder: Option<InlineFinder>,
     mapper: Option<PositionMapper>,
     inline: Mutex<HashMap<String, Arc<Vec<InlineCode>>>>,
+    // Positions mapped so far: a mapping runs the whole pass on the script, and a report asks
+    // for one exception's position several times (its text, its code lines).
+    mapped: Mutex<HashMap<String, Option<String>>>,
 }
 
 impl PageSources {
@@ -250,6 +253,7 @@ impl PageSources {
             finder: None,
             mapper: None,
             inline: Mutex::new(HashMap::new()),
+            mapped: Mutex::new(HashMap::new()),
         }
     }
 
@@ -266,6 +270,10 @@ impl PageSources {
     /// Maps positions of instrumented scripts back into their texts with `mapper`.
     pub fn with_position_mapper(mut self, mapper: PositionMapper) -> PageSources {
         self.mapper = Some(mapper);
+        self.mapped
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self
     }
 
@@ -318,6 +326,19 @@ impl SourceProvider for PageSources {
     }
 
     fn original(&self, pos: &str) -> Option<String> {
+        let mut mapped = self.mapped.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = mapped.get(pos) {
+            return known.clone();
+        }
+        let found = self.map_position(pos);
+        mapped.insert(pos.to_owned(), found.clone());
+        found
+    }
+}
+
+impl PageSources {
+    /// [`SourceProvider::original`], uncached.
+    fn map_position(&self, pos: &str) -> Option<String> {
         let (url, line, col) = split_position(pos)?;
         // Inline code is reported in the document's terms, which the mapper does not know.
         if split_inline(url).is_some() {
@@ -341,8 +362,11 @@ mod tests {
     const SCRIPT: u32 = 0x3fa2c;
     const CLICK: u32 = 0x1b;
 
+    static MAPPINGS: AtomicUsize = AtomicUsize::new(0);
+
     /// Maps line 2 of any text to its line 9, column + 1.
     fn shift(_text: &str, line: u32, col: u32) -> Option<(u32, u32)> {
+        MAPPINGS.fetch_add(1, Ordering::SeqCst);
         (line == 2).then_some((9, col + 1))
     }
 
@@ -363,6 +387,13 @@ mod tests {
             s.original("https://a.test/app.js:2:7").as_deref(),
             Some("https://a.test/app.js:9:8")
         );
+        // Asked again (a witness's text and its code lines): mapped once.
+        let before = MAPPINGS.load(Ordering::SeqCst);
+        assert_eq!(
+            s.original("https://a.test/app.js:2:7").as_deref(),
+            Some("https://a.test/app.js:9:8")
+        );
+        assert_eq!(MAPPINGS.load(Ordering::SeqCst), before);
         assert_eq!(
             s.original("https://a.test/app.js:3:1"),
             None,
