@@ -870,3 +870,114 @@ fn an_older_target_probe_lists_the_races_its_run_reversed() {
         );
     }
 }
+
+/// Deeper reversals reach the same code many times (another click of the same button, reversed
+/// with the same handler), and which pair a run reaches first depends on the run: a harmful
+/// reversal that runs a race of code already found harmful is that race's harm (the other
+/// location it reverses with it is not listed), and one race of code reversed twice is one
+/// entry, with the harmful answer whichever run came first.
+#[test]
+fn deeper_reversals_list_each_race_of_the_code_once() {
+    let mut out = outcome(None);
+    let n = out.runs.len() as u32;
+    let harmful = |reason: &str| Verdict {
+        verdict: Judgement::Harmful,
+        class: Class::Different,
+        reason: reason.into(),
+        differences: vec![Difference::Dom],
+    };
+    let reversal = |id: u32, events: (&str, &str), races: Vec<RaceNote>, verdict: Verdict| {
+        let mut r = run(id, 2, &["chunk:https://a.test/#0"], Snapshot::default());
+        r.origin = Some(OriginNote {
+            parent: 0,
+            kind: Cause::Reversal,
+            steps: (1, 4),
+            events: (events.0.into(), events.1.into()),
+            posts: None,
+            races,
+        });
+        r.verdict = Some(verdict);
+        r
+    };
+    // `show` again, with a later click of the same button, and its argument read along.
+    let show_again = race(
+        "Global.show",
+        "READ-WRITE",
+        access(
+            "doc/event:click@#go#3",
+            "READ",
+            Some("https://a.test/app.js:4:10"),
+            Some("fire:click @ BUTTON[7]"),
+        ),
+        access(
+            "doc/script@https://a.test/app.js#1",
+            "WRITE",
+            Some("https://a.test/app.js:3:3"),
+            None,
+        ),
+    );
+    let mode = |click: &str| {
+        race(
+            "Object[13].mode",
+            "WRITE-READ",
+            access(
+                "doc/script@https://a.test/app.js#1",
+                "WRITE",
+                Some("https://a.test/app.js:1:5"),
+                None,
+            ),
+            access(click, "READ", Some("https://a.test/app.js:4:16"), None),
+        )
+    };
+    out.runs.push(reversal(
+        n,
+        ("net:https://a.test/app.js#1", "user:2"),
+        vec![show_again, mode("doc/event:click@#go#3")],
+        harmful("the other order throws an uncaught exception"),
+    ));
+    // A race of code reversed harmlessly first, harmfully by a later run of another click.
+    let twice = |click: &str| {
+        race(
+            "Global.twice",
+            "WRITE-WRITE",
+            access(click, "WRITE", Some("https://a.test/app.js:2:1"), None),
+            access(
+                "doc/timer#2",
+                "WRITE",
+                Some("https://a.test/other.js:1:1"),
+                None,
+            ),
+        )
+    };
+    out.runs.push(reversal(
+        n + 1,
+        ("user:1", "cb:doc/timer#2"),
+        vec![twice("doc/event:click@#go#1")],
+        Verdict {
+            verdict: Judgement::Harmless,
+            class: Class::Equivalent,
+            reason: "equivalent".into(),
+            differences: Vec::new(),
+        },
+    ));
+    out.runs.push(reversal(
+        n + 2,
+        ("user:2", "cb:doc/timer#2"),
+        vec![twice("doc/event:click@#go#2")],
+        harmful("the user sees something else"),
+    ));
+    let doc = report::build(&out, 1, &Sources);
+    let at = |location: &str| -> Vec<_> {
+        doc.deeper
+            .iter()
+            .filter(|r| r.location == location)
+            .collect()
+    };
+    assert!(at("Global.show").is_empty(), "{:?}", doc.deeper);
+    assert!(at("Object[13].mode").is_empty(), "{:?}", doc.deeper);
+    let twice = at("Global.twice");
+    assert_eq!(twice.len(), 1, "{:?}", doc.deeper);
+    assert_eq!(twice[0].verdict, report::RaceVerdict::Harmful);
+    // The golden fixture's own deeper entries are still there.
+    assert!(!at("Global.deep").is_empty(), "{:?}", doc.deeper);
+}

@@ -300,10 +300,13 @@ pub fn entries(out: &Outcome) -> Entries {
             continue;
         }
         let (verdict, reason) = judged(r);
-        // A harmful reversal that also reverses a listed race already found harmful is that
-        // race's harm: the races it reverses along with it (the same two steps, other
-        // locations) cannot be told apart by it, and listing them harmful would pin the
-        // exception of a call to an undefined function on the read of its argument.
+        // A harmful reversal that also reverses a race already found harmful is that race's
+        // harm: the races it reverses along with it (the same two steps, other locations)
+        // cannot be told apart by it, and listing them harmful would pin the exception of a
+        // call to an undefined function on the read of its argument. "Already found" means
+        // the same race (a listed one) or the same code at another time (another click of
+        // the same button, reversed with the same handler): which of the two a deeper
+        // reversal reaches first depends on the run, not on the page.
         let explained = verdict == RaceVerdict::Harmful
             && o.races.iter().any(|race| {
                 answered
@@ -313,6 +316,9 @@ pub fn entries(out: &Outcome) -> Entries {
                         &race.second.stable,
                     ))
                     .is_some_and(|&i| list[i].verdict == RaceVerdict::Harmful)
+                    || list
+                        .iter()
+                        .any(|e| e.verdict == RaceVerdict::Harmful && same_code_note(&e.race, race))
             });
         for race in &o.races {
             let key = blanked(&race.location, &race.first.stable, &race.second.stable);
@@ -337,6 +343,14 @@ pub fn entries(out: &Outcome) -> Entries {
             }
             if explained {
                 continue;
+            }
+            // The same code at another time, reversed by an earlier run: one entry, the
+            // harmful answer when there is one (deeper reversals reach one race many times).
+            if let Some(j) = (recorded..list.len()).find(|&j| same_code_note(&list[j].race, race)) {
+                if list[j].verdict == RaceVerdict::Harmful || verdict != RaceVerdict::Harmful {
+                    continue;
+                }
+                list.remove(j);
             }
             list.push(Entry {
                 race: found(race, Answer::Unexplored(Unexplored::NotRun), o.steps),
@@ -379,6 +393,20 @@ pub fn entries(out: &Outcome) -> Entries {
         }
     }
     Entries { list, recorded }
+}
+
+/// Whether `note` is the race `t` at another time: the same location, and each side at the
+/// same code position (or, where a side has none, the same event, parse ordinals blanked).
+fn same_code_note(t: &Target, note: &crate::steps::RaceNote) -> bool {
+    fn side(stable: &str, source: Option<&str>) -> String {
+        source.map_or_else(|| naming::blank_parse(stable), str::to_string)
+    }
+    t.location == note.location
+        && t.kind == note.kind
+        && side(&t.first.stable, t.first.source.as_deref())
+            == side(&note.first.stable, note.first.source.as_deref())
+        && side(&t.second.stable, t.second.source.as_deref())
+            == side(&note.second.stable, note.second.source.as_deref())
 }
 
 /// A race of an execution other than the recording's (a probe's or the reorder phase's run),
