@@ -1,5 +1,17 @@
 //! The per-page background task: collects console output, uncaught exceptions and dialogs,
 //! tracks requests in flight for quiet detection, and accepts dialogs so pages never block.
+//!
+//! Requests are tracked across the page's workers and out-of-process frames too: the page
+//! session reports a dedicated worker's script request starting, but its end only on the
+//! worker's own session, so without the children a page with a worker was never quiet (and
+//! every quiet wait on it ran to its limit). The page auto-attaches to its children
+//! (`Target.setAutoAttach`, paused until the child's network is watched) and one task per
+//! child feeds its requests into the same state.
+//!
+//! A request other than a document counts as in flight until its response arrives, then only
+//! while its body does: Chromium reports no end for a `fetch` whose body the page never reads
+//! (an analytics POST), and waiting for it made such a page never quiet too. A document stays
+//! in flight until it ends: the parser works on its body as it comes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,7 +31,32 @@ pub(crate) const METHODS: &[&str] = &[
     "Network.loadingFinished",
     "Network.loadingFailed",
     "Network.dataReceived",
+    "Network.responseReceived",
+    "Target.attachedToTarget",
+    "Target.detachedFromTarget",
 ];
+
+/// Events a child session (a worker, a frame in another process) is watched for.
+const CHILD_METHODS: &[&str] = &[
+    "Network.requestWillBeSent",
+    "Network.dataReceived",
+    "Network.responseReceived",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+];
+
+/// How long a child's setup commands may take: a child left paused would stall the page, so
+/// the resume is sent whatever the enable answered.
+const CHILD_CALL_LIMIT: Duration = Duration::from_secs(10);
+
+/// A child's task, stopped when the child detaches or the page's monitor ends.
+struct ChildTask(tokio::task::JoinHandle<()>);
+
+impl Drop for ChildTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 /// One `console.*` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,8 +158,27 @@ pub(crate) async fn run(
     mut events: EventStream,
     state: Arc<Mutex<PageState>>,
 ) {
+    // Dropped with this task (the page closed): the children's tasks stop too.
+    let mut children: HashMap<String, ChildTask> = HashMap::new();
     while let Some(ev) = events.next().await {
         let p = &ev.params;
+        match ev.method.as_str() {
+            "Target.attachedToTarget" => {
+                if let Some(child) = p.get("sessionId").and_then(Value::as_str) {
+                    let task =
+                        tokio::spawn(watch_child(conn.clone(), child.to_string(), state.clone()));
+                    children.insert(child.to_string(), ChildTask(task));
+                }
+                continue;
+            }
+            "Target.detachedFromTarget" => {
+                if let Some(child) = p.get("sessionId").and_then(Value::as_str) {
+                    children.remove(child);
+                }
+                continue;
+            }
+            _ => {}
+        }
         if ev.method == "Page.javascriptDialogOpening" {
             let kind = p.get("type").and_then(Value::as_str).unwrap_or("alert");
             let message = p.get("message").and_then(Value::as_str).unwrap_or("");
@@ -207,47 +263,107 @@ pub(crate) async fn run(
                     }
                 }
             }
-            "Network.requestWillBeSent" => {
-                if let Some(id) = p.get("requestId").and_then(Value::as_str) {
-                    let url = p
-                        .get("request")
-                        .and_then(|r| r.get("url"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("");
-                    let loader = p.get("loaderId").and_then(Value::as_str).unwrap_or("");
-                    let document = p.get("type").and_then(Value::as_str) == Some("Document");
-                    st.in_flight.insert(
-                        id.to_string(),
-                        InFlight {
-                            url: url.chars().take(300).collect(),
-                            loader_id: loader.to_string(),
-                            document,
-                        },
-                    );
-                    st.last_network = Instant::now();
-                }
-            }
-            "Network.dataReceived" => {
-                let Some(id) = p.get("requestId").and_then(Value::as_str) else {
-                    continue;
-                };
-                let n = p.get("dataLength").and_then(Value::as_u64).unwrap_or(0);
-                let url = match st.in_flight.get(id) {
-                    Some(r) if r.document => r.url.clone(),
-                    _ => continue,
-                };
-                if st.document_bytes.len() < MAX_DOCUMENTS || st.document_bytes.contains_key(&url) {
-                    *st.document_bytes.entry(url).or_insert(0) += n;
-                }
-            }
-            "Network.loadingFinished" | "Network.loadingFailed" => {
-                if let Some(id) = p.get("requestId").and_then(Value::as_str) {
-                    st.in_flight.remove(id);
-                    st.last_network = Instant::now();
-                }
-            }
+            "Network.requestWillBeSent" => request_started(&mut st, p),
+            "Network.dataReceived" => data_received(&mut st, p),
+            "Network.responseReceived" => response_received(&mut st, p),
+            "Network.loadingFinished" | "Network.loadingFailed" => request_ended(&mut st, p),
             _ => {}
         }
+    }
+}
+
+/// Watches one child session's requests (they count for the page's quiet), then lets the
+/// child run: it was paused at its start so that no request of it goes unseen.
+async fn watch_child(conn: Connection, session: String, state: Arc<Mutex<PageState>>) {
+    let mut events = conn.subscribe(Some(&session), CHILD_METHODS);
+    // Not every child has a network domain; it must be resumed either way.
+    let _ = conn
+        .call(
+            Some(&session),
+            "Network.enable",
+            json!({}),
+            CHILD_CALL_LIMIT,
+        )
+        .await;
+    let _ = conn
+        .call(
+            Some(&session),
+            "Runtime.runIfWaitingForDebugger",
+            json!({}),
+            CHILD_CALL_LIMIT,
+        )
+        .await;
+    while let Some(ev) = events.next().await {
+        let p = &ev.params;
+        let mut st = lock(&state);
+        match ev.method.as_str() {
+            "Network.requestWillBeSent" => request_started(&mut st, p),
+            "Network.dataReceived" => data_received(&mut st, p),
+            "Network.responseReceived" => response_received(&mut st, p),
+            _ => request_ended(&mut st, p),
+        }
+    }
+}
+
+/// A request started: in flight until it ends.
+fn request_started(st: &mut PageState, p: &Value) {
+    let Some(id) = p.get("requestId").and_then(Value::as_str) else {
+        return;
+    };
+    let url = p
+        .get("request")
+        .and_then(|r| r.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let loader = p.get("loaderId").and_then(Value::as_str).unwrap_or("");
+    let document = p.get("type").and_then(Value::as_str) == Some("Document");
+    st.in_flight.insert(
+        id.to_string(),
+        InFlight {
+            url: url.chars().take(300).collect(),
+            loader_id: loader.to_string(),
+            document,
+        },
+    );
+    st.last_network = Instant::now();
+}
+
+/// Body bytes arrived: counted for documents (a frame's document may be reported on its own
+/// session).
+fn data_received(st: &mut PageState, p: &Value) {
+    let Some(id) = p.get("requestId").and_then(Value::as_str) else {
+        return;
+    };
+    // A body still arriving is network activity, whether or not its request is still counted.
+    st.last_network = Instant::now();
+    let n = p.get("dataLength").and_then(Value::as_u64).unwrap_or(0);
+    let url = match st.in_flight.get(id) {
+        Some(r) if r.document => r.url.clone(),
+        _ => return,
+    };
+    if st.document_bytes.len() < MAX_DOCUMENTS || st.document_bytes.contains_key(&url) {
+        *st.document_bytes.entry(url).or_insert(0) += n;
+    }
+}
+
+/// A response's headers arrived: a request other than a document is no longer waited for
+/// (see the module's comment).
+fn response_received(st: &mut PageState, p: &Value) {
+    let Some(id) = p.get("requestId").and_then(Value::as_str) else {
+        return;
+    };
+    if st.in_flight.get(id).is_some_and(|r| !r.document) {
+        st.in_flight.remove(id);
+    }
+    st.last_network = Instant::now();
+}
+
+/// A request finished or failed (on whichever session reported it: a worker's script request
+/// starts on the page's and ends on the worker's).
+fn request_ended(st: &mut PageState, p: &Value) {
+    if let Some(id) = p.get("requestId").and_then(Value::as_str) {
+        st.in_flight.remove(id);
+        st.last_network = Instant::now();
     }
 }
 

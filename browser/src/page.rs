@@ -80,6 +80,12 @@ impl Page {
             ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
             ("Runtime.enable", json!({})),
             ("Network.enable", json!({})),
+            // Workers and frames in other processes, paused until the monitor watches their
+            // requests (monitor.rs): their requests count for the page's quiet.
+            (
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+            ),
         ] {
             page.call(method, params).await?;
         }

@@ -90,6 +90,54 @@ fn wait_quiet_outlasts_a_delayed_fetch_and_gives_up_on_busy_pages() {
     });
 }
 
+const WORKER: &str = r#"<!doctype html><body><script>
+const w = new Worker('/w.js');
+w.onmessage = (e) => { document.body.dataset.answer = String(e.data); };
+w.postMessage(20);
+// An analytics-like POST whose answer the page never reads.
+fetch('/sink', { method: 'POST', body: 'x' });
+</script>"#;
+
+/// A dedicated worker's script request starts on the page's session and ends on the worker's;
+/// a `fetch` whose body nobody reads may never report an end. Neither keeps the page from
+/// being quiet (each kept every quiet wait on such a page running to its limit).
+#[test]
+fn a_page_with_a_worker_and_an_unread_answer_is_quiet() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(WORKER)),
+            (
+                "/w.js",
+                delayed(
+                    "text/javascript",
+                    "onmessage = (e) => { postMessage(e.data + 1); };",
+                    0,
+                ),
+            ),
+            ("/sink", delayed("text/plain", "thanks", 0)),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let quiet = page
+            .wait_quiet(Duration::from_millis(250), patience(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        assert!(quiet.reached, "{quiet:?} {:?}", page.requests_in_flight());
+        assert!(page.requests_in_flight().is_empty());
+        // The worker runs (it was resumed after the monitor attached to it): its answer
+        // comes, whenever a loaded machine lets it.
+        let start = std::time::Instant::now();
+        while page.evaluate("document.body.dataset.answer").await.unwrap() != json!("21") {
+            assert!(
+                start.elapsed() < patience(Duration::from_secs(5)),
+                "the worker never answered"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+}
+
 fn unused_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
