@@ -283,14 +283,28 @@ async fn run_schedule(
 const GOOD_IDLE: Duration = Duration::from_millis(150);
 
 /// The schedule's input on a loaded page, each step once the page is quiet again (the
-/// schedule's conditions and releases are about the bad order and are left out). A `wait`
-/// after some milliseconds is kept: it is how a manifest makes the recording last until a
-/// late timer has run (the race's other side).
+/// schedule's conditions and releases are about the bad order and are left out). A `wait` is
+/// kept when it is about the page's own progress: after some milliseconds, or until a state of
+/// the page (`js`, `dom`). It is how a manifest makes the recording last until a late timer or
+/// another context's work (a service worker's claim) has run: the race's other side, which no
+/// request or DOM change announces to the quiet wait. Such a state that never comes in the
+/// good order is waited for only up to [`STEP_LIMIT`], and the recording goes on.
 async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Result<()> {
     for (i, s) in steps.iter().enumerate() {
-        if let (Action::Wait, When::AfterMs(ms)) = (&s.action, &s.when) {
-            tokio::time::sleep(Duration::from_millis(*ms)).await;
-            continue;
+        match (&s.action, &s.when) {
+            (Action::Wait, When::AfterMs(ms)) => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                continue;
+            }
+            (Action::Wait, When::Js(_) | When::Dom(_)) => {
+                if let Err(e) = wait_for(page, origin, &s.when, patience(STEP_LIMIT)).await
+                    && std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some()
+                {
+                    println!("  good order, schedule step {}: {e:#}", i + 1);
+                }
+                continue;
+            }
+            _ => {}
         }
         if matches!(s.action, Action::Release(_) | Action::Wait) {
             continue;
