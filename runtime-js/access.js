@@ -226,7 +226,11 @@ function A_register(k, f, url) {
     else if (f !== 1 && (A_WORKER || DOCUMENT !== null)) u = A_callerUrl() || A_DOC_URL + '#inline-' + A_hex(k);
     else u = A_DOC_URL + '#inline-' + A_hex(k);
   }
-  if (f === 1) A_inlineUrls[k] = u;
+  if (f === 1) {
+    A_inlineUrls[k] = u;
+    // Not code made at run time: the browser counts its lines from its own start.
+    if (DOCUMENT !== null && A_dynKeys[k] !== 1 && A_inlineAt[k] === undefined) A_noteInlineAt(k);
+  }
   const old = A_urls[k];
   if (old === undefined) {
     A_urls[k] = u;
@@ -244,6 +248,72 @@ const A_reExec = uncurry(RegExp.prototype.exec);
 const A_Error = Error;
 const A_String = String;
 const A_WORKER = typeof A_G.WorkerGlobalScope === 'function' && A_G instanceof A_G.WorkerGlobalScope;
+
+// ---- exception positions in inline code ---------------------------------------------------------
+//
+// The browser places an exception in inline code by the document's lines as it ran them: the
+// instrumented document, whose inline code is laid out otherwise than the page's. The first run
+// of each piece of inline code notes where its `src(` call is in that document (from the stack);
+// an exception's position is then placed in the piece whose call precedes it, in the terms of
+// the piece's instrumented text (`<doc>#inline-<K>:line:col`), which reports map back through the
+// piece's own text (races/src/report/sources.rs). The pass puts the call on line 2 of the text
+// (after the marker line), and V8 dates `void __shepherd.src(` by the property name, column 17.
+
+const A_SRC_LINE = 2;
+const A_SRC_COL = 17;
+// K -> [line, col] of its `src(` call in the document; and the keys noted, in order.
+const A_inlineAt = A_create(null);
+const A_inlineKeys = [];
+// `url:line:col` at the end of a stack frame or of a position.
+const A_POS_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):(\d+):(\d+)\)?$/;
+const A_Number = Number;
+
+/** The URL without its fragment. */
+function A_noFragment(u) {
+  const i = strIndexOf(u, '#');
+  return i < 0 ? u : strSlice(u, 0, i);
+}
+
+/** Notes where inline code `k` (registering now) called `src(`: frames are [A_noteInlineAt,
+ *  A_register, src, the code]. Nothing when the stack is unavailable or not the document's. */
+function A_noteInlineAt(k) {
+  try {
+    const lines = A_strSplit(A_String(new A_Error().stack), '\n');
+    const m = lines.length > 4 ? A_reExec(A_POS_RE, lines[4]) : null;
+    if (m === null || A_noFragment(m[1]) !== A_DOC_URL) return;
+    A_inlineAt[k] = [A_Number(m[2]), A_Number(m[3])];
+    A_inlineKeys[A_inlineKeys.length] = k;
+  } catch (_) {
+    // no position: the exception keeps the document's
+  }
+}
+
+/** Position `pos` (`url:line:col`) of an exception in inline code of this document, in the
+ *  terms of the inline code's instrumented text; any other position unchanged. */
+function A_inlinePos(pos) {
+  if (typeof pos !== 'string') return pos;
+  const m = A_reExec(A_POS_RE, pos);
+  if (m === null || A_noFragment(m[1]) !== A_DOC_URL) return pos;
+  const line = A_Number(m[2]);
+  const col = A_Number(m[3]);
+  let best = -1;
+  let at = null;
+  for (let i = 0; i < A_inlineKeys.length; i++) {
+    const k = A_inlineKeys[i];
+    const p = A_inlineAt[k];
+    if (p[0] > line || (p[0] === line && p[1] > col)) continue;
+    if (at === null || p[0] > at[0] || (p[0] === at[0] && p[1] > at[1])) {
+      best = k;
+      at = p;
+    }
+  }
+  if (at === null) return pos;
+  const l = line - at[0] + A_SRC_LINE;
+  const c = line === at[0] ? col - at[1] + A_SRC_COL : col;
+  if (c < 1) return pos;
+  return A_DOC_URL + '#inline-' + A_hex(best) + ':' + l + ':' + c;
+}
+T.inlinePos = A_inlinePos;
 
 /**
  * Without `currentScript` (workers; modules instrumented as classic scripts) the URL of a

@@ -437,6 +437,8 @@ function reportError(ev) {
     // Thrown inside the runtime (instrumented code reading a property of `undefined` reads it
     // in `__shepherd.r`): the page's position is the first frame of the stack outside it.
     if (strIndexOf(pos, RUNTIME_DIR) >= 0) pos = pageFrame(ev.error, pos);
+    // In inline code: placed in the code's own terms (access.js), which reports map back.
+    if (typeof T.inlinePos === 'function') pos = T.inlinePos(pos);
   } catch (_) {
     msg = 'error';
   }

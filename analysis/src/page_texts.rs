@@ -5,7 +5,8 @@
 //! finder ([`inline_finder`]); `eval-<key>` positions (code built at run time) have no source
 //! and show as positions only.
 
-use shepherd_races::report::{InlineCode, PageSources};
+use shepherd_instrument::ScriptKind;
+use shepherd_races::report::{CodeKind, InlineCode, PageSources};
 use shepherd_recording::{Recording, header_value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -32,15 +33,35 @@ pub fn inline_finder(html: &str) -> Vec<InlineCode> {
             key: c.key,
             line: c.line,
             col: c.col,
+            text: c.text,
+            kind: match c.kind {
+                ScriptKind::Script => CodeKind::Script,
+                ScriptKind::Module => CodeKind::Module,
+                ScriptKind::Handler => CodeKind::Handler,
+                ScriptKind::JsUrl => CodeKind::JsUrl,
+            },
         })
         .collect()
+}
+
+/// Where `line:col` of the code the browser ran comes from in `text` (of this kind), as the
+/// instrumenter made that code: the reports' position mapper.
+pub fn position_mapper(text: &str, kind: CodeKind, line: u32, col: u32) -> Option<(u32, u32)> {
+    let inline = match kind {
+        CodeKind::File => return shepherd_instrument::original_position(text, line, col),
+        CodeKind::Script => ScriptKind::Script,
+        CodeKind::Module => ScriptKind::Module,
+        CodeKind::Handler => ScriptKind::Handler,
+        CodeKind::JsUrl => ScriptKind::JsUrl,
+    };
+    shepherd_instrument::original_inline_position(text, inline, line, col)
 }
 
 /// The sources of every HTML/JavaScript response in the recording, for reports.
 pub fn from_recording(path: &Path) -> anyhow::Result<PageSources> {
     Ok(PageSources::new(texts(path)?)
         .with_inline_finder(inline_finder)
-        .with_position_mapper(shepherd_instrument::original_position))
+        .with_position_mapper(position_mapper))
 }
 
 /// Sources for a trace file: the recording's responses when `path` is a recording, none for

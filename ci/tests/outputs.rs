@@ -15,7 +15,7 @@ use shepherd_ci::position::UrlMap;
 use shepherd_ci::sarif::RunInfo;
 use shepherd_ci::{explore, junit, races, sarif};
 use shepherd_explore_model::report::ExploreReport;
-use shepherd_races::report::{InlineCode, PageSources, RaceReport};
+use shepherd_races::report::{CodeKind, InlineCode, PageSources, RaceReport};
 use shepherd_races::{Options, analyze};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,13 @@ fn race_report() -> RaceReport {
         if !html.contains("onclick=\"if (init) show(count);\"") {
             return Vec::new();
         }
-        let at = |key, line, col| InlineCode { key, line, col };
+        let at = |key, line, col| InlineCode {
+            key,
+            line,
+            col,
+            text: String::new(),
+            kind: CodeKind::Script,
+        };
         vec![at(0x2a609, 4, 9), at(0x31183, 11, 25), at(0xfaf, 12, 9)]
     };
     let sources = PageSources::new(texts).with_inline_finder(finder);

@@ -13,6 +13,7 @@
 
 use crate::attrs::js_url_body;
 use crate::entities;
+use crate::mode::ScriptKind;
 use crate::script_type::{is_event_handler, is_navigation_url_attr, script_kind};
 use shepherd_instrument_js::script_key;
 
@@ -25,6 +26,10 @@ pub struct InlineCode {
     pub line: usize,
     /// 1-based column (UTF-16 code units, as JavaScript counts) where the text starts.
     pub col: usize,
+    /// The text the JS pass was given (so positions of the code it made map back into it).
+    pub text: String,
+    /// How the pass read it: a classic or module script, a handler body, a `javascript:` URL.
+    pub kind: ScriptKind,
 }
 
 /// Every piece of inline code of an HTML document, in document order. Comments and the raw
@@ -55,7 +60,7 @@ pub fn inline_code(html: &str) -> Vec<InlineCode> {
         let name = html[name_start..j].to_ascii_lowercase();
         let (attrs, end) = attributes(html, j);
         for a in &attrs {
-            let Some(code) = attr_code(&a.name, &a.raw) else {
+            let Some((code, kind)) = attr_code(&a.name, &a.raw) else {
                 continue;
             };
             let (line, col) = lines.at(a.value_at);
@@ -63,6 +68,8 @@ pub fn inline_code(html: &str) -> Vec<InlineCode> {
                 key: script_key(&code),
                 line,
                 col,
+                text: code,
+                kind,
             });
         }
         i = end;
@@ -86,12 +93,16 @@ pub fn inline_code(html: &str) -> Vec<InlineCode> {
             "script" => {
                 let (text_end, after) = raw_text_end(b"script");
                 let text = &html[end..text_end];
-                if runs_inline_js(&attrs) && !text.trim().is_empty() {
+                if let Some(kind) = inline_js(&attrs)
+                    && !text.trim().is_empty()
+                {
                     let (line, col) = lines.at(end);
                     out.push(InlineCode {
                         key: script_key(text),
                         line,
                         col,
+                        text: text.to_owned(),
+                        kind,
                     });
                 }
                 i = after;
@@ -105,29 +116,31 @@ pub fn inline_code(html: &str) -> Vec<InlineCode> {
     out
 }
 
-/// Whether a `<script>` with these attributes has inline JavaScript (no `src`, a JavaScript
-/// `type`/`language`), decided as the HTML rewriter decides it.
-fn runs_inline_js(attrs: &[Attr]) -> bool {
+/// The kind of a `<script>` with these attributes when it has inline JavaScript (no `src`, a
+/// JavaScript `type`/`language`), decided as the HTML rewriter decides it.
+fn inline_js(attrs: &[Attr]) -> Option<ScriptKind> {
     // The first of duplicate attributes counts, as in the browser.
     let get = |n: &str| attrs.iter().find(|a| a.name == n);
     let decoded = |n: &str| get(n).map(|a| entities::decode_attr(&a.raw).unwrap_or(a.raw.clone()));
-    get("src").is_none()
-        && script_kind(decoded("type").as_deref(), decoded("language").as_deref()).is_some()
+    if get("src").is_some() {
+        return None;
+    }
+    script_kind(decoded("type").as_deref(), decoded("language").as_deref())
 }
 
 /// The code an attribute holds, as the HTML rewriter gives it to the JS pass: handler bodies,
 /// `javascript:` URL bodies. An unknown character reference makes the rewriter keep the
 /// attribute as it is (no positions), so nothing is found either.
-fn attr_code(name: &str, raw: &str) -> Option<String> {
+fn attr_code(name: &str, raw: &str) -> Option<(String, ScriptKind)> {
     let handler = is_event_handler(name);
     if !(handler || is_navigation_url_attr(name)) || raw.trim().is_empty() {
         return None;
     }
     let value = entities::decode_attr(raw).ok()?;
     if handler {
-        Some(value)
+        Some((value, ScriptKind::Handler))
     } else {
-        js_url_body(&value)
+        Some((js_url_body(&value)?, ScriptKind::JsUrl))
     }
 }
 
@@ -258,20 +271,22 @@ mod tests {
     fn finds_inline_scripts_handlers_and_js_urls() {
         let found = inline_code(PAGE);
         let want = [
-            ("\nvar a = 1;\n  a++;\n", 4, 9),
-            ("go(\"x\")", 8, 23),
-            ("\n  hover()", 8, 55),
-            (" void(go())", 10, 10),
-            ("import 'x';", 11, 21),
+            ("\nvar a = 1;\n  a++;\n", 4, 9, ScriptKind::Script),
+            ("go(\"x\")", 8, 23, ScriptKind::Handler),
+            ("\n  hover()", 8, 55, ScriptKind::Handler),
+            (" void(go())", 10, 10, ScriptKind::JsUrl),
+            ("import 'x';", 11, 21, ScriptKind::Module),
         ];
         assert_eq!(found.len(), want.len(), "{found:?}");
-        for (f, (text, line, col)) in found.iter().zip(want) {
+        for (f, (text, line, col, kind)) in found.iter().zip(want) {
             assert_eq!(
                 f,
                 &InlineCode {
                     key: script_key(text),
                     line,
-                    col
+                    col,
+                    text: text.to_string(),
+                    kind,
                 },
                 "{text:?}"
             );

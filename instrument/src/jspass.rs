@@ -40,6 +40,20 @@ pub fn original_position(src: &str, line: u32, col: u32) -> Option<(u32, u32)> {
         })
 }
 
+/// [`original_position`] for inline code of `kind` as the HTML rewriter passes it to the JS pass
+/// (a `<script>` element's text, a handler attribute's body, a `javascript:` URL's):
+/// [`crate::InlineCode`] gives the text and the kind.
+pub fn original_inline_position(
+    src: &str,
+    kind: ScriptKind,
+    line: u32,
+    col: u32,
+) -> Option<(u32, u32)> {
+    let mut opts = Options::new(kind.to_js(), "source.js");
+    opts.inline_script = matches!(kind, ScriptKind::Script | ScriptKind::Module);
+    shepherd_instrument_js::original_position(src, &opts, line, col)
+}
+
 /// The real pass (`shepherd-instrument-js`). `source_name` must not be document-specific when
 /// the result is cached.
 pub fn real_pass(

@@ -38,7 +38,7 @@ pub use error::Error;
 pub use gates::HtmlGates;
 pub use html::{HtmlConfig, HtmlInstrumenter, RUNTIME_PATH, instrument_html};
 pub use inline::{InlineCode, inline_code};
-pub use jspass::{Flags, PassFn, original_position, real_pass};
+pub use jspass::{Flags, PassFn, original_inline_position, original_position, real_pass};
 pub use mode::{Mode, ScriptKind};
 pub use report::{Change, Counters, Report};
 pub use response_kind::{FetchContext, ResponseKind, classify, is_javascript_mime, mime_essence};

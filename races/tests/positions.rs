@@ -7,7 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
-use shepherd_races::report::{self, InlineCode, NoSources, PageSources, RaceReport, ReportPlan};
+use shepherd_races::report::{
+    self, CodeKind, InlineCode, NoSources, PageSources, RaceReport, ReportPlan,
+};
 use shepherd_races::{Options, analyze};
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,7 +21,13 @@ fn fixture_finder(html: &str) -> Vec<InlineCode> {
     if !html.contains("onclick=\"if (init) show(count);\"") {
         return Vec::new();
     }
-    let at = |key, line, col| InlineCode { key, line, col };
+    let at = |key, line, col| InlineCode {
+        key,
+        line,
+        col,
+        text: String::new(),
+        kind: CodeKind::Script,
+    };
     vec![at(0x2a609, 4, 9), at(0x31183, 11, 25), at(0xfaf, 12, 9)]
 }
 

@@ -729,6 +729,39 @@ case!(uncaught_errors, |h| async move {
         "uncaught error in its timer\n{}",
         t.dump()
     );
+    // Both are in the page's inline script, which the browser ran instrumented: the runtime
+    // places them in the script's instrumented text, and that maps back to the script's own
+    // lines (line 2: the first timer's call; line 4: the read of `o.missing`).
+    let html = std::fs::read_to_string(shepherd_e2e::pages_dir().join("errors/index.html"))?;
+    let script = shepherd_instrument::inline_code(&html)
+        .into_iter()
+        .next()
+        .map(|c| (c.key, c.text, c.kind))
+        .context("the page's inline script")?;
+    for (timer, what, line, col) in [
+        (timers[0], "undefinedFunctionCall", 2, 28),
+        (timers[2], "missing", 4, 42),
+    ] {
+        let thrown = t.exceptions_at(timer);
+        let at = thrown
+            .iter()
+            .find(|(m, _)| m.contains(what))
+            .and_then(|(_, at)| at.clone())
+            .with_context(|| format!("a position for {what}: {thrown:?}"))?;
+        let (url, l, c) = shepherd_races::report::sources::split_position(&at)
+            .with_context(|| format!("{at} is url:line:col"))?;
+        ensure!(
+            shepherd_races::report::sources::split_inline(url)
+                .is_some_and(|(doc, key)| doc.ends_with("/errors/") && key == script.0),
+            "{what} is placed in the inline script: {at}"
+        );
+        let back =
+            shepherd_instrument::original_inline_position(&script.1, script.2, l as u32, c as u32);
+        ensure!(
+            back == Some((line, col)),
+            "{what} at {at} maps to {back:?} in the script, not line {line} col {col}"
+        );
+    }
     let rej = t.first_with_scope("fire:unhandledrejection")?;
     ensure!(
         t.exceptions(rej)

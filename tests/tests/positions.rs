@@ -9,9 +9,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, ensure};
+// The instrumenter's inline-code finder in the reports' terms (what the CLI wires in).
+use shepherd_analysis::page_texts::inline_finder;
 use shepherd_e2e::{Case, TraceQuery, case, pages_dir, run_cases};
 use shepherd_instrument_js::script_key;
-use shepherd_races::report::{self, InlineCode, PageSources, RaceReport};
+use shepherd_races::report::{self, PageSources, RaceReport};
 use shepherd_races::{Options, analyze};
 use shepherd_runtime::Mode;
 
@@ -30,18 +32,6 @@ const INLINE1: &str =
 const HANDLER: &str = "bump(); window.seen = counter;";
 const INLINE2: &str = "\n  setTimeout(function () { counter = 10; }, 0);\n";
 const MODULE: &str = "window.fromModule = counter;";
-
-/// The instrumenter's inline-code finder in the reports' terms (what the CLI wires in).
-fn inline_finder(html: &str) -> Vec<InlineCode> {
-    shepherd_instrument::inline_code(html)
-        .into_iter()
-        .map(|c| InlineCode {
-            key: c.key,
-            line: c.line,
-            col: c.col,
-        })
-        .collect()
-}
 
 /// Positions of the accesses of `a` matching (write, location).
 fn positions(t: &TraceQuery, a: u32, write: bool, loc: &str) -> Vec<String> {

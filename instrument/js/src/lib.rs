@@ -70,12 +70,21 @@ pub const MAX_NESTING: usize = 1000;
 /// map's nearest mapping at or before it. Positions are 1-based, as browsers report them. The
 /// pass is deterministic, so given the text a page was served, this maps a position the
 /// browser reported (an uncaught exception's) back to that text. `None` when the pass refuses
-/// `src` or nothing maps there.
+/// `src`, nothing maps there, or the position is not in the code the pass made (a position of
+/// other code must not borrow the last mapping of this one).
 pub fn original_position(src: &str, opts: &Options, line: u32, col: u32) -> Option<(u32, u32)> {
     let mut opts = opts.clone();
     opts.source_map = true;
     opts.input_source_map = None;
     let out = instrument(src, &opts).ok()?;
+    let text = out
+        .code
+        .split('\n')
+        .nth(usize::try_from(line.checked_sub(1)?).ok()?)?;
+    // Columns count UTF-16 units; one past the line's end is where its last token ends.
+    if usize::try_from(col).ok()? > text.encode_utf16().count() + 1 {
+        return None;
+    }
     let map = swc_sourcemap::SourceMap::from_slice(out.source_map?.as_bytes()).ok()?;
     let t = map.lookup_token(line.checked_sub(1)?, col.checked_sub(1)?)?;
     Some((t.get_src_line() + 1, t.get_src_col() + 1))

@@ -30,4 +30,13 @@ fn positions_of_the_instrumented_code_map_back_to_the_source() {
     );
     // Nothing before the first mapping, and no position in a refused source.
     assert_eq!(original_position("var = ;", &opts, 1, 1), None);
+    // Nothing past the code the pass made (another script's position is not this one's).
+    let lines = out.code.split('\n').count() as u32;
+    assert_eq!(original_position(src, &opts, lines + 1, 1), None);
+    let last = out
+        .code
+        .split('\n')
+        .nth(gl as usize - 1)
+        .map_or(0, str::len) as u32;
+    assert_eq!(original_position(src, &opts, gl, last + 2), None);
 }

@@ -16,7 +16,7 @@ pub use names::{NodeNames, NodeView};
 use serde::Serialize;
 use shepherd_trace::{ActionType, Op, Trace};
 pub use sources::{
-    InlineCode, InlineFinder, NoSources, PageSources, Snippet, SourceLine, SourceProvider,
+    CodeKind, InlineCode, InlineFinder, NoSources, PageSources, Snippet, SourceLine, SourceProvider,
 };
 use std::collections::HashMap;
 use std::ops::Range;

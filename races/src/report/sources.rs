@@ -222,14 +222,34 @@ pub struct InlineCode {
     pub line: usize,
     /// 1-based column (UTF-16 code units) where the text starts.
     pub col: usize,
+    /// The text (so positions of the code the browser ran map back into it:
+    /// [`SourceProvider::original`]).
+    pub text: String,
+    /// How the instrumenter read the text.
+    pub kind: CodeKind,
+}
+
+/// How the instrumenter reads a text: what a [`PositionMapper`] needs to make the same code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeKind {
+    /// A script file (classic, else a module).
+    File,
+    /// An inline classic script.
+    Script,
+    /// An inline module.
+    Module,
+    /// The body of an `on*` attribute.
+    Handler,
+    /// The body of a `javascript:` URL.
+    JsUrl,
 }
 
 /// Every piece of inline code of an HTML document, in document order.
 pub type InlineFinder = fn(&str) -> Vec<InlineCode>;
 
-/// Position `(line, col)` (1-based) of the code made from a script's text, mapped back into
-/// that text ([`SourceProvider::original`]).
-pub type PositionMapper = fn(&str, u32, u32) -> Option<(u32, u32)>;
+/// Position `(line, col)` (1-based) of the code made from a text of this kind, mapped back
+/// into that text ([`SourceProvider::original`]).
+pub type PositionMapper = fn(&str, CodeKind, u32, u32) -> Option<(u32, u32)>;
 
 /// Script texts and documents by URL (the recording's responses), resolving inline positions
 /// to the document's lines with an injected [`InlineFinder`]. Documents are scanned for inline
@@ -337,16 +357,27 @@ impl SourceProvider for PageSources {
 }
 
 impl PageSources {
-    /// [`SourceProvider::original`], uncached.
+    /// [`SourceProvider::original`], uncached. A position in inline code (`#inline-<K>`, in
+    /// the terms of its instrumented text: the runtime places an exception in the inline code
+    /// whose registration precedes it in the document) maps through that code's own text.
     fn map_position(&self, pos: &str) -> Option<String> {
         let (url, line, col) = split_position(pos)?;
-        // Inline code is reported in the document's terms, which the mapper does not know.
-        if split_inline(url).is_some() {
-            return None;
-        }
         let mapper = self.mapper?;
-        let text = self.texts.get(url)?;
-        let (l, c) = mapper(text, u32::try_from(line).ok()?, u32::try_from(col).ok()?)?;
+        let blocks;
+        let (text, kind) = match split_inline(url) {
+            Some((doc, key)) => {
+                blocks = self.inline_of(doc)?;
+                let b = blocks.iter().find(|b| b.key == key)?;
+                (b.text.as_str(), b.kind)
+            }
+            None => (self.texts.get(url)?.as_str(), CodeKind::File),
+        };
+        let (l, c) = mapper(
+            text,
+            kind,
+            u32::try_from(line).ok()?,
+            u32::try_from(col).ok()?,
+        )?;
         Some(format!("{url}:{l}:{c}"))
     }
 }
@@ -364,10 +395,14 @@ mod tests {
 
     static MAPPINGS: AtomicUsize = AtomicUsize::new(0);
 
-    /// Maps line 2 of any text to its line 9, column + 1.
-    fn shift(_text: &str, line: u32, col: u32) -> Option<(u32, u32)> {
+    /// Maps line 2 of a script file or an inline script to its line 9, column + 1; handlers'
+    /// line 2 to line 1.
+    fn shift(_text: &str, kind: CodeKind, line: u32, col: u32) -> Option<(u32, u32)> {
         MAPPINGS.fetch_add(1, Ordering::SeqCst);
-        (line == 2).then_some((9, col + 1))
+        match kind {
+            CodeKind::Handler => (line == 2).then_some((1, col)),
+            _ => (line == 2).then_some((9, col + 1)),
+        }
     }
 
     #[test]
@@ -403,8 +438,29 @@ mod tests {
         assert_eq!(
             s.original(&format!("https://a.test/{INLINE_MARKER}1b:2:7")),
             None,
-            "inline code is in the document's terms"
+            "inline code without a finder: no text to map through"
         );
+    }
+
+    /// A position in inline code's instrumented text maps through the code's own text (which
+    /// the finder gives), as the code's kind, and stays in inline terms.
+    #[test]
+    fn positions_of_inline_code_map_back_through_their_text() {
+        let doc = "https://a.test/p/";
+        let s = PageSources::new(sources())
+            .with_inline_finder(table_finder)
+            .with_position_mapper(shift);
+        assert_eq!(
+            s.original(&format!("{doc}#inline-{SCRIPT:x}:2:7"))
+                .as_deref(),
+            Some(format!("{doc}#inline-{SCRIPT:x}:9:8").as_str())
+        );
+        assert_eq!(
+            s.original(&format!("{doc}#inline-{CLICK:x}:2:7"))
+                .as_deref(),
+            Some(format!("{doc}#inline-{CLICK:x}:1:7").as_str())
+        );
+        assert_eq!(s.original(&format!("{doc}#inline-3:2:7")), None);
     }
 
     static SCANS: AtomicUsize = AtomicUsize::new(0);
@@ -416,8 +472,18 @@ mod tests {
         if html != PAGE {
             return Vec::new();
         }
-        let at = |key, line, col| InlineCode { key, line, col };
-        vec![at(SCRIPT, 4, 9), at(CLICK, 8, 23), at(CLICK, 8, 55)]
+        let at = |key, line, col, text: &str, kind| InlineCode {
+            key,
+            line,
+            col,
+            text: text.to_string(),
+            kind,
+        };
+        vec![
+            at(SCRIPT, 4, 9, "\nvar a = 1;\n  a++;\n", CodeKind::Script),
+            at(CLICK, 8, 23, "go(\"x\")", CodeKind::Handler),
+            at(CLICK, 8, 55, "\n  hover()", CodeKind::Handler),
+        ]
     }
 
     fn sources() -> HashMap<String, String> {

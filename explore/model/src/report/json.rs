@@ -529,9 +529,9 @@ fn witness(
     let shot = |r: &RunRecord| out.screenshot(r).map(|p| p.display().to_string());
     let (a, b) = (&reference.snapshot, &reordered.snapshot);
     // Exceptions only the other order throws, with the lines that threw. The browser reports
-    // positions in the code it ran (the instrumented script): only a position mapped back into
-    // the script's own text has its lines shown (inline code is reported in the served
-    // document's lines, which the mapping does not know).
+    // positions in the code it ran (the instrumented script; for inline code, the runtime gives
+    // the position in the inline script's instrumented text): only a position mapped back into
+    // the script's own text has its lines shown (handlers' code is not mapped).
     let exception_code = b
         .exceptions
         .iter()
