@@ -80,6 +80,13 @@ impl Page {
             ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
             ("Runtime.enable", json!({})),
             ("Network.enable", json!({})),
+            // Every page behaves as the focused one: pages opened beside it (workers of an
+            // exploration, tests in parallel) would otherwise take the window's focus away and
+            // give it back, firing focus events nobody caused into the page under test.
+            (
+                "Emulation.setFocusEmulationEnabled",
+                json!({ "enabled": true }),
+            ),
             // Workers and frames in other processes, paused until the monitor watches their
             // requests (monitor.rs): their requests count for the page's quiet.
             (
