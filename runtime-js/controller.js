@@ -785,6 +785,8 @@ const control = freeze({
       mode: CONFIG.mode,
       postponed: rep.postponed,
       policyDiscarded: rep.discarded,
+      /** Gestures and callbacks the policy holds, or released and still to run. */
+      policyPending: repairPending(),
       incidents: rep.incidents.length,
       repairActive: repairOn,
     };

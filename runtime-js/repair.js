@@ -575,6 +575,11 @@ function repairFigures() {
   };
 }
 
+/** How many user gestures and callbacks the policy holds or has released but not yet run. */
+function repairPending() {
+  return userQueue.length + waiting.length;
+}
+
 function polNames() {
   const out = [];
   for (let i = 0; i < polList.length; i++) out[out.length] = polList[i].name;

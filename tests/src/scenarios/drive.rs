@@ -550,6 +550,9 @@ async fn drive(
             .await;
         good_input(page, &ctx.origin, &m.schedule).await?;
     }
+    if lane == Lane::Repair || lane == Lane::RecordRepaired {
+        policy_idle(page, secret).await?;
+    }
     let (exceptions, fired) = settled_oracle(ctx, page, m).await?;
     let secret_js = serde_json::to_string(secret)?;
     let control = |body: &str| {
@@ -680,6 +683,23 @@ async fn explored(
     .await
     .context("flushing the trace")?;
     Ok((exception_messages(page), None))
+}
+
+/// Waits until the repair policy holds nothing (input it postponed has been replayed, the
+/// callbacks it held have run): replayed typing changes no DOM, so the quiet wait alone read
+/// the oracle in the middle of it on a loaded machine. A policy that still holds something at
+/// the limit is left to the oracle (its max-delay is the product's).
+async fn policy_idle(page: &Page, secret: &str) -> Result<()> {
+    let secret_js = serde_json::to_string(secret)?;
+    let expr = format!(
+        "(() => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); return !C || C.stats().policyPending === 0; }})()"
+    );
+    if let Err(e) = poll(page, World::Page, &expr, patience(STEP_LIMIT)).await
+        && std::env::var_os("SHEPHERD_SCENARIO_LOG").is_some()
+    {
+        println!("  the policy still holds input: {e:#}");
+    }
+    Ok(())
 }
 
 /// Waits until the page is quiet (or, for a page that never is, the limit times the patience
