@@ -143,7 +143,7 @@ fn placed(want: &super::manifest::Race, r: &Reported) -> bool {
 /// Whether `r` is what manifest race `want` describes.
 fn matches(want: &super::manifest::Race, r: &Reported) -> bool {
     placed(want, r)
-        && r.kind == want.kind
+        && want.kinds().any(|k| k == r.kind)
         && match want.coverage.as_deref() {
             Some("any") => true,
             Some(c) => r.covered == want.covered && c == r.coverage,

@@ -336,7 +336,9 @@ pub struct Race {
     /// The location as `shepherd races` prints it; `*` matches any run of characters (object
     /// numbers: `BUTTON[*].click`).
     pub location: String,
-    /// `<first>-<second>` (`WRITE-READ`, `READ-WRITE`, `WRITE-WRITE`, …).
+    /// `<first>-<second>` (`WRITE-READ`, `READ-WRITE`, `WRITE-WRITE`, …); several separated
+    /// by `|` when the schedule does not decide which access comes first in every run (the
+    /// race is the same either way).
     pub kind: String,
     /// Covered by other races (EventRacer Def. 3.2).
     #[serde(default)]
@@ -376,6 +378,11 @@ pub struct Race {
 }
 
 impl Race {
+    /// The kinds [`Race::kind`] allows.
+    pub fn kinds(&self) -> impl Iterator<Item = &str> {
+        self.kind.split('|').map(str::trim)
+    }
+
     /// Whether the explorer must call the race harmful: `explored` when given, else
     /// `harmful`.
     pub fn explored_harmful(&self) -> bool {
@@ -588,15 +595,15 @@ impl Manifest {
             return Err((Some("bound".into()), "explore.bound is at least 1".into()));
         }
         for r in &self.races {
-            let ok = r
-                .kind
-                .split_once('-')
-                .is_some_and(|(a, b)| SIDES.contains(&a) && SIDES.contains(&b));
+            let ok = r.kinds().all(|k| {
+                k.split_once('-')
+                    .is_some_and(|(a, b)| SIDES.contains(&a) && SIDES.contains(&b))
+            });
             if !ok {
                 return Err((
                     quoted(&r.kind),
                     format!(
-                        "race kind {:?} is not <READ|WRITE|UPDATE>-<READ|WRITE|UPDATE>",
+                        "race kind {:?} is not <READ|WRITE|UPDATE>-<READ|WRITE|UPDATE> (or several, separated by |)",
                         r.kind
                     ),
                 ));
