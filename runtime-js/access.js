@@ -175,11 +175,7 @@ const A_numToString = uncurry(Number.prototype.toString);
 const A_floor = Math.floor;
 // The document's own URL without fragment, taken before any page script can pushState: the
 // URL of the HTML text that holds the inline scripts and handlers.
-const A_DOC_URL = (function () {
-  const h = pageHref();
-  const i = strIndexOf(h, '#');
-  return i < 0 ? h : strSlice(h, 0, i);
-})();
+const A_DOC_URL = A_noFragment(pageHref());
 
 function A_hex(k) {
   return A_numToString(k, 16);
@@ -241,8 +237,9 @@ function A_register(k, f, url) {
   return u;
 }
 
-// `    at f (https://a.test/w.js:3:7)` or `    at https://a.test/w.js:3:7`: the frame's URL.
-const A_FRAME_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):\d+:\d+\)?$/;
+// `    at f (https://a.test/w.js:3:7)` or `    at https://a.test/w.js:3:7` (or a position
+// `url:line:col`): the URL, line and column.
+const A_POS_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):(\d+):(\d+)\)?$/;
 const A_strSplit = uncurry(String.prototype.split);
 const A_reExec = uncurry(RegExp.prototype.exec);
 const A_Error = Error;
@@ -264,8 +261,6 @@ const A_SRC_COL = 17;
 // K -> [line, col] of its `src(` call in the document; and the keys noted, in order.
 const A_inlineAt = A_create(null);
 const A_inlineKeys = [];
-// `url:line:col` at the end of a stack frame or of a position.
-const A_POS_RE = /\(?([a-z][a-z0-9+.-]*:[^\s()]*?):(\d+):(\d+)\)?$/;
 const A_Number = Number;
 
 /** The URL without its fragment. */
@@ -323,7 +318,7 @@ T.inlinePos = A_inlinePos;
 function A_callerUrl() {
   try {
     const lines = A_strSplit(A_String(new A_Error().stack), '\n');
-    const m = lines.length > 4 ? A_reExec(A_FRAME_RE, lines[4]) : null;
+    const m = lines.length > 4 ? A_reExec(A_POS_RE, lines[4]) : null;
     return m !== null ? m[1] : '';
   } catch (_) {
     return '';
