@@ -12,6 +12,11 @@
 //! while its body does: Chromium reports no end for a `fetch` whose body the page never reads
 //! (an analytics POST), and waiting for it made such a page never quiet too. A document stays
 //! in flight until it ends: the parser works on its body as it comes.
+//!
+//! A service worker of the page's origin that is installing or activating counts as work in
+//! flight as well (the `ServiceWorker` domain's version states): its setup runs in its own
+//! context with no request necessarily open, and the page's `controllerchange` or
+//! `serviceWorker.ready` comes only at its end.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,6 +39,7 @@ pub(crate) const METHODS: &[&str] = &[
     "Network.responseReceived",
     "Target.attachedToTarget",
     "Target.detachedFromTarget",
+    "ServiceWorker.workerVersionUpdated",
 ];
 
 /// Events a child session (a worker, a frame in another process) is watched for.
@@ -102,7 +108,12 @@ pub(crate) struct PageState {
     pub dialogs: Vec<Dialog>,
     /// Requests started and not finished, by request id.
     pub in_flight: HashMap<String, InFlight>,
-    /// Last time a request started or ended.
+    /// Service workers of the page's origin that are still being set up (registered and not
+    /// yet activated or discarded), by version id -> script URL: installing and activating
+    /// run in the worker's own context, where no request need be in flight, and a page that
+    /// waits for its worker (`controllerchange`, `navigator.serviceWorker.ready`) is not done.
+    pub workers_starting: HashMap<String, String>,
+    /// Last time a request started or ended (or a service worker changed state).
     pub last_network: Instant,
     /// Body bytes the page received per document URL (main frame and frames), summed over
     /// its requests: a scheduler that releases a document in parts knows from this when a
@@ -126,6 +137,7 @@ impl Default for PageState {
             exceptions: Vec::new(),
             dialogs: Vec::new(),
             in_flight: HashMap::new(),
+            workers_starting: HashMap::new(),
             last_network: Instant::now(),
             document_bytes: HashMap::new(),
             main_navigations: 0,
@@ -267,6 +279,7 @@ pub(crate) async fn run(
             "Network.dataReceived" => data_received(&mut st, p),
             "Network.responseReceived" => response_received(&mut st, p),
             "Network.loadingFinished" | "Network.loadingFailed" => request_ended(&mut st, p),
+            "ServiceWorker.workerVersionUpdated" => worker_versions(&mut st, p),
             _ => {}
         }
     }
@@ -276,23 +289,26 @@ pub(crate) async fn run(
 /// child run: it was paused at its start so that no request of it goes unseen.
 async fn watch_child(conn: Connection, session: String, state: Arc<Mutex<PageState>>) {
     let mut events = conn.subscribe(Some(&session), CHILD_METHODS);
-    // Not every child has a network domain; it must be resumed either way.
-    let _ = conn
-        .call(
+    // Both are sent at once, the enable first (DevTools runs a session's commands in order,
+    // so no request of the child goes unseen), and the resume does not wait for the enable's
+    // answer: a paused service worker answers it only once it runs, so waiting held the
+    // worker (and every page that waited for it) for the whole call limit. Not every child
+    // has a network domain; it is resumed either way.
+    let _ = futures_util::future::join(
+        conn.call(
             Some(&session),
             "Network.enable",
             json!({}),
             CHILD_CALL_LIMIT,
-        )
-        .await;
-    let _ = conn
-        .call(
+        ),
+        conn.call(
             Some(&session),
             "Runtime.runIfWaitingForDebugger",
             json!({}),
             CHILD_CALL_LIMIT,
-        )
-        .await;
+        ),
+    )
+    .await;
     while let Some(ev) = events.next().await {
         let p = &ev.params;
         let mut st = lock(&state);
@@ -365,6 +381,45 @@ fn request_ended(st: &mut PageState, p: &Value) {
         st.in_flight.remove(id);
         st.last_network = Instant::now();
     }
+}
+
+/// Service worker versions changed state. Only the page's own origin counts: the domain
+/// reports every worker of the browser context, and another page's (a test beside this one)
+/// must not keep this one from being quiet.
+fn worker_versions(st: &mut PageState, p: &Value) {
+    let Some(versions) = p.get("versions").and_then(Value::as_array) else {
+        return;
+    };
+    let page_origin = st.main_url.as_deref().and_then(origin);
+    for v in versions {
+        let (Some(id), Some(script), Some(status)) = (
+            v.get("versionId").and_then(Value::as_str),
+            v.get("scriptURL").and_then(Value::as_str),
+            v.get("status").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let ours = page_origin.is_some() && origin(script) == page_origin;
+        // `installed` without `skipWaiting` waits for the old worker's pages to close, which
+        // this page does not wait for: only the steps that run on their own count.
+        if ours && matches!(status, "new" | "installing" | "activating") {
+            st.workers_starting
+                .insert(id.to_string(), script.chars().take(300).collect());
+        } else {
+            st.workers_starting.remove(id);
+        }
+        st.last_network = Instant::now();
+    }
+    if st.workers_starting.len() > MAX_DOCUMENTS {
+        st.workers_starting.clear();
+    }
+}
+
+/// `scheme://host:port` of `url`, when it has one.
+fn origin(url: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    let o = u.origin();
+    o.is_tuple().then(|| o.ascii_serialization())
 }
 
 fn lock(state: &Mutex<PageState>) -> std::sync::MutexGuard<'_, PageState> {

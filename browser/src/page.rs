@@ -80,6 +80,9 @@ impl Page {
             ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
             ("Runtime.enable", json!({})),
             ("Network.enable", json!({})),
+            // Service workers set up in their own context: the monitor counts one that is
+            // installing or activating as work in flight.
+            ("ServiceWorker.enable", json!({})),
             // Every page behaves as the focused one: pages opened beside it (workers of an
             // exploration, tests in parallel) would otherwise take the window's focus away and
             // give it back, firing focus events nobody caused into the page under test.
@@ -339,13 +342,16 @@ impl Page {
         self.lock_state().dialogs.clone()
     }
 
-    /// URLs of the requests the page has in flight (what keeps [`Page::wait_quiet`] waiting).
+    /// URLs of the requests the page has in flight, and the script URLs of its origin's
+    /// service workers still installing or activating: what keeps [`Page::wait_quiet`]
+    /// waiting.
     pub fn requests_in_flight(&self) -> Vec<String> {
-        let mut urls: Vec<String> = self
-            .lock_state()
+        let st = self.lock_state();
+        let mut urls: Vec<String> = st
             .in_flight
             .values()
             .map(|r| r.url.clone())
+            .chain(st.workers_starting.values().cloned())
             .collect();
         urls.sort();
         urls

@@ -19,7 +19,7 @@ pub struct Quiet {
     pub reached: bool,
     /// How long the wait took.
     pub waited: Duration,
-    /// Requests still in flight when the wait ended.
+    /// Requests (and service workers being set up) still in flight when the wait ended.
     pub in_flight: usize,
 }
 
@@ -53,7 +53,10 @@ impl Page {
         loop {
             let (in_flight, since_net) = {
                 let st = self.lock_state();
-                (st.in_flight.len(), st.last_network.elapsed())
+                (
+                    st.in_flight.len() + st.workers_starting.len(),
+                    st.last_network.elapsed(),
+                )
             };
             let since_dom = match self.dom_idle(&mut context).await {
                 Ok(d) => d,

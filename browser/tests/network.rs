@@ -224,3 +224,52 @@ async fn without_bypass_flag_loopback_skips_the_proxy_and_isolated_pages_take_th
     );
     browser.close().await.unwrap();
 }
+
+const SERVICE_WORKER: &str = r#"<!doctype html><body><script>
+navigator.serviceWorker.addEventListener('controllerchange', () => {
+  document.body.dataset.controlled = 'yes';
+});
+navigator.serviceWorker.register('/sw.js');
+</script>"#;
+
+/// A service worker installs and activates in its own context, where no request need be in
+/// flight and the page's DOM does not change: a page waiting for its worker
+/// (`controllerchange`) is not quiet until the setup has run.
+#[test]
+fn a_page_is_not_quiet_while_its_service_worker_installs() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(SERVICE_WORKER)),
+            (
+                "/sw.js",
+                delayed(
+                    "text/javascript",
+                    "addEventListener('install', (e) => { \
+                       skipWaiting(); \
+                       e.waitUntil(new Promise((ok) => setTimeout(ok, 1000))); }); \
+                     addEventListener('activate', (e) => { e.waitUntil(clients.claim()); });",
+                    0,
+                ),
+            ),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let quiet = page
+            .wait_quiet(
+                Duration::from_millis(250),
+                patience(Duration::from_secs(10)),
+            )
+            .await
+            .unwrap();
+        assert!(quiet.reached, "{quiet:?} {:?}", page.requests_in_flight());
+        assert!(quiet.waited >= Duration::from_millis(1000), "{quiet:?}");
+        assert_eq!(
+            page.evaluate("document.body.dataset.controlled")
+                .await
+                .unwrap(),
+            json!("yes"),
+            "quiet before the worker took control"
+        );
+    });
+}
