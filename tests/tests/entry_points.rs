@@ -830,34 +830,31 @@ case!(fig1_onload_before_definition, |h| async move {
 case!(stable_ids_survive_reload, |h| async move {
     let a = h.record_trace_until("/timers/", SOON, timers_done).await?;
     let b = h.record_trace_until("/timers/", SOON, timers_done).await?;
-    let sa: Vec<_> = ["timer", "interval", "raf", "parse", "script"]
-        .iter()
-        .flat_map(|k| {
-            a.of_kind(k)
-                .into_iter()
-                .map(|x| a.stable(x).to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let sb: Vec<_> = ["timer", "interval", "raf", "parse", "script"]
-        .iter()
-        .flat_map(|k| {
-            b.of_kind(k)
-                .into_iter()
-                .map(|x| b.stable(x).to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    // Timing may reorder the timers; the identities must be the same set.
-    let (mut sa, mut sb) = (sa, sb);
-    sa.sort();
-    sb.sort();
+    // The parser's chunks are left out: how many there are depends on how the document's
+    // bytes arrive and on the parser's time budget (a loaded machine splits the same page
+    // into more pieces), so `parse#k` names a position, not a piece of the page. What a chunk
+    // forks is named by its target, and the explorer matches such names with the chunk's
+    // ordinal blanked (`naming::blank_parse` in the explore model).
+    let ids = |t: &TraceQuery| -> Vec<String> {
+        let mut v: Vec<String> = ["timer", "interval", "raf", "script"]
+            .iter()
+            .flat_map(|k| t.of_kind(k).into_iter().map(|x| t.stable(x).to_string()))
+            .collect();
+        // Timing may reorder the timers; the identities must be the same set.
+        v.sort();
+        v
+    };
+    let (sa, sb) = (ids(&a), ids(&b));
     ensure!(sa == sb, "stable ids differ:\n{sa:?}\n{sb:?}");
-    // Four timers, three interval ticks, a frame, the script and its parse chunks.
-    ensure!(sa.len() >= 10, "too few actions to compare: {sa:?}");
+    // Four timers, three interval ticks, a frame and the script.
+    ensure!(sa.len() >= 9, "too few actions to compare: {sa:?}");
     ensure!(
         sa.iter().collect::<std::collections::HashSet<_>>().len() == sa.len(),
         "stable ids unique"
+    );
+    ensure!(
+        !a.of_kind("parse").is_empty() && !b.of_kind("parse").is_empty(),
+        "each load has parse actions"
     );
     Ok(())
 });
