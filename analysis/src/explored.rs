@@ -111,6 +111,7 @@ mod tests {
                 reversals: 0,
                 fraction: None,
                 enabled_fraction: None,
+                enabled_ceiling: None,
             },
             summary: Summary {
                 races: 3,

@@ -292,10 +292,14 @@ fn main() {
         one.triage.probes.len(),
         reorder_pruned * 100.0
     );
-    if let Some(f) = one.explorer.pruned_fraction() {
+    if let (Some(f), Some(ceiling)) = (
+        one.explorer.pruned_fraction(),
+        one.explorer.pruned_ceiling(),
+    ) {
         println!(
-            "   R4's measure (enabled events never explored, mean over the states reached): {:.1} %",
-            f * 100.0
+            "   R4's measure (enabled events never explored, mean over every state reached, the probes' included): {:.1} %; R4: 77 %; its ceiling on this app (one event explored from every state reached): {:.1} %",
+            f * 100.0,
+            ceiling * 100.0
         );
     }
 

@@ -131,6 +131,13 @@ pub struct Explorer {
     runs: Vec<RunInfo>,
     origins: Vec<Origin>,
     stats: Stats,
+    /// States reached by executions outside the reorder phase (triage's probes and their
+    /// references), by prefix hash: (events enabled, events explored from it). Kept apart
+    /// from `frames` so that nothing the reorder phase schedules depends on them; they count
+    /// only for [`Explorer::pruned_fraction`], which covers every state the exploration
+    /// reached.
+    #[serde(default)]
+    external: HashMap<u64, (u32, Vec<Ev>)>,
 }
 
 impl Explorer {
@@ -144,6 +151,7 @@ impl Explorer {
             runs: Vec::new(),
             origins: Vec::new(),
             stats: Stats::default(),
+            external: HashMap::new(),
         }
     }
 
@@ -284,7 +292,8 @@ impl Explorer {
     }
 
     /// Registers an execution that is not part of the reorder phase (a triage probe): it gets
-    /// a run id, and nothing is derived from it.
+    /// a run id, and nothing is derived from it; the states it reached and the events it
+    /// explored from them count for [`Explorer::pruned_fraction`].
     pub fn record_external(&mut self, exec: &Execution, depth: u32) -> u32 {
         let run = self.runs.len() as u32;
         self.runs.push(RunInfo {
@@ -292,6 +301,15 @@ impl Explorer {
             origin: None,
             steps: exec.len() as u32,
         });
+        let mut h = PREFIX_SEED;
+        for (i, e) in exec.events.iter().enumerate() {
+            let enabled = exec.enabled.get(i).map_or(0, Vec::len) as u32;
+            let state = self.external.entry(h).or_insert((enabled, Vec::new()));
+            insert_sorted(&mut state.1, *e);
+            h = mix(h, e.0);
+        }
+        let enabled = exec.enabled.get(exec.len()).map_or(0, Vec::len) as u32;
+        self.external.entry(h).or_insert((enabled, Vec::new()));
         run
     }
 
@@ -348,21 +366,48 @@ impl Explorer {
             .sum()
     }
 
-    /// R4's partial-order-reduction measure (§5.6): over every state reached, the share of
-    /// enabled events never explored from it, averaged. `None` before any state with an
-    /// enabled event.
+    /// R4's partial-order-reduction measure (§5.6): over every state reached (by the reorder
+    /// phase and by triage's probes alike), the share of enabled events never explored from
+    /// it, averaged. `None` before any state with an enabled event.
     pub fn pruned_fraction(&self) -> Option<f64> {
-        let mut sum = 0.0;
-        let mut count = 0usize;
-        for f in self.frames.values() {
-            if f.enabled == 0 {
-                continue;
-            }
-            let visited = (f.visited.len() as f64).min(f.enabled as f64);
-            sum += 1.0 - visited / f.enabled as f64;
-            count += 1;
-        }
-        (count > 0).then(|| sum / count as f64)
+        mean(
+            self.state_counts().map(|(enabled, explored)| {
+                1.0 - f64::from(explored.min(enabled)) / f64::from(enabled)
+            }),
+        )
+    }
+
+    /// The most [`Explorer::pruned_fraction`] could be over the same states: at most one
+    /// event explored from each, as a single execution does. What the measure can reach
+    /// depends on the page (how many events are enabled at once), not only on the explorer:
+    /// a page whose states each enable two events has a ceiling of 50 %.
+    pub fn pruned_ceiling(&self) -> Option<f64> {
+        mean(
+            self.state_counts()
+                .map(|(enabled, explored)| 1.0 - f64::from(explored.min(1)) / f64::from(enabled)),
+        )
+    }
+
+    /// Every reached state with an enabled event: (events enabled, events explored from it).
+    fn state_counts(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let reordered = self.frames.iter().map(|(h, f)| {
+            let explored = match self.external.get(h) {
+                Some((_, ext)) => ext
+                    .iter()
+                    .filter(|e| f.visited.binary_search(e).is_err())
+                    .count(),
+                None => 0,
+            };
+            (f.enabled, (f.visited.len() + explored) as u32)
+        });
+        let external = self
+            .external
+            .iter()
+            .filter(|(h, _)| !self.frames.contains_key(h))
+            .map(|(_, (enabled, explored))| (*enabled, explored.len() as u32));
+        reordered
+            .chain(external)
+            .filter(|&(enabled, _)| enabled > 0)
     }
 
     fn push_origin(&mut self, o: Origin) -> u32 {
@@ -435,6 +480,12 @@ impl Explorer {
 fn normalised(enabled: &[Ev], seq: &[Ev]) -> Option<(usize, u64)> {
     let skip = seq.iter().position(|e| enabled.binary_search(e).is_ok())?;
     Some((skip, seq_hash(&seq[skip..])))
+}
+
+/// The mean of `values`, `None` when there are none.
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
 }
 
 const PREFIX_SEED: u64 = 0x5eed_cafe_f00d_d00d;

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use shepherd_explore_model::brute::enumerate;
 use shepherd_explore_model::program::{EventDef, Program, QueueModel, Stmt};
 use shepherd_explore_model::shapes;
-use shepherd_explore_model::{Ev, Explorer, OriginKind, Relations};
+use shepherd_explore_model::{Ev, Execution, Explorer, OriginKind, Relations};
 
 const LIMIT: u64 = 200_000;
 
@@ -304,4 +304,47 @@ fn shared_prefix_reversals_are_both_explored() {
         .collect();
     assert!(names.contains(&vec![2, 0, 1]), "{names:?}");
     assert!(names.contains(&vec![2, 1, 0]), "{names:?}");
+}
+
+/// R4's measure covers every state the exploration reached: a triage probe's run (recorded
+/// outside the reorder phase) adds the event it explored from a shared state and the states
+/// only it reached; the ceiling is the measure with one event explored from every state.
+#[test]
+fn pruning_counts_the_states_probes_reach() {
+    let ev = |n: u32| Ev(n);
+    // Two steps; before the first, events 1, 2 and 3 are enabled, before the second 2 and 3,
+    // after it 3 (the run stopped there).
+    let initial = Execution {
+        events: vec![ev(1), ev(2)],
+        enabled: vec![vec![ev(1), ev(2), ev(3)], vec![ev(2), ev(3)], vec![ev(3)]],
+        hb: vec![vec![], vec![]],
+        dep: vec![vec![], vec![]],
+        user: vec![false, false],
+        fifo: vec![None, None],
+    };
+    let mut ex = Explorer::new(1);
+    ex.record(&initial, None);
+    // One event explored from the first two states, none from the last (3 still enabled):
+    // the ceiling itself.
+    let one = (2.0 / 3.0 + 1.0 / 2.0 + 1.0) / 3.0;
+    assert!((ex.pruned_fraction().unwrap() - one).abs() < 1e-9);
+    assert!((ex.pruned_ceiling().unwrap() - one).abs() < 1e-9);
+    // A probe runs 3 first: a second event explored from the first state, and two states
+    // only it reached (after 3: 1 of 1 and 2 explored; after 3, 1: nothing of 2).
+    let probe = Execution {
+        events: vec![ev(3), ev(1)],
+        enabled: vec![vec![ev(1), ev(2), ev(3)], vec![ev(1), ev(2)], vec![ev(2)]],
+        hb: vec![vec![], vec![]],
+        dep: vec![vec![], vec![]],
+        user: vec![false, false],
+        fifo: vec![None, None],
+    };
+    ex.record_external(&probe, 1);
+    let states = [1.0 / 3.0, 1.0 / 2.0, 1.0, 1.0 / 2.0, 1.0];
+    let want = states.iter().sum::<f64>() / states.len() as f64;
+    assert!((ex.pruned_fraction().unwrap() - want).abs() < 1e-9);
+    let ceiling = (2.0 / 3.0 + 1.0 / 2.0 + 1.0 + 1.0 / 2.0 + 1.0) / 5.0;
+    assert!((ex.pruned_ceiling().unwrap() - ceiling).abs() < 1e-9);
+    // Nothing for the reorder phase comes of it.
+    assert_eq!(ex.runs().len(), 2);
 }

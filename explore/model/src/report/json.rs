@@ -66,8 +66,13 @@ pub struct Pruned {
     pub reversals: usize,
     /// `1 − reversals / racing_pairs` (`None` without racing pairs).
     pub fraction: Option<f64>,
-    /// R4's measure: over every state reached, the share of enabled events never explored.
+    /// R4's measure: over every state reached (probes' runs included), the share of enabled
+    /// events never explored.
     pub enabled_fraction: Option<f64>,
+    /// The most `enabled_fraction` could be over the same states (at most one event explored
+    /// from each): it depends on how many events the page enables at once.
+    #[serde(default)]
+    pub enabled_ceiling: Option<f64>,
 }
 
 /// Races per verdict.
@@ -409,6 +414,7 @@ pub fn build(out: &Outcome, bound: u32, sources: &dyn SourceProvider) -> Explore
             reversals,
             fraction: (racing > 0).then(|| 1.0 - (reversals as f64 / racing as f64).min(1.0)),
             enabled_fraction: out.explorer.pruned_fraction(),
+            enabled_ceiling: out.explorer.pruned_ceiling(),
         },
         summary: Summary {
             races: races.iter().filter(|r| !r.covered).count(),
