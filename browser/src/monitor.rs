@@ -17,8 +17,13 @@
 //! flight as well (the `ServiceWorker` domain's version states): its setup runs in its own
 //! context with no request necessarily open, and the page's `controllerchange` or
 //! `serviceWorker.ready` comes only at its end.
+//!
+//! So does a frame that is still loading with no request of its own in flight: its document
+//! has arrived and it is parsing or running scripts, and its element's `load` in the page
+//! is still to come (under load, that took longer than a quiet period). A frame waiting for
+//! a request is left to the request's own accounting (a scheduler may be holding it).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,6 +37,10 @@ pub(crate) const METHODS: &[&str] = &[
     "Runtime.exceptionThrown",
     "Page.javascriptDialogOpening",
     "Page.frameNavigated",
+    "Page.frameAttached",
+    "Page.frameDetached",
+    "Page.frameStartedLoading",
+    "Page.frameStoppedLoading",
     "Network.requestWillBeSent",
     "Network.loadingFinished",
     "Network.loadingFailed",
@@ -113,6 +122,11 @@ pub(crate) struct PageState {
     /// run in the worker's own context, where no request need be in flight, and a page that
     /// waits for its worker (`controllerchange`, `navigator.serviceWorker.ready`) is not done.
     pub workers_starting: HashMap<String, String>,
+    /// Frames in the page (not the main frame), by frame id.
+    pub child_frames: HashSet<String>,
+    /// Child frames that have started loading and not stopped (their load event has not
+    /// fired): with no request of theirs in flight, they are parsing or running scripts.
+    pub frames_loading: HashSet<String>,
     /// Last time a request started or ended (or a service worker changed state).
     pub last_network: Instant,
     /// Body bytes the page received per document URL (main frame and frames), summed over
@@ -130,6 +144,16 @@ pub(crate) struct PageState {
     pub tools_world: Option<(u64, i64)>,
 }
 
+impl PageState {
+    /// Child frames still loading with no request of theirs in flight.
+    pub fn frames_parsing(&self) -> usize {
+        self.frames_loading
+            .iter()
+            .filter(|f| !self.in_flight.values().any(|r| &r.frame_id == *f))
+            .count()
+    }
+}
+
 impl Default for PageState {
     fn default() -> Self {
         PageState {
@@ -138,6 +162,8 @@ impl Default for PageState {
             dialogs: Vec::new(),
             in_flight: HashMap::new(),
             workers_starting: HashMap::new(),
+            child_frames: HashSet::new(),
+            frames_loading: HashSet::new(),
             last_network: Instant::now(),
             document_bytes: HashMap::new(),
             main_navigations: 0,
@@ -153,6 +179,8 @@ impl Default for PageState {
 pub(crate) struct InFlight {
     pub url: String,
     pub loader_id: String,
+    /// The frame that made it (empty when DevTools did not say: a worker's).
+    pub frame_id: String,
     /// A document (a page or a frame): its received bytes are counted.
     pub document: bool,
 }
@@ -280,6 +308,34 @@ pub(crate) async fn run(
             "Network.responseReceived" => response_received(&mut st, p),
             "Network.loadingFinished" | "Network.loadingFailed" => request_ended(&mut st, p),
             "ServiceWorker.workerVersionUpdated" => worker_versions(&mut st, p),
+            "Page.frameAttached" => {
+                if let Some(f) = p.get("frameId").and_then(Value::as_str)
+                    && st.child_frames.len() < MAX_DOCUMENTS
+                {
+                    st.child_frames.insert(f.to_string());
+                }
+            }
+            "Page.frameDetached" => {
+                if let Some(f) = p.get("frameId").and_then(Value::as_str) {
+                    st.child_frames.remove(f);
+                    st.frames_loading.remove(f);
+                }
+            }
+            "Page.frameStartedLoading" => {
+                if let Some(f) = p.get("frameId").and_then(Value::as_str)
+                    && st.child_frames.contains(f)
+                {
+                    st.frames_loading.insert(f.to_string());
+                    st.last_network = Instant::now();
+                }
+            }
+            "Page.frameStoppedLoading" => {
+                if let Some(f) = p.get("frameId").and_then(Value::as_str)
+                    && st.frames_loading.remove(f)
+                {
+                    st.last_network = Instant::now();
+                }
+            }
             _ => {}
         }
     }
@@ -332,12 +388,14 @@ fn request_started(st: &mut PageState, p: &Value) {
         .and_then(Value::as_str)
         .unwrap_or("");
     let loader = p.get("loaderId").and_then(Value::as_str).unwrap_or("");
+    let frame = p.get("frameId").and_then(Value::as_str).unwrap_or("");
     let document = p.get("type").and_then(Value::as_str) == Some("Document");
     st.in_flight.insert(
         id.to_string(),
         InFlight {
             url: url.chars().take(300).collect(),
             loader_id: loader.to_string(),
+            frame_id: frame.to_string(),
             document,
         },
     );

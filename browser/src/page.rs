@@ -357,6 +357,13 @@ impl Page {
         urls
     }
 
+    /// Frames of the page still loading with no request of theirs in flight: parsing their
+    /// document or running its scripts, their `load` still to come. Counted by
+    /// [`Page::wait_quiet`]; a scheduler that holds requests adds them to what it waits for.
+    pub fn frames_parsing(&self) -> usize {
+        self.lock_state().frames_parsing()
+    }
+
     /// Body bytes received so far for the document at `url` (a page or a frame; 0 when none),
     /// summed over its requests. URLs longer than 300 characters are compared by their first
     /// 300.

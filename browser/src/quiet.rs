@@ -54,7 +54,7 @@ impl Page {
             let (in_flight, since_net) = {
                 let st = self.lock_state();
                 (
-                    st.in_flight.len() + st.workers_starting.len(),
+                    st.in_flight.len() + st.workers_starting.len() + st.frames_parsing(),
                     st.last_network.elapsed(),
                 )
             };

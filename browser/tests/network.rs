@@ -273,3 +273,49 @@ fn a_page_is_not_quiet_while_its_service_worker_installs() {
         );
     });
 }
+
+/// A frame whose document has arrived is still parsing it (nothing in flight, nothing
+/// changing in the page's own DOM) until its `load`: the page is not quiet before the frame
+/// element's load event has fired.
+#[test]
+fn a_page_is_not_quiet_while_a_frame_parses() {
+    with_browser(|browser| async move {
+        // Some megabytes of markup: the parser takes them in many slices, well past an idle
+        // period, after the last byte has arrived.
+        let frame: String = (0..60_000)
+            .map(|i| format!("<div class=row><p>row {i}</p><span>{i}</span></div>\n"))
+            .collect();
+        let server = serve(vec![
+            (
+                "/",
+                // Added by the page's load handler (the page's load waits for the frames that
+                // were there before it), as a late widget is: in the document before
+                // `navigate` returns.
+                html(
+                    "<script>addEventListener('load', () => { \
+                       const f = document.createElement('iframe'); \
+                       f.onload = () => { document.body.dataset.loaded = 'yes'; }; \
+                       f.src = '/frame'; document.body.append(f); });</script>",
+                ),
+            ),
+            ("/frame", html(&frame)),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        let quiet = page
+            .wait_quiet(
+                Duration::from_millis(100),
+                patience(Duration::from_secs(20)),
+            )
+            .await
+            .unwrap();
+        assert!(quiet.reached, "{quiet:?} {:?}", page.requests_in_flight());
+        assert_eq!(
+            page.evaluate("document.body.dataset.loaded").await.unwrap(),
+            json!("yes"),
+            "quiet before the frame's load"
+        );
+        assert_eq!(page.frames_parsing(), 0);
+    });
+}

@@ -180,8 +180,9 @@ struct PageState {
 const OUTSIDE_POLL: Duration = Duration::from_millis(1);
 
 /// A step's effects as this process sees them: the proxy's held items, requests in flight that
-/// it does not hold, bytes of the released chunk's document, and whether the browser has
-/// loaded anything since the step released a response.
+/// it does not hold (and frames parsing a document that has arrived), bytes of the released
+/// chunk's document, and whether the browser has loaded anything since the step released a
+/// response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Outside {
     held: Vec<u64>,
@@ -1033,7 +1034,10 @@ impl Worker {
                     && !held.iter().any(|h| &h.url == u)
                     && (queued.is_empty() || origin_of(u).is_none_or(|o| !queued.contains(&o)))
             })
-            .count();
+            .count()
+            // A frame whose document has arrived is parsing it until its load: that load (an
+            // event of the page) is the step's, not the next step's.
+            + page.frames_parsing();
         Outside {
             held: held.iter().map(|h| h.id).collect(),
             unheld,
