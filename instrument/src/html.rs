@@ -33,6 +33,9 @@ pub struct HtmlConfig {
     /// what the runtime presents when it uploads the trace or asks for dynamic code to be
     /// instrumented.
     pub page_token: String,
+    /// The runtime's version, named in its URL (`v=`) so the browser may keep the script;
+    /// empty: not named.
+    pub runtime_version: String,
     /// `scheme://host[:port]` of the document, used for CSP host-sources.
     pub origin: Option<String>,
     /// The response's `Content-Type` value (its charset takes part in encoding detection).
@@ -64,6 +67,7 @@ impl HtmlConfig {
         HtmlConfig {
             mode,
             page_token: page_token.into(),
+            runtime_version: String::new(),
             origin: None,
             content_type: None,
             nonce: None,
@@ -258,8 +262,13 @@ impl HtmlInstrumenter {
             Some(g) if g.any() && !self.cfg.fragment => format!("#g={}", url_component(&g.token)),
             _ => String::new(),
         };
+        let version = if self.cfg.runtime_version.is_empty() {
+            String::new()
+        } else {
+            format!("&amp;v={}", url_component(&self.cfg.runtime_version))
+        };
         format!(
-            "<script src=\"{RUNTIME_PATH}?t={}&amp;m={}{gates}\"{nonce}></script>",
+            "<script src=\"{RUNTIME_PATH}?t={}&amp;m={}{version}{gates}\"{nonce}></script>",
             url_component(&self.cfg.page_token),
             self.cfg.mode.as_str()
         )

@@ -85,7 +85,7 @@ impl ProxyHandle {
             .shared
             .runtime_js
             .write()
-            .unwrap_or_else(|p| p.into_inner()) = js;
+            .unwrap_or_else(|p| p.into_inner()) = crate::state::RuntimeScript::new(js);
     }
 
     /// The Prometheus metrics (also served at `GET /metrics` on the control listener).

@@ -33,17 +33,7 @@ pub(crate) async fn handle(
     }
     let method = req.method().clone();
     match (method, tail) {
-        (Method::GET, "/runtime.js") => with_type(
-            StatusCode::OK,
-            "application/javascript; charset=utf-8",
-            ProxyBody::full(
-                shared
-                    .runtime_js
-                    .read()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .clone(),
-            ),
-        ),
+        (Method::GET, "/runtime.js") => runtime(shared, &query),
         (Method::POST, "/trace" | "/instrument" | "/hold/release" | "/repair") => {
             let origin = target.origin();
             let token = query::param(&query, "t").unwrap_or_default();
@@ -71,6 +61,31 @@ pub(crate) async fn handle(
         }
         _ => simple(StatusCode::NOT_FOUND, "no such shepherd endpoint\n"),
     }
+}
+
+/// `GET /__shepherd/runtime.js`: the runtime. Asked for by its current version (`v=`, the
+/// URL documents are given), it may be kept: that URL names this text only, so the browser
+/// reuses it, and V8 its compiled code, on the next page (the script is ≈ 300 KB, and
+/// compiling what a page load runs of it is most of the runtime's cost there). Any other URL
+/// (an old version, none) gets the current text, kept by no cache.
+fn runtime(shared: &Shared, query: &str) -> Response<ProxyBody> {
+    let (body, current) = {
+        let r = shared.runtime_js.read().unwrap_or_else(|p| p.into_inner());
+        let asked = query::param(query, "v").unwrap_or_default();
+        (r.body.clone(), !asked.is_empty() && asked == r.version)
+    };
+    let mut resp = with_type(
+        StatusCode::OK,
+        "application/javascript; charset=utf-8",
+        ProxyBody::full(body),
+    );
+    if current {
+        resp.headers_mut().insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("private, max-age=31536000, immutable"),
+        );
+    }
+    resp
 }
 
 /// `POST /__shepherd/trace?t=T&doc=DOC&seq=N`: one batch of a document's trace. The document

@@ -21,6 +21,9 @@ pub struct ResponseMeta<'a> {
     /// The page credential of this response's origin: what the injected runtime presents on
     /// `/__shepherd/trace` and `/__shepherd/instrument` (written into the runtime's URL).
     pub page_token: &'a str,
+    /// The version of the runtime the proxy serves now (`v=` of the runtime's URL, which
+    /// lets the browser keep the script; see `RuntimeScript`).
+    pub runtime_version: &'a str,
     /// For an HTML document ([`Rewriter::html`]): a hold token drawn for this document alone
     /// (32 hex digits; empty in [`Rewriter::plan`]). A rewriter that makes the parser's
     /// resources holdable marks their URLs with it (`__shepherd_hold=TOKEN.N`, held like the

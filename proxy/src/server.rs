@@ -93,7 +93,7 @@ pub(crate) async fn start(
         auth: config.auth,
         allow: config.allow,
         site_certs: config.site_certs,
-        runtime_js: std::sync::RwLock::new(config.runtime_js),
+        runtime_js: std::sync::RwLock::new(crate::state::RuntimeScript::new(config.runtime_js)),
         metrics: crate::metrics::Metrics::default(),
         rewriter: config.rewriter,
         traces,

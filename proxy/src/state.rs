@@ -32,7 +32,7 @@ pub(crate) struct Shared {
     /// The site's own certificates (reverse mode).
     pub site_certs: Arc<SiteCertificates>,
     /// The runtime served at `/__shepherd/runtime.js`; replaced when policies are reloaded.
-    pub runtime_js: std::sync::RwLock<bytes::Bytes>,
+    pub runtime_js: std::sync::RwLock<RuntimeScript>,
     /// Prometheus metrics beside the counters of `stats`.
     pub metrics: Metrics,
     pub rewriter: Option<Arc<dyn Rewriter>>,
@@ -108,4 +108,24 @@ pub(crate) fn origin_of(scheme: &str, host: &str, port: Option<u16>) -> String {
     let scheme = scheme.to_ascii_lowercase();
     let port = port.unwrap_or(if scheme == "http" { 80 } else { 443 });
     format!("{scheme}://{}:{port}", host.to_ascii_lowercase())
+}
+
+/// The runtime script and its version: documents name the version in the runtime's URL
+/// (`v=`), so the browser may keep the script (and V8 its compiled code) for as long as the
+/// proxy serves that text. A reload of the policies makes a new version, hence a new URL.
+pub struct RuntimeScript {
+    /// The script.
+    pub body: bytes::Bytes,
+    /// The first 16 hex digits of the body's SHA-256.
+    pub version: String,
+}
+
+impl RuntimeScript {
+    /// `body` with its version.
+    pub fn new(body: bytes::Bytes) -> RuntimeScript {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(&body);
+        let version = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        RuntimeScript { body, version }
+    }
 }

@@ -237,6 +237,7 @@ impl Rewriter for InstrumentRewriter {
 
     fn html(&self, meta: &ResponseMeta<'_>, headers: &mut HeaderMap) -> Box<dyn HtmlStream> {
         let mut cfg = HtmlConfig::new(self.mode, meta.page_token);
+        cfg.runtime_version = meta.runtime_version.to_string();
         cfg.origin = origin_of(meta.url);
         cfg.content_type = headers
             .get(CONTENT_TYPE)

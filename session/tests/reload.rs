@@ -42,8 +42,8 @@ async fn html_origin() -> std::net::SocketAddr {
     addr
 }
 
-/// The document at `url` as the stack serves it.
-async fn document(stack: &Stack, url: &str) -> String {
+/// The response to a GET of `url` through the stack: its head (lower-cased) and body.
+async fn fetch(stack: &Stack, url: &str) -> (String, String) {
     let host = url.split('/').nth(2).unwrap();
     let mut tcp = tokio::net::TcpStream::connect(stack.proxy().addr())
         .await
@@ -55,7 +55,25 @@ async fn document(stack: &Stack, url: &str) -> String {
     let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     let head = String::from_utf8_lossy(&out[..split]).to_ascii_lowercase();
     assert!(head.starts_with("http/1.1 200"), "{head}");
-    String::from_utf8_lossy(&out[split + 4..]).into_owned()
+    (
+        head,
+        String::from_utf8_lossy(&out[split + 4..]).into_owned(),
+    )
+}
+
+/// The document at `url` as the stack serves it.
+async fn document(stack: &Stack, url: &str) -> String {
+    fetch(stack, url).await.1
+}
+
+/// The runtime's URL in `doc`, absolute on `origin`.
+fn runtime_url(doc: &str, origin: std::net::SocketAddr) -> String {
+    let start = doc
+        .find("/__shepherd/runtime.js?")
+        .expect("the runtime's tag");
+    let end = start + doc[start..].find('"').expect("the end of its URL");
+    let path = doc[start..end].replace("&amp;", "&");
+    format!("http://{origin}{}", path.split('#').next().unwrap())
 }
 
 /// A serve stack with `policy` in force.
@@ -129,5 +147,37 @@ async fn only_pages_in_a_policys_scope_are_made_holdable() {
         inside.contains("<script src=\"app.js?__shepherd_hold="),
         "the page in scope is marked: {inside}"
     );
+    stack.shutdown().await;
+}
+
+/// The runtime's URL names its version: the browser may keep the script (and V8 its compiled
+/// code) across pages, since that URL serves that text only. A reload of the policies makes
+/// another text, hence another URL; the old one is answered with the current text, kept by
+/// no cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtimes_url_names_its_version_and_only_that_one_is_kept() {
+    let origin = html_origin().await;
+    let url = format!("http://{origin}/");
+    let stack = serve(shepherd_policies::load("init-user").unwrap()).await;
+    let first = runtime_url(&document(&stack, &url).await, origin);
+    assert!(first.contains("&v="), "{first}");
+    let (head, body) = fetch(&stack, &first).await;
+    assert!(
+        head.contains("cache-control: private, max-age=31536000, immutable"),
+        "{head}"
+    );
+    assert!(body.len() > 100_000, "the runtime itself");
+    // The same text, the same URL.
+    assert_eq!(runtime_url(&document(&stack, &url).await, origin), first);
+
+    stack.set_policy(None);
+    let second = runtime_url(&document(&stack, &url).await, origin);
+    assert_ne!(second, first, "another runtime, another URL");
+    let (old_head, old_body) = fetch(&stack, &first).await;
+    assert!(old_head.contains("cache-control: no-store"), "{old_head}");
+    let (new_head, new_body) = fetch(&stack, &second).await;
+    assert!(new_head.contains("immutable"), "{new_head}");
+    assert_eq!(old_body, new_body, "an old URL gets the current runtime");
+    assert_ne!(old_body, body, "the reload changed the runtime");
     stack.shutdown().await;
 }

@@ -67,11 +67,18 @@ pub(crate) async fn http(
         return Response::from_parts(parts, body);
     };
     let page_token = shared.secrets.page_token(&target.origin());
+    let runtime_version = shared
+        .runtime_js
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .version
+        .clone();
     let info = rewrite::RequestInfo {
         method: &method,
         url: &url_s,
         headers: &headers,
         page_token: &page_token,
+        runtime_version: &runtime_version,
         page_holds: &shared.page_holds,
         metrics: &shared.metrics,
     };

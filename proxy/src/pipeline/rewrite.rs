@@ -20,6 +20,8 @@ pub(crate) struct RequestInfo<'a> {
     pub headers: &'a HeaderMap,
     /// The page credential of the response's origin.
     pub page_token: &'a str,
+    /// The version of the runtime served now.
+    pub runtime_version: &'a str,
     /// Where a document's hold points wait for the page (parser gates).
     pub page_holds: &'a Arc<PageHolds>,
     /// Where documents served with the runtime are counted.
@@ -42,6 +44,7 @@ pub(crate) async fn apply(
         request_headers: req.headers,
         status: parts.status,
         page_token: req.page_token,
+        runtime_version: req.runtime_version,
         hold_token: "",
     };
     let kind = rewriter.plan(&meta, &mut parts.headers);
