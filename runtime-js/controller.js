@@ -787,6 +787,8 @@ const control = freeze({
       policyDiscarded: rep.discarded,
       /** Gestures and callbacks the policy holds, or released and still to run. */
       policyPending: repairPending(),
+      /** XHR and fetch requests (and bodies being read) started and not ended. */
+      requests: netPending,
       incidents: rep.incidents.length,
       repairActive: repairOn,
     };

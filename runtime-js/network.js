@@ -20,6 +20,38 @@ function noteTargetEvent(ev) {
   enterEvent(ev, evCurrentTarget(ev), false);
 }
 
+/** XHR and fetch requests the page started and has not seen end, response bodies being read
+ * included (`stats().requests`): a driver that acts on the page learns from the page itself
+ * that its input sent a request, before DevTools reports it. */
+let netPending = 0;
+
+/** Runs `f` (which starts a request and returns a promise, or throws) counted in netPending
+ * until the promise settles. */
+function countedRequest(f) {
+  netPending++;
+  let p;
+  try {
+    p = f();
+  } catch (e) {
+    netPending--;
+    throw e;
+  }
+  const done = () => {
+    netPending--;
+  };
+  promiseThen(p, done, done);
+  return p;
+}
+
+/** An XHR's request ended (its `loadend`, or `send` threw). */
+function xhrEnded(x) {
+  const m = metaOf(x);
+  if (m.net === true) {
+    m.net = false;
+    netPending--;
+  }
+}
+
 function installXhr() {
   if (!XHRP) return;
   const nOpen = XHRP.open;
@@ -46,9 +78,25 @@ function installXhr() {
     if (x === undefined || !x.hooked) {
       if (x !== undefined) x.hooked = true;
       for (let i = 0; i < XHR_TYPES.length; i++) nAddEL(this, XHR_TYPES[i], noteTargetEvent, false);
+      nAddEL(this, 'loadend', xhrLoadEnd, false);
     }
-    return nested(nSend, this, arguments); // loadstart (and sync XHR events) fire inside send
+    // Once per request: an open() that ends the last one fires no loadend, and the slot is
+    // taken over by this send.
+    if (m.net !== true) {
+      m.net = true;
+      netPending++;
+    }
+    try {
+      return nested(nSend, this, arguments); // loadstart (and sync XHR events) fire inside send
+    } catch (e) {
+      xhrEnded(this);
+      throw e;
+    }
   });
+}
+
+function xhrLoadEnd() {
+  xhrEnded(this);
 }
 
 /** Wraps a promise-returning method so its settlement is an action forked by the caller. */
@@ -95,7 +143,9 @@ function installFetch() {
       if (passive()) return rApply(nFetch, this == null ? G : this, arguments);
       const d = forkDesc(3, 'fetch', urlOf(input), undefined);
       d.label = 'fetch ' + d.url;
-      const p = rApply(nFetch, this == null ? G : this, arguments);
+      const self = this == null ? G : this;
+      const args = arguments;
+      const p = countedRequest(() => rApply(nFetch, self, args));
       return settleAsAction(p, d);
     });
   }
@@ -107,7 +157,12 @@ function installFetch() {
       patch(RP, name, function () {
         if (passive()) return rApply(f, this, arguments);
         const d = forkDesc(3, 'body', name, undefined);
-        return settleAsAction(rApply(f, this, arguments), d);
+        const self = this;
+        const args = arguments;
+        return settleAsAction(
+          countedRequest(() => rApply(f, self, args)),
+          d,
+        );
       });
     }
   }

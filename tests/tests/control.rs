@@ -21,6 +21,10 @@ fn main() -> ExitCode {
         ("virtual_time_holds_timers_when_registered", virtual_time),
         ("clearing_a_fired_timer_still_writes_it", clear_after_fire),
         ("key_events_name_their_key", key_events_name_their_key),
+        (
+            "the_page_counts_its_requests_in_flight",
+            the_page_counts_its_requests_in_flight,
+        ),
     ];
     run_cases(Mode::Record, cases)
 }
@@ -439,5 +443,53 @@ case!(key_events_name_their_key, |h| async move {
         "keydown and keyup name x and Enter: {keys:?}\n{}",
         t.dump()
     );
+    Ok(())
+});
+
+// A driver learns from the page that its input sent a request (DevTools reports it later): the
+// runtime counts XHR and fetch requests, and bodies being read, until they end.
+case!(the_page_counts_its_requests_in_flight, |h| async move {
+    let page = h.open("/network/").await?;
+    h.wait_for(
+        &page,
+        "window.fetchDone === true && window.awaited > 0",
+        SOON,
+    )
+    .await?;
+    h.wait_for(&page, "got.length === 1", SOON).await?;
+    // The page's own four requests (the second XHR has no handler: its end is its loadend).
+    let requests = || async { h.control(&page, "C.stats().requests").await };
+    let mut settled = requests().await?;
+    let start = std::time::Instant::now();
+    while settled != json!(0) && start.elapsed() < shepherd_testkit::patience(SOON) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        settled = requests().await?;
+    }
+    ensure!(settled == json!(0), "the page's requests ended: {settled}");
+    // Two slow ones, started and counted at once; a send that throws is not counted.
+    let started = page
+        .evaluate(
+            "(() => { window.slow = 0; \
+               const x = new XMLHttpRequest(); x.open('GET', 'data.json?delay=4000'); \
+               x.onload = () => { window.slow++; }; x.send(); \
+               fetch('data.json?delay=4000').then((r) => r.json()).then(() => { window.slow++; }); \
+               try { new XMLHttpRequest().send(); } catch (e) { window.threw = e.name; } \
+               return window.threw; })()",
+        )
+        .await?;
+    ensure!(started == json!("InvalidStateError"), "{started}");
+    let during = requests().await?;
+    ensure!(during == json!(2), "two requests in flight: {during}");
+    h.wait_for(&page, "window.slow === 2", Duration::from_secs(15))
+        .await?;
+    // The fetch's body is read after the last callback's turn began: wait for the count.
+    let mut after = requests().await?;
+    let start = std::time::Instant::now();
+    while after != json!(0) && start.elapsed() < shepherd_testkit::patience(SOON) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        after = requests().await?;
+    }
+    ensure!(after == json!(0), "every request ended: {after}");
+    let _ = page.close().await;
     Ok(())
 });

@@ -279,7 +279,7 @@ async fn run_schedule(
     Ok(())
 }
 
-/// How long the good order's page must be idle after each input.
+/// How long the good order's page must be quiet after each input.
 const GOOD_IDLE: Duration = Duration::from_millis(150);
 
 /// The schedule's input on a loaded page, each step once the page is quiet again (the
@@ -289,7 +289,18 @@ const GOOD_IDLE: Duration = Duration::from_millis(150);
 /// another context's work (a service worker's claim) has run: the race's other side, which no
 /// request or DOM change announces to the quiet wait. Such a state that never comes in the
 /// good order is waited for only up to [`STEP_LIMIT`], and the recording goes on.
-async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Result<()> {
+async fn good_input(
+    page: &Page,
+    origin: &ScenarioOrigin,
+    secret: &str,
+    steps: &[Step],
+) -> Result<()> {
+    let secret_js = serde_json::to_string(secret)?;
+    // The page's own count of the requests it started and has not seen end: true when there
+    // is no runtime to ask.
+    let no_requests = format!(
+        "(() => {{ const C = globalThis.__shepherd && __shepherd.control({secret_js}); return !C || C.stats().requests === 0; }})()"
+    );
     for (i, s) in steps.iter().enumerate() {
         match (&s.action, &s.when) {
             (Action::Wait, When::AfterMs(ms)) => {
@@ -315,9 +326,16 @@ async fn good_input(page: &Page, origin: &ScenarioOrigin, steps: &[Step]) -> Res
         // The quiet wait reads the requests DevTools has reported: a request the input's
         // handler sent is reported a moment after the input returns, later on a loaded
         // machine, and a page whose DOM the input did not change is "quiet" at once
-        // (gallery C's second click was followed by Delete before its answer). The idle
-        // period starts after the input, so that request is seen first.
-        tokio::time::sleep(GOOD_IDLE).await;
+        // (gallery C's second click was followed by Delete before its answer). The page's
+        // runtime counts that request when the handler sends it, so the wait starts with the
+        // page's own count; a request it never sees end is left to the quiet wait's limit.
+        let _ = poll(
+            page,
+            World::Page,
+            &no_requests,
+            patience(Duration::from_secs(2)),
+        )
+        .await;
         let _ = page
             .wait_quiet(GOOD_IDLE, patience(Duration::from_secs(2)))
             .await;
@@ -548,7 +566,7 @@ async fn drive(
         let _ = page
             .wait_quiet(Duration::from_millis(250), patience(Duration::from_secs(4)))
             .await;
-        good_input(page, &ctx.origin, &m.schedule).await?;
+        good_input(page, &ctx.origin, secret, &m.schedule).await?;
     }
     if lane == Lane::Repair || lane == Lane::RecordRepaired {
         policy_idle(page, secret).await?;
