@@ -319,3 +319,36 @@ fn a_page_is_not_quiet_while_a_frame_parses() {
         assert_eq!(page.frames_parsing(), 0);
     });
 }
+
+/// A frame of another site runs in another process: its loading is reported on its own
+/// session, and the page's must not count it as parsing forever (every quiet wait on a page
+/// with an ad frame would run to its limit).
+#[test]
+fn a_frame_of_another_site_does_not_keep_the_page_busy() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/frame", html("<p>framed</p>")),
+            ("/", html("<p>page</p>")),
+        ])
+        .await;
+        // 127.0.0.1 and localhost are two sites: the frame gets a process of its own.
+        let framed = format!("http://localhost:{}/frame", server.port);
+        let page = browser.new_page().await.unwrap();
+        page.navigate(&server.url("/")).await.unwrap();
+        page.evaluate(&format!(
+            "new Promise((ok) => {{ const f = document.createElement('iframe'); \
+               f.onload = () => ok(true); f.src = {framed:?}; document.body.append(f); }})"
+        ))
+        .await
+        .unwrap();
+        let quiet = page
+            .wait_quiet(
+                Duration::from_millis(100),
+                patience(Duration::from_secs(10)),
+            )
+            .await
+            .unwrap();
+        assert!(quiet.reached, "{quiet:?} {:?}", page.requests_in_flight());
+        assert_eq!(page.frames_parsing(), 0);
+    });
+}
