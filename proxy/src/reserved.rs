@@ -65,9 +65,8 @@ pub(crate) async fn handle(
 
 /// `GET /__shepherd/runtime.js`: the runtime. Asked for by its current version (`v=`, the
 /// URL documents are given), it may be kept: that URL names this text only, so the browser
-/// reuses it, and V8 its compiled code, on the next page (the script is ≈ 300 KB, and
-/// compiling what a page load runs of it is most of the runtime's cost there). Any other URL
-/// (an old version, none) gets the current text, kept by no cache.
+/// reuses it (≈ 300 KB not fetched again) and V8 may reuse its compiled code on the next
+/// page. Any other URL (an old version, none) gets the current text, kept by no cache.
 fn runtime(shared: &Shared, query: &str) -> Response<ProxyBody> {
     let (body, current) = {
         let r = shared.runtime_js.read().unwrap_or_else(|p| p.into_inner());
