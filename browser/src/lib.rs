@@ -77,7 +77,7 @@ pub use error::{Error, Result};
 pub use guard::NavigationGuard;
 pub use input::{Element, MouseButton};
 pub use launch::{BROWSER_SERVICE_HOSTS, Browser, DEFAULT_CHROMIUM, LaunchOptions};
-pub use monitor::{ConsoleMessage, Dialog, PageException};
+pub use monitor::{ConsoleMessage, Dialog, PageException, origin_of};
 pub use page::{Navigation, Page};
 pub use paths::visit_elements;
 pub use quiet::Quiet;

@@ -448,7 +448,7 @@ fn worker_versions(st: &mut PageState, p: &Value) {
     let Some(versions) = p.get("versions").and_then(Value::as_array) else {
         return;
     };
-    let page_origin = st.main_url.as_deref().and_then(origin);
+    let page_origin = st.main_url.as_deref().and_then(origin_of);
     for v in versions {
         let (Some(id), Some(script), Some(status)) = (
             v.get("versionId").and_then(Value::as_str),
@@ -457,7 +457,7 @@ fn worker_versions(st: &mut PageState, p: &Value) {
         ) else {
             continue;
         };
-        let ours = page_origin.is_some() && origin(script) == page_origin;
+        let ours = page_origin.is_some() && origin_of(script) == page_origin;
         // `installed` without `skipWaiting` waits for the old worker's pages to close, which
         // this page does not wait for: only the steps that run on their own count.
         if ours && matches!(status, "new" | "installing" | "activating") {
@@ -474,9 +474,10 @@ fn worker_versions(st: &mut PageState, p: &Value) {
 }
 
 /// `scheme://host:port` of `url`, when it has one.
-fn origin(url: &str) -> Option<String> {
-    let u = url::Url::parse(url).ok()?;
-    let o = u.origin();
+/// The serialized origin of `url` (`https://host:port`), or `None` for an opaque one
+/// (`data:`, `about:`, `blob:` of an opaque origin) or an unparseable URL.
+pub fn origin_of(url: &str) -> Option<String> {
+    let o = url::Url::parse(url).ok()?.origin();
     o.is_tuple().then(|| o.ascii_serialization())
 }
 

@@ -16,7 +16,7 @@ use crate::capture;
 use crate::grid::{Grid, GridSession};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use shepherd_browser::{Browser, Element, LaunchOptions, Page};
+use shepherd_browser::{Browser, Element, LaunchOptions, Page, origin_of};
 use shepherd_explore_model::gesture::{Aim, Gesture, GestureKind};
 use shepherd_explore_model::naming::{self, EventName};
 use shepherd_explore_model::observation::{Checkpoint, RunOutput, Step};
@@ -221,11 +221,6 @@ fn queued_origins(held: &[HeldInfo]) -> HashSet<String> {
 }
 
 /// `scheme://host[:port]` of `url`, as browsers serialize it (the default port left out).
-fn origin_of(url: &str) -> Option<String> {
-    let origin = url::Url::parse(url).ok()?.origin();
-    origin.is_tuple().then(|| origin.ascii_serialization())
-}
-
 /// What quiet detection compares: the controller's state, the proxy's held items, requests in
 /// flight that the proxy does not hold.
 type Sig = (PageState, Vec<u64>, usize);

@@ -73,13 +73,29 @@ fn target_id(t: &TraceQuery, a: ActionId) -> Option<String> {
     t.node(n)?.id
 }
 
+/// Events a key press fires at the focused element (and the text it types into it).
+const KEYS_FOLLOW_FOCUS: &[&str] = &[
+    "event:keydown",
+    "event:keypress",
+    "event:keyup",
+    "event:beforeinput",
+    "event:input",
+    "event:textInput",
+];
+
 /// Whether action `a` is an event at an element only the page's scripts touch (the oracle of
-/// the causes page): a user can neither focus, type into, select in nor scroll them; moving
+/// the causes page): a user can neither click, focus, select in nor scroll them; moving
 /// the focus away from one (`blur`, `focusout`) a user can, and Chromium then fires `select`
-/// at a field whose text a script had selected (the focus change's doing, as the blur is).
+/// at a field whose text a script had selected (the focus change's doing, as the blur is); and
+/// a key lands wherever the focus is, in a field a script focused too.
 fn scripts_only(t: &TraceQuery, a: ActionId) -> Option<String> {
     let kind = t.kind(a);
     if kind == "event:blur" || kind == "event:focusout" {
+        return None;
+    }
+    // A key goes to the focused element wherever it is: the page's `select()` and its
+    // autofocus put the focus on an off-screen field, and the user's next keys land there.
+    if KEYS_FOLLOW_FOCUS.contains(&kind) {
         return None;
     }
     let id = target_id(t, a).filter(|i| i.starts_with("scripted-"))?;

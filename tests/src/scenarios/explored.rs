@@ -22,13 +22,16 @@ pub struct Found {
     pub reason: String,
     /// Source positions of both sides (when known).
     pub sources: Vec<String>,
+    /// What answered it: a probe, a repeated race, or an execution of the reorder phase
+    /// (a failure names it first: the execution list may be cut off in a CI log).
+    pub answered_by: String,
 }
 
 impl Found {
     fn short(&self) -> String {
         format!(
-            "{} {} [{}: {}]",
-            self.location, self.kind, self.verdict, self.reason
+            "{} {} [{}: {}] ({})",
+            self.location, self.kind, self.verdict, self.reason, self.answered_by
         )
     }
 }
@@ -47,6 +50,16 @@ pub fn found(doc: &ExploreReport) -> Vec<Found> {
                 .iter()
                 .filter_map(|a| a.source.clone())
                 .collect(),
+            answered_by: match (r.probe, r.rule.is_some(), r.sequence, r.repeat_of) {
+                (_, _, _, Some(i)) => format!("as race {i}"),
+                (Some(p), true, Some(q), None) => format!("probe {p}, its run execution {q}"),
+                (Some(p), _, Some(q), None) => {
+                    format!("probe {p} unanswered; the reorder phase's execution {q}")
+                }
+                (Some(p), _, None, None) => format!("probe {p}, no verdict"),
+                (None, _, Some(q), None) => format!("the reorder phase's execution {q}"),
+                (None, _, None, None) => "no run".to_string(),
+            },
         })
         .collect()
 }

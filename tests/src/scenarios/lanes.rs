@@ -382,6 +382,38 @@ pub async fn explore(good: GoodRun) -> Explored {
         },
         verdict.unlisted,
     );
+    // Probes and races first, the executions last: a CI log keeps only the start of a
+    // long failure.
+    // The recorded order's racing step pairs: what the reorder phase could reverse.
+    if let Some(r0) = out.runs.first() {
+        for p in &r0.pairs {
+            let step = |i: u32| r0.steps.get(i as usize).map_or("?", String::as_str);
+            log.push_str(&format!(
+                "    racing steps {} / {}: {}\n",
+                step(p.first),
+                step(p.second),
+                p.races
+                    .iter()
+                    .map(|x| x.location.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    for p in &out.probes {
+        let sides = out
+            .triage
+            .probes
+            .get(p.probe as usize)
+            .map_or(String::new(), |t| {
+                format!(" ({:?} before {:?})", t.moved, t.delayed)
+            });
+        log.push_str(&format!(
+            "    probe {}{sides}, executions {:?}/{:?}: {:?}\n",
+            p.probe, p.reference, p.run, p.outcome
+        ));
+    }
+    log.push_str(&explored::describe(&found));
     for r in &out.runs {
         log.push_str(&format!(
             "    execution {} depth {} ({} ms{}): {}{}\n",
@@ -402,26 +434,6 @@ pub async fn explore(good: GoodRun) -> Explored {
                 .map_or(String::new(), |v| format!(" -> {}", v.reason))
         ));
     }
-    // The recorded order's racing step pairs: what the reorder phase could reverse.
-    if let Some(r0) = out.runs.first() {
-        for p in &r0.pairs {
-            let step = |i: u32| r0.steps.get(i as usize).map_or("?", String::as_str);
-            log.push_str(&format!(
-                "    racing steps {} / {}: {}\n",
-                step(p.first),
-                step(p.second),
-                p.races
-                    .iter()
-                    .map(|x| x.location.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-    }
-    for p in &out.probes {
-        log.push_str(&format!("    probe {}: {:?}\n", p.probe, p.outcome));
-    }
-    log.push_str(&explored::describe(&found));
     Explored {
         outcome: if verdict.problems.is_empty() {
             Outcome::Pass
