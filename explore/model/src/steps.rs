@@ -93,25 +93,24 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
             first.entry(*e).or_insert(i);
         }
     }
+    let mut enablers = Vec::new();
+    for (j, e) in exec.events.iter().enumerate() {
+        if let Some(&f) = first.get(e)
+            && f >= 1
+            && f - 1 < j
+        {
+            exec.hb[j].push((f - 1) as u32);
+            enablers.push((out.steps[j].name.clone(), out.steps[f - 1].name.clone()));
+        }
+    }
     let mut races = BTreeMap::new();
     let mut uncovered = Vec::new();
-    // Per step, the earlier steps the trace's happens-before orders directly before it, and
-    // whether the step ran any traced action at all.
-    let mut traced: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut acted = vec![false; n];
     let analysis = out
         .trace
         .as_ref()
         .and_then(|t| analyze(t, &Options::default()).ok());
     if let (Some(trace), Some(an)) = (&out.trace, &analysis) {
         let starts: Vec<u32> = out.steps.iter().map(|s| s.first_action).collect();
-        for k in 0..n {
-            let end = starts
-                .get(k + 1)
-                .copied()
-                .unwrap_or(trace.actions.len() as u32);
-            acted[k] = starts[k] < end;
-        }
         let step_of = |a: u32| -> Option<u32> {
             match starts.partition_point(|&s| s <= a) {
                 0 => None,
@@ -123,7 +122,6 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
                 && t < h
             {
                 exec.hb[h as usize].push(t);
-                traced[h as usize].push(t);
             }
         }
         // FIFO queues (EM-DPOR): a delivery (a port message, a worker message, a self-post,
@@ -179,7 +177,6 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
                 .push(note(trace, an, x, y));
         }
     }
-    let enablers = enable(&mut exec, &first, (&traced, &acted), out);
     for v in exec.hb.iter_mut().chain(exec.dep.iter_mut()) {
         v.sort_unstable();
         v.dedup();
@@ -191,70 +188,6 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
         analysis,
         enablers,
     }
-}
-
-/// `(event, the event whose step enabled it)` for every step enabled by an earlier one, each
-/// also a platform order of `exec`. A step is enabled by the step after which its event first
-/// showed up in the enabled set — unless the trace names its causes, and that step ran traced
-/// actions of which none is ordered before it. What shows up is dated by when the explorer
-/// looked: a frame's `load` or a timer that shows up a little late on a loaded machine does so
-/// after an unrelated step, and taking that step as its enabler would order the two, hiding a
-/// race between them. The trace's causes (the script that set the timer, the parse that
-/// inserted the frame) do not move with the load; the latest of them is the enabler then.
-/// The observed enabler stays when the trace cannot speak for it: a step without traced
-/// actions (a response released to the browser with no script of its own: what lets an
-/// image's `load` fire), a gesture (its target's appearance and the gesture before it enable
-/// it, which no arc records), a piece of the document (the proxy hands them out in order).
-fn enable(
-    exec: &mut Execution,
-    first: &HashMap<crate::event::Ev, usize>,
-    (traced, acted): (&[Vec<u32>], &[bool]),
-    out: &RunOutput,
-) -> Vec<(String, String)> {
-    let n = exec.events.len();
-    // Step-level reachability through the trace's arcs (steps are in execution order).
-    let mut reach: Vec<Vec<bool>> = vec![vec![false; n]; n];
-    for (h, causes) in traced.iter().enumerate() {
-        // Trace arcs go forward: every cause `t` of `h` is an earlier row.
-        let (before, rest) = reach.split_at_mut(h);
-        let row = &mut rest[0];
-        for &t in causes {
-            let t = t as usize;
-            row[t] = true;
-            for (k, r) in before[t].iter().enumerate().take(t) {
-                if *r {
-                    row[k] = true;
-                }
-            }
-        }
-    }
-    let mut enablers = Vec::new();
-    for j in 0..n {
-        let Some(&f) = first.get(&exec.events[j]) else {
-            continue;
-        };
-        if f == 0 || f > j {
-            continue;
-        }
-        let seen = f - 1;
-        let name = &out.steps[j].name;
-        let by = match traced[j].iter().max() {
-            Some(&cause)
-                if acted[seen]
-                    && !naming::is_user(name)
-                    && !naming::is_chunk(name)
-                    && !reach[j][seen] =>
-            {
-                cause as usize
-            }
-            _ => {
-                exec.hb[j].push(seen as u32);
-                seen
-            }
-        };
-        enablers.push((name.clone(), out.steps[by].name.clone()));
-    }
-    enablers
 }
 
 fn note(
@@ -281,93 +214,5 @@ fn note(
         kind: format!("{}-{}", x.kind.name(), y.kind.name()),
         first: side(x),
         second: side(y),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::observation::Step;
-    use shepherd_trace::{ActionType, TraceBuilder};
-    use std::time::Duration;
-
-    fn step(name: &str, enabled: &[&str], first_action: u32) -> Step {
-        Step {
-            name: name.to_string(),
-            kind: String::new(),
-            enabled: enabled.iter().map(|s| s.to_string()).collect(),
-            first_action,
-        }
-    }
-
-    /// A timer the first script set shows up only after an unrelated response's step (the
-    /// explorer looked late); a gesture shows up after the timer's step; an image's load shows
-    /// up after its response's release, which ran no script.
-    fn run(with_trace: bool) -> RunOutput {
-        let (chunk, net, timer, user) = ("chunk:u#0", "net:u/x.js#1", "cb:t#1", "user:0");
-        let mut b = TraceBuilder::new();
-        let a0 = b.begin(ActionType::Unknown, "script", "doc/script@#1#1");
-        b.write("Global.x", Some("1"));
-        b.end();
-        b.begin(ActionType::Unknown, "script", "doc/script@x.js#1");
-        b.end();
-        let a2 = b.begin(ActionType::Timer, "timer", "doc/script@#1#1/timer#1");
-        b.read("Global.x", None);
-        b.end();
-        b.begin(
-            ActionType::UserInterface,
-            "event:click",
-            "doc/event:click@#go#1",
-        );
-        b.end();
-        b.fork(a0, a2);
-        RunOutput {
-            steps: vec![
-                step(chunk, &[chunk], 0),
-                step(net, &[net], 1),
-                step(timer, &[timer], 2),
-                step(user, &[user], 3),
-                // The image's response: released with no script of its own; then its load.
-                step("net:u/i.png#1", &["net:u/i.png#1"], 4),
-                step("cb:l#1", &["cb:l#1"], 4),
-            ],
-            enabled_after: Vec::new(),
-            trace: with_trace.then(|| b.finish()),
-            snapshot: Default::default(),
-            skipped: Vec::new(),
-            diverged: false,
-            stopped: None,
-            elapsed: Duration::ZERO,
-            checkpoint: None,
-            inert: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_late_callback_is_enabled_by_its_traced_cause_not_the_step_before_it() {
-        let out = run(true);
-        let built = build(&mut EventTable::default(), &out);
-        let by = |e: &str| {
-            built
-                .enablers
-                .iter()
-                .find(|(x, _)| x == e)
-                .map(|(_, b)| b.as_str())
-        };
-        assert_eq!(by("cb:t#1"), Some("chunk:u#0"));
-        assert!(
-            !built.exec.hb[2].contains(&1),
-            "the response's step does not order the timer: {:?}",
-            built.exec.hb[2]
-        );
-        assert!(built.exec.hb[2].contains(&0));
-        // A gesture keeps what it was offered after; so does everything without a trace.
-        assert_eq!(by("user:0"), Some("cb:t#1"));
-        assert!(built.exec.hb[3].contains(&2));
-        // A release without traced actions: the trace cannot say it enabled nothing.
-        assert_eq!(by("cb:l#1"), Some("net:u/i.png#1"));
-        assert!(built.exec.hb[5].contains(&4));
-        let untraced = build(&mut EventTable::default(), &run(false));
-        assert!(untraced.exec.hb[2].contains(&1));
     }
 }
