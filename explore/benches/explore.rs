@@ -303,6 +303,43 @@ fn main() {
         );
     }
 
+    // The reorder phase's sequences, and every execution that did not replay its plan (an
+    // infeasible order the model let through shows up here).
+    for r in &one.runs {
+        if let Some(o) = &r.origin {
+            println!(
+                "   reorder phase: {} {} / {} -> {}",
+                o.kind,
+                o.events.0,
+                o.events.1,
+                r.verdict
+                    .as_ref()
+                    .map_or("no verdict", |v| v.reason.as_str())
+            );
+        }
+    }
+    let off_plan: Vec<String> = one
+        .runs
+        .iter()
+        .filter(|r| r.diverged || !r.skipped.is_empty())
+        .map(|r| {
+            format!(
+                "{} ({} skipped{})",
+                r.id,
+                r.skipped.len(),
+                if r.diverged { ", diverged" } else { "" }
+            )
+        })
+        .collect();
+    println!(
+        "   executions that skipped planned events: {}",
+        if off_plan.is_empty() {
+            "none".to_string()
+        } else {
+            off_plan.join(", ")
+        }
+    );
+
     if only_first {
         return;
     }
