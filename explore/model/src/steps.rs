@@ -177,6 +177,7 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
                 .push(note(trace, an, x, y));
         }
     }
+    lifecycle_order(&mut exec, out);
     for v in exec.hb.iter_mut().chain(exec.dep.iter_mut()) {
         v.sort_unstable();
         v.dedup();
@@ -187,6 +188,39 @@ pub fn build(table: &mut EventTable, out: &RunOutput) -> Built {
         uncovered,
         analysis,
         enablers,
+    }
+}
+
+/// The top-level document's load, in the order HTML's "the end" runs it: `interactive`, the
+/// `DOMContentLoaded` handlers, `complete`, the window's `load`, `pageshow`. Each is queued
+/// only after the one before has been dispatched, so no browser runs them in another order;
+/// but the controller holds their handlers, and the trace's arc from `DOMContentLoaded` to
+/// `load` starts at the dispatch, not at the held handlers' step, so without this order the
+/// reorder phase could run the `load` handlers first (it did on TodoMVC angularjs, and judged
+/// that order harmful).
+const LIFECYCLE: [&str; 5] = [
+    "cb:doc/event:readystatechange@document#1",
+    "cb:doc/event:DOMContentLoaded@document#1",
+    "cb:doc/event:readystatechange@document#2",
+    "cb:doc/event:load@window#1",
+    "cb:doc/event:pageshow@window#1",
+];
+
+/// Adds [`LIFECYCLE`]'s order between the steps that ran it (in that order, as every
+/// execution does).
+fn lifecycle_order(exec: &mut Execution, out: &RunOutput) {
+    let at: Vec<Option<usize>> = LIFECYCLE
+        .iter()
+        .map(|n| out.steps.iter().position(|s| s.name == *n))
+        .collect();
+    let mut last: Option<usize> = None;
+    for step in at.into_iter().flatten() {
+        if let Some(prev) = last
+            && prev < step
+        {
+            exec.hb[step].push(prev as u32);
+        }
+        last = Some(step);
     }
 }
 
@@ -214,5 +248,60 @@ fn note(
         kind: format!("{}-{}", x.kind.name(), y.kind.name()),
         first: side(x),
         second: side(y),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observation::Step;
+    use std::time::Duration;
+
+    fn run(names: &[&str]) -> RunOutput {
+        RunOutput {
+            steps: names
+                .iter()
+                .map(|n| Step {
+                    name: n.to_string(),
+                    kind: String::new(),
+                    // Everything enabled from the start: no step enables another.
+                    enabled: names.iter().map(|s| s.to_string()).collect(),
+                    first_action: 0,
+                })
+                .collect(),
+            enabled_after: Vec::new(),
+            trace: None,
+            snapshot: Default::default(),
+            skipped: Vec::new(),
+            diverged: false,
+            stopped: None,
+            elapsed: Duration::ZERO,
+            checkpoint: None,
+            inert: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_documents_load_events_keep_their_order() {
+        let out = run(&[
+            "cb:doc/event:DOMContentLoaded@document#1",
+            "cb:doc/script@#1#1/timer#1",
+            "cb:doc/event:readystatechange@document#2",
+            "cb:doc/event:load@window#1",
+            "cb:doc/event:pageshow@window#1",
+        ]);
+        let built = build(&mut EventTable::default(), &out);
+        assert_eq!(built.exec.hb[2], vec![0]);
+        assert_eq!(built.exec.hb[3], vec![2]);
+        assert_eq!(built.exec.hb[4], vec![3]);
+        // A timer between them is not ordered by them.
+        assert!(built.exec.hb[1].is_empty());
+        // An execution that ran them otherwise (none should) gets no backward arc.
+        let odd = run(&[
+            "cb:doc/event:load@window#1",
+            "cb:doc/event:DOMContentLoaded@document#1",
+        ]);
+        let built = build(&mut EventTable::default(), &odd);
+        assert!(built.exec.hb.iter().all(Vec::is_empty));
     }
 }
