@@ -69,6 +69,12 @@ if (REC && bootErrors.length > 0) {
   for (let i = 0; i < bootErrors.length; i++) exception('shepherd runtime: ' + bootErrors[i], '');
   end();
 }
+// The explorer's page from its first callback on: only the top-level document of its own
+// window (frames and windows the page opens are not driven by the explorer, and held
+// callbacks there would wait for ever).
+if (CONFIG.explorer === true && W && W.top === W && W.opener === null) {
+  safeInstall(() => control.explorerMode());
+}
 defProp(G, '__shepherd', { value: api, enumerable: false, writable: false, configurable: false });
 // A dedicated worker's script runs right after this: its action begins now (workers.js).
 safeInstall(installWorkerSide);

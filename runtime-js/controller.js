@@ -550,6 +550,11 @@ function decide(d) {
   return askDecider(d);
 }
 
+/** The explorer's decider (`control.explorerMode()`). */
+function explorerDecides(d) {
+  return d.user || d.kind === 'event:pagereveal' || d.kind === 'event:progress' ? RUN : HOLD;
+}
+
 /** The installed decider's answer for `d` (RUN when none); a HOLD is the decider's own. */
 function askDecider(d) {
   if (decider === null) return RUN;
@@ -604,14 +609,33 @@ function policyLetGo(d, go) {
   }
 }
 
+/**
+ * Released callbacks whose task has not ended yet. A tool waiting for a released callback's
+ * effects learns from this that it has run, however late the task came: one that changed
+ * nothing it can see (a load with no listener left) looks the same before and after.
+ */
+let releasing = 0;
+
 /** Runs held callback `hid` in a task of its own. False when no such callback is held. */
 function release(hid) {
   const h = held[hid];
   if (h === undefined) return false;
   delete held[hid];
   heldCount--;
+  releasing++;
   changed();
-  rApply(nSetTimeout, G, [h.go, 0]);
+  const go = h.go;
+  rApply(nSetTimeout, G, [
+    () => {
+      try {
+        go();
+      } finally {
+        releasing--;
+        changed();
+      }
+    },
+    0,
+  ]);
   return true;
 }
 
@@ -733,6 +757,19 @@ const control = freeze({
     virtualTime = !!on;
     return true;
   },
+  /**
+   * Hands the page to the explorer: every callback is held (the user's own input runs, and so
+   * do `pagereveal`, which the browser fires when it first renders, and network `progress`
+   * events, which it throttles: both come whenever the browser decides, and pages rarely read
+   * anything in them), with virtual time and navigations stopped. With `CONFIG.explorer` the
+   * top-level document starts this way (boot.js).
+   */
+  explorerMode() {
+    decider = explorerDecides;
+    virtualTime = true;
+    blockingNav = true;
+    return true;
+  },
   /** Holds every callback (true) or runs everything again (false; held ones stay held). */
   holdAll(on) {
     decider = on ? () => HOLD : null;
@@ -772,8 +809,10 @@ const control = freeze({
       actions: counters.actions,
       open: cur,
       held: heldCount,
-      /** Milliseconds since `actions`, `open` or the held callbacks last changed. */
+      /** Milliseconds since `actions`, `open`, the held callbacks or `releasing` last changed. */
       unchangedMs: perfNow() - lastChange,
+      /** Released callbacks whose task has not ended. */
+      releasing,
       heldTotal: counters.held,
       discarded: counters.discarded,
       exceptions: counters.exceptions,

@@ -173,6 +173,9 @@ struct PageState {
     open: i64,
     /// Held callbacks: (hid, stable, kind).
     held: Vec<(u64, String, String)>,
+    /// Released callbacks whose task has not ended; `None` from a runtime that does not count
+    /// them.
+    releasing: Option<u64>,
 }
 
 /// How often the proxy's and the network's side is looked at while the page is quiet (cheap:
@@ -283,20 +286,16 @@ const OBSERVE_JS: &str = r#"(() => {
   if (!C) return null;
   const s = C.stats();
   const held = C.pending().map((d) => [d.hid, d.stable, d.kind]);
-  return { doc: s.doc, actions: s.actions, open: s.open, held, unchanged: s.unchangedMs };
+  return { doc: s.doc, actions: s.actions, open: s.open, held, unchanged: s.unchangedMs, releasing: s.releasing };
 })()"#;
 
-// User events run (the explorer fires them itself); so do `pagereveal`, which the browser
-// fires when it first renders, and network `progress` events, which it throttles: both come
-// whenever the browser decides, and pages rarely read anything in them.
+// Every callback but the user's input is held, with virtual time; the page stays where it is:
+// a navigation is stopped and traced, and what would have happened is part of the end state (a
+// reversed order that navigates is different). The stack's runtime starts the top-level
+// document this way (`StackOptions::explorer`); this covers a document that did not.
 const INSTALL_JS: &str = r#"(() => {
   const C = __shepherd.control(SECRET);
-  C.policy((d) => (d.user || d.kind === 'event:pagereveal' || d.kind === 'event:progress' ? 'run' : 'hold'));
-  C.virtualTime(true);
-  // The page stays where it is: a navigation is stopped and traced, and what would have
-  // happened is part of the end state (a reversed order that navigates is different).
-  if (typeof C.blockNavigations === 'function') C.blockNavigations(true);
-  return true;
+  return C.explorerMode();
 })()"#;
 
 /// The navigations the runtime stopped, as `navigate URL` lines of the end state's requests.
@@ -325,6 +324,7 @@ impl Worker {
             cache_dir: cfg.cache_dir.clone(),
             trace_sink: Some(sink.clone() as Arc<dyn TraceSink>),
             policy: policy.cloned(),
+            explorer: true,
             ..StackOptions::default()
         };
         let spki = ca.spki_sha256_base64();
@@ -624,6 +624,7 @@ impl Worker {
                 // The planned event may only be late (a parser still busy, a slow machine).
                 Choice::Wait => {
                     ctx.after_gesture = false;
+                    ctx.after_release = false;
                     tokio::time::sleep(self.timing.idle).await;
                     continue;
                 }
@@ -633,6 +634,7 @@ impl Worker {
                     if !ctx.drained {
                         ctx.drained = true;
                         ctx.after_gesture = false;
+                        ctx.after_release = false;
                         continue;
                     }
                     break en.names;
@@ -678,6 +680,7 @@ impl Worker {
             };
             ctx.after_chunk = kind == "chunk";
             ctx.after_gesture = kind == "user";
+            ctx.after_release = matches!(how, How::Callback(..));
             steps.push(Step {
                 name: name.clone(),
                 kind,
@@ -832,6 +835,10 @@ impl Worker {
             }
             let outside = self.outside(page, ctx);
             let unheld = outside.unheld;
+            // A released callback has had its effect once its task has ended (the runtime
+            // counts them, and the page is not settled before): one that changed nothing
+            // visible (a load event nobody listens to any more) needs no long wait.
+            moved |= ctx.after_release && state.releasing.is_some();
             moved |= ctx.last_sig.as_ref() != Some(&outside.sig(&state));
             moved |= outside.loaded;
             let quiet_for = if moved {
@@ -880,7 +887,10 @@ impl Worker {
             if let Some(t) = page_at {
                 since = since.max(t);
             }
-            let settled = state.open < 0 && unheld == 0 && (state.ready || !arrived);
+            let settled = state.open < 0
+                && unheld == 0
+                && state.releasing.unwrap_or(0) == 0
+                && (state.ready || !arrived);
             let open = state.open >= 0;
             let quiet = seen.saturating_duration_since(since);
             last = Some((state, outside.clone()));
@@ -1093,6 +1103,7 @@ impl Worker {
             actions: v["actions"].as_u64().unwrap_or(0) as u32,
             open: v["open"].as_i64().unwrap_or(-1),
             held,
+            releasing: v["releasing"].as_u64(),
         };
         Ok((state, unchanged))
     }
@@ -1403,6 +1414,8 @@ struct RunCtx {
     after_chunk: bool,
     /// The step that just ran was a gesture.
     after_gesture: bool,
+    /// The last step released a held callback.
+    after_release: bool,
     /// That chunk's document URL and the bytes the browser had received of it before.
     chunk_sent: Option<(String, u64)>,
     /// When the step that just ran released a response or a chunk.
@@ -1481,6 +1494,7 @@ impl RunCtx {
             drained: false,
             after_chunk: false,
             after_gesture: false,
+            after_release: false,
             chunk_sent: None,
             fired_at: None,
             gave_up_at: None,

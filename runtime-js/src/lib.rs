@@ -96,6 +96,11 @@ pub struct Config {
     pub token: Option<String>,
     /// A compiled repair policy to enforce (`docs/policies.md`); none by default.
     pub policy: Option<RuntimePolicy>,
+    /// The top-level document holds its callbacks for the explorer from its first one on
+    /// (`control.explorerMode()` at boot): a callback the browser runs before the explorer
+    /// could install its decider would otherwise run at once in some executions and wait
+    /// for its step in others.
+    pub explorer: bool,
 }
 
 /// A repair policy as the runtime loads it: the compiled JSON (`shepherd-policies`) and the
@@ -123,6 +128,7 @@ impl Config {
             doc: None,
             token: None,
             policy: None,
+            explorer: false,
         }
     }
 }
@@ -157,6 +163,9 @@ fn config_literal(cfg: &Config) -> String {
     }
     if let Some(p) = &cfg.policy {
         map.insert("policy".into(), p.json.clone());
+    }
+    if cfg.explorer {
+        map.insert("explorer".into(), true.into());
     }
     serde_json::Value::Object(map)
         .to_string()
@@ -235,6 +244,14 @@ mod tests {
         let prelude = js.find("// ---- prelude.js").unwrap();
         let boot = js.find("// ---- boot.js").unwrap();
         assert!(prelude < boot);
+    }
+
+    #[test]
+    fn explorer_mode_is_rendered_only_when_asked_for() {
+        let mut cfg = Config::new(Mode::Replay, "s");
+        assert!(!render(&cfg).contains("\"explorer\""));
+        cfg.explorer = true;
+        assert!(render(&cfg).contains("\"explorer\":true"));
     }
 
     #[test]

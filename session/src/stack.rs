@@ -111,6 +111,9 @@ pub struct StackOptions {
     /// Repair policies the controller enforces (`--policy`): compiled into the runtime's
     /// configuration, so they are in force before any page script runs.
     pub policy: Option<shepherd_policies::PolicySet>,
+    /// Top-level documents hold their callbacks for the explorer from the first one on
+    /// (`shepherd_runtime::Config::explorer`).
+    pub explorer: bool,
 }
 
 impl Default for StackOptions {
@@ -128,6 +131,7 @@ impl Default for StackOptions {
             deterministic: false,
             trace_sink: None,
             policy: None,
+            explorer: false,
         }
     }
 }
@@ -183,6 +187,7 @@ impl Stack {
             .unwrap_or_else(shepherd_proxy::random_secret);
         let mut base = shepherd_runtime::Config::new(mode, secret.clone());
         base.deterministic = opts.deterministic;
+        base.explorer = opts.explorer;
         let mut config = ProxyConfig::new(run.into_source());
         let (runtime, limit, gates) = with_policy(&base, opts.policy.as_ref());
         if let Some(limit) = limit {

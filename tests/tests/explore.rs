@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         ("load_defines_a_function_three_reversals_deep", load_defines),
         ("same_value_writes_are_harmless", same_value),
         ("timer_ad_hoc_synchronisation_is_harmless", adhoc_timer),
+        ("a_load_in_the_documents_first_piece_is_a_step", early_load),
         ("two_workers_share_an_exploration", two_workers),
         (
             "a_remote_browser_through_an_authenticating_proxy",
@@ -474,6 +475,27 @@ case!(adhoc_timer, |h| async move {
         "judged as timer ad-hoc synchronisation: {r}"
     );
     ensure!(out.complete);
+    Ok(())
+});
+
+case!(early_load, |h| async move {
+    // The style sheet's `load` comes in the task that parses the document's first piece,
+    // before a poll of the explorer could install its decider: the runtime holds it from the
+    // start (the stack's explorer mode), so every execution has it as a step of its own,
+    // never as something that ran at once in some executions and waited in others.
+    let (out, _doc, _dir) =
+        record_and_explore(&h, "/explore/early-load/", 1, async |_| Ok(())).await?;
+    ensure!(!out.runs.is_empty(), "no execution");
+    for r in &out.runs {
+        ensure!(
+            r.steps
+                .iter()
+                .any(|s| s.contains("/event:load@") && s.contains(">style:")),
+            "execution {} has the style sheet's load as a step: {:?}",
+            r.id,
+            r.steps
+        );
+    }
     Ok(())
 });
 
