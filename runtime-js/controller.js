@@ -622,9 +622,14 @@ function release(hid) {
   if (h === undefined) return false;
   delete held[hid];
   heldCount--;
+  runSoon(h.go);
+  return true;
+}
+
+/** Runs `go` in a task of its own, counted in `releasing` until that task's callback ends. */
+function runSoon(go) {
   releasing++;
   changed();
-  const go = h.go;
   rApply(nSetTimeout, G, [
     () => {
       try {
@@ -636,7 +641,6 @@ function release(hid) {
     },
     0,
   ]);
-  return true;
 }
 
 function discardHeld(hid) {

@@ -370,7 +370,19 @@ function enterEvent(ev, target, fromRoot) {
       } else {
         const calls = [];
         wmSet(evState, ev, { desc: d, calls });
-        hold(d, () => runHeldCalls(d, ev, type, target, calls));
+        const run = () => runHeldCalls(d, ev, type, target, calls);
+        const group = d.rep === true ? null : doneGroup(type, target);
+        if (group === null) {
+          hold(d, run);
+        } else if (group.head) {
+          hold(d, () => {
+            group.open = false;
+            run();
+            runTails(group.tails, 0);
+          });
+        } else {
+          group.tails[group.tails.length] = run;
+        }
       }
       return false;
     }
@@ -398,6 +410,56 @@ function enterEvent(ev, target, fromRoot) {
     reportRejection(ev);
   }
   return true;
+}
+
+// What an XHR fires when its response has ended (the DONE `readystatechange`, then `progress`,
+// `load`/`error`/`abort`/`timeout` and `loadend`) the browser fires in one task (XMLHttpRequest,
+// "handle response end-of-body"): nothing can run between them. Held, they are one held
+// callback (the DONE `readystatechange`'s, when the page listens to it), so a decider cannot put
+// another event between them, which no browser does.
+const DONE_TAIL = objCreate(null);
+for (const t of ['progress', 'load', 'error', 'abort', 'timeout', 'loadend']) DONE_TAIL[t] = 1;
+const doneGroups = new NativeWeakMap(); // XHR -> {open, tails} while its DONE event is held
+
+/**
+ * The group a held XHR event joins: `{head: true, …}` for the DONE `readystatechange` (a new
+ * group), the open group of its XHR for what follows it in the same task, else null.
+ */
+function doneGroup(type, target) {
+  if (!NXMLHttpRequest || !(target instanceof NXMLHttpRequest) || nXhrReadyState === null) return null;
+  let st = -1;
+  try {
+    st = nXhrReadyState(target);
+  } catch (_) {
+    return null;
+  }
+  if (st !== 4) return null;
+  if (type === 'readystatechange') {
+    const g = { head: true, open: true, tails: [] };
+    wmSet(doneGroups, target, g);
+    return g;
+  }
+  if (DONE_TAIL[type] !== 1) return null;
+  const g = wmGet(doneGroups, target);
+  if (g === undefined || !g.open) return null;
+  return { head: false, open: true, tails: g.tails };
+}
+
+/**
+ * Runs the held events of a group after its head, each in a task of its own right after the
+ * previous one: the browser checks for microtasks after each event's listeners (a promise the
+ * `load` handler resolves settles before `loadend`), and a task boundary is such a check. The
+ * next task is counted as soon as this one ends, so a tool never sees the group half run.
+ */
+function runTails(tails, i) {
+  if (i >= tails.length) return;
+  runSoon(() => {
+    try {
+      tails[i]();
+    } finally {
+      runTails(tails, i + 1);
+    }
+  });
 }
 
 function redispatch(ev, type, target, d) {

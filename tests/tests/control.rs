@@ -18,6 +18,10 @@ fn main() -> ExitCode {
         ("discard_a_click", discard_a_click),
         ("hold_a_click_then_release", hold_a_click_then_release),
         ("hold_a_fetch_settlement", hold_a_fetch_settlement),
+        (
+            "an_xhrs_end_of_body_events_are_held_as_one",
+            xhr_end_of_body_held_as_one,
+        ),
         ("virtual_time_holds_timers_when_registered", virtual_time),
         ("clearing_a_fired_timer_still_writes_it", clear_after_fire),
         ("key_events_name_their_key", key_events_name_their_key),
@@ -324,6 +328,56 @@ case!(hold_a_fetch_settlement, |h| async move {
     ensure!(
         page.evaluate("ran.join(',')").await? == json!("fetched"),
         "continuation ran"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(xhr_end_of_body_held_as_one, |h| async move {
+    let page = h.open("/control/").await?;
+    h.control(
+        &page,
+        "C.policy(d => d.kind.startsWith('event:') && !d.user ? 'hold' : 'run')",
+    )
+    .await?;
+    page.evaluate(
+        "window.xlog = []; (() => { const x = new XMLHttpRequest(); \
+         x.onreadystatechange = () => xlog.push('rs' + x.readyState); \
+         x.onload = () => { xlog.push('load'); Promise.resolve().then(() => xlog.push('settled')); }; \
+         x.addEventListener('loadend', () => xlog.push('loadend')); \
+         x.open('GET', location.href); x.send(); })(); 0",
+    )
+    .await?;
+    // The browser fires the DONE readystatechange, load and loadend in one task: held, they
+    // are one callback (so nothing can be released between them), and the microtasks of each
+    // event's listeners still run before the next event. Release what is held, oldest first,
+    // until the response's events have run.
+    let mut kinds = Vec::new();
+    for _ in 0..20 {
+        h.wait_for_control(&page, "C.pending().length >= 1", SOON)
+            .await?;
+        let pending = h.control(&page, "C.pending()").await?;
+        let first = &pending[0];
+        kinds.push(first["kind"].as_str().unwrap_or_default().to_string());
+        let hid = first["hid"].as_u64().context("hid")?;
+        h.control(&page, &format!("C.release({hid})")).await?;
+        tokio::time::sleep(PAUSE).await;
+        if page.evaluate("xlog.includes('loadend')").await? == json!(true) {
+            break;
+        }
+    }
+    let log = page.evaluate("xlog.join(',')").await?;
+    ensure!(
+        log.as_str()
+            .is_some_and(|l| l.ends_with("rs4,load,settled,loadend")),
+        "the end of body ran as one, with the microtask check between its events: {log}"
+    );
+    // (A `progress` while loading is a task of its own, before the DONE state.)
+    ensure!(
+        kinds
+            .iter()
+            .all(|k| k != "event:load" && k != "event:loadend"),
+        "load and loadend were never held on their own: {kinds:?}"
     );
     let _ = page.close().await;
     Ok(())

@@ -146,16 +146,120 @@ fn recorded_order(trace: &Trace, gestures: &[Gesture]) -> Vec<String> {
         .collect();
     starts.sort_unstable();
     let mut out = Vec::new();
+    // The XHR whose DONE `readystatechange` the last action was: what follows it in the same
+    // task is run with it.
+    let mut done_xhr: Option<&str> = None;
     for a in &trace.actions {
         if a.ty == ActionType::UserInterface {
+            done_xhr = None;
             if let Ok(at) = starts.binary_search_by_key(&a.id, |s| s.0) {
                 out.push(EventName::User(starts[at].1).to_string());
             }
             continue;
         }
+        let stable = trace.strings.get(a.stable);
+        let (xhr, event) = xhr_event(stable);
+        if let (Some(x), Some(e), Some(done)) = (xhr, event, done_xhr)
+            && x == done
+            && END_OF_BODY_TAIL.contains(&e)
+        {
+            continue;
+        }
+        done_xhr = match (xhr, event) {
+            (Some(x), Some("readystatechange")) => Some(x),
+            _ => None,
+        };
         if naming::held_kind(trace.kind_of(a)) {
-            out.push(EventName::Callback(trace.strings.get(a.stable).to_string()).to_string());
+            out.push(EventName::Callback(stable.to_string()).to_string());
         }
     }
     out
+}
+
+/// What an XHR fires after its DONE `readystatechange`, in the same task (XMLHttpRequest,
+/// "handle response end-of-body"): the runtime holds them with it, as one callback, so the
+/// explorer never schedules them on their own.
+const END_OF_BODY_TAIL: &[&str] = &["progress", "load", "error", "abort", "timeout", "loadend"];
+
+/// An XHR event's request (its stable id up to the event) and event type:
+/// `…/xhr@/api#1/event:load#1` is `(…/xhr@/api#1, load)`.
+fn xhr_event(stable: &str) -> (Option<&str>, Option<&str>) {
+    // The request's step is `xhr@<url>#<n>` and its URL may hold slashes: the event is what
+    // follows the last `/event:`, the request's step begins at the last `xhr@` before it.
+    let Some(cut) = stable.rfind("/event:") else {
+        return (None, None);
+    };
+    let (request, last) = (&stable[..cut], &stable[cut + "/event:".len()..]);
+    let step = match request.rfind("/xhr@") {
+        Some(i) => &request[i + 1..],
+        None if request.starts_with("xhr@") => request,
+        None => return (None, None),
+    };
+    let numbered = step
+        .rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
+    let event = last.rsplit_once('#').map(|(e, _)| e);
+    if numbered && !step.contains("/event:") {
+        (Some(request), event)
+    } else {
+        (None, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shepherd_trace::TraceBuilder;
+
+    fn callback(b: &mut TraceBuilder, kind: &str, stable: &str) {
+        b.begin(ActionType::Network, kind, stable);
+        b.end();
+    }
+
+    #[test]
+    fn an_xhrs_end_of_body_is_scheduled_as_its_done_readystatechange() {
+        let mut b = TraceBuilder::new();
+        let x = "doc/script@app.js#1/xhr@/api#1";
+        callback(
+            &mut b,
+            "event:readystatechange",
+            &format!("{x}/event:readystatechange#1"),
+        );
+        callback(
+            &mut b,
+            "event:readystatechange",
+            &format!("{x}/event:readystatechange#2"),
+        );
+        callback(&mut b, "event:load", &format!("{x}/event:load#1"));
+        callback(&mut b, "event:loadend", &format!("{x}/event:loadend#1"));
+        // Another request's load with no readystatechange before it: its own event.
+        callback(
+            &mut b,
+            "event:load",
+            "doc/script@app.js#1/xhr@/other#1/event:load#1",
+        );
+        let order = recorded_order(&b.finish(), &[]);
+        assert_eq!(
+            order,
+            vec![
+                format!("cb:{x}/event:readystatechange#1"),
+                format!("cb:{x}/event:readystatechange#2"),
+                "cb:doc/script@app.js#1/xhr@/other#1/event:load#1".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn xhr_events_are_split_into_their_request_and_type() {
+        assert_eq!(
+            xhr_event("doc/x#1/xhr@/api#1/event:load#1"),
+            (Some("doc/x#1/xhr@/api#1"), Some("load"))
+        );
+        assert_eq!(
+            xhr_event("xhr@/api#1/event:loadend#2"),
+            (Some("xhr@/api#1"), Some("loadend"))
+        );
+        assert_eq!(xhr_event("doc/parse#2/event:load@img#1"), (None, None));
+        assert_eq!(xhr_event("doc/timer#1"), (None, None));
+    }
 }
