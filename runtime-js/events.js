@@ -377,8 +377,11 @@ function enterEvent(ev, target, fromRoot) {
         } else if (group.head) {
           hold(d, () => {
             group.open = false;
-            run();
-            runTails(group.tails, 0);
+            try {
+              run();
+            } finally {
+              runTails(group.tails, 0);
+            }
           });
         } else {
           group.tails[group.tails.length] = run;
