@@ -45,6 +45,7 @@ safeInstall(installRoot);
 safeInstall(installPostMessage);
 safeInstall(installXhr);
 safeInstall(installFetch);
+safeInstall(installServiceWorkerRegister);
 safeInstall(installPorts);
 safeInstall(installWebSocket);
 safeInstall(installObservers);

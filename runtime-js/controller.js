@@ -817,6 +817,8 @@ const control = freeze({
       unchangedMs: perfNow() - lastChange,
       /** Released callbacks whose task has not ended. */
       releasing,
+      /** Service worker scripts whose `register()` has not settled (network.js). */
+      registering: registeringScripts(),
       heldTotal: counters.held,
       discarded: counters.discarded,
       exceptions: counters.exceptions,

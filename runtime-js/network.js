@@ -43,6 +43,50 @@ function countedRequest(f) {
   return p;
 }
 
+/** Service worker scripts whose registration the page started and has not seen settle: absolute
+ * URL -> count (`stats().registering`). The browser fetches the script in its own process, some
+ * time after `register()`: a driver waiting for the page's requests learns from the page that
+ * one is coming before any request shows it. */
+const swRegistering = objCreate(null);
+
+/** The scripts of `swRegistering`, once each. */
+function registeringScripts() {
+  const list = [];
+  for (const u in swRegistering) list[list.length] = u;
+  return list;
+}
+
+function installServiceWorkerRegister() {
+  const SWC = G.ServiceWorkerContainer;
+  const P = SWC ? SWC.prototype : null;
+  const nRegister = P ? P.register : undefined;
+  if (typeof nRegister !== 'function') return;
+  patch(P, 'register', function (url) {
+    if (passive()) return rApply(nRegister, this, arguments);
+    let abs = '';
+    try {
+      abs = absUrl(NativeString(url));
+    } catch (_) {
+      abs = '';
+    }
+    swRegistering[abs] = (swRegistering[abs] || 0) + 1;
+    changed();
+    const done = () => {
+      if (--swRegistering[abs] <= 0) delete swRegistering[abs];
+      changed();
+    };
+    let p;
+    try {
+      p = rApply(nRegister, this, arguments);
+    } catch (e) {
+      done();
+      throw e;
+    }
+    promiseThen(p, done, done);
+    return p;
+  });
+}
+
 /** An XHR's request ended (its `loadend`, or `send` threw). */
 function xhrEnded(x) {
   const m = metaOf(x);

@@ -176,6 +176,8 @@ struct PageState {
     /// Released callbacks whose task has not ended; `None` from a runtime that does not count
     /// them.
     releasing: Option<u64>,
+    /// Service worker scripts whose registration the page started and has not seen settle.
+    registering: Vec<String>,
 }
 
 /// How often the proxy's and the network's side is looked at while the page is quiet (cheap:
@@ -286,7 +288,7 @@ const OBSERVE_JS: &str = r#"(() => {
   if (!C) return null;
   const s = C.stats();
   const held = C.pending().map((d) => [d.hid, d.stable, d.kind]);
-  return { doc: s.doc, actions: s.actions, open: s.open, held, unchanged: s.unchangedMs, releasing: s.releasing };
+  return { doc: s.doc, actions: s.actions, open: s.open, held, unchanged: s.unchangedMs, releasing: s.releasing, registering: s.registering };
 })()"#;
 
 // Every callback but the user's input is held, with virtual time; the page stays where it is:
@@ -890,6 +892,7 @@ impl Worker {
             let settled = state.open < 0
                 && unheld == 0
                 && state.releasing.unwrap_or(0) == 0
+                && self.registrations_requested(&state.registering)
                 && (state.ready || !arrived);
             let open = state.open >= 0;
             let quiet = seen.saturating_duration_since(since);
@@ -1025,6 +1028,22 @@ impl Worker {
         })
     }
 
+    /// Whether the proxy has had a request for every service worker script the page is
+    /// registering: the browser fetches it in its own process, some time after `register()`,
+    /// and a step that ended before would leave the request to appear after the next one,
+    /// which would then seem to have caused it.
+    fn registrations_requested(&self, scripts: &[String]) -> bool {
+        if scripts.is_empty() {
+            return true;
+        }
+        let proxy = self.stack.proxy();
+        let held = proxy.holds().pending();
+        let seen = proxy.replayed_requests();
+        scripts
+            .iter()
+            .all(|s| held.iter().any(|h| &h.url == s) || seen.iter().any(|r| &r.url == s))
+    }
+
     /// What this process sees of a step's effects, without asking the page.
     fn outside(&self, page: &Page, ctx: &RunCtx) -> Outside {
         let held = self.stack.proxy().holds().pending();
@@ -1104,6 +1123,14 @@ impl Worker {
             open: v["open"].as_i64().unwrap_or(-1),
             held,
             releasing: v["releasing"].as_u64(),
+            registering: v["registering"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|u| u.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
         };
         Ok((state, unchanged))
     }

@@ -22,6 +22,10 @@ fn main() -> ExitCode {
             "an_xhrs_end_of_body_events_are_held_as_one",
             xhr_end_of_body_held_as_one,
         ),
+        (
+            "a_service_worker_registration_is_counted_until_it_settles",
+            registration_counted,
+        ),
         ("virtual_time_holds_timers_when_registered", virtual_time),
         ("clearing_a_fired_timer_still_writes_it", clear_after_fire),
         ("key_events_name_their_key", key_events_name_their_key),
@@ -378,6 +382,29 @@ case!(xhr_end_of_body_held_as_one, |h| async move {
             .iter()
             .all(|k| k != "event:load" && k != "event:loadend"),
         "load and loadend were never held on their own: {kinds:?}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+case!(registration_counted, |h| async move {
+    let page = h.open("/control/").await?;
+    // The browser fetches the script in its own process, after `register()` returns: the page
+    // says a fetch is coming until the registration settles (this script does not exist, so it
+    // fails).
+    let at_once = h
+        .control(
+            &page,
+            "(window.reg = navigator.serviceWorker.register('no-such-worker.js').then(() => 'ok', () => 'failed'), C.stats().registering)",
+        )
+        .await?;
+    let url = h.origin.url("/control/no-such-worker.js");
+    ensure!(at_once == json!([url]), "registering {url}: {at_once}");
+    h.wait_for_control(&page, "C.stats().registering.length === 0", SOON)
+        .await?;
+    ensure!(
+        page.evaluate("reg").await? == json!("failed"),
+        "the page's promise keeps its outcome"
     );
     let _ = page.close().await;
     Ok(())
