@@ -1039,9 +1039,11 @@ impl Worker {
         let proxy = self.stack.proxy();
         let held = proxy.holds().pending();
         let seen = proxy.replayed_requests();
-        scripts
-            .iter()
-            .all(|s| held.iter().any(|h| &h.url == s) || seen.iter().any(|r| &r.url == s))
+        // A request carries no fragment.
+        scripts.iter().all(|s| {
+            let s = s.split_once('#').map_or(s.as_str(), |(u, _)| u);
+            held.iter().any(|h| h.url == s) || seen.iter().any(|r| r.url == s)
+        })
     }
 
     /// What this process sees of a step's effects, without asking the page.
