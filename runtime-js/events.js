@@ -374,7 +374,7 @@ function enterEvent(ev, target, fromRoot) {
         const group = d.rep === true ? null : doneGroup(type, target);
         if (group === null) {
           hold(d, run);
-        } else if (group.head) {
+        } else if (type === 'readystatechange') {
           hold(d, () => {
             group.open = false;
             try {
@@ -420,13 +420,14 @@ function enterEvent(ev, target, fromRoot) {
 // "handle response end-of-body"): nothing can run between them. Held, they are one held
 // callback (the DONE `readystatechange`'s, when the page listens to it), so a decider cannot put
 // another event between them, which no browser does.
+// (The explorer's recorded order, `Site::recorded_order`, lists the same events as its tail.)
 const DONE_TAIL = objCreate(null);
 for (const t of ['progress', 'load', 'error', 'abort', 'timeout', 'loadend']) DONE_TAIL[t] = 1;
 const doneGroups = new NativeWeakMap(); // XHR -> {open, tails} while its DONE event is held
 
 /**
- * The group a held XHR event joins: `{head: true, …}` for the DONE `readystatechange` (a new
- * group), the open group of its XHR for what follows it in the same task, else null.
+ * The group a held XHR event belongs to: a new one for the DONE `readystatechange` (its head),
+ * the open group of its XHR for what follows it in the same task, else null.
  */
 function doneGroup(type, target) {
   if (!NXMLHttpRequest || !(target instanceof NXMLHttpRequest) || nXhrReadyState === null) return null;
@@ -438,14 +439,13 @@ function doneGroup(type, target) {
   }
   if (st !== 4) return null;
   if (type === 'readystatechange') {
-    const g = { head: true, open: true, tails: [] };
+    const g = { open: true, tails: [] };
     wmSet(doneGroups, target, g);
     return g;
   }
   if (DONE_TAIL[type] !== 1) return null;
   const g = wmGet(doneGroups, target);
-  if (g === undefined || !g.open) return null;
-  return { head: false, open: true, tails: g.tails };
+  return g === undefined || !g.open ? null : g;
 }
 
 /**

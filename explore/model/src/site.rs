@@ -158,15 +158,15 @@ fn recorded_order(trace: &Trace, gestures: &[Gesture]) -> Vec<String> {
             continue;
         }
         let stable = trace.strings.get(a.stable);
-        let (xhr, event) = xhr_event(stable);
-        if let (Some(x), Some(e), Some(done)) = (xhr, event, done_xhr)
+        let xhr = xhr_event(stable);
+        if let (Some((x, e)), Some(done)) = (xhr, done_xhr)
             && x == done
             && END_OF_BODY_TAIL.contains(&e)
         {
             continue;
         }
-        done_xhr = match (xhr, event) {
-            (Some(x), Some("readystatechange")) => Some(x),
+        done_xhr = match xhr {
+            Some((x, "readystatechange")) => Some(x),
             _ => None,
         };
         if naming::held_kind(trace.kind_of(a)) {
@@ -178,32 +178,28 @@ fn recorded_order(trace: &Trace, gestures: &[Gesture]) -> Vec<String> {
 
 /// What an XHR fires after its DONE `readystatechange`, in the same task (XMLHttpRequest,
 /// "handle response end-of-body"): the runtime holds them with it, as one callback, so the
-/// explorer never schedules them on their own.
+/// explorer never schedules them on their own (`DONE_TAIL` in `runtime-js/events.js`).
 const END_OF_BODY_TAIL: &[&str] = &["progress", "load", "error", "abort", "timeout", "loadend"];
 
 /// An XHR event's request (its stable id up to the event) and event type:
-/// `…/xhr@/api#1/event:load#1` is `(…/xhr@/api#1, load)`.
-fn xhr_event(stable: &str) -> (Option<&str>, Option<&str>) {
+/// `…/xhr@/api#1/event:load#1` is `(…/xhr@/api#1, load)`; `None` for anything else.
+fn xhr_event(stable: &str) -> Option<(&str, &str)> {
     // The request's step is `xhr@<url>#<n>` and its URL may hold slashes: the event is what
-    // follows the last `/event:`, the request's step begins at the last `xhr@` before it.
-    let Some(cut) = stable.rfind("/event:") else {
-        return (None, None);
-    };
+    // follows the last `/event:`, the request's step begins at the last `xhr@` before it (and
+    // holds no event of its own: `…/xhr@/api#1/event:load#1/event:focus#1` is no XHR event).
+    let cut = stable.rfind("/event:")?;
     let (request, last) = (&stable[..cut], &stable[cut + "/event:".len()..]);
     let step = match request.rfind("/xhr@") {
         Some(i) => &request[i + 1..],
         None if request.starts_with("xhr@") => request,
-        None => return (None, None),
+        None => return None,
     };
-    let numbered = step
-        .rsplit_once('#')
-        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
-    let event = last.rsplit_once('#').map(|(e, _)| e);
-    if numbered && !step.contains("/event:") {
-        (Some(request), event)
-    } else {
-        (None, None)
+    let (_, n) = step.rsplit_once('#')?;
+    if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) || step.contains("/event:") {
+        return None;
     }
+    let (event, _) = last.rsplit_once('#')?;
+    Some((request, event))
 }
 
 #[cfg(test)]
@@ -253,13 +249,14 @@ mod tests {
     fn xhr_events_are_split_into_their_request_and_type() {
         assert_eq!(
             xhr_event("doc/x#1/xhr@/api#1/event:load#1"),
-            (Some("doc/x#1/xhr@/api#1"), Some("load"))
+            Some(("doc/x#1/xhr@/api#1", "load"))
         );
         assert_eq!(
             xhr_event("xhr@/api#1/event:loadend#2"),
-            (Some("xhr@/api#1"), Some("loadend"))
+            Some(("xhr@/api#1", "loadend"))
         );
-        assert_eq!(xhr_event("doc/parse#2/event:load@img#1"), (None, None));
-        assert_eq!(xhr_event("doc/timer#1"), (None, None));
+        assert_eq!(xhr_event("doc/parse#2/event:load@img#1"), None);
+        assert_eq!(xhr_event("doc/timer#1"), None);
+        assert_eq!(xhr_event("xhr@/api#1/event:load#1/event:focus#1"), None);
     }
 }
