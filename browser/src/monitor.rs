@@ -133,6 +133,10 @@ pub(crate) struct PageState {
     /// its requests: a scheduler that releases a document in parts knows from this when a
     /// part has reached the renderer.
     pub document_bytes: HashMap<String, u64>,
+    /// The resource type DevTools gave each requested URL (`Script`, `XHR`, `Stylesheet`…),
+    /// the last one per URL: a scheduler that releases a response learns from it whether the
+    /// page will run code when it arrives.
+    pub resource_types: HashMap<String, String>,
     /// Main-frame document commits seen (a change means the page navigated).
     pub main_navigations: u64,
     /// URL of the last main-frame commit.
@@ -166,6 +170,7 @@ impl Default for PageState {
             frames_loading: HashSet::new(),
             last_network: Instant::now(),
             document_bytes: HashMap::new(),
+            resource_types: HashMap::new(),
             main_navigations: 0,
             main_url: None,
             quiet_world: None,
@@ -188,6 +193,9 @@ pub(crate) struct InFlight {
 /// Most documents whose received bytes are counted (a page that creates frames in a loop
 /// cannot grow the map without bound).
 const MAX_DOCUMENTS: usize = 1_000;
+
+/// Most URLs whose resource type is kept (a page that requests endlessly stops adding).
+const MAX_URLS: usize = 10_000;
 
 /// Caps so a page that logs in a loop cannot exhaust memory.
 const MAX_LOG: usize = 10_000;
@@ -389,7 +397,14 @@ fn request_started(st: &mut PageState, p: &Value) {
         .unwrap_or("");
     let loader = p.get("loaderId").and_then(Value::as_str).unwrap_or("");
     let frame = p.get("frameId").and_then(Value::as_str).unwrap_or("");
-    let document = p.get("type").and_then(Value::as_str) == Some("Document");
+    let kind = p.get("type").and_then(Value::as_str);
+    let document = kind == Some("Document");
+    if let Some(kind) = kind {
+        let key: String = url.chars().take(300).collect();
+        if st.resource_types.len() < MAX_URLS || st.resource_types.contains_key(&key) {
+            st.resource_types.insert(key, kind.to_string());
+        }
+    }
     st.in_flight.insert(
         id.to_string(),
         InFlight {

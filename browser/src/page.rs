@@ -376,6 +376,13 @@ impl Page {
             .unwrap_or(0)
     }
 
+    /// The resource type DevTools reported for the last request of `url` (`Script`, `XHR`,
+    /// `Fetch`, `Stylesheet`, `Image`…), compared by its first 300 characters.
+    pub fn resource_type(&self, url: &str) -> Option<String> {
+        let key: String = url.chars().take(300).collect();
+        self.lock_state().resource_types.get(&key).cloned()
+    }
+
     /// When the page last started or finished a request.
     pub fn last_network_activity(&self) -> std::time::Instant {
         self.lock_state().last_network

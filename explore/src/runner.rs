@@ -50,9 +50,9 @@ pub struct Timing {
     /// Nothing may change for this long before a state counts as quiet (four times as long
     /// when nothing changed at all since the last step).
     pub idle: Duration,
-    /// How often the page is asked for its state while something runs in it (a quiet page is
-    /// asked again when its quiet period would end, or as soon as the proxy or the network
-    /// shows a change).
+    /// How long to wait before asking again when the page is quiet but something outside it
+    /// is not (a request in flight, a registration); the page itself answers when its own
+    /// quiet period ends (`control.quiet`).
     pub poll: Duration,
     /// Longest wait for a quiet state (a page that never settles goes on after it).
     pub settle_limit: Duration,
@@ -180,6 +180,11 @@ struct PageState {
     registering: Vec<String>,
 }
 
+/// Whether the page runs code when a response of this DevTools resource type arrives.
+fn runs_code(resource_type: &str) -> bool {
+    matches!(resource_type, "Script" | "XHR" | "Fetch" | "EventSource")
+}
+
 /// How often the proxy's and the network's side is looked at while the page is quiet (cheap:
 /// nothing leaves this process).
 const OUTSIDE_POLL: Duration = Duration::from_millis(1);
@@ -197,6 +202,11 @@ struct Outside {
 }
 
 impl Outside {
+    /// What dates a change: a load is not a change of its own (what it causes is).
+    fn rest(&self) -> (Vec<u64>, usize, Option<u64>) {
+        (self.held.clone(), self.unheld, self.doc_bytes)
+    }
+
     /// The quiet state this makes with the page's.
     fn sig(&self, page: &PageState) -> Sig {
         (page.clone(), self.held.clone(), self.unheld)
@@ -286,10 +296,23 @@ const OBSERVE_JS: &str = r#"(() => {
   if (typeof S !== 'object' || S === null) return null;
   const C = S.control(SECRET);
   if (!C) return null;
-  const s = C.stats();
-  const held = C.pending().map((d) => [d.hid, d.stable, d.kind]);
-  return { doc: s.doc, actions: s.actions, open: s.open, held, unchanged: s.unchangedMs, releasing: s.releasing, registering: s.registering };
+  return C.quiet(MIN, QUIET, CAP);
 })()"#;
+
+/// What a question to the page waits for before it is answered (`control.quiet`).
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    /// At least this long after the page has the question.
+    min: Duration,
+    /// Then until its state has been unchanged for this long, nothing open or being released.
+    quiet: Duration,
+    /// At most this long, whatever the state.
+    cap: Duration,
+}
+
+/// The shortest longest wait of a question to the page: a page that stays busy is answered
+/// about this often (the settle limit and the run's limits are checked between answers).
+const WAIT_CAP: Duration = Duration::from_millis(50);
 
 // Every callback but the user's input is held, with virtual time; the page stays where it is:
 // a navigation is stopped and traced, and what would have happened is part of the end state (a
@@ -704,6 +727,18 @@ impl Worker {
                     .map(|url| (url.clone(), page.document_bytes(url))),
                 _ => None,
             };
+            ctx.awaits_page = match &how {
+                How::Proxy(id) if !ctx.after_chunk => self
+                    .stack
+                    .proxy()
+                    .holds()
+                    .pending()
+                    .iter()
+                    .find(|h| h.id == *id)
+                    .and_then(|h| page.resource_type(&h.url))
+                    .is_some_and(|t| runs_code(&t)),
+                _ => false,
+            };
             ctx.fired_at = match &how {
                 How::Proxy(_) => Some(Instant::now()),
                 _ => None,
@@ -821,9 +856,39 @@ impl Worker {
         // long one. A gesture has had its effect: DevTools answers an input event once the
         // renderer has handled it, and the page runs input before the polls that follow.
         let mut moved = ctx.after_gesture;
+        // What the next question asks the page to wait for: at least `min_wait`, then its
+        // state unchanged for `want` (the shortest quiet period this step can have, until an
+        // answer says which one it needs).
+        let mut want = match ctx.after_chunk {
+            true => self.timing.idle * 2,
+            false => self.timing.idle,
+        };
+        let mut min_wait = want;
         loop {
             let asked_before = std::mem::replace(&mut asked, Instant::now());
-            let (state, unchanged) = self.page_state(page).await?;
+            // What this process saw outside the page when it last looked: a change is dated
+            // when seen, while the page waits as well as when it has answered.
+            let mut watched = last.as_ref().map(|(_, o)| o.rest());
+            let (state, unchanged) = {
+                let wait = Wait {
+                    min: min_wait,
+                    quiet: want,
+                    cap: (min_wait + want).max(WAIT_CAP),
+                };
+                let answer = self.page_state(page, wait);
+                tokio::pin!(answer);
+                loop {
+                    let rest = self.outside(page, ctx).rest();
+                    if watched.as_ref() != Some(&rest) {
+                        since = since.max(Instant::now());
+                        watched = Some(rest);
+                    }
+                    tokio::select! {
+                        a = &mut answer => break a?,
+                        () = tokio::time::sleep(OUTSIDE_POLL) => {}
+                    }
+                }
+            };
             let seen = Instant::now();
             if state.ready && state.doc != ctx.installed {
                 page.evaluate(&INSTALL_JS.replace("SECRET", &js_str(&self.secret)))
@@ -840,9 +905,16 @@ impl Worker {
             // A released callback has had its effect once its task has ended (the runtime
             // counts them, and the page is not settled before): one that changed nothing
             // visible (a load event nobody listens to any more) needs no long wait.
-            moved |= ctx.after_release && state.releasing.is_some();
-            moved |= ctx.last_sig.as_ref() != Some(&outside.sig(&state));
-            moved |= outside.loaded;
+            if ctx.awaits_page {
+                // The browser may run the script, or fire the request's event, well after the
+                // network is done with it (its main thread busy): until the page shows a
+                // change, the step waits the long quiet period, dated from the response.
+                moved |= ctx.last_sig.as_ref().map(|s| &s.0) != Some(&state);
+            } else {
+                moved |= ctx.after_release && state.releasing.is_some();
+                moved |= ctx.last_sig.as_ref() != Some(&outside.sig(&state));
+                moved |= outside.loaded;
+            }
             let quiet_for = if moved {
                 self.timing.idle
             } else {
@@ -871,11 +943,7 @@ impl Worker {
             // its runtime (the parser waits for it): ending the step there would leave the
             // rest of the chunk to be parsed in the next step.
             let page_changed = last.as_ref().map(|(s, _)| s) != Some(&state);
-            // A load is not a change of its own: what it causes is.
-            let rest_changed = last.as_ref().is_none_or(|(_, o)| {
-                (&o.held, o.unheld, o.doc_bytes)
-                    != (&outside.held, outside.unheld, outside.doc_bytes)
-            });
+            let rest_changed = watched.as_ref() != Some(&outside.rest());
             // A page state that differs from the last poll's changed after that poll was sent,
             // whatever the page's clock says; one without a runtime is dated by the poll.
             let page_at = match unchanged {
@@ -915,25 +983,22 @@ impl Worker {
                 );
                 break;
             }
-            if !settled {
-                // Something runs: look again soon.
+            let page_calm = last
+                .as_ref()
+                .is_some_and(|(s, _)| s.ready && s.open < 0 && s.releasing.unwrap_or(0) == 0);
+            // The page answers once the quiet period would be over (it dates its own changes,
+            // and each question is a task on its main thread); what this process sees is
+            // watched meanwhile.
+            want = quiet_for;
+            min_wait = quiet_for.saturating_sub(quiet);
+            if !settled && page_calm {
+                // Something outside the page runs (a request, a registration): look again soon.
                 tokio::time::sleep(self.timing.poll).await;
-                continue;
-            }
-            // Settled: the page dates its own changes, so it is asked again only when the
-            // quiet period would be over. Until then only what this process sees is watched
-            // (each question to the page is a task on its main thread, and DevTools traffic
-            // in the browser): the proxy's holds, requests in flight, document bytes, loads.
-            let deadline = seen + (quiet_for - quiet);
-            loop {
-                let now = Instant::now();
-                if now >= deadline {
-                    break;
-                }
-                tokio::time::sleep((deadline - now).min(OUTSIDE_POLL)).await;
-                if self.outside(page, ctx) != outside {
-                    break;
-                }
+                min_wait = min_wait.saturating_sub(self.timing.poll);
+            } else if last.as_ref().is_some_and(|(s, _)| !s.ready) {
+                // No runtime to wait in (a document on its way): wait here.
+                tokio::time::sleep(min_wait.max(self.timing.poll)).await;
+                min_wait = Duration::ZERO;
             }
         }
         let Some((state, outside)) = last else {
@@ -995,15 +1060,15 @@ impl Worker {
         }
         offered.sort_unstable();
         offered.dedup();
-        for k in offered {
-            if ctx.gestures_run.contains(&k) {
-                continue;
-            }
-            let Some(g) = site.gestures.get(k) else {
-                continue;
-            };
+        let offered: Vec<(usize, &Gesture)> = offered
+            .into_iter()
+            .filter(|k| !ctx.gestures_run.contains(k))
+            .filter_map(|k| Some((k, site.gestures.get(k)?)))
+            .collect();
+        let answers = self.actionable(page, &offered).await;
+        for ((k, _), act) in offered.into_iter().zip(answers) {
             let name = EventName::User(k).to_string();
-            match self.actionable(page, g).await {
+            match act {
                 Actionable::Yes => {
                     how.insert(name.clone(), How::Gesture(k));
                     names.push(name);
@@ -1079,12 +1144,20 @@ impl Worker {
         }
     }
 
-    /// The controller's state, and how long it has been unchanged (`None` with no runtime).
-    async fn page_state(&self, page: &Page) -> anyhow::Result<(PageState, Option<Duration>)> {
-        let v = match page
-            .evaluate(&OBSERVE_JS.replace("SECRET", &js_str(&self.secret)))
-            .await
-        {
+    /// The controller's state once the page has waited as `wait` says, and how long it has
+    /// been unchanged (`None` with no runtime).
+    async fn page_state(
+        &self,
+        page: &Page,
+        wait: Wait,
+    ) -> anyhow::Result<(PageState, Option<Duration>)> {
+        let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1000.0);
+        let js = OBSERVE_JS
+            .replace("MIN", &ms(wait.min))
+            .replace("QUIET", &ms(wait.quiet))
+            .replace("CAP", &ms(wait.cap))
+            .replace("SECRET", &js_str(&self.secret));
+        let v = match page.evaluate(&js).await {
             Ok(v) => v,
             // Between documents (navigation in progress): not ready yet.
             Err(
@@ -1184,32 +1257,56 @@ impl Worker {
             .cloned()
     }
 
-    /// Whether a user could perform the gesture now: its target is there and can be acted on
-    /// (a disabled control takes no click or key, a read-only field no typing).
-    async fn actionable(&self, page: &Page, g: &Gesture) -> Actionable {
+    /// Whether a user could perform each gesture now: its target is there and can be acted
+    /// on (a disabled control takes no click or key, a read-only field no typing). One
+    /// question for all of them (a probe offers every gesture it moves at every step).
+    async fn actionable(&self, page: &Page, gestures: &[(usize, &Gesture)]) -> Vec<Actionable> {
         // A key the page's focus aimed goes wherever the focus is: the page takes keys once
         // it has a body, whether the recorded target exists yet or not.
-        let Some(sel) = g.needs() else {
-            return Actionable::Yes;
-        };
-        let typing = matches!(
-            g.kind,
-            GestureKind::KeyDown(_) | GestureKind::KeyUp(_) | GestureKind::Text(_)
-        );
-        let js = format!(
-            "(() => {{ const e = document.querySelector({}); if (e === null) return 'missing'; \
-             if (e.disabled === true || (e.closest && e.closest('fieldset[disabled]'))) return 'disabled'; \
-             if ({} && e.readOnly === true) return 'read-only'; return 'yes'; }})()",
-            js_str(&sel),
-            typing
-        );
-        match page.evaluate_isolated(&js).await {
-            Ok(Value::String(s)) if s == "yes" => Actionable::Yes,
-            Ok(Value::String(s)) if s == "disabled" || s == "read-only" => {
-                Actionable::Inert(format!("{} is {s}", g.path))
+        let asked: Vec<Value> = gestures
+            .iter()
+            .filter_map(|(_, g)| {
+                let sel = g.needs()?;
+                let typing = matches!(
+                    g.kind,
+                    GestureKind::KeyDown(_) | GestureKind::KeyUp(_) | GestureKind::Text(_)
+                );
+                Some(json!([sel, typing]))
+            })
+            .collect();
+        let mut answers = if asked.is_empty() {
+            Vec::new()
+        } else {
+            let js = format!(
+                "(() => {{ const out = []; for (const [sel, typing] of {}) {{ \
+                 let e = null; try {{ e = document.querySelector(sel); }} catch (_) {{}} \
+                 if (e === null) out.push('missing'); \
+                 else if (e.disabled === true || (e.closest && e.closest('fieldset[disabled]'))) out.push('disabled'); \
+                 else if (typing && e.readOnly === true) out.push('read-only'); \
+                 else out.push('yes'); }} return out; }})()",
+                Value::Array(asked)
+            );
+            match page.evaluate_isolated(&js).await {
+                Ok(Value::Array(a)) => a,
+                _ => Vec::new(),
             }
-            _ => Actionable::Missing,
         }
+        .into_iter();
+        gestures
+            .iter()
+            .map(|(_, g)| {
+                if g.needs().is_none() {
+                    return Actionable::Yes;
+                }
+                match answers.next() {
+                    Some(Value::String(s)) if s == "yes" => Actionable::Yes,
+                    Some(Value::String(s)) if s == "disabled" || s == "read-only" => {
+                        Actionable::Inert(format!("{} is {s}", g.path))
+                    }
+                    _ => Actionable::Missing,
+                }
+            })
+            .collect()
     }
 
     async fn fire(
@@ -1449,6 +1546,10 @@ struct RunCtx {
     chunk_sent: Option<(String, u64)>,
     /// When the step that just ran released a response or a chunk.
     fired_at: Option<Instant>,
+    /// The response the step released is one the page runs code for when it arrives (a
+    /// script, an XHR's or a `fetch`'s answer): the step has had its effect once the page has
+    /// changed, not once the network is done with it.
+    awaits_page: bool,
     /// The quiet state in which a wait for a planned event last ran out.
     gave_up_at: Option<Sig>,
     /// A gesture chosen while the page was not painted yet, and when: it runs as soon as the
@@ -1526,6 +1627,7 @@ impl RunCtx {
             after_release: false,
             chunk_sent: None,
             fired_at: None,
+            awaits_page: false,
             gave_up_at: None,
             last_sig: None,
         }
