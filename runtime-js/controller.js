@@ -780,11 +780,11 @@ const control = freeze({
     return true;
   },
   /**
-   * What a driver needs of the page's state in one object: the document, the action count, the
-   * open action, the held callbacks as `[hid, stable, kind]`, milliseconds unchanged, released
-   * callbacks still to end and service workers registering. Built from the runtime's own lists
-   * (the page may have replaced `Array.prototype.map`), with no prototype (no `then` a page
-   * put on `Object.prototype` is looked up when `quiet` resolves with it).
+   * What a driver polls for, in one object: the document, the action count, the open action,
+   * the held callbacks as `[hid, stable, kind]`, milliseconds unchanged, released callbacks
+   * still to run and service workers registering. Built from the runtime's own lists: a driver
+   * that listed `pending()` with `map` in the page's world used whatever `Array.prototype.map`
+   * the page had put there, and could be shown fewer held callbacks than there are.
    */
   observe() {
     const list = [];
@@ -792,47 +792,15 @@ const control = freeze({
       const d = held[k].desc;
       if (d.rep !== true) list[list.length] = [d.hid, d.stable, d.kind];
     }
-    const o = objCreate(null);
-    o.doc = DOC;
-    o.actions = counters.actions;
-    o.open = cur;
-    o.held = list;
-    o.unchanged = perfNow() - lastChange;
-    o.releasing = releasing;
-    o.registering = registeringScripts();
-    return o;
-  },
-  /**
-   * Resolves with `observe()` once at least `minWaitMs` have passed, nothing is open or being
-   * released and the state has been unchanged for `quietMs`; or after `capMs` whatever the
-   * state. A driver waiting for a quiet page learns it when it happens, from the page's own
-   * clock, instead of polling past it (each poll costs a round trip and lands a timer tick
-   * late).
-   */
-  quiet(minWaitMs, quietMs, capMs) {
-    const t0 = perfNow();
-    const minWait = +minWaitMs || 0;
-    const want = +quietMs || 0;
-    const cap = +capMs || 0;
-    return new NativePromise((resolve) => {
-      const check = () => {
-        const now = perfNow();
-        const waited = now - t0;
-        const still = now - lastChange;
-        const calm = cur < 0 && releasing === 0;
-        if (waited >= cap || (waited >= minWait && calm && still >= want)) {
-          resolve(control.observe());
-          return;
-        }
-        // Until the later of the two ends; an open action or a released callback is checked
-        // again soon (its end is a change, so the quiet period starts there).
-        let next = calm ? want - still : 2;
-        if (minWait - waited > next) next = minWait - waited;
-        if (cap - waited < next) next = cap - waited;
-        rApply(nSetTimeout, G, [check, next > 1 ? next : 1]);
-      };
-      check();
-    });
+    return {
+      doc: DOC,
+      actions: counters.actions,
+      open: cur,
+      held: list,
+      unchanged: perfNow() - lastChange,
+      releasing,
+      registering: registeringScripts(),
+    };
   },
   /** Descriptors of the held callbacks, oldest first. */
   pending() {

@@ -50,9 +50,9 @@ pub struct Timing {
     /// Nothing may change for this long before a state counts as quiet (four times as long
     /// when nothing changed at all since the last step).
     pub idle: Duration,
-    /// How long to wait before asking again when the page is quiet but something outside it
-    /// is not (a request in flight, a registration); the page itself answers when its own
-    /// quiet period ends (`control.quiet`).
+    /// How often the page is asked for its state while something runs in it (a quiet page is
+    /// asked again when its quiet period would end, or as soon as the proxy or the network
+    /// shows a change).
     pub poll: Duration,
     /// Longest wait for a quiet state (a page that never settles goes on after it).
     pub settle_limit: Duration,
@@ -202,11 +202,6 @@ struct Outside {
 }
 
 impl Outside {
-    /// What dates a change: a load is not a change of its own (what it causes is).
-    fn rest(&self) -> (Vec<u64>, usize, Option<u64>) {
-        (self.held.clone(), self.unheld, self.doc_bytes)
-    }
-
     /// The quiet state this makes with the page's.
     fn sig(&self, page: &PageState) -> Sig {
         (page.clone(), self.held.clone(), self.unheld)
@@ -296,23 +291,8 @@ const OBSERVE_JS: &str = r#"(() => {
   if (typeof S !== 'object' || S === null) return null;
   const C = S.control(SECRET);
   if (!C) return null;
-  return C.quiet(MIN, QUIET, CAP);
+  return C.observe();
 })()"#;
-
-/// What a question to the page waits for before it is answered (`control.quiet`).
-#[derive(Clone, Copy, Debug)]
-struct Wait {
-    /// At least this long after the page has the question.
-    min: Duration,
-    /// Then until its state has been unchanged for this long, nothing open or being released.
-    quiet: Duration,
-    /// At most this long, whatever the state.
-    cap: Duration,
-}
-
-/// The shortest longest wait of a question to the page: a page that stays busy is answered
-/// about this often (the settle limit and the run's limits are checked between answers).
-const WAIT_CAP: Duration = Duration::from_millis(50);
 
 // Every callback but the user's input is held, with virtual time; the page stays where it is:
 // a navigation is stopped and traced, and what would have happened is part of the end state (a
@@ -856,39 +836,9 @@ impl Worker {
         // long one. A gesture has had its effect: DevTools answers an input event once the
         // renderer has handled it, and the page runs input before the polls that follow.
         let mut moved = ctx.after_gesture;
-        // What the next question asks the page to wait for: at least `min_wait`, then its
-        // state unchanged for `want` (the shortest quiet period this step can have, until an
-        // answer says which one it needs).
-        let mut want = match ctx.after_chunk {
-            true => self.timing.idle * 2,
-            false => self.timing.idle,
-        };
-        let mut min_wait = want;
         loop {
             let asked_before = std::mem::replace(&mut asked, Instant::now());
-            // What this process saw outside the page when it last looked: a change is dated
-            // when seen, while the page waits as well as when it has answered.
-            let mut watched = last.as_ref().map(|(_, o)| o.rest());
-            let (state, unchanged) = {
-                let wait = Wait {
-                    min: min_wait,
-                    quiet: want,
-                    cap: (min_wait + want).max(WAIT_CAP),
-                };
-                let answer = self.page_state(page, wait);
-                tokio::pin!(answer);
-                loop {
-                    let rest = self.outside(page, ctx).rest();
-                    if watched.as_ref() != Some(&rest) {
-                        since = since.max(Instant::now());
-                        watched = Some(rest);
-                    }
-                    tokio::select! {
-                        a = &mut answer => break a?,
-                        () = tokio::time::sleep(OUTSIDE_POLL) => {}
-                    }
-                }
-            };
+            let (state, unchanged) = self.page_state(page).await?;
             let seen = Instant::now();
             if state.ready && state.doc != ctx.installed {
                 page.evaluate(&INSTALL_JS.replace("SECRET", &js_str(&self.secret)))
@@ -943,7 +893,11 @@ impl Worker {
             // its runtime (the parser waits for it): ending the step there would leave the
             // rest of the chunk to be parsed in the next step.
             let page_changed = last.as_ref().map(|(s, _)| s) != Some(&state);
-            let rest_changed = watched.as_ref() != Some(&outside.rest());
+            // A load is not a change of its own: what it causes is.
+            let rest_changed = last.as_ref().is_none_or(|(_, o)| {
+                (&o.held, o.unheld, o.doc_bytes)
+                    != (&outside.held, outside.unheld, outside.doc_bytes)
+            });
             // A page state that differs from the last poll's changed after that poll was sent,
             // whatever the page's clock says; one without a runtime is dated by the poll.
             let page_at = match unchanged {
@@ -983,22 +937,25 @@ impl Worker {
                 );
                 break;
             }
-            let page_calm = last
-                .as_ref()
-                .is_some_and(|(s, _)| s.ready && s.open < 0 && s.releasing.unwrap_or(0) == 0);
-            // The page answers once the quiet period would be over (it dates its own changes,
-            // and each question is a task on its main thread); what this process sees is
-            // watched meanwhile.
-            want = quiet_for;
-            min_wait = quiet_for.saturating_sub(quiet);
-            if !settled && page_calm {
-                // Something outside the page runs (a request, a registration): look again soon.
+            if !settled {
+                // Something runs: look again soon.
                 tokio::time::sleep(self.timing.poll).await;
-                min_wait = min_wait.saturating_sub(self.timing.poll);
-            } else if last.as_ref().is_some_and(|(s, _)| !s.ready) {
-                // No runtime to wait in (a document on its way): wait here.
-                tokio::time::sleep(min_wait.max(self.timing.poll)).await;
-                min_wait = Duration::ZERO;
+                continue;
+            }
+            // Settled: the page dates its own changes, so it is asked again only when the
+            // quiet period would be over. Until then only what this process sees is watched
+            // (each question to the page is a task on its main thread, and DevTools traffic
+            // in the browser): the proxy's holds, requests in flight, document bytes, loads.
+            let deadline = seen + (quiet_for - quiet);
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                tokio::time::sleep((deadline - now).min(OUTSIDE_POLL)).await;
+                if self.outside(page, ctx) != outside {
+                    break;
+                }
             }
         }
         let Some((state, outside)) = last else {
@@ -1144,20 +1101,12 @@ impl Worker {
         }
     }
 
-    /// The controller's state once the page has waited as `wait` says, and how long it has
-    /// been unchanged (`None` with no runtime).
-    async fn page_state(
-        &self,
-        page: &Page,
-        wait: Wait,
-    ) -> anyhow::Result<(PageState, Option<Duration>)> {
-        let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1000.0);
-        let js = OBSERVE_JS
-            .replace("MIN", &ms(wait.min))
-            .replace("QUIET", &ms(wait.quiet))
-            .replace("CAP", &ms(wait.cap))
-            .replace("SECRET", &js_str(&self.secret));
-        let v = match page.evaluate(&js).await {
+    /// The controller's state, and how long it has been unchanged (`None` with no runtime).
+    async fn page_state(&self, page: &Page) -> anyhow::Result<(PageState, Option<Duration>)> {
+        let v = match page
+            .evaluate(&OBSERVE_JS.replace("SECRET", &js_str(&self.secret)))
+            .await
+        {
             Ok(v) => v,
             // Between documents (navigation in progress): not ready yet.
             Err(

@@ -14,10 +14,7 @@ fn main() -> ExitCode {
         ("control_needs_the_secret", control_needs_the_secret),
         ("a_snooping_page_cannot_steer", a_snooping_page_cannot_steer),
         ("hold_and_release_timers", hold_and_release_timers),
-        (
-            "quiet_answers_when_the_page_has_been_quiet",
-            quiet_answers_when_quiet,
-        ),
+        ("observe_is_the_runtimes_own", observe_is_the_runtimes_own),
         ("follow_a_schedule", follow_a_schedule),
         ("discard_a_click", discard_a_click),
         ("hold_a_click_then_release", hold_a_click_then_release),
@@ -227,31 +224,19 @@ case!(hold_and_release_timers, |h| async move {
     Ok(())
 });
 
-// `quiet` answers a driver when the page has been quiet for as long as it asked (not before:
-// a released callback still to run, or a change, restarts the wait), or at its cap; and what
-// it answers with is the runtime's own, whatever the page did to the built-in prototypes.
-case!(quiet_answers_when_quiet, |h| async move {
+// `observe` lists what the runtime holds from its own lists, whatever the page did to the
+// built-in prototypes (a driver that listed `pending()` with the page's `map` could be shown
+// fewer held callbacks than there are).
+case!(observe_is_the_runtimes_own, |h| async move {
     let page = h.open("/control/").await?;
     h.control(&page, "C.policy(d => d.kind === 'timer' ? 'hold' : 'run')")
         .await?;
     page.evaluate("arm(); 0").await?;
     h.wait_for_control(&page, "C.pending().length >= 2", SOON)
         .await?;
-    // At least the minimum wait, however long the page has been quiet already.
-    let answer = h
-        .control(
-            &page,
-            "(() => { const t0 = performance.now(); return C.quiet(30, 0, 60000).then((o) => [o.unchanged, performance.now() - t0]); })()",
-        )
-        .await?;
-    ensure!(
-        answer[1].as_f64().is_some_and(|ms| ms >= 30.0),
-        "the minimum wait: {answer}"
-    );
-    // A page that puts a `then` on every object and replaces `map` must not change the answer.
     page.evaluate(
-        "Object.prototype.then = function () { window.hijacked = true; }; \
-         Array.prototype.map = function () { window.hijacked = true; return []; }; 0",
+        "Array.prototype.map = function () { return []; }; \
+         Object.defineProperty(Object.prototype, 'held', { set() {}, configurable: true }); 0",
     )
     .await?;
     let observed = h.control(&page, "C.observe()").await?;
@@ -261,50 +246,14 @@ case!(quiet_answers_when_quiet, |h| async move {
             && held
                 .iter()
                 .all(|d| d[0].is_u64() && d[1].is_string() && d[2] == "timer"),
-        "observe lists the held timers as [hid, stable, kind]: {observed}"
-    );
-    let first = held[0][0].as_u64().context("hid")?;
-    let second = held[1][0].as_u64().context("hid")?;
-    // Released in the same task as the question: the answer waits for the released callback's
-    // task, even when no quiet period is asked for.
-    let answer = h
-        .control(
-            &page,
-            &format!("(C.release({second}), C.quiet(0, 0, 60000))"),
-        )
-        .await?;
-    ensure!(
-        answer["releasing"] == 0
-            && answer["open"] == -1
-            && answer["held"].as_array().is_some_and(|a| a.len() == 1),
-        "quiet after the released timer ran: {answer}"
+        "the held timers as [hid, stable, kind]: {observed}"
     );
     ensure!(
-        page.evaluate("ran.join(',')").await? == json!("B"),
-        "B ran before the answer"
-    );
-    // A change in the same task as the question: the answer comes once nothing has changed
-    // for 40 ms since (however long the machine takes, never sooner).
-    let answer = h
-        .control(
-            &page,
-            &format!("(C.discard({first}), C.quiet(0, 40, 60000))"),
-        )
-        .await?;
-    ensure!(
-        answer["unchanged"].as_f64().is_some_and(|ms| ms >= 40.0)
-            && answer["held"].as_array().is_some_and(Vec::is_empty),
-        "quiet for 40 ms after the discard: {answer}"
-    );
-    // The cap answers a page that would never be quiet long enough.
-    let answer = h.control(&page, "C.quiet(0, 1e9, 20)").await?;
-    ensure!(
-        answer["unchanged"].as_f64().is_some_and(|ms| ms < 1e9),
-        "answered at the cap: {answer}"
-    );
-    ensure!(
-        page.evaluate("window.hijacked === undefined").await? == json!(true),
-        "the page's prototypes were used"
+        observed["open"] == -1
+            && observed["releasing"] == 0
+            && observed["unchanged"].is_number()
+            && observed["doc"].is_string(),
+        "{observed}"
     );
     let _ = page.close().await;
     Ok(())
