@@ -852,15 +852,15 @@ impl Worker {
             }
             let outside = self.outside(page, ctx);
             let unheld = outside.unheld;
-            // A released callback has had its effect once its task has ended (the runtime
-            // counts them, and the page is not settled before): one that changed nothing
-            // visible (a load event nobody listens to any more) needs no long wait.
             if ctx.awaits_page {
                 // The browser may run the script, or fire the request's event, well after the
                 // network is done with it (its main thread busy): until the page shows a
                 // change, the step waits the long quiet period, dated from the response.
                 moved |= ctx.last_sig.as_ref().map(|s| &s.0) != Some(&state);
             } else {
+                // A released callback has had its effect once its task has ended (the runtime
+                // counts them, and the page is not settled before): one that changed nothing
+                // visible (a load event nobody listens to any more) needs no long wait.
                 moved |= ctx.after_release && state.releasing.is_some();
                 moved |= ctx.last_sig.as_ref() != Some(&outside.sig(&state));
                 moved |= outside.loaded;
@@ -1022,7 +1022,8 @@ impl Worker {
             .filter(|k| !ctx.gestures_run.contains(k))
             .filter_map(|k| Some((k, site.gestures.get(k)?)))
             .collect();
-        let answers = self.actionable(page, &offered).await;
+        let gestures: Vec<&Gesture> = offered.iter().map(|(_, g)| *g).collect();
+        let answers = self.actionable(page, &gestures).await;
         for ((k, _), act) in offered.into_iter().zip(answers) {
             let name = EventName::User(k).to_string();
             match act {
@@ -1209,12 +1210,12 @@ impl Worker {
     /// Whether a user could perform each gesture now: its target is there and can be acted
     /// on (a disabled control takes no click or key, a read-only field no typing). One
     /// question for all of them (a probe offers every gesture it moves at every step).
-    async fn actionable(&self, page: &Page, gestures: &[(usize, &Gesture)]) -> Vec<Actionable> {
+    async fn actionable(&self, page: &Page, gestures: &[&Gesture]) -> Vec<Actionable> {
         // A key the page's focus aimed goes wherever the focus is: the page takes keys once
         // it has a body, whether the recorded target exists yet or not.
         let asked: Vec<Value> = gestures
             .iter()
-            .filter_map(|(_, g)| {
+            .filter_map(|g| {
                 let sel = g.needs()?;
                 let typing = matches!(
                     g.kind,
@@ -1243,7 +1244,7 @@ impl Worker {
         .into_iter();
         gestures
             .iter()
-            .map(|(_, g)| {
+            .map(|g| {
                 if g.needs().is_none() {
                     return Actionable::Yes;
                 }

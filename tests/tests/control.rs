@@ -140,14 +140,19 @@ case!(a_snooping_page_cannot_steer, |h| async move {
     Ok(())
 });
 
-case!(hold_and_release_timers, |h| async move {
+/// The control page with its two timers held when their native timers fire.
+async fn two_held_timers(h: &shepherd_e2e::Harness) -> anyhow::Result<shepherd_browser::Page> {
     let page = h.open("/control/").await?;
     h.control(&page, "C.policy(d => d.kind === 'timer' ? 'hold' : 'run')")
         .await?;
     page.evaluate("arm(); 0").await?;
-    // Held when their native timers fire.
     h.wait_for_control(&page, "C.pending().length >= 2", SOON)
         .await?;
+    Ok(page)
+}
+
+case!(hold_and_release_timers, |h| async move {
+    let page = two_held_timers(&h).await?;
     tokio::time::sleep(PAUSE).await;
     ensure!(
         page.evaluate("ran.join(',')").await? == json!(""),
@@ -228,12 +233,7 @@ case!(hold_and_release_timers, |h| async move {
 // built-in prototypes (a driver that listed `pending()` with the page's `map` could be shown
 // fewer held callbacks than there are).
 case!(observe_is_the_runtimes_own, |h| async move {
-    let page = h.open("/control/").await?;
-    h.control(&page, "C.policy(d => d.kind === 'timer' ? 'hold' : 'run')")
-        .await?;
-    page.evaluate("arm(); 0").await?;
-    h.wait_for_control(&page, "C.pending().length >= 2", SOON)
-        .await?;
+    let page = two_held_timers(&h).await?;
     page.evaluate(
         "Array.prototype.map = function () { return []; }; \
          Object.defineProperty(Object.prototype, 'held', { set() {}, configurable: true }); 0",
