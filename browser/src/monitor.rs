@@ -197,6 +197,12 @@ const MAX_DOCUMENTS: usize = 1_000;
 /// Most URLs whose resource type is kept (a page that requests endlessly stops adding).
 const MAX_URLS: usize = 10_000;
 
+/// The key a URL is kept under: its first 300 characters (a page's data URLs can be
+/// megabytes long).
+pub(crate) fn url_key(url: &str) -> String {
+    url.chars().take(300).collect()
+}
+
 /// Caps so a page that logs in a loop cannot exhaust memory.
 const MAX_LOG: usize = 10_000;
 
@@ -399,16 +405,16 @@ fn request_started(st: &mut PageState, p: &Value) {
     let frame = p.get("frameId").and_then(Value::as_str).unwrap_or("");
     let kind = p.get("type").and_then(Value::as_str);
     let document = kind == Some("Document");
-    if let Some(kind) = kind {
-        let key: String = url.chars().take(300).collect();
-        if st.resource_types.len() < MAX_URLS || st.resource_types.contains_key(&key) {
-            st.resource_types.insert(key, kind.to_string());
-        }
+    let url = url_key(url);
+    if let Some(kind) = kind
+        && (st.resource_types.len() < MAX_URLS || st.resource_types.contains_key(&url))
+    {
+        st.resource_types.insert(url.clone(), kind.to_string());
     }
     st.in_flight.insert(
         id.to_string(),
         InFlight {
-            url: url.chars().take(300).collect(),
+            url,
             loader_id: loader.to_string(),
             frame_id: frame.to_string(),
             document,
@@ -476,8 +482,7 @@ fn worker_versions(st: &mut PageState, p: &Value) {
         // `installed` without `skipWaiting` waits for the old worker's pages to close, which
         // this page does not wait for: only the steps that run on their own count.
         if ours && matches!(status, "new" | "installing" | "activating") {
-            st.workers_starting
-                .insert(id.to_string(), script.chars().take(300).collect());
+            st.workers_starting.insert(id.to_string(), url_key(script));
         } else {
             st.workers_starting.remove(id);
         }

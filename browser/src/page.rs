@@ -368,7 +368,7 @@ impl Page {
     /// summed over its requests. URLs longer than 300 characters are compared by their first
     /// 300.
     pub fn document_bytes(&self, url: &str) -> u64 {
-        let key: String = url.chars().take(300).collect();
+        let key = crate::monitor::url_key(url);
         self.lock_state()
             .document_bytes
             .get(&key)
@@ -379,7 +379,7 @@ impl Page {
     /// The resource type DevTools reported for the last request of `url` (`Script`, `XHR`,
     /// `Fetch`, `Stylesheet`, `Image`…), compared by its first 300 characters.
     pub fn resource_type(&self, url: &str) -> Option<String> {
-        let key: String = url.chars().take(300).collect();
+        let key = crate::monitor::url_key(url);
         self.lock_state().resource_types.get(&key).cloned()
     }
 
