@@ -156,7 +156,10 @@ impl LaunchOptions {
         // NetworkTimeServiceQuerying: otherwise clients2.google.com/time goes through the
         // proxy on every start; AutofillServerCommunication: a page with a form asks
         // content-autofill.googleapis.com for field types (a request the page never made, and
-        // a miss in every replay).
+        // a miss in every replay); the WebUI omnibox popups and the preloading of the
+        // window's other WebUI: Chromium 156's headless windows load them (one renderer per
+        // browser context, `chrome://omnibox-popup.top-chrome/`), and in each of the explorer's
+        // executions that renderer took about as much CPU as the page under test.
         let mut disabled: Vec<&str> = vec![
             "Translate",
             "MediaRouter",
@@ -164,6 +167,10 @@ impl LaunchOptions {
             "DialMediaRouteProvider",
             "NetworkTimeServiceQuerying",
             "AutofillServerCommunication",
+            "WebUIOmniboxPopup",
+            "WebUIOmniboxFullPopup",
+            "WebUIOmniboxAimPopup",
+            "PreloadTopChromeWebUI",
         ];
         for extra in &self.extra_args {
             if let Some(list) = extra.strip_prefix("--disable-features=") {

@@ -56,7 +56,9 @@
 //!   optimization-guide model manifest) despite `--disable-background-networking` and
 //!   `--disable-component-update`. With a proxy, those hosts ([`BROWSER_SERVICE_HOSTS`]) are
 //!   put on the bypass list ([`LaunchOptions::browser_services_direct`]); the network-time
-//!   query is disabled (`NetworkTimeServiceQuerying`).
+//!   query is disabled (`NetworkTimeServiceQuerying`). Its headless windows also load pages
+//!   of their own UI (the omnibox popups, a WebUI renderer per browser context): those
+//!   features are disabled too.
 //! - Chromium is spawned from one process-long thread with `PR_SET_PDEATHSIG`, so it dies with
 //!   this process even on `SIGKILL`; normal paths kill its whole process group on drop, and
 //!   each launch removes profile directories whose owning process is gone.
