@@ -79,7 +79,7 @@ impl Page {
             ("Page.enable", json!({})),
             ("Page.setLifecycleEventsEnabled", json!({ "enabled": true })),
             ("Runtime.enable", json!({})),
-            ("Network.enable", json!({})),
+            ("Network.enable", monitor::network_settings()),
             // Service workers set up in their own context: the monitor counts one that is
             // installing or activating as work in flight.
             ("ServiceWorker.enable", json!({})),
