@@ -716,6 +716,17 @@ function nested(fn, self, args) {
 
 // ---- the control surface -------------------------------------------------------------------------
 
+/**
+ * `shape` of each held callback's descriptor that the caller may release, oldest first. What
+ * the repair policy postpones is not the caller's to release: it is listed once the policy
+ * lets it go (and the decider holds it).
+ */
+function listHeld(shape) {
+  const list = [];
+  for (const k in held) if (held[k].desc.rep !== true) list[list.length] = shape(held[k].desc);
+  return list;
+}
+
 const control = freeze({
   /** Installs the decider (`null` removes it and runs everything). */
   policy(f) {
@@ -787,16 +798,11 @@ const control = freeze({
    * the page had put there, and could be shown fewer held callbacks than there are.
    */
   observe() {
-    const list = [];
-    for (const k in held) {
-      const d = held[k].desc;
-      if (d.rep !== true) list[list.length] = [d.hid, d.stable, d.kind];
-    }
     return {
       doc: DOC,
       actions: counters.actions,
       open: cur,
-      held: list,
+      held: listHeld((d) => [d.hid, d.stable, d.kind]),
       unchanged: perfNow() - lastChange,
       releasing,
       registering: registeringScripts(),
@@ -804,11 +810,7 @@ const control = freeze({
   },
   /** Descriptors of the held callbacks, oldest first. */
   pending() {
-    const list = [];
-    // What the repair policy postpones is not the caller's to release: it is listed once the
-    // policy lets it go (and the decider holds it).
-    for (const k in held) if (held[k].desc.rep !== true) list[list.length] = publicDesc(held[k].desc);
-    return list;
+    return listHeld(publicDesc);
   },
   release,
   discard: discardHeld,

@@ -241,8 +241,8 @@ struct Enabled {
     /// name -> how to run it.
     how: HashMap<String, How>,
     page: PageState,
-    /// Proxy id of each enabled chunk -> its document's URL.
-    chunk_urls: HashMap<u64, String>,
+    /// Proxy id of each enabled hold (a chunk or a response) -> its URL.
+    hold_urls: HashMap<u64, String>,
 }
 
 #[derive(Clone, Debug)]
@@ -702,20 +702,16 @@ impl Worker {
             }
             ctx.chunk_sent = match &how {
                 How::Proxy(id) if ctx.after_chunk => en
-                    .chunk_urls
+                    .hold_urls
                     .get(id)
                     .map(|url| (url.clone(), page.document_bytes(url))),
                 _ => None,
             };
             ctx.awaits_page = match &how {
-                How::Proxy(id) if !ctx.after_chunk => self
-                    .stack
-                    .proxy()
-                    .holds()
-                    .pending()
-                    .iter()
-                    .find(|h| h.id == *id)
-                    .and_then(|h| page.resource_type(&h.url))
+                How::Proxy(id) if !ctx.after_chunk => en
+                    .hold_urls
+                    .get(id)
+                    .and_then(|url| page.resource_type(url))
                     .is_some_and(|t| runs_code(&t)),
                 _ => false,
             };
@@ -967,6 +963,7 @@ impl Worker {
         let mut names = Vec::new();
         let mut how = HashMap::new();
         let mut next_chunk: HashMap<String, (usize, u64)> = HashMap::new();
+        let mut hold_urls = HashMap::new();
         for h in holds.pending() {
             // The browser's own icon request: not the page's, and it comes whenever.
             if h.url.ends_with("/favicon.ico") {
@@ -984,10 +981,10 @@ impl Worker {
                     let name = ctx.proxy_name(h.id, &h.url);
                     how.insert(name.clone(), How::Proxy(h.id));
                     names.push(name);
+                    hold_urls.insert(h.id, h.url);
                 }
             }
         }
-        let mut chunk_urls = HashMap::new();
         for (url, (k, id)) in next_chunk {
             let name = EventName::Chunk {
                 url: url.clone(),
@@ -996,7 +993,7 @@ impl Worker {
             .to_string();
             how.insert(name.clone(), How::Proxy(id));
             names.push(name);
-            chunk_urls.insert(id, url);
+            hold_urls.insert(id, url);
         }
         for (hid, stable, kind) in &state.held {
             let mut name = EventName::Callback(stable.clone()).to_string();
@@ -1047,7 +1044,7 @@ impl Worker {
             names,
             how,
             page: state,
-            chunk_urls,
+            hold_urls,
         })
     }
 
