@@ -16,7 +16,12 @@ const A = T.api;
 const A_REC = T.recording;
 const A_read = T.read;
 const A_write = T.write;
-const A_objLoc = T.objLoc;
+// Properties and globals are logged through their location entries (controller.js, `locs`):
+// no name is built or looked up by string once it has been named.
+const A_readE = T.readEntry;
+const A_writeE = T.writeEntry;
+const A_objE = T.objEntry;
+const A_gl = T.globalEntry;
 const A_G = globalThis;
 const A_ownKeys = Reflect.ownKeys;
 const A_def = Object.defineProperty;
@@ -58,14 +63,14 @@ function A_method(o, k, p) {
   if (array && typeof k === 'string') {
     const kind = A_ARRAY_METHOD[k];
     if (kind !== undefined) {
-      const l = A_objLoc(o, 'length');
-      A_read(l, undefined, false, p);
+      const l = A_objE(o, 'length');
+      A_readE(l, undefined, false, p);
       // A fresh object as the value: two mutations never look "same-valued" to the filters.
-      if (kind === 2) A_write(l, A_create(null), p);
+      if (kind === 2) A_writeE(l, A_create(null), p);
       return;
     }
   }
-  A_read(A_objLoc(o, k), undefined, false, p);
+  A_readE(A_objE(o, k), undefined, false, p);
 }
 
 /** Remembers the method call about to run (`T.calls`, a ring of 4): wrapped natives such as
@@ -102,9 +107,7 @@ function A_plus(old, d) {
   return typeof old === 'bigint' && A_BigInt !== null ? old + A_BigInt(d) : old + d;
 }
 
-function A_gl(n) {
-  return 'Global.' + n;
-}
+
 
 function A_sl(s, n) {
   return 'Scope[' + s + '].' + n;
@@ -421,49 +424,49 @@ const A_fns = {
   // Globals (location `Global.<name>`).
   /** read of global `n`; returns `v` */
   g(n, v, p) {
-    if (A_REC) A_read(A_gl(n), v, true, p);
+    if (A_REC) A_readE(A_gl(n), v, true, p);
     return v;
   },
   /** before reading a global that may be undeclared: log the read in case it throws */
   u(n, p) {
-    if (A_REC && !(n in A_G)) A_read(A_gl(n), undefined, false, p);
+    if (A_REC && !(n in A_G)) A_readE(A_gl(n), undefined, false, p);
     return 0;
   },
   /** read of global `n` as the callee of a call that must stay native (handler or `with`
    *  scope: the call keeps the scope object as `this`); the value is not touched */
   q(n, p) {
-    if (A_REC) A_read(A_gl(n), undefined, false, p);
+    if (A_REC) A_readE(A_gl(n), undefined, false, p);
     return 0;
   },
   /** `typeof n` of a global (never throws for undeclared names); returns the type string */
   gt(n, t, p) {
-    if (A_REC) A_read(A_gl(n), undefined, t === 'undefined', p);
+    if (A_REC) A_readE(A_gl(n), undefined, t === 'undefined', p);
     return t;
   },
   /** write of global `n` (after the native assignment); returns `v` */
   w(n, v, p) {
-    if (A_REC) A_write(A_gl(n), v, p);
+    if (A_REC) A_writeE(A_gl(n), v, p);
     return v;
   },
   /** read and write (compound assignment, prefix update); returns `v` */
   x(n, v, p) {
     if (A_REC) {
-      A_read(A_gl(n), undefined, false, p);
-      A_write(A_gl(n), v, p);
+      A_readE(A_gl(n), undefined, false, p);
+      A_writeE(A_gl(n), v, p);
     }
     return v;
   },
   /** postfix update: `old` is the native result, `d` ±1; returns `old` */
   y(n, old, d, p) {
     if (A_REC) {
-      A_read(A_gl(n), old, true, p);
-      A_write(A_gl(n), A_plus(old, d), p);
+      A_readE(A_gl(n), old, true, p);
+      A_writeE(A_gl(n), A_plus(old, d), p);
     }
     return old;
   },
   /** `delete n` of a global; returns the native result */
   d(n, r, p) {
-    if (A_REC) A_write(A_gl(n), undefined, p);
+    if (A_REC) A_writeE(A_gl(n), undefined, p);
     return r;
   },
   /** value read of the identifier `eval` (not a direct call): instruments indirect eval */
@@ -499,19 +502,19 @@ const A_fns = {
     return old;
   },
 
-  // Properties (location T.objLoc(o, key): `Object[3].p`, `Array[4]$[0]`, `DOMNode[5].id`…).
+  // Properties (location T.objEntry(o, key): `Object[3].p`, `Array[4]$[0]`, `DOMNode[5].id`…).
   /** read `o[k]` (the one native [[Get]]) and log it; returns the value */
   r(o, k, p) {
     if (!A_isObj(o)) return o[k];
     k = A_toKey(k);
     const v = o[k];
-    if (A_REC) A_read(A_objLoc(o, k), v, true, p);
+    if (A_REC) A_readE(A_objE(o, k), v, true, p);
     return v;
   },
   /** a read the instrumented code did itself (private field `this.#x`, `super.x`): logs a
    *  read of `o`'s property `n` with value `v`; never touches `o`; returns `v` */
   pr(o, n, v, p) {
-    if (A_REC && A_isObj(o)) A_read(A_objLoc(o, n), v, true, p);
+    if (A_REC && A_isObj(o)) A_readE(A_objE(o, n), v, true, p);
     return v;
   },
   /** receiver of a call `o.m()` / `o[k]()`: logs the read of the method, stores the
@@ -540,37 +543,37 @@ const A_fns = {
   // not logged, since naming them would run their toString a second time.
   /** after the native `o[k] = v`; returns `v` */
   W(o, k, v, p) {
-    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_write(A_objLoc(o, k), v, p);
+    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_writeE(A_objE(o, k), v, p);
     return v;
   },
   /** after a native compound assignment / prefix update; returns `v` */
   X(o, k, v, p) {
     if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) {
-      const l = A_objLoc(o, k);
-      A_read(l, undefined, false, p);
-      A_write(l, v, p);
+      const l = A_objE(o, k);
+      A_readE(l, undefined, false, p);
+      A_writeE(l, v, p);
     }
     return v;
   },
   /** after a native postfix update; returns `old` */
   Y(o, k, old, d, p) {
     if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) {
-      const l = A_objLoc(o, k);
-      A_read(l, old, true, p);
-      A_write(l, A_plus(old, d), p);
+      const l = A_objE(o, k);
+      A_readE(l, old, true, p);
+      A_writeE(l, A_plus(old, d), p);
     }
     return old;
   },
   /** after a native `delete o[k]`; returns its result */
   D(o, k, r, p) {
-    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_write(A_objLoc(o, k), undefined, p);
+    if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) A_writeE(A_objE(o, k), undefined, p);
     return r;
   },
   /** a write the engine did with a value we do not see (destructuring and for-in/of member
    *  targets); a fresh object as the value so it never looks same-valued; returns undefined */
   V(o, k, p) {
     if (A_REC && A_isObj(o) && (k = A_keyName(k)) !== undefined) {
-      A_write(A_objLoc(o, k), A_create(null), p);
+      A_writeE(A_objE(o, k), A_create(null), p);
     }
     return undefined;
   },

@@ -34,23 +34,37 @@ let cur = -1; // dense id of the open action, -1 when none
 let info = null; // the open action: {id, stable, kids, script, ev, scoped (open scopes), kind, label, pos}
 let nextAction = 0;
 let depth = 0;
-let seenR = objCreate(null);
-let seenW = objCreate(null);
+// A location's entry: {l: its name, s: its string number (-1 until first logged), r, w: the
+// actions that last logged a read and a write of it, u: whether the name is new by
+// construction}. An action logs the first read and the first write of each location:
+// comparing with `cur` needs no set to clear at every action, and a name's number is looked
+// up once, not at every action. `locs` holds the entries of names built as strings (read(),
+// write(), the wrappers) by name; an object's fields have theirs in the object's record
+// (objEntry), shared with `locs` where a wrapper builds the same name.
+const locs = objCreate(null);
 let nTaskSeq = 0; // registration order of forked callbacks (timer FIFO)
 const counters = { actions: 0, held: 0, discarded: 0, exceptions: 0 };
 
 // ---- object numbers and location names ------------------------------------------------------
 
+// Object -> {n: its number, c: the class part of its names (undefined until first needed),
+// k: the entries of its fields by key, null until first needed}. An instrumented access of a
+// key already named builds no string and looks nothing up in a table that grows with the
+// page; the entries go with their object.
 const oids = new NativeWeakMap();
 let nextOid = 0;
+/** The record of object `o`, allocated on first sight. */
+function orec(o) {
+  let r = wmGet(oids, o);
+  if (r === undefined) {
+    r = { n: nextOid++, c: undefined, k: null };
+    wmSet(oids, o, r);
+  }
+  return r;
+}
 /** Per-document object number (docs/trace-format.md), allocated on first sight. */
 function oid(o) {
-  let n = wmGet(oids, o);
-  if (n === undefined) {
-    n = nextOid++;
-    wmSet(oids, o, n);
-  }
-  return n;
+  return orec(o).n;
 }
 if (W) oid(W); // Window[0]
 const DOCUMENT = G.document || null;
@@ -80,13 +94,13 @@ function className(o) {
   return objClass(o);
 }
 
-// oid -> class part of the object's location names, computed at first sight (objClass walks
-// the prototype chain): a name stays the same for the life of the object.
-const oclass = objCreate(null);
-
-/** `DOMNode`, `Array` (arrays only) or the class name of object `o`, whose oid is `n`. */
-function classOf(o, n) {
-  let c = oclass[n];
+/**
+ * `DOMNode`, `Array` (arrays only) or the class name of object `o`, whose record is `r`:
+ * computed at first need (objClass walks the prototype chain), then the same for the life of
+ * the object.
+ */
+function classOf(o, r) {
+  let c = r.c;
   if (c === undefined) {
     let array = false;
     try {
@@ -97,7 +111,7 @@ function classOf(o, n) {
     c = array ? 'Array' : isNode(o) ? 'DOMNode' : objClass(o);
     // `Array[n]` names arrays only (their cells are `$[i]`), not an object tagged 'Array'.
     if (!array && c === 'Array') c = 'Object';
-    oclass[n] = c;
+    r.c = c;
   }
   return c;
 }
@@ -124,25 +138,77 @@ function childLoc(n) {
   return 'DOMNode[' + oid(n) + '].childList';
 }
 
-/** Location of property `key` of `obj` (docs/trace-format.md, "Location names"). */
-function objLoc(obj, key) {
-  if (obj === G || obj === W) return 'Global.' + NativeString(key);
-  if (obj === DOCUMENT && key === 'activeElement') return FOCUS_LOC; // focus.js
+/** The entry (`locs`) of location name `loc`. */
+function locOf(loc) {
+  let e = locs[loc];
+  if (e === undefined) {
+    e = newEntry(loc, false);
+    locs[loc] = e;
+  }
+  return e;
+}
+
+/** A location entry (see `locs`); `unique`: its name is new by construction (objEntry). */
+function newEntry(loc, unique) {
+  return { l: loc, s: -1, r: -1, w: -1, u: unique };
+}
+
+/** The string number of the name of entry `e`, defined in the trace on first use. */
+function entrySid(e) {
+  const s = e.s;
+  if (s >= 0) return s;
+  return (e.s = e.u ? defineStr(e.l) : sid(e.l));
+}
+
+// Global name -> the entry of `Global.<name>`, for the same reason as the objects' `k`.
+const globalLocs = objCreate(null);
+
+/** The entry of global `name` (a property of the global object, or a global binding). */
+function globalEntry(name) {
+  const e = globalLocs[name];
+  return e !== undefined ? e : (globalLocs[name] = locOf('Global.' + NativeString(name)));
+}
+
+/** The entry of property `key` of `obj` (its name: docs/trace-format.md, "Location names"). */
+function objEntry(obj, key) {
+  if (obj === G || obj === W) return globalEntry(key);
+  const r = orec(obj);
+  let ks = r.k;
+  if (ks === null) {
+    ks = objCreate(null);
+    r.k = ks;
+  } else {
+    const e = ks[key];
+    if (e !== undefined) return e;
+  }
+  const e = nameEntry(obj, r, key);
+  ks[key] = e;
+  return e;
+}
+
+// The entry objEntry() keeps for `key` of `obj`. Everything its name depends on is fixed once
+// the object is first named: its number and class, and the wrapped `on<type>` names (filled
+// at load, before any page script runs). The names the runtime's wrappers also build as
+// strings (a target's listener list, a node's child list, the focused element) share their
+// entry through `locs`; the others only objEntry() makes, and they stay out of `locs`: a page
+// that makes many objects pays one table insert less for each of their fields.
+function nameEntry(obj, r, key) {
+  if (obj === DOCUMENT && key === 'activeElement') return locOf(FOCUS_LOC); // focus.js
   if (typeof key === 'string' && HANDLER_NAMES[key] === 1 && NEventTarget !== null &&
     obj instanceof NEventTarget) {
-    return targetLabel(obj) + '.' + strSlice(key, 2);
+    return locOf(targetLabel(obj) + '.' + strSlice(key, 2));
   }
-  const n = oid(obj);
-  const c = classOf(obj, n);
+  const n = r.n;
+  const c = classOf(obj, r);
   if (c === 'Array') {
-    if (key === 'length') return 'Array[' + n + ']$LEN';
-    return 'Array[' + n + ']$[' + NativeString(key) + ']';
+    if (key === 'length') return newEntry('Array[' + n + ']$LEN', true);
+    return newEntry('Array[' + n + ']$[' + NativeString(key) + ']', true);
   }
   if (c === 'DOMNode') {
     if (described[n] !== 1) nameNode(obj, n);
-    if (typeof key === 'string' && CHILD_PROPS[key] === 1) return 'DOMNode[' + n + '].childList';
+    if (typeof key === 'string' && CHILD_PROPS[key] === 1) return locOf(childLoc(obj));
   }
-  return c + '[' + n + '].' + NativeString(key);
+  return newEntry(c + '[' + n + '].' + NativeString(key), true);
 }
 
 /** Short value summary (docs/trace-format.md, "Value summaries"). */
@@ -167,8 +233,8 @@ function summary(v) {
     }
     default: {
       if (v === null) return 'null';
-      const n = oid(v);
-      return classOf(v, n) + '[' + n + ']';
+      const r = orec(v);
+      return classOf(v, r) + '[' + r.n + ']';
     }
   }
 }
@@ -253,8 +319,6 @@ function begin(d) {
   d.action = id;
   if (repairOn || d.heldAt !== undefined) repairBegan(d);
   if (REC) {
-    seenR = objCreate(null);
-    seenW = objCreate(null);
     const k = sid(d.kind);
     const st = sid(d.stable);
     out += '["b",' + id + ',' + d.type + ',' + k + ',' + st + ']\n';
@@ -280,9 +344,10 @@ function begin(d) {
     }
     if (d.queue !== undefined) {
       // A delivery from a FIFO queue (EM-DPOR's queue order, docs/trace-format.md).
-      const q = sid(d.queue);
+      const qe = locOf(d.queue);
+      const q = entrySid(qe);
       out += '["r",' + q + ']\n';
-      seenR[d.queue] = 1;
+      qe.r = id;
     }
   }
   if (MARKERS) marker(id);
@@ -375,12 +440,17 @@ function ensure() {
  * for the record written, as `["r",L,V|null,P]`.
  */
 function read(loc, value, hasValue, p) {
+  if (REC) readEntry(locOf(loc), value, hasValue, p);
+}
+
+/** read() of the location whose entry is `e` (objEntry, globalEntry). */
+function readEntry(e, value, hasValue, p) {
   if (!REC) return;
   if (pendLoc !== null) flushPend();
   ensure();
-  if (seenR[loc] === 1) return;
-  seenR[loc] = 1;
-  const l = sid(loc);
+  if (e.r === cur) return;
+  e.r = cur;
+  const l = entrySid(e);
   const v = hasValue && (value === undefined || value === null) ? sid(value === null ? 'null' : 'undefined') : -1;
   const ps = p === undefined ? -1 : posSid(p);
   if (ps >= 0) out += '["r",' + l + ',' + (v >= 0 ? v : 'null') + ',' + ps + ']\n';
@@ -390,26 +460,31 @@ function read(loc, value, hasValue, p) {
 
 /** Logs the first write of `loc` by the current action with a summary of `value`. */
 function write(loc, value, p) {
+  if (REC) writeEntry(locOf(loc), value, p);
+}
+
+/** write() of the location whose entry is `e` (objEntry, globalEntry). */
+function writeEntry(e, value, p) {
   if (!REC) return;
   if (pendLoc !== null) {
-    if (pendLoc === loc) {
+    if (pendLoc === e) {
       // The instrumented code's own log of the setter's write, with its position.
       pendLoc = null;
       ensure();
-      emitWrite(loc, value, p);
+      emitWrite(e, value, p);
       afterPend(p);
       return;
     }
     flushPend();
   }
   ensure();
-  emitWrite(loc, value, p);
+  emitWrite(e, value, p);
 }
 
-function emitWrite(loc, value, p) {
-  if (seenW[loc] === 1) return;
-  seenW[loc] = 1;
-  const l = sid(loc);
+function emitWrite(e, value, p) {
+  if (e.w === cur) return;
+  e.w = cur;
+  const l = entrySid(e);
   const v = sid(summary(value));
   const ps = p === undefined ? -1 : posSid(p);
   out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
@@ -420,16 +495,19 @@ function emitWrite(loc, value, p) {
 // the setter's write waits for the next record and is dropped when that record is this write.
 // `after(p)`, when given, logs what the write implies once the write itself is in the trace
 // (at position `p`, the instrumented caller's, when it logged the write).
-let pendLoc = null;
+let pendLoc = null; // the entry of the location written
 let pendVal;
 let pendAfter = null;
 
-/** Logs a write of `loc` by a wrapped setter, unless the instrumented caller logs it next. */
-function deferWrite(loc, value, after) {
+/**
+ * Logs a write of the location whose entry is `e` (locOf, objEntry) by a wrapped setter,
+ * unless the instrumented caller logs it next.
+ */
+function deferWrite(e, value, after) {
   if (!REC) return;
   if (pendLoc !== null) flushPend();
   ensure();
-  pendLoc = loc;
+  pendLoc = e;
   pendVal = value;
   pendAfter = after === undefined ? null : after;
 }
@@ -481,9 +559,10 @@ function writeS(loc, text) {
   if (!REC) return;
   if (pendLoc !== null) flushPend();
   ensure();
-  if (seenW[loc] === 1) return;
-  seenW[loc] = 1;
-  const l = sid(loc);
+  const e = locOf(loc);
+  if (e.w === cur) return;
+  e.w = cur;
+  const l = entrySid(e);
   const v = sid(text);
   out += '["w",' + l + ',' + v + ']\n';
 }
@@ -935,8 +1014,11 @@ function beginContinuation(from, parent) {
 const T = {
   read,
   write,
+  readEntry,
+  writeEntry,
   oid,
-  objLoc,
+  objEntry,
+  globalEntry,
   summary,
   exception,
   ensure,

@@ -468,10 +468,10 @@ function onMutations(records) {
         const id = elId(el);
         if (id && nodeConnected(el)) write(idLoc(id), el);
       } else if (name === 'class') {
-        write(objLoc(el, 'className'), elGetAttr(el, 'class'));
+        writeEntry(objEntry(el, 'className'), elGetAttr(el, 'class'));
       } else if (name === 'href') {
         // Where a link goes (any API changed it): what following it reads (navigation.js).
-        write(objLoc(el, 'href'), elGetAttr(el, 'href'));
+        writeEntry(objEntry(el, 'href'), elGetAttr(el, 'href'));
       }
     }
   }
@@ -560,7 +560,7 @@ function flagSetter(proto, name, fix, target) {
     if (depth === 0) ensure();
     if (REC && target !== undefined) {
       const t = target(this);
-      if (t === this) deferWrite(childLoc(t), v);
+      if (t === this) deferWrite(locOf(childLoc(t)), v);
       else if (t !== null && isNode(t)) write(childLoc(t), v);
     }
     depth++;
@@ -600,7 +600,7 @@ function radioGroupWrites(el, p) {
     const x = nlItem(list, i);
     if (x === el || inputType(x) !== 'radio' || inputName(x) !== name || inputForm(x) !== form) continue;
     n++;
-    write(objLoc(x, 'checked'), false, p);
+    writeEntry(objEntry(x, 'checked'), false, p);
   }
 }
 
@@ -612,7 +612,7 @@ function installRadioChecked() {
     const el = this;
     // After the radio's own write (instrumented code logs it next, with its position).
     if (v && inputType(el) === 'radio' && inputChecked(el)) {
-      deferWrite(objLoc(el, 'checked'), true, (p) => radioGroupWrites(el, p));
+      deferWrite(objEntry(el, 'checked'), true, (p) => radioGroupWrites(el, p));
     }
     return r;
   });
@@ -758,7 +758,7 @@ function installDom() {
     });
   }
   // className / classList reads; writes come from the MutationObserver (any API changes class).
-  const classRead = (el) => read(objLoc(el, 'className'));
+  const classRead = (el) => readEntry(objEntry(el, 'className'));
   wrapGetter(ElP, 'className', classRead);
   wrapGetter(ElP, 'classList', classRead);
 }

@@ -195,7 +195,7 @@ function dispatchReads(ev, type, target, fromRoot) {
 /**
  * A trusted `input`/`change` event means the user changed a form field: the dispatch writes
  * the field's value location (the names instrumented code's `.value`/`.checked`/`.selectedIndex`
- * accesses log, T.objLoc), so a script that sets the field races with the user's typing.
+ * accesses log, T.objEntry), so a script that sets the field races with the user's typing.
  */
 function fieldWrites(ev, type) {
   if (type !== 'input' && type !== 'change') return;
@@ -207,13 +207,13 @@ function fieldWrites(ev, type) {
       // Checking a radio unchecks the rest of its group: those writes first, so a race with a
       // script that set one of them is the one reported first.
       if (t === 'radio' && inputChecked(el)) radioGroupWrites(el, undefined);
-      if (t === 'checkbox' || t === 'radio') write(objLoc(el, 'checked'), inputChecked(el));
-      else write(objLoc(el, 'value'), inputValue(el));
+      if (t === 'checkbox' || t === 'radio') writeEntry(objEntry(el, 'checked'), inputChecked(el));
+      else writeEntry(objEntry(el, 'value'), inputValue(el));
     } else if (NTextArea !== null && el instanceof NTextArea) {
-      write(objLoc(el, 'value'), textAreaValue(el));
+      writeEntry(objEntry(el, 'value'), textAreaValue(el));
     } else if (NSelect !== null && el instanceof NSelect) {
-      write(objLoc(el, 'selectedIndex'), selectIndex(el));
-      write(objLoc(el, 'value'), selectValue(el));
+      writeEntry(objEntry(el, 'selectedIndex'), selectIndex(el));
+      writeEntry(objEntry(el, 'value'), selectValue(el));
     }
   } catch (_) {
     // a detached or exotic target: nothing to log
@@ -700,7 +700,7 @@ function wrapHandlerProps(obj) {
           };
           wmSet(origOf, w, v);
         }
-        if (REC) deferWrite(targetLabel(self) + '.' + type, v);
+        if (REC) deferWrite(locOf(targetLabel(self) + '.' + type), v);
         const r = rApply(nSet, self, [w]);
         if (type === 'navigate') keepNavigateLast(self);
         return r;

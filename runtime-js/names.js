@@ -2,7 +2,7 @@
 // (`["d",N,T,P,I,C]`, docs/trace-format.md "Node descriptions"), so reports can say
 // `input#coupon.value` where the trace says `DOMNode[19].value`.
 //
-// When. A node is described the first time objLoc() or targetLabel() name it, not when it gets
+// When. A node is described the first time objEntry() or targetLabel() name it, not when it gets
 // its number: the parser numbers every element it inserts (node existence), and only the few
 // that accesses, listeners and events touch need a name. A node in the document is described at
 // once (a click handler that removes its own list item still gets the item's place in the list).

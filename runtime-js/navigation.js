@@ -58,7 +58,7 @@ function navigationBlocked(kind, url, source, blocked, from, parent, now) {
       delay: undefined, joins: null, url, seq: nTaskSeq++, parent,
     });
     // The link's default action goes to the URL its `href` holds when it is followed.
-    if (REC && source !== null) read(objLoc(source, 'href'));
+    if (REC && source !== null) readEntry(objEntry(source, 'href'));
   };
   if (now) beginNavigations();
   else rApply(nSetTimeout, G, [beginNavigations, 0]);

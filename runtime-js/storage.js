@@ -1,7 +1,7 @@
 // storage.js — Web Storage (localStorage, sessionStorage) as locations, and `storage` events.
 //
 // Key `k` of a storage area is the location `Storage[<oid>].<k>`: the name instrumented code's
-// `localStorage.k` logs (T.objLoc), so property and method accesses meet. `getItem` reads it
+// `localStorage.k` logs (T.objEntry), so property and method accesses meet. `getItem` reads it
 // (value `null` when missing), `setItem`/`removeItem` write it, `clear()` writes every key
 // present; `length`/`key(i)` read `Storage[<oid>].length`, which adding or removing a key
 // writes. A `storage` event is another document's change arriving here: its action writes the
@@ -27,7 +27,7 @@ function installStorage() {
   patch(StorageP, 'getItem', function (k) {
     const v = rApply(getItem, this, arguments);
     const name = storageKey(k);
-    if (name !== null) read(objLoc(this, name), v, true, callPos(this, 'getItem'));
+    if (name !== null) readEntry(objEntry(this, name), v, true, callPos(this, 'getItem'));
     return v;
   });
   patch(StorageP, 'setItem', function (k, value) {
@@ -35,8 +35,8 @@ function installStorage() {
     const added = name !== null && !has(this, name);
     const r = rApply(setItem, this, arguments);
     if (name !== null) {
-      write(objLoc(this, name), NativeString(value), callPos(this, 'setItem'));
-      if (added) write(objLoc(this, 'length'), undefined);
+      writeEntry(objEntry(this, name), NativeString(value), callPos(this, 'setItem'));
+      if (added) writeEntry(objEntry(this, 'length'), undefined);
     }
     return r;
   });
@@ -45,8 +45,8 @@ function installStorage() {
     const present = name !== null && has(this, name);
     const r = rApply(removeItem, this, arguments);
     if (name !== null) {
-      write(objLoc(this, name), undefined, callPos(this, 'removeItem'));
-      if (present) write(objLoc(this, 'length'), undefined);
+      writeEntry(objEntry(this, name), undefined, callPos(this, 'removeItem'));
+      if (present) writeEntry(objEntry(this, 'length'), undefined);
     }
     return r;
   });
@@ -55,13 +55,13 @@ function installStorage() {
     const n = lenGet !== null ? lenGet(this) : 0;
     for (let i = 0; i < n && i < STORAGE_CAP; i++) {
       const k = rApply(key, this, [i]);
-      if (k !== null) write(objLoc(this, k), undefined, p);
+      if (k !== null) writeEntry(objEntry(this, k), undefined, p);
     }
-    write(objLoc(this, 'length'), undefined, p);
+    writeEntry(objEntry(this, 'length'), undefined, p);
     return rApply(clear, this, arguments);
   });
   patch(StorageP, 'key', function () {
-    read(objLoc(this, 'length'), undefined, false, callPos(this, 'key'));
+    readEntry(objEntry(this, 'length'), undefined, false, callPos(this, 'key'));
     return rApply(key, this, arguments);
   });
   if (lenGet !== null) {
@@ -71,7 +71,7 @@ function installStorage() {
       enumerable: d.enumerable,
       get: function () {
         const n = lenGet(this);
-        read(objLoc(this, 'length'));
+        readEntry(objEntry(this, 'length'));
         return n;
       },
     });
@@ -84,6 +84,6 @@ function storageEventWrites(ev) {
   const area = seArea(ev);
   if (area === null) return;
   const k = seKey(ev);
-  if (k === null) write(objLoc(area, 'length'), undefined);
-  else write(objLoc(area, k), seNew(ev));
+  if (k === null) writeEntry(objEntry(area, 'length'), undefined);
+  else writeEntry(objEntry(area, k), seNew(ev));
 }

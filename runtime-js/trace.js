@@ -65,10 +65,21 @@ if (REC) {
 function sid(text) {
   let n = strIds[text];
   if (n === undefined) {
-    n = nStr++;
+    n = defineStr(text);
     strIds[text] = n;
-    out += '["s",' + n + ',' + jsonStr(text) + ']\n';
   }
+  return n;
+}
+
+/**
+ * A new number for `text`, defined in the trace and not interned here: for a text that is
+ * new by construction (the name of a field of an object the page has just made, controller.js
+ * objEntry), whose insertion into `strIds` would cost more than the rest of its logging. A
+ * reader interns by text, so a text defined under two numbers is still one string.
+ */
+function defineStr(text) {
+  const n = nStr++;
+  out += '["s",' + n + ',' + jsonStr(text) + ']\n';
   return n;
 }
 

@@ -5,21 +5,10 @@
 // instrumented form observed next to the calls the plain operation makes, and the location
 // and value names of the uploaded trace.
 'use strict';
-const fs = require('fs');
 const vm = require('vm');
+const { loadRuntime, records } = require('./runtime_vm.js');
 
-const ctx = vm.createContext({});
-const g = vm.runInContext('globalThis', ctx);
-for (const k of ['Event', 'EventTarget', 'MessageEvent', 'ErrorEvent', 'MessageChannel', 'MessagePort',
-  'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'performance', 'crypto']) {
-  g[k] = globalThis[k];
-}
-const bodies = [];
-g.fetch = (url, init) => {
-  bodies.push(String(init.body));
-  return Promise.resolve({ ok: true, status: 200 });
-};
-vm.runInContext(fs.readFileSync(process.argv[2], 'utf8'), ctx, { filename: 'runtime.js' });
+const { ctx, bodies } = loadRuntime(process.argv[2]);
 
 const checks = vm.runInContext(`(function () {
   const S = __shepherd;
@@ -85,12 +74,6 @@ const checks = vm.runInContext(`(function () {
 })()`, ctx);
 
 // The trace's interned strings: location names and value summaries.
-const strings = [];
-for (const b of bodies) {
-  for (const line of b.split('\n')) {
-    if (!line.startsWith('["s",')) continue;
-    strings.push(JSON.parse(line)[2]);
-  }
-}
+const strings = records(bodies).filter((r) => r[0] === 's').map((r) => r[2]);
 process.stdout.write(JSON.stringify({ checks, strings }));
 process.exit(0);

@@ -494,7 +494,7 @@ impl<'a> Pass<'a> {
     }
 
     /// Key of a loggable member: a static name, or a computed expression. Private fields are
-    /// logged under the key `"#name"` (location `T.objLoc(o, "#name")`).
+    /// logged under the key `"#name"` (location `T.objEntry(o, "#name")`).
     fn member_key(&self, m: &MemberExpr) -> Option<MemberKey> {
         if matches!(*m.obj, Expr::Ident(ref i) if &*i.sym == API) {
             return None;

@@ -83,12 +83,22 @@ async function runOne(c, instrumented) {
         log.push('w ' + l);
         if (p !== undefined) log.push('w ' + l + ' @ ' + T.pos(p));
       },
+      // Location entries (controller.js): only the name matters here.
+      readEntry(e, v, has, p) {
+        T.read(e.l, v, has, p);
+      },
+      writeEntry(e, v, p) {
+        T.write(e.l, v, p);
+      },
       ensure() {},
       oid,
-      objLoc(o, k) {
-        if (o === cg) return 'Global.' + String(k);
-        if (Array.isArray(o)) return k === 'length' ? 'Array[' + oid(o) + ']$LEN' : 'Array[' + oid(o) + ']$[' + String(k) + ']';
-        return 'Object[' + oid(o) + '].' + String(k);
+      globalEntry(n) {
+        return { l: 'Global.' + String(n) };
+      },
+      objEntry(o, k) {
+        if (o === cg) return { l: 'Global.' + String(k) };
+        if (Array.isArray(o)) return { l: k === 'length' ? 'Array[' + oid(o) + ']$LEN' : 'Array[' + oid(o) + ']$[' + String(k) + ']' };
+        return { l: 'Object[' + oid(o) + '].' + String(k) };
       },
       recording: true,
       api: vm.runInContext('Object.create(null)', ctx),
