@@ -2,7 +2,7 @@
 //! 100 todos added, completed and deleted by one script that drives the app with DOM events.
 //! Timed plain (no proxy), through `shepherd serve` (repair: runtime injected, scripts
 //! untouched) and through `shepherd record` (scripts instrumented, runtime tracing), interleaved
-//! in one run; prints medians and ratios against plain. Targets: repair <= 1.03x, record <= 3x.
+//! in one run; prints medians and ratios against plain. Targets: repair <= 1.03x, record <= 2x.
 //!
 //! `cargo bench -p shepherd --bench todomvc` (ROUNDS=n to change the number of rounds).
 
@@ -24,9 +24,10 @@ async fn one_round(
     support::timed_round(browser, url, proxy, label).await.1
 }
 
-/// Slowdown targets against plain: repair mode adds at most 3 %, record mode at most 3x.
+/// Slowdown targets against plain: repair mode adds at most 3 %, record mode at most 2x
+/// (issue 28; it was 3x).
 const REPAIR_TARGET: f64 = 1.03;
-const RECORD_TARGET: f64 = 3.0;
+const RECORD_TARGET: f64 = 2.0;
 
 fn verdict(ratio: f64, target: f64) -> &'static str {
     if ratio <= target { "ok" } else { "MISSED" }
