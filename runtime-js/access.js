@@ -16,8 +16,8 @@ const A = T.api;
 const A_REC = T.recording;
 const A_read = T.read;
 const A_write = T.write;
-// Properties and globals are logged through their location entries (controller.js, `locs`):
-// no name is built or looked up by string once it has been named.
+// Properties and globals are logged through their location entries (controller.js, objEntry
+// and globalEntry; A_gl gives a global's): no name is built or looked up by string once named.
 const A_readE = T.readEntry;
 const A_writeE = T.writeEntry;
 const A_objE = T.objEntry;
@@ -106,8 +106,6 @@ function A_keyName(k) {
 function A_plus(old, d) {
   return typeof old === 'bigint' && A_BigInt !== null ? old + A_BigInt(d) : old + d;
 }
-
-
 
 function A_sl(s, n) {
   return 'Scope[' + s + '].' + n;
