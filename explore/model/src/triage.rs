@@ -26,7 +26,7 @@ use crate::naming::{self, EventName};
 use crate::observation::Step;
 use serde::{Deserialize, Serialize};
 use shepherd_races::report::RaceReport;
-use shepherd_trace::{ActionKind, ArcKind, Trace};
+use shepherd_trace::{ActionKind, ArcKind, Op, Trace};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
@@ -37,6 +37,16 @@ pub type RaceKey = (String, String, String);
 
 /// The [`RaceKey`] of a race at `location` between the actions `first` and `second`.
 pub fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
+    (
+        blank_objects(location),
+        first.to_string(),
+        second.to_string(),
+    )
+}
+
+/// `location` with its object numbers blanked (`Tree[12]:panel` → `Tree[]:panel`): they
+/// depend on the execution.
+fn blank_objects(location: &str) -> String {
     let mut loc = String::with_capacity(location.len());
     let mut digits = false;
     for c in location.chars() {
@@ -47,7 +57,7 @@ pub fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
         digits = false;
         loc.push(c);
     }
-    (loc, first.to_string(), second.to_string())
+    loc
 }
 
 /// What makes room for the bad order in a real browser: how long the window is open, hence how
@@ -434,6 +444,43 @@ pub fn plan(
             step_of_stable.entry(st).or_insert(s);
         }
     }
+    // The replay's actions under each blanked id that has parse ordinals, in execution order.
+    let mut parse_kin: HashMap<String, Vec<u32>> = HashMap::new();
+    for a in &initial.trace.actions {
+        let st = initial.trace.strings.get(a.stable);
+        let blank = naming::blank_parse(st);
+        if blank != st {
+            parse_kin.entry(blank).or_default().push(a.id);
+        }
+    }
+    // A recorded id with parse ordinals is the replay's action of that blanked id that made
+    // the same access to the same location: the replay's own id of the same number names
+    // another piece of the document when the pieces differ (a parser stopped at a held script
+    // creates the recording's `parse#6` element in the replay's `parse#4`), and matching it
+    // put the race beside the wrong step.
+    let by_access = |stable: &str, access: &str, location: &str| -> Option<u32> {
+        let blank = naming::blank_parse(stable);
+        let kin = parse_kin.get(&blank)?;
+        let want = blank_objects(location);
+        let names = |loc: shepherd_trace::StrId| {
+            let raw = blank_objects(initial.trace.strings.get(loc));
+            // A node-existence location is reported with its creator's number after a dash.
+            raw == want
+                || want
+                    .strip_prefix(raw.as_str())
+                    .and_then(|r| r.strip_prefix('-'))
+                    .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+        };
+        kin.iter()
+            .find(|&&id| {
+                initial.trace.ops_of(id).iter().any(|op| match op {
+                    Op::Read { loc, .. } => access != "WRITE" && names(*loc),
+                    Op::Write { loc, .. } => access != "READ" && names(*loc),
+                    _ => false,
+                })
+            })
+            .and_then(|&id| step_of_action(id))
+    };
     let replayed = |stable: &str| -> Option<u32> {
         step_of_stable.get(stable).copied().or_else(|| {
             step_of_blanked
@@ -536,14 +583,15 @@ pub fn plan(
         // A focus the page caused (an autofocus) is an action of its own, forked by what
         // caused it, but the browser moved the focus with the cause: holding the focus event's
         // handler back holds nothing a key could notice, so the cause's step is the side.
-        let side = |stable: &str| -> Option<u32> {
+        let side = |s: &Side| -> Option<u32> {
             is_focus_location(&t.location)
-                .then(|| focus_cause(stable))
+                .then(|| focus_cause(&s.stable))
                 .flatten()
                 .and_then(&replayed)
-                .or_else(|| replayed(stable))
+                .or_else(|| by_access(&s.stable, &s.access, &t.location))
+                .or_else(|| replayed(&s.stable))
         };
-        let (Some(a), Some(b)) = (side(&t.first.stable), side(&t.second.stable)) else {
+        let (Some(a), Some(b)) = (side(&t.first), side(&t.second)) else {
             let missing = if replayed(&t.first.stable).is_some() {
                 t.second.stable.clone()
             } else {
@@ -1454,6 +1502,62 @@ mod tests {
             naming::blank_parse("doc/parse#12/event:load@#cover#1"),
             "doc/parse#*/event:load@#cover#1"
         );
+    }
+
+    #[test]
+    fn a_recorded_parse_action_is_the_replays_that_made_the_same_access() {
+        // A parser stopped at a held script: the replay's `parse#6` is an earlier piece, and
+        // the panel the recording's `parse#6` created comes from the replay's `parse#7`, after
+        // the async script that looked the panel up.
+        let mut b = TraceBuilder::new();
+        act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
+        b.begin(ActionType::Unknown, "parse", "doc/parse#6");
+        b.write("Tree[1]:title", None);
+        b.end();
+        b.begin(
+            ActionType::Unknown,
+            "script",
+            "doc/script@https://a.test/badge.js#1",
+        );
+        b.read("Tree[1]:panel", None);
+        b.end();
+        b.begin(ActionType::Unknown, "parse", "doc/parse#7");
+        b.write("Tree[1]:panel", None);
+        b.end();
+        let trace = b.finish();
+        let steps = vec![
+            step("chunk:https://a.test/#0", "chunk", 0),
+            step("chunk:https://a.test/#1", "chunk", 1),
+            step("net:https://a.test/badge.js#1", "net", 2),
+            step("net:https://a.test/layout.js#1", "net", 3),
+        ];
+        let exec = Execution {
+            events: (0..4).map(crate::event::Ev).collect(),
+            enabled: vec![Vec::new(); 5],
+            hb: vec![vec![], vec![0], vec![], vec![1]],
+            dep: vec![Vec::new(); 4],
+            user: vec![false; 4],
+            fifo: vec![None; 4],
+        };
+        let initial = Initial {
+            steps: &steps,
+            trace: &trace,
+            exec: &exec,
+            enablers: &[],
+        };
+        let mut race = target(
+            "Tree[4]:panel",
+            "doc/script@https://a.test/badge.js#1",
+            "doc/parse#6",
+        );
+        race.kind = "READ-WRITE".into();
+        race.first.access = "READ".into();
+        race.second.access = "WRITE".into();
+        let t = plan(vec![race], &initial, &[], None, &trace, Limits::default());
+        assert_eq!(t.targets[0].steps, Some((2, 3)), "{:?}", t.targets[0]);
+        let p = &t.probes[0];
+        assert_eq!(p.moved, vec!["net:https://a.test/layout.js#1".to_string()]);
+        assert_eq!(p.delayed, vec!["net:https://a.test/badge.js#1".to_string()]);
     }
 
     #[test]
