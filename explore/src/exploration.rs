@@ -518,6 +518,7 @@ async fn run(
                                 reference: None,
                                 run: None,
                                 outcome: ProbeOutcome::Pending,
+                                kept_order: None,
                             });
                             r.outcome = ProbeOutcome::Unexplored(Unexplored::Failed);
                         }
@@ -575,6 +576,7 @@ async fn run(
                 reference: None,
                 run: None,
                 outcome: ProbeOutcome::Pending,
+                kept_order: None,
             })
         })
         .collect();
@@ -763,6 +765,11 @@ fn fold_probe(
         }
         _ => Vec::new(),
     };
+    let kept = if role.reference {
+        None
+    } else {
+        kept_order(state.triage.as_ref(), role.probe, out, &built)
+    };
     let screenshot = write_screenshot(out, id, runs_dir)?;
     let mut snapshot = out.snapshot.clone();
     snapshot.screenshot = None;
@@ -791,15 +798,45 @@ fn fold_probe(
         reference: None,
         run: None,
         outcome: ProbeOutcome::Pending,
+        kept_order: None,
     });
     if role.reference {
         r.reference = Some(id);
     } else {
         r.run = Some(id);
+        r.kept_order = kept;
     }
     keep_trace(out, rec.id, runs_dir);
     write_record(&rec, runs_dir)?;
     Ok(rec)
+}
+
+/// The location of a race probe `probe` answers that its run `out` still made in the recorded
+/// order, when no race it answers came the other way round: the run did not realize the order
+/// it was planned for (a step's access ran later than the step), and its end state is no
+/// answer. The run's own races tell, not its steps' order.
+fn kept_order(
+    triage: Option<&triage::Triage>,
+    probe: u32,
+    out: &RunOutput,
+    built: &steps::Built,
+) -> Option<String> {
+    let (t, trace, an) = (triage?, out.trace.as_ref()?, built.analysis.as_ref()?);
+    if t.probes.get(probe as usize)?.kind != ProbeKind::Race {
+        return None;
+    }
+    let mut kept = None;
+    for target in t.targets.iter().chain(&t.covered) {
+        if target.answer != (triage::Answer::Probe { id: probe }) {
+            continue;
+        }
+        match triage::recorded_order_kept(trace, an, target) {
+            Some(false) => return None,
+            Some(true) => kept = kept.or_else(|| Some(target.location.clone())),
+            None => {}
+        }
+    }
+    kept
 }
 
 /// Judges probe `id` once both its runs are in; true when it is harmful.
@@ -862,6 +899,10 @@ fn judge_probe(
         }
         let event = missing.or(p.moved.last()).cloned().unwrap_or_default();
         result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier { event });
+        return false;
+    }
+    if let Some(location) = result.kept_order.clone() {
+        result.outcome = ProbeOutcome::Unexplored(Unexplored::NotReversed { location });
         return false;
     }
     let with_png = |rec: &RunRecord| {

@@ -138,6 +138,10 @@ pub struct ProbeResult {
     pub run: Option<u32>,
     /// The verdict, or why there is none.
     pub outcome: ProbeOutcome,
+    /// A race the probe answers whose accesses the probe's run still made in the recorded
+    /// order (its location): the run did not realize the other order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_order: Option<String>,
 }
 
 /// A probe's verdict, or why it has none.

@@ -44,6 +44,65 @@ pub fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
     )
 }
 
+/// In which order a run made the two accesses of race `target` (recorded in another run):
+/// `Some(true)` when the run has the race in its recorded order only, `Some(false)` when it
+/// has it the other way round, `None` when it has neither (the accesses are ordered in this
+/// run, or one did not happen). Actions are matched by stable id with parse ordinals blanked
+/// and by the kind of their access; locations with object numbers blanked.
+pub fn recorded_order_kept(
+    trace: &Trace,
+    an: &shepherd_races::Analysis,
+    target: &Target,
+) -> Option<bool> {
+    let want = same_place(&target.location);
+    let first = (
+        naming::blank_parse(&target.first.stable),
+        target.first.access.as_str(),
+    );
+    let second = (
+        naming::blank_parse(&target.second.stable),
+        target.second.access.as_str(),
+    );
+    let (mut kept, mut reversed) = (false, false);
+    for r in &an.races {
+        if same_place(&an.accesses.locs.name(trace, r.loc)) != want {
+            continue;
+        }
+        let side = |i: u32| {
+            let a = an.accesses.get(i);
+            let stable = trace
+                .actions
+                .get(a.action as usize)
+                .map(|act| trace.strings.get(act.stable))
+                .unwrap_or_default();
+            (naming::blank_parse(stable), a.kind.name())
+        };
+        let (x, y) = (side(r.first), side(r.second));
+        let is = |s: &(String, &str), t: &(String, &str)| s.0 == t.0 && s.1 == t.1;
+        kept |= is(&x, &first) && is(&y, &second);
+        reversed |= is(&x, &second) && is(&y, &first);
+    }
+    match (kept, reversed) {
+        (_, true) => Some(false),
+        (true, false) => Some(true),
+        (false, false) => None,
+    }
+}
+
+/// A location as two runs can both name it: object numbers blanked, and a node-existence
+/// location's creating action (`NodeTree:…-12`) dropped.
+fn same_place(location: &str) -> String {
+    let mut loc = blank_objects(location);
+    if loc.starts_with("NodeTree:")
+        && let Some(dash) = loc.rfind('-')
+        && loc.len() > dash + 1
+        && loc[dash + 1..].bytes().all(|b| b.is_ascii_digit())
+    {
+        loc.truncate(dash);
+    }
+    loc
+}
+
 /// `location` with its object numbers blanked (`Tree[12]:panel` → `Tree[]:panel`): they
 /// depend on the execution.
 fn blank_objects(location: &str) -> String {
@@ -145,6 +204,14 @@ pub enum Unexplored {
     },
     /// The probe or its reference failed to run in the browser.
     Failed,
+    /// The probe ran its steps in the moved order, but the race's two accesses still came in
+    /// the recorded order (an access ran in a later step than the one it was mapped to: a
+    /// script the browser ran after the next piece of the document, a parser waiting for
+    /// another script): its end state says nothing about the other order.
+    NotReversed {
+        /// The race's location.
+        location: String,
+    },
 }
 
 impl fmt::Display for Unexplored {
@@ -167,6 +234,10 @@ impl fmt::Display for Unexplored {
                 "target never enabled earlier: {event} could not run before the other side"
             ),
             Unexplored::Failed => f.write_str("the probe failed to run in the browser"),
+            Unexplored::NotReversed { location } => write!(
+                f,
+                "the probe's run kept the recorded order of the accesses to {location} (an access ran later than its step)"
+            ),
         }
     }
 }
@@ -1558,6 +1629,58 @@ mod tests {
         let p = &t.probes[0];
         assert_eq!(p.moved, vec!["net:https://a.test/layout.js#1".to_string()]);
         assert_eq!(p.delayed, vec!["net:https://a.test/badge.js#1".to_string()]);
+    }
+
+    #[test]
+    fn a_runs_order_of_a_recorded_race_is_read_from_its_own_race() {
+        // The recording: badge.js read the panel before parse#6 created it.
+        let mut race = target(
+            "Tree[4]:panel",
+            "doc/script@https://a.test/badge.js#1",
+            "doc/parse#6",
+        );
+        race.first.access = "READ".into();
+        race.second.access = "WRITE".into();
+        let run = |parse_first: bool| {
+            let mut b = TraceBuilder::new();
+            act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
+            let mut script = || {
+                b.begin(
+                    ActionType::Unknown,
+                    "script",
+                    "doc/script@https://a.test/badge.js#1",
+                );
+                b.read("Tree[1]:panel", None);
+                b.end();
+            };
+            if !parse_first {
+                script();
+            }
+            b.begin(ActionType::Unknown, "parse", "doc/parse#9");
+            b.write("Tree[1]:panel", None);
+            b.end();
+            if parse_first {
+                b.begin(
+                    ActionType::Unknown,
+                    "script",
+                    "doc/script@https://a.test/badge.js#1",
+                );
+                b.read("Tree[1]:panel", None);
+                b.end();
+            }
+            b.finish()
+        };
+        let order = |t: &Trace, race: &Target| {
+            let an = shepherd_races::analyze(t, &shepherd_races::Options::default()).unwrap();
+            recorded_order_kept(t, &an, race)
+        };
+        // Another parse ordinal, another object number: still the recorded race.
+        assert_eq!(order(&run(false), &race), Some(true));
+        assert_eq!(order(&run(true), &race), Some(false));
+        // Another location: no such race in the run.
+        race.location = "Tree[4]:header".into();
+        assert_eq!(order(&run(false), &race), None);
+        assert_eq!(same_place("NodeTree:Tree[3]>div-12"), "NodeTree:Tree[]>div");
     }
 
     #[test]
