@@ -82,6 +82,9 @@ enum Kind {
 
 #[derive(Debug, Clone)]
 struct NodeInfo {
+    /// Position in document order (the `DOM.getDocument` tree walked depth first, a shadow
+    /// root after its host's children, a frame's document in its frame element's place).
+    order: usize,
     desc: String,
     path: String,
     kind: Kind,
@@ -105,14 +108,15 @@ pub(crate) struct Control {
     pub(crate) gestures: Vec<Gesture>,
     pub(crate) text: TextKind,
     pub(crate) range: bool,
-    /// A list box's visible options (backend ids).
+    /// A list box's visible options (backend ids), in document order.
     pub(crate) options: Vec<i64>,
 }
 
 /// One scan of the page.
 #[derive(Debug, Default)]
 pub(crate) struct Scan {
-    /// Visible, enabled controls and handler elements, by backend id.
+    /// Visible, enabled controls and handler elements, in document order: the seeded choices
+    /// index this list, so its order must not depend on when Chromium numbered the nodes.
     pub(crate) controls: Vec<Control>,
     /// The page has key listeners of its own on the window, document, `<html>` or `<body>`.
     pub(crate) page_keys: bool,
@@ -215,6 +219,7 @@ pub(crate) async fn scan(page: &Page) -> Result<Scan> {
             json!({ "objectGroup": "shepherd-exerciser" }),
         )
         .await;
+    let in_order = document_order(&nodes);
     let boxes = layout(page).await;
     let has = |types: &BTreeSet<String>, list: &[&str]| list.iter().any(|t| types.contains(*t));
     let page_focus = has(&page_types, FOCUS_TYPES);
@@ -229,17 +234,17 @@ pub(crate) async fn scan(page: &Page) -> Result<Scan> {
             .is_none_or(|b| b.get(&id).is_some_and(|v| v.1))
     };
     let mut options: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-    for (id, info) in &nodes {
+    for &(id, info) in &in_order {
         if let Some(select) = info.option_of
             && !info.disabled
-            && visible(*id)
+            && visible(id)
         {
-            options.entry(select).or_default().push(*id);
+            options.entry(select).or_default().push(id);
         }
     }
     let mut controls = Vec::new();
-    for (id, info) in &nodes {
-        if info.page_level || info.disabled || !visible(*id) {
+    for &(id, info) in &in_order {
+        if info.page_level || info.disabled || !visible(id) {
             continue;
         }
         let t = &info.types;
@@ -265,7 +270,7 @@ pub(crate) async fn scan(page: &Page) -> Result<Scan> {
         if has(t, FOCUS_TYPES) || (page_focus && info.focusable && info.kind != Kind::None) {
             g.push(Gesture::FocusBlur);
         }
-        if !pointer(*id) {
+        if !pointer(id) {
             // `pointer-events: none`: the pointer goes through it; the keyboard still reaches it.
             g.retain(|x| !x.pointer());
             if let Kind::Text(_) = info.kind {
@@ -285,14 +290,14 @@ pub(crate) async fn scan(page: &Page) -> Result<Scan> {
             _ => (TextKind::Free, false),
         };
         controls.push(Control {
-            node: *id,
+            node: id,
             desc: info.desc.clone(),
             path: info.path.clone(),
             gestures: g,
             text,
             range,
             options: if info.listbox {
-                options.get(id).cloned().unwrap_or_default()
+                options.get(&id).cloned().unwrap_or_default()
             } else {
                 Vec::new()
             },
@@ -308,6 +313,17 @@ pub(crate) async fn scan(page: &Page) -> Result<Scan> {
         parents,
         names,
     })
+}
+
+/// The elements in document order. Not in backend id order: Chromium numbers a node when
+/// something first asks for it (form fields as they are parsed, for autofill; now and then,
+/// on a busy machine, a link before the elements above it; DevTools the rest at the first
+/// `DOM.getDocument`), so two loads of the same page can number its controls in different
+/// orders, and the seeded choices index this order.
+fn document_order(nodes: &BTreeMap<i64, NodeInfo>) -> Vec<(i64, &NodeInfo)> {
+    let mut in_order: Vec<(i64, &NodeInfo)> = nodes.iter().map(|(id, n)| (*id, n)).collect();
+    in_order.sort_by_key(|(_, n)| n.order);
+    in_order
 }
 
 fn key_gesture(g: Gesture) -> bool {
@@ -385,7 +401,8 @@ struct Inherited {
 }
 
 /// Records every element of a `DOM.getDocument` tree with its path (the form
-/// [`shepherd_browser::visit_elements`] gives), parent, kind and `on*` attributes.
+/// [`shepherd_browser::visit_elements`] gives), parent, kind, `on*` attributes and position in
+/// document order.
 fn collect(
     node: &Value,
     path: &str,
@@ -402,7 +419,8 @@ fn collect(
     if node.get("nodeType").and_then(Value::as_i64) == Some(1)
         && let Some(id) = id
     {
-        let info = describe(node, path, inherited);
+        // Numbered as met: the walk is in document order.
+        let info = describe(node, path, inherited, out.len());
         let attrs = attributes(node);
         if attrs.contains_key("inert")
             || (node_name(node) == "fieldset" && attrs.contains_key("disabled"))
@@ -487,8 +505,9 @@ fn attributes(node: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// An element's kind, description and own handler attributes.
-fn describe(node: &Value, path: &str, inherited: Inherited) -> NodeInfo {
+/// An element's kind, description and own handler attributes; `order` its position in
+/// document order.
+fn describe(node: &Value, path: &str, inherited: Inherited, order: usize) -> NodeInfo {
     let name = node_name(node);
     let attr = attributes(node);
     let types: BTreeSet<String> = attr
@@ -559,6 +578,7 @@ fn describe(node: &Value, path: &str, inherited: Inherited) -> NodeInfo {
         }
     }
     NodeInfo {
+        order,
         desc,
         path: path.to_string(),
         kind,
@@ -693,6 +713,8 @@ mod tests {
         assert_eq!(nodes[&3].kind, Kind::None, "a div does nothing on its own");
         assert_eq!(nodes[&5].kind, Kind::Text(TextKind::Free));
         assert!(nodes[&8].disabled);
+        let order: Vec<i64> = document_order(&nodes).iter().map(|(id, _)| *id).collect();
+        assert_eq!(order, [2, 3, 4, 5, 6, 8]);
         let scan = Scan {
             parents,
             ..Scan::default()
@@ -700,5 +722,36 @@ mod tests {
         assert!(scan.within(6, 8), "inside the frame");
         assert!(scan.within(2, 3));
         assert!(!scan.within(3, 2));
+    }
+
+    /// Chromium numbers nodes when something first asks (here the form field and the link
+    /// before the rest): the order stays the document's, so a seed picks the same control.
+    #[test]
+    fn document_order_whatever_the_backend_ids() {
+        let tree = json!({
+            "nodeType": 9, "backendNodeId": 4, "children": [
+                {"nodeType": 1, "backendNodeId": 6, "localName": "body", "attributes": [], "children": [
+                    {"nodeType": 1, "backendNodeId": 11, "localName": "div", "attributes": ["onclick", "f()"]},
+                    {"nodeType": 1, "backendNodeId": 5, "localName": "a", "attributes": ["href", "/x"]},
+                    {"nodeType": 1, "backendNodeId": 2, "localName": "form", "attributes": [], "children": [
+                        {"nodeType": 1, "backendNodeId": 3, "localName": "input", "attributes": []}
+                    ]},
+                    {"nodeType": 1, "backendNodeId": 13, "localName": "div", "attributes": [],
+                     "shadowRoots": [{"nodeType": 11, "backendNodeId": 1, "children": [
+                        {"nodeType": 1, "backendNodeId": 7, "localName": "button", "attributes": []}
+                     ]}],
+                     "children": [
+                        {"nodeType": 1, "backendNodeId": 20, "localName": "span", "attributes": []}
+                     ]},
+                    {"nodeType": 1, "backendNodeId": 21, "localName": "select", "attributes": ["size", "2"], "children": [
+                        {"nodeType": 1, "backendNodeId": 23, "localName": "option", "attributes": []},
+                        {"nodeType": 1, "backendNodeId": 22, "localName": "option", "attributes": []}
+                    ]}
+                ]}
+            ]
+        });
+        let nodes = kinds(&tree);
+        let order: Vec<i64> = document_order(&nodes).iter().map(|(id, _)| *id).collect();
+        assert_eq!(order, [6, 11, 5, 2, 3, 13, 20, 7, 21, 23, 22]);
     }
 }

@@ -50,10 +50,11 @@
 //! (timers, fetches) interleave with the next gesture as they would for a user. Controls are
 //! re-scanned regularly (handlers and elements come and go); one that failed (gone, no box,
 //! covered) is left until the next scan. The same seed on the same page makes the same choices
-//! (the scenario corpus relies on it). The report's [`controls`](ExerciseReport::controls)
-//! say which controls were present and what each got: the coverage. With
-//! [`stop_when_covered`](ExerciseOptions::stop_when_covered) the exercise ends once every
-//! control has had every gesture (or was tried with it and could not take it).
+//! (the scenario corpus relies on it): each choice is among the controls in document order,
+//! not in the order Chromium happened to number their nodes in this load. The report's
+//! [`controls`](ExerciseReport::controls) say which controls were present and what each got:
+//! the coverage. With [`stop_when_covered`](ExerciseOptions::stop_when_covered) the exercise
+//! ends once every control has had every gesture (or was tried with it and could not take it).
 //!
 //! **Staying on the page** (decision): the page is exercised under a
 //! [`NavigationGuard`](shepherd_browser::NavigationGuard): main-frame document requests are

@@ -73,7 +73,7 @@ pub struct ExerciseReport {
     pub blocked_navigations: Vec<String>,
     /// Popups that were closed (their URLs).
     pub closed_popups: Vec<String>,
-    /// Every control found over all scans, by backend node id.
+    /// Every control found over all scans, in the order found (a scan's in document order).
     pub controls: Vec<ControlCoverage>,
     /// Why it stopped.
     pub stopped: StopReason,

@@ -37,11 +37,13 @@ pub async fn exercise(page: &Page, opts: &ExerciseOptions) -> Result<ExerciseRep
     .await;
     let (blocked, popups) = guard.stop(page).await;
     let stopped = result?;
+    let mut controls: Vec<Seen> = state.coverage.into_values().collect();
+    controls.sort_by_key(|s| s.first);
     Ok(ExerciseReport {
         events: state.log,
         blocked_navigations: blocked,
         closed_popups: popups,
-        controls: state.coverage.into_values().map(Seen::report).collect(),
+        controls: controls.into_iter().map(Seen::report).collect(),
         stopped,
         elapsed: start.elapsed(),
     })
@@ -50,6 +52,9 @@ pub async fn exercise(page: &Page, opts: &ExerciseOptions) -> Result<ExerciseRep
 /// A control seen at some scan, and the gestures done on it.
 #[derive(Debug)]
 struct Seen {
+    /// How many controls were seen before it: the report lists them as found, each scan's in
+    /// document order (backend ids are numbered in an order that varies between loads).
+    first: usize,
     node: i64,
     path: String,
     desc: String,
@@ -241,7 +246,9 @@ async fn exercise_loop(
             skip.clear();
             since_scan = 0;
             for c in &current.controls {
+                let first = state.coverage.len();
                 let seen = state.coverage.entry(c.node).or_insert_with(|| Seen {
+                    first,
                     node: c.node,
                     path: c.path.clone(),
                     desc: c.desc.clone(),

@@ -145,6 +145,99 @@ fn exercises_handler_elements_only_and_stays_on_the_page() {
     });
 }
 
+/// Chromium numbers a node (its backend id) when something first asks for it: autofill as a
+/// form field is parsed, other parts of the renderer at moments that depend on timing (a busy
+/// machine once had the link numbered before the elements above it), DevTools the rest at the
+/// exercise's first scan. Here the first load has its controls numbered last to first before
+/// the exercise, the second in the order DevTools meets them: the same seed still makes the
+/// same choices.
+#[test]
+fn the_same_seed_makes_the_same_choices_whatever_order_the_nodes_were_numbered_in() {
+    with_browser(|browser| async move {
+        let server = serve(vec![
+            ("/", html(PAGE)),
+            ("/away", html("away")),
+            ("/away2", html("away2")),
+            ("/submitted", html("submitted")),
+            ("/popup", html("popup")),
+        ])
+        .await;
+        let page = browser.new_page().await.unwrap();
+        let url = server.url("/");
+        let opts = ExerciseOptions {
+            max_events: 24,
+            // A backstop only: the run ends at its event count.
+            duration: patience(Duration::from_secs(24)),
+            seed: 3,
+            ..ExerciseOptions::default()
+        };
+        let mut runs = Vec::new();
+        for numbered_backwards in [true, false] {
+            page.navigate(&url).await.unwrap();
+            page.wait_quiet(Duration::from_millis(100), patience(Duration::from_secs(5)))
+                .await
+                .unwrap();
+            if numbered_backwards {
+                for id in ["pop", "nav", "q", "link", "b", "a"] {
+                    let object = page
+                        .call(
+                            "Runtime.evaluate",
+                            serde_json::json!({ "expression": format!("document.getElementById('{id}')") }),
+                        )
+                        .await
+                        .unwrap();
+                    let object_id = object["result"]["objectId"].as_str().unwrap();
+                    page.call(
+                        "DOM.describeNode",
+                        serde_json::json!({ "objectId": object_id }),
+                    )
+                    .await
+                    .unwrap();
+                }
+            }
+            let report = exercise(&page, &opts).await.unwrap();
+            assert_eq!(report.stopped, StopReason::MaxEvents, "{report:?}");
+            let id = |t: &str| {
+                report
+                    .controls
+                    .iter()
+                    .find(|c| c.target == t)
+                    .map(|c| c.backend_node_id)
+                    .unwrap()
+            };
+            // The numbering is the one this run is about: backwards, the link comes before the
+            // element above it.
+            assert_eq!(
+                id("a#link") < id("div#a"),
+                numbered_backwards,
+                "{:?}",
+                report.controls
+            );
+            // The report lists the controls as the page has them, whatever their numbers.
+            let found: Vec<&str> = report.controls.iter().map(|c| c.target.as_str()).collect();
+            assert_eq!(
+                found,
+                [
+                    "div#a",
+                    "div#b",
+                    "a#link",
+                    "input#q",
+                    "button#nav",
+                    "button#pop"
+                ]
+            );
+            runs.push(
+                report
+                    .events
+                    .iter()
+                    .map(|e| (e.event.clone(), e.target.clone()))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert_eq!(runs[0], runs[1]);
+    });
+}
+
 #[test]
 fn time_limit_and_pages_without_handlers() {
     with_browser(|browser| async move {
