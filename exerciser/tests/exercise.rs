@@ -29,17 +29,22 @@ const PAGE: &str = r#"<!doctype html>
   document.addEventListener('keydown', e => hits.push('keydown:' + (e.target.id || e.target.nodeName)), true);
 </script>"#;
 
+/// [`PAGE`] with the pages its links, form, script and popup lead to.
+async fn serve_page() -> Server {
+    serve(vec![
+        ("/", html(PAGE)),
+        ("/away", html("away")),
+        ("/away2", html("away2")),
+        ("/submitted", html("submitted")),
+        ("/popup", html("popup")),
+    ])
+    .await
+}
+
 #[test]
 fn exercises_handler_elements_only_and_stays_on_the_page() {
     with_browser(|browser| async move {
-        let server = serve(vec![
-            ("/", html(PAGE)),
-            ("/away", html("away")),
-            ("/away2", html("away2")),
-            ("/submitted", html("submitted")),
-            ("/popup", html("popup")),
-        ])
-        .await;
+        let server = serve_page().await;
         let page = browser.new_page().await.unwrap();
         let url = server.url("/");
         page.navigate(&url).await.unwrap();
@@ -154,14 +159,7 @@ fn exercises_handler_elements_only_and_stays_on_the_page() {
 #[test]
 fn the_same_seed_makes_the_same_choices_whatever_order_the_nodes_were_numbered_in() {
     with_browser(|browser| async move {
-        let server = serve(vec![
-            ("/", html(PAGE)),
-            ("/away", html("away")),
-            ("/away2", html("away2")),
-            ("/submitted", html("submitted")),
-            ("/popup", html("popup")),
-        ])
-        .await;
+        let server = serve_page().await;
         let page = browser.new_page().await.unwrap();
         let url = server.url("/");
         let opts = ExerciseOptions {

@@ -1212,6 +1212,19 @@ mod tests {
         }
     }
 
+    /// An execution of `hb.len()` steps with these orders and user steps, nothing else known.
+    fn execution(hb: Vec<Vec<u32>>, user: Vec<bool>) -> Execution {
+        let n = hb.len();
+        Execution {
+            events: (0..n as u32).map(crate::event::Ev).collect(),
+            enabled: vec![Vec::new(); n + 1],
+            hb,
+            dep: vec![Vec::new(); n],
+            user,
+            fifo: vec![None; n],
+        }
+    }
+
     /// A page: chunk 0 creates a button, chunk 1 runs a script defining `f`, a timer set by the
     /// script fires, the user clicks twice, and a response's callback runs.
     fn fixture() -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
@@ -1249,14 +1262,10 @@ mod tests {
             step("user:0", "user", 3),
             step("user:1", "user", 4),
         ];
-        let exec = Execution {
-            events: (0..5).map(crate::event::Ev).collect(),
-            enabled: vec![Vec::new(); 6],
-            hb: vec![vec![], vec![0], vec![1], vec![0, 2], vec![0, 3]],
-            dep: vec![Vec::new(); 5],
-            user: vec![false, false, false, true, true],
-            fifo: vec![None; 5],
-        };
+        let exec = execution(
+            vec![vec![], vec![0], vec![1], vec![0, 2], vec![0, 3]],
+            vec![false, false, false, true, true],
+        );
         let g = |path: &str| Gesture {
             kind: GestureKind::Click,
             path: path.into(),
@@ -1575,6 +1584,28 @@ mod tests {
         );
     }
 
+    const BADGE: &str = "doc/script@https://a.test/badge.js#1";
+
+    /// One action that makes one access.
+    fn access(b: &mut TraceBuilder, kind: &str, stable: &str, write: bool, loc: &str) {
+        b.begin(ActionType::Unknown, kind, stable);
+        if write {
+            b.write(loc, None);
+        } else {
+            b.read(loc, None);
+        }
+        b.end();
+    }
+
+    /// The recording's race: badge.js read the panel before `parse#6` created it.
+    fn badge_race() -> Target {
+        let mut race = target("Tree[4]:panel", BADGE, "doc/parse#6");
+        race.kind = "READ-WRITE".into();
+        race.first.access = "READ".into();
+        race.second.access = "WRITE".into();
+        race
+    }
+
     #[test]
     fn a_recorded_parse_action_is_the_replays_that_made_the_same_access() {
         // A parser stopped at a held script: the replay's `parse#6` is an earlier piece, and
@@ -1582,19 +1613,9 @@ mod tests {
         // the async script that looked the panel up.
         let mut b = TraceBuilder::new();
         act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
-        b.begin(ActionType::Unknown, "parse", "doc/parse#6");
-        b.write("Tree[1]:title", None);
-        b.end();
-        b.begin(
-            ActionType::Unknown,
-            "script",
-            "doc/script@https://a.test/badge.js#1",
-        );
-        b.read("Tree[1]:panel", None);
-        b.end();
-        b.begin(ActionType::Unknown, "parse", "doc/parse#7");
-        b.write("Tree[1]:panel", None);
-        b.end();
+        access(&mut b, "parse", "doc/parse#6", true, "Tree[1]:title");
+        access(&mut b, "script", BADGE, false, "Tree[1]:panel");
+        access(&mut b, "parse", "doc/parse#7", true, "Tree[1]:panel");
         let trace = b.finish();
         let steps = vec![
             step("chunk:https://a.test/#0", "chunk", 0),
@@ -1602,29 +1623,21 @@ mod tests {
             step("net:https://a.test/badge.js#1", "net", 2),
             step("net:https://a.test/layout.js#1", "net", 3),
         ];
-        let exec = Execution {
-            events: (0..4).map(crate::event::Ev).collect(),
-            enabled: vec![Vec::new(); 5],
-            hb: vec![vec![], vec![0], vec![], vec![1]],
-            dep: vec![Vec::new(); 4],
-            user: vec![false; 4],
-            fifo: vec![None; 4],
-        };
+        let exec = execution(vec![vec![], vec![0], vec![], vec![1]], vec![false; 4]);
         let initial = Initial {
             steps: &steps,
             trace: &trace,
             exec: &exec,
             enablers: &[],
         };
-        let mut race = target(
-            "Tree[4]:panel",
-            "doc/script@https://a.test/badge.js#1",
-            "doc/parse#6",
+        let t = plan(
+            vec![badge_race()],
+            &initial,
+            &[],
+            None,
+            &trace,
+            Limits::default(),
         );
-        race.kind = "READ-WRITE".into();
-        race.first.access = "READ".into();
-        race.second.access = "WRITE".into();
-        let t = plan(vec![race], &initial, &[], None, &trace, Limits::default());
         assert_eq!(t.targets[0].steps, Some((2, 3)), "{:?}", t.targets[0]);
         let p = &t.probes[0];
         assert_eq!(p.moved, vec!["net:https://a.test/layout.js#1".to_string()]);
@@ -1633,40 +1646,13 @@ mod tests {
 
     #[test]
     fn a_runs_order_of_a_recorded_race_is_read_from_its_own_race() {
-        // The recording: badge.js read the panel before parse#6 created it.
-        let mut race = target(
-            "Tree[4]:panel",
-            "doc/script@https://a.test/badge.js#1",
-            "doc/parse#6",
-        );
-        race.first.access = "READ".into();
-        race.second.access = "WRITE".into();
         let run = |parse_first: bool| {
             let mut b = TraceBuilder::new();
             act(&mut b, ActionType::Unknown, "parse", "doc/parse#1");
-            let mut script = || {
-                b.begin(
-                    ActionType::Unknown,
-                    "script",
-                    "doc/script@https://a.test/badge.js#1",
-                );
-                b.read("Tree[1]:panel", None);
-                b.end();
-            };
-            if !parse_first {
-                script();
-            }
-            b.begin(ActionType::Unknown, "parse", "doc/parse#9");
-            b.write("Tree[1]:panel", None);
-            b.end();
-            if parse_first {
-                b.begin(
-                    ActionType::Unknown,
-                    "script",
-                    "doc/script@https://a.test/badge.js#1",
-                );
-                b.read("Tree[1]:panel", None);
-                b.end();
+            let sides = [("parse", "doc/parse#9", true), ("script", BADGE, false)];
+            let order = if parse_first { [0, 1] } else { [1, 0] };
+            for (kind, stable, write) in order.map(|i| sides[i]) {
+                access(&mut b, kind, stable, write, "Tree[1]:panel");
             }
             b.finish()
         };
@@ -1675,6 +1661,7 @@ mod tests {
             recorded_order_kept(t, &an, race)
         };
         // Another parse ordinal, another object number: still the recorded race.
+        let mut race = badge_race();
         assert_eq!(order(&run(false), &race), Some(true));
         assert_eq!(order(&run(true), &race), Some(false));
         // Another location: no such race in the run.
