@@ -64,8 +64,13 @@ pub fn recorded_order_kept(
         target.second.access.as_str(),
     );
     let (mut kept, mut reversed) = (false, false);
+    // Races come grouped by nothing in particular: a location's name is built once.
+    let mut at_place: HashMap<u32, bool> = HashMap::new();
     for r in &an.races {
-        if same_place(&an.accesses.locs.name(trace, r.loc)) != want {
+        let here = *at_place
+            .entry(r.loc)
+            .or_insert_with(|| same_place(&an.accesses.locs.name(trace, r.loc)) == want);
+        if !here {
             continue;
         }
         let side = |i: u32| {
@@ -516,41 +521,56 @@ pub fn plan(
         }
     }
     // The replay's actions under each blanked id that has parse ordinals, in execution order.
-    let mut parse_kin: HashMap<String, Vec<u32>> = HashMap::new();
-    for a in &initial.trace.actions {
-        let st = initial.trace.strings.get(a.stable);
-        let blank = naming::blank_parse(st);
-        if blank != st {
-            parse_kin.entry(blank).or_default().push(a.id);
-        }
-    }
     // A recorded id with parse ordinals is the replay's action of that blanked id that made
     // the same access to the same location: the replay's own id of the same number names
     // another piece of the document when the pieces differ (a parser stopped at a held script
     // creates the recording's `parse#6` element in the replay's `parse#4`), and matching it
-    // put the race beside the wrong step.
+    // put the race beside the wrong step. Indexed once: (blanked id, place, write) -> the
+    // first such action.
+    let mut first_access: HashMap<(u32, u32, bool), u32> = HashMap::new();
+    // Blanked ids and places numbered, so the index holds no string per access.
+    let mut blanks: HashMap<String, u32> = HashMap::new();
+    let mut place_ids: HashMap<String, u32> = HashMap::new();
+    if targets.iter().any(|t| {
+        [&t.first.stable, &t.second.stable]
+            .iter()
+            .any(|s| s.contains("/parse#"))
+    }) {
+        let mut places: HashMap<shepherd_trace::StrId, u32> = HashMap::new();
+        for a in &initial.trace.actions {
+            let st = initial.trace.strings.get(a.stable);
+            let blank = naming::blank_parse(st);
+            if blank == st {
+                continue;
+            }
+            let next = blanks.len() as u32;
+            let b = *blanks.entry(blank).or_insert(next);
+            for op in initial.trace.ops_of(a.id) {
+                let (loc, write) = match op {
+                    Op::Read { loc, .. } => (*loc, false),
+                    Op::Write { loc, .. } => (*loc, true),
+                    _ => continue,
+                };
+                let place = *places.entry(loc).or_insert_with(|| {
+                    let next = place_ids.len() as u32;
+                    *place_ids
+                        .entry(same_place(initial.trace.strings.get(loc)))
+                        .or_insert(next)
+                });
+                first_access.entry((b, place, write)).or_insert(a.id);
+            }
+        }
+    }
     let by_access = |stable: &str, access: &str, location: &str| -> Option<u32> {
-        let blank = naming::blank_parse(stable);
-        let kin = parse_kin.get(&blank)?;
-        let want = blank_objects(location);
-        let names = |loc: shepherd_trace::StrId| {
-            let raw = blank_objects(initial.trace.strings.get(loc));
-            // A node-existence location is reported with its creator's number after a dash.
-            raw == want
-                || want
-                    .strip_prefix(raw.as_str())
-                    .and_then(|r| r.strip_prefix('-'))
-                    .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
-        };
-        kin.iter()
-            .find(|&&id| {
-                initial.trace.ops_of(id).iter().any(|op| match op {
-                    Op::Read { loc, .. } => access != "WRITE" && names(*loc),
-                    Op::Write { loc, .. } => access != "READ" && names(*loc),
-                    _ => false,
-                })
-            })
-            .and_then(|&id| step_of_action(id))
+        let b = *blanks.get(&naming::blank_parse(stable))?;
+        let place = *place_ids.get(&same_place(location))?;
+        let at = |write: bool| first_access.get(&(b, place, write)).copied();
+        let id = match access {
+            "READ" => at(false),
+            "WRITE" => at(true),
+            _ => at(false).into_iter().chain(at(true)).min(),
+        }?;
+        step_of_action(id)
     };
     let replayed = |stable: &str| -> Option<u32> {
         step_of_stable.get(stable).copied().or_else(|| {
