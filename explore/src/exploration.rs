@@ -27,8 +27,8 @@ use shepherd_explore_model::gesture;
 use shepherd_explore_model::naming::EventName;
 use shepherd_explore_model::observation::RunOutput;
 use shepherd_explore_model::outcome::{
-    Cause, OriginNote, Outcome, PairRaces, ProbeOutcome, ProbeResult, ProbeRole, RunRecord,
-    StepRace,
+    Cause, OriginNote, Outcome, PairRaces, ProbeOutcome, ProbeResult, ProbeRole, RaceOrders,
+    RunRecord, StepRace,
 };
 use shepherd_explore_model::site::Site;
 use shepherd_explore_model::steps;
@@ -518,7 +518,7 @@ async fn run(
                                 reference: None,
                                 run: None,
                                 outcome: ProbeOutcome::Pending,
-                                kept_order: None,
+                                orders: Vec::new(),
                             });
                             r.outcome = ProbeOutcome::Unexplored(Unexplored::Failed);
                         }
@@ -576,7 +576,7 @@ async fn run(
                 reference: None,
                 run: None,
                 outcome: ProbeOutcome::Pending,
-                kept_order: None,
+                orders: Vec::new(),
             })
         })
         .collect();
@@ -765,11 +765,7 @@ fn fold_probe(
         }
         _ => Vec::new(),
     };
-    let kept = if role.reference {
-        None
-    } else {
-        kept_order(state.triage.as_ref(), role.probe, out, &built)
-    };
+    let orders = race_orders(state.triage.as_ref(), role.probe, out, &built);
     let screenshot = write_screenshot(out, id, runs_dir)?;
     let mut snapshot = out.snapshot.clone();
     snapshot.screenshot = None;
@@ -798,45 +794,64 @@ fn fold_probe(
         reference: None,
         run: None,
         outcome: ProbeOutcome::Pending,
-        kept_order: None,
+        orders: Vec::new(),
     });
+    if r.orders.len() != orders.len() {
+        r.orders = orders
+            .iter()
+            .map(|(location, _)| RaceOrders {
+                location: location.clone(),
+                reference: None,
+                run: None,
+            })
+            .collect();
+    }
+    for (o, (_, order)) in r.orders.iter_mut().zip(orders) {
+        match role.reference {
+            true => o.reference = order,
+            false => o.run = order,
+        }
+    }
     if role.reference {
         r.reference = Some(id);
     } else {
         r.run = Some(id);
-        r.kept_order = kept;
     }
     keep_trace(out, rec.id, runs_dir);
     write_record(&rec, runs_dir)?;
     Ok(rec)
 }
 
-/// The location of a race probe `probe` answers that its run `out` still made in the recorded
-/// order, when no race it answers came the other way round: the run did not realize the order
-/// it was planned for (a step's access ran later than the step), and its end state is no
-/// answer. The run's own races tell, not its steps' order.
-fn kept_order(
+/// The races race probe `probe` answers, each with the order run `out` made its accesses in
+/// ([`triage::recorded_order_kept`]); the same races in the same order for both of its runs.
+/// The run's own races tell, not its steps' order: an access can run later than its step.
+fn race_orders(
     triage: Option<&triage::Triage>,
     probe: u32,
     out: &RunOutput,
     built: &steps::Built,
-) -> Option<String> {
-    let (t, trace, an) = (triage?, out.trace.as_ref()?, built.analysis.as_ref()?);
-    if t.probes.get(probe as usize)?.kind != ProbeKind::Race {
-        return None;
+) -> Vec<(String, Option<bool>)> {
+    let Some(t) = triage else {
+        return Vec::new();
+    };
+    if t.probes
+        .get(probe as usize)
+        .is_none_or(|p| p.kind != ProbeKind::Race)
+    {
+        return Vec::new();
     }
-    let mut kept = None;
-    for target in t.targets.iter().chain(&t.covered) {
-        if target.answer != (triage::Answer::Probe { id: probe }) {
-            continue;
-        }
-        match triage::recorded_order_kept(trace, an, target) {
-            Some(false) => return None,
-            Some(true) => kept = kept.or_else(|| Some(target.location.clone())),
-            None => {}
-        }
-    }
-    kept
+    t.targets
+        .iter()
+        .chain(&t.covered)
+        .filter(|target| target.answer == (triage::Answer::Probe { id: probe }))
+        .map(|target| {
+            let order = match (&out.trace, &built.analysis) {
+                (Some(trace), Some(an)) => triage::recorded_order_kept(trace, an, target),
+                _ => None,
+            };
+            (target.location.clone(), order)
+        })
+        .collect()
 }
 
 /// Judges probe `id` once both its runs are in; true when it is harmful.
@@ -901,8 +916,19 @@ fn judge_probe(
         result.outcome = ProbeOutcome::Unexplored(Unexplored::NeverEarlier { event });
         return false;
     }
-    if let Some(location) = result.kept_order.clone() {
-        result.outcome = ProbeOutcome::Unexplored(Unexplored::NotReversed { location });
+    // Both runs made every race they both had in one order: the moved side's access ran later
+    // than its step, and the two end states are of one order.
+    let known: Vec<&RaceOrders> = result
+        .orders
+        .iter()
+        .filter(|o| o.reference.is_some() && o.run.is_some())
+        .collect();
+    if let Some(first) = known.first()
+        && known.iter().all(|o| o.reference == o.run)
+    {
+        result.outcome = ProbeOutcome::Unexplored(Unexplored::NotReversed {
+            location: first.location.clone(),
+        });
         return false;
     }
     let with_png = |rec: &RunRecord| {

@@ -138,10 +138,23 @@ pub struct ProbeResult {
     pub run: Option<u32>,
     /// The verdict, or why there is none.
     pub outcome: ProbeOutcome,
-    /// A race the probe answers whose accesses the probe's run still made in the recorded
-    /// order (its location): the run did not realize the other order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kept_order: Option<String>,
+    /// For each race the probe answers, the order its two runs made the race's accesses in:
+    /// when they agree, the probe compared one order with itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orders: Vec<RaceOrders>,
+}
+
+/// The order of one race's two accesses in a probe's two runs, each `Some(true)` for the
+/// recording's order, `Some(false)` for the other, `None` when the run had no such race
+/// ([`crate::triage::recorded_order_kept`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceOrders {
+    /// The race's location.
+    pub location: String,
+    /// In the reference's run.
+    pub reference: Option<bool>,
+    /// In the probe's run.
+    pub run: Option<bool>,
 }
 
 /// A probe's verdict, or why it has none.

@@ -209,10 +209,10 @@ pub enum Unexplored {
     },
     /// The probe or its reference failed to run in the browser.
     Failed,
-    /// The probe ran its steps in the moved order, but the race's two accesses still came in
-    /// the recorded order (an access ran in a later step than the one it was mapped to: a
-    /// script the browser ran after the next piece of the document, a parser waiting for
-    /// another script): its end state says nothing about the other order.
+    /// The probe ran its steps in the moved order, but its run made the race's two accesses
+    /// in the same order as its reference's run (an access ran in a later step than the one
+    /// it was mapped to: a script the browser ran after the next piece of the document, a
+    /// parser waiting for another script): the two end states are of one order.
     NotReversed {
         /// The race's location.
         location: String,
@@ -241,7 +241,7 @@ impl fmt::Display for Unexplored {
             Unexplored::Failed => f.write_str("the probe failed to run in the browser"),
             Unexplored::NotReversed { location } => write!(
                 f,
-                "the probe's run kept the recorded order of the accesses to {location} (an access ran later than its step)"
+                "the probe and its reference made the accesses to {location} in one order (an access ran later than its step)"
             ),
         }
     }

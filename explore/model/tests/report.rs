@@ -642,21 +642,21 @@ fn outcome(policy: Option<&str>) -> Outcome {
             reference: Some(6),
             run: Some(7),
             outcome: judged(&r6, &r7, true),
-            kept_order: None,
+            orders: Vec::new(),
         },
         ProbeResult {
             probe: 1,
             reference: Some(8),
             run: Some(9),
             outcome: judged(&r8, &r9, false),
-            kept_order: None,
+            orders: Vec::new(),
         },
         ProbeResult {
             probe: 2,
             reference: Some(6),
             run: Some(7),
             outcome: judged(&r6, &r7, true),
-            kept_order: None,
+            orders: Vec::new(),
         },
     ];
     Outcome {
@@ -844,7 +844,7 @@ fn an_older_target_probe_lists_the_races_its_run_reversed() {
             reference: Some(n),
             run: Some(n + 1),
             outcome,
-            kept_order: None,
+            orders: Vec::new(),
         });
         out.runs.push(reference);
         out.runs.push(moved);
