@@ -47,8 +47,8 @@ pub fn race_key(location: &str, first: &str, second: &str) -> RaceKey {
 /// In which order a run made the two accesses of race `target` (recorded in another run):
 /// `Some(true)` when the run has the race in its recorded order only, `Some(false)` when it
 /// has it only the other way round, `None` when it has neither (the accesses are ordered in
-/// this run, or one did not happen) or both. Actions are matched by stable id with parse ordinals blanked
-/// and by the kind of their access; locations with object numbers blanked.
+/// this run, or one did not happen) or both. Actions are matched by stable id with parse
+/// ordinals blanked and by the kind of their access; locations with object numbers blanked.
 pub fn recorded_order_kept(
     trace: &Trace,
     an: &shepherd_races::Analysis,
@@ -522,7 +522,6 @@ pub fn plan(
             step_of_stable.entry(st).or_insert(s);
         }
     }
-    // The replay's actions under each blanked id that has parse ordinals, in execution order.
     // A recorded id with parse ordinals is the replay's action of that blanked id that made
     // the same access to the same location: the replay's own id of the same number names
     // another piece of the document when the pieces differ (a parser stopped at a held script
