@@ -1246,6 +1246,24 @@ mod tests {
         }
     }
 
+    /// [`plan`] over an initial execution that observed no enablers, with no document and the
+    /// default limits.
+    fn plan_on(
+        targets: Vec<Target>,
+        steps: &[Step],
+        trace: &Trace,
+        exec: &Execution,
+        gestures: &[Gesture],
+    ) -> Triage {
+        let initial = Initial {
+            steps,
+            trace,
+            exec,
+            enablers: &[],
+        };
+        plan(targets, &initial, gestures, None, trace, Limits::default())
+    }
+
     /// A page: chunk 0 creates a button, chunk 1 runs a script defining `f`, a timer set by the
     /// script fires, the user clicks twice, and a response's callback runs.
     fn fixture() -> (Vec<Step>, Trace, Execution, Vec<Gesture>) {
@@ -1584,19 +1602,12 @@ mod tests {
         // The recording's document came in other pieces: its `parse#7` is the replay's
         // `parse#1`, and an id the replay has twice under the blanked key is not guessed.
         let (steps, trace, exec, gestures) = fixture();
-        let initial = Initial {
-            steps: &steps,
-            trace: &trace,
-            exec: &exec,
-            enablers: &[],
-        };
-        let t = plan(
+        let t = plan_on(
             vec![target("Global.p", "doc/parse#7", "doc/event:click@#b#1")],
-            &initial,
-            &gestures,
-            None,
+            &steps,
             &trace,
-            Limits::default(),
+            &exec,
+            &gestures,
         );
         assert_eq!(t.targets[0].steps, Some((0, 3)), "{:?}", t.targets[0]);
         assert_eq!(
@@ -1645,20 +1656,7 @@ mod tests {
             step("net:https://a.test/layout.js#1", "net", 3),
         ];
         let exec = execution(vec![vec![], vec![0], vec![], vec![1]], vec![false; 4]);
-        let initial = Initial {
-            steps: &steps,
-            trace: &trace,
-            exec: &exec,
-            enablers: &[],
-        };
-        let t = plan(
-            vec![badge_race()],
-            &initial,
-            &[],
-            None,
-            &trace,
-            Limits::default(),
-        );
+        let t = plan_on(vec![badge_race()], &steps, &trace, &exec, &[]);
         assert_eq!(t.targets[0].steps, Some((2, 3)), "{:?}", t.targets[0]);
         let p = &t.probes[0];
         assert_eq!(p.moved, vec!["net:https://a.test/layout.js#1".to_string()]);
