@@ -172,16 +172,40 @@ fn config_literal(cfg: &Config) -> String {
         .replace('<', "\\u003c")
 }
 
-/// The complete runtime script for `cfg`: one strict-mode IIFE, no globals but `__shepherd`.
+/// V8's explicit compile hint (Chrome 136 on): compile every function of the file while it is
+/// streamed in, off the main thread. A page's runtime runs a large part of its functions while
+/// the page loads (installing its wrappers; with a policy, deciding every event), and compiling
+/// each one at its first call costs the page's main thread: on a TodoMVC load, about 9 ms of
+/// 80 with `init-user-plus` and 3–4 ms of 75 without a policy (`docs/performance.md`, "Repair
+/// policy cost"). It must be the file's first line.
+pub const COMPILE_HINT: &str = "//# allFunctionsCalledOnLoad\n";
+
+/// The runtime script a page loads for `cfg`: [`COMPILE_HINT`], then one strict-mode IIFE, no
+/// globals but `__shepherd`.
 pub fn render(cfg: &Config) -> String {
+    let mut s = String::from(COMPILE_HINT);
+    push_runtime(&mut s, cfg);
+    s
+}
+
+/// The runtime for `cfg` to put in front of other code in one script (a worker's): without
+/// [`COMPILE_HINT`], which would make V8 compile all of that code eagerly too.
+pub fn render_prefix(cfg: &Config) -> String {
+    let mut s = String::new();
+    push_runtime(&mut s, cfg);
+    s
+}
+
+/// Appends the runtime's IIFE for `cfg` to `s`.
+fn push_runtime(s: &mut String, cfg: &Config) {
     let body_len: usize = FILES.iter().map(|(_, src)| src.len() + 32).sum();
-    let mut s = String::with_capacity(body_len + 256);
+    s.reserve(body_len + 256);
     s.push_str("(function () {\n'use strict';\nif (globalThis.__shepherd !== undefined) return;\nconst CONFIG = ");
     s.push_str(&config_literal(cfg));
     s.push_str(";\nconst POLICY_JS = [");
     for js in cfg.policy.iter().flat_map(|p| p.js.iter()) {
         s.push_str("function () {\nreturn (\n");
-        push_inline_safe(&mut s, js);
+        push_inline_safe(s, js);
         s.push_str("\n);\n},\n");
     }
     s.push_str("];\n");
@@ -189,11 +213,10 @@ pub fn render(cfg: &Config) -> String {
         s.push_str("// ---- ");
         s.push_str(name);
         s.push('\n');
-        push_inline_safe(&mut s, src);
+        push_inline_safe(s, src);
         s.push('\n');
     }
     s.push_str("})();\n");
-    s
 }
 
 /// Appends `src` with every `</script` (any case) written as `<\/script`, so the runtime can
@@ -228,7 +251,18 @@ mod tests {
         let mut cfg = Config::new(Mode::Replay, "op-7f3a9</script>zq");
         cfg.seed = 42;
         let js = render(&cfg);
-        assert!(js.starts_with("(function () {\n'use strict';"));
+        assert!(
+            js.starts_with(COMPILE_HINT),
+            "the compile hint is the first line"
+        );
+        assert!(js[COMPILE_HINT.len()..].starts_with("(function () {\n'use strict';"));
+        let prefix = render_prefix(&cfg);
+        assert_eq!(
+            prefix,
+            js[COMPILE_HINT.len()..],
+            "a prefix is the script without the hint"
+        );
+        assert!(!prefix.contains("allFunctionsCalledOnLoad"));
         assert!(js.trim_end().ends_with("})();"));
         assert!(js.contains("\"mode\":\"replay\""));
         assert!(js.contains("\"seed\":42"));

@@ -91,7 +91,7 @@ impl InstrumentRewriter {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         runtime.token = Some(job.page_token.clone());
-        let prefix = shepherd_runtime::render(&runtime);
+        let prefix = shepherd_runtime::render_prefix(&runtime);
         let url = job.url.clone();
         let code = if dedicated {
             self.script_only(job).body
@@ -518,6 +518,42 @@ mod tests {
             map["mappings"].as_str().is_some_and(|m| !m.is_empty()),
             "{map}"
         );
+        proxy.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_worker_script_has_the_runtime_in_front_without_the_compile_hint() {
+        let origin = js_origin().await;
+        let dir = tempfile::tempdir().unwrap();
+        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
+        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
+            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
+            record: Some(dir.path().join("r.rec")),
+        });
+        let runtime = shepherd_runtime::Config::new(Mode::Record, "s");
+        config.rewriter = Some(Arc::new(
+            InstrumentRewriter::new(Mode::Record, None)
+                .unwrap()
+                .with_worker_runtime(&runtime),
+        ));
+        let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
+        let (head, body) = exchange(
+            proxy.addr(),
+            format!(
+                "GET http://{origin}/worker.js HTTP/1.1\r\nHost: {origin}\r\nSec-Fetch-Dest: worker\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        let body = String::from_utf8(body).unwrap();
+        // The hint is file-wide: in front of a worker's code it would compile all of it too.
+        assert!(
+            body.starts_with("(function () {"),
+            "the runtime comes first: {}",
+            &body[..body.len().min(80)]
+        );
+        assert!(!body.contains(shepherd_runtime::COMPILE_HINT.trim_end()));
+        assert!(body.contains("count"), "the worker's own code follows");
         proxy.shutdown().await;
     }
 
