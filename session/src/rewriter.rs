@@ -439,6 +439,20 @@ mod tests {
         addr
     }
 
+    /// A live proxy recording into `dir` whose responses go through `rewriter`.
+    async fn recording_proxy(
+        dir: &std::path::Path,
+        rewriter: InstrumentRewriter,
+    ) -> shepherd_proxy::ProxyHandle {
+        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
+        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
+            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
+            record: Some(dir.join("r.rec")),
+        });
+        config.rewriter = Some(Arc::new(rewriter));
+        shepherd_proxy::Proxy::start(config, ca).await.unwrap()
+    }
+
     /// One absolute-form GET through the proxy: (head, body).
     async fn get(proxy: std::net::SocketAddr, url: &str) -> (String, Vec<u8>) {
         let host = url.split('/').nth(2).unwrap();
@@ -464,15 +478,11 @@ mod tests {
     async fn instrumented_script_links_a_source_map_naming_its_url() {
         let origin = js_origin().await;
         let dir = tempfile::tempdir().unwrap();
-        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
-        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
-            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
-            record: Some(dir.path().join("r.rec")),
-        });
-        config.rewriter = Some(Arc::new(
+        let proxy = recording_proxy(
+            dir.path(),
             InstrumentRewriter::new(Mode::Record, None).unwrap(),
-        ));
-        let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
+        )
+        .await;
         let script_url = format!("http://{origin}/app.js");
         let (head, body) = get(proxy.addr(), &script_url).await;
         assert!(head.starts_with("http/1.1 200"), "{head}");
@@ -525,18 +535,11 @@ mod tests {
     async fn a_worker_script_has_the_runtime_in_front_without_the_compile_hint() {
         let origin = js_origin().await;
         let dir = tempfile::tempdir().unwrap();
-        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
-        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
-            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
-            record: Some(dir.path().join("r.rec")),
-        });
         let runtime = shepherd_runtime::Config::new(Mode::Record, "s");
-        config.rewriter = Some(Arc::new(
-            InstrumentRewriter::new(Mode::Record, None)
-                .unwrap()
-                .with_worker_runtime(&runtime),
-        ));
-        let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
+        let rewriter = InstrumentRewriter::new(Mode::Record, None)
+            .unwrap()
+            .with_worker_runtime(&runtime);
+        let proxy = recording_proxy(dir.path(), rewriter).await;
         let (head, body) = exchange(
             proxy.addr(),
             format!(
@@ -573,15 +576,11 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn instrument_endpoint_html_kind_instruments_fragments() {
         let dir = tempfile::tempdir().unwrap();
-        let ca = Arc::new(shepherd_proxy::CertificateAuthority::ephemeral().unwrap());
-        let mut config = shepherd_proxy::ProxyConfig::new(shepherd_proxy::ResponseSource::Live {
-            trust: shepherd_proxy::UpstreamTrust::OnlyRoots(vec![]),
-            record: Some(dir.path().join("r.rec")),
-        });
-        config.rewriter = Some(Arc::new(
+        let proxy = recording_proxy(
+            dir.path(),
             InstrumentRewriter::new(Mode::Record, None).unwrap(),
-        ));
-        let proxy = shepherd_proxy::Proxy::start(config, ca).await.unwrap();
+        )
+        .await;
         // The endpoint answers on any origin, to that origin's page credential; nothing
         // listens on this one.
         let url = format!(
