@@ -167,6 +167,10 @@ async fn the_runtimes_url_names_its_version_and_only_that_one_is_kept() {
         "{head}"
     );
     assert!(body.len() > 100_000, "the runtime itself");
+    assert!(
+        body.starts_with(shepherd_runtime::COMPILE_HINT),
+        "a page's runtime starts with V8's compile hint"
+    );
     // The same text, the same URL.
     assert_eq!(runtime_url(&document(&stack, &url).await, origin), first);
 
@@ -178,6 +182,10 @@ async fn the_runtimes_url_names_its_version_and_only_that_one_is_kept() {
     let (new_head, new_body) = fetch(&stack, &second).await;
     assert!(new_head.contains("immutable"), "{new_head}");
     assert_eq!(old_body, new_body, "an old URL gets the current runtime");
+    assert!(
+        new_body.starts_with(shepherd_runtime::COMPILE_HINT),
+        "a reload keeps the hint"
+    );
     assert_ne!(old_body, body, "the reload changed the runtime");
     stack.shutdown().await;
 }
