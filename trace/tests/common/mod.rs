@@ -173,8 +173,13 @@ pub fn build(
             b.node(*n, tag, path.as_deref(), id.as_deref(), classes.as_deref());
         }
     }
+    // One entry per control, as for nodes: a second one would replace the first's strings,
+    // and the trace's string numbers would no longer follow the order it was built in.
+    let mut exercised = std::collections::HashSet::new();
     for (n, offered, done) in controls {
-        b.control(*n, offered, done);
+        if exercised.insert(*n) {
+            b.control(*n, offered, done);
+        }
     }
     for s in extra_strings {
         b.intern(s);
