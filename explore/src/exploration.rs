@@ -43,7 +43,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Version of the state directory's format.
-const STATE_VERSION: u32 = 2;
+/// 3: the reorder phase's explored events and sequences carry their least depth.
+const STATE_VERSION: u32 = 3;
 
 /// How often the Grids' queues are asked about this exploration's session requests while a
 /// worker waits for its browser.

@@ -13,7 +13,11 @@
 //!   explored by another sequence `p · r` moves down to the prefix `… · p`, so `q` is still
 //!   explored.
 //! - Conflict-reversal bounding (Algorithm 4): sequences found in an execution of depth `d`
-//!   have depth `d + 1`; nothing deeper than the bound is stored.
+//!   have depth `d + 1`; nothing deeper than the bound is stored. `V` and the duplicate check
+//!   keep the least depth an event or sequence was explored at, and the shallowest waiting
+//!   sequence of a prefix goes first: an event explored there only by a deeper sequence (one
+//!   with fewer reversals left) is explored again by a shallower one, so a larger bound
+//!   reaches every final state a smaller one does.
 //! - Approximate replay (the executor's job): a sequence is executed event by event, skipping
 //!   events that are not enabled, then extended until nothing is enabled. Stored sequences are
 //!   normalised the same way: leading events not enabled at their prefix are dropped.
@@ -98,12 +102,14 @@ struct Frame {
     prefix: (u32, u32),
     /// Events enabled here.
     enabled: u32,
-    /// `V`: explored (or dispatched) first events, sorted.
-    visited: Vec<Ev>,
+    /// `V`: explored (or dispatched) first events, sorted, each with the least
+    /// conflict-reversal depth it was explored at.
+    visited: Vec<(Ev, u32)>,
     /// `T_seq`: pending sequences.
     entries: Vec<Entry>,
-    /// Hashes of the stored sequences (no duplicates), sorted.
-    seen: Vec<u64>,
+    /// Hashes of the stored sequences (no duplicates), sorted, each with the least depth it
+    /// was stored at.
+    seen: Vec<(u64, u32)>,
 }
 
 /// Counters of one exploration.
@@ -213,7 +219,7 @@ impl Explorer {
         // updateVisited
         for (i, e) in exec.events.iter().enumerate() {
             if let Some(f) = self.frames.get_mut(&hashes[i]) {
-                insert_sorted(&mut f.visited, *e);
+                mark_visited(&mut f.visited, *e, depth);
             }
         }
         // updatePersistentSets (Algorithm 2), bounded (Algorithm 4)
@@ -323,19 +329,22 @@ impl Explorer {
                 self.stack.pop();
                 continue;
             };
-            let pick = f.entries.iter().position(|en| {
-                en.depth <= bound
-                    && f.visited
-                        .binary_search(&pool[en.seq as usize][en.start as usize])
-                        .is_err()
-            });
+            // The shallowest waiting sequence first: what it finds may still reverse races
+            // that a deeper one starting with the same event could not (the bound).
+            let pick = f
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, en)| en.depth <= bound && waits(&f.visited, pool, en))
+                .min_by_key(|(k, en)| (en.depth, *k))
+                .map(|(k, _)| k);
             let Some(k) = pick else {
                 self.stack.pop();
                 continue;
             };
             let en = f.entries[k].clone();
             let seq = pool[en.seq as usize][en.start as usize..].to_vec();
-            insert_sorted(&mut f.visited, seq[0]);
+            mark_visited(&mut f.visited, seq[0], en.depth);
             let (p, len) = f.prefix;
             let prefix = pool[p as usize][..len as usize].to_vec();
             return Some(Job {
@@ -355,12 +364,7 @@ impl Explorer {
             .map(|f| {
                 f.entries
                     .iter()
-                    .filter(|en| {
-                        en.depth <= self.bound
-                            && f.visited
-                                .binary_search(&self.pool[en.seq as usize][en.start as usize])
-                                .is_err()
-                    })
+                    .filter(|en| en.depth <= self.bound && waits(&f.visited, &self.pool, en))
                     .count()
             })
             .sum()
@@ -394,7 +398,7 @@ impl Explorer {
             let explored = match self.external.get(h) {
                 Some((_, ext)) => ext
                     .iter()
-                    .filter(|e| f.visited.binary_search(e).is_err())
+                    .filter(|e| f.visited.binary_search_by_key(e, |v| &v.0).is_err())
                     .count(),
                 None => 0,
             };
@@ -421,7 +425,7 @@ impl Explorer {
         if depth > self.bound {
             return;
         }
-        let Some(skip) = self.admit(h, enabled, &seq) else {
+        let Some(skip) = self.admit(h, enabled, &seq, depth) else {
             return;
         };
         let id = self.pool.len() as u32;
@@ -436,27 +440,35 @@ impl Explorer {
         let start = en.start as usize + 1;
         let tail = &self.pool[en.seq as usize][start..];
         let key = normalised(enabled, tail);
-        let Some(skip) = key.and_then(|(skip, key)| self.claim(h, key).then_some(skip)) else {
+        let Some(skip) = key.and_then(|(skip, key)| self.claim(h, key, en.depth).then_some(skip))
+        else {
             return;
         };
         self.push_entry(h, en.seq, (start + skip) as u32, en.depth, en.origin);
     }
 
-    /// Where `seq` starts once normalised at `h`, if it is new there (and then claims it).
-    fn admit(&mut self, h: u64, enabled: &[Ev], seq: &[Ev]) -> Option<usize> {
+    /// Where `seq` starts once normalised at `h`, if it is new there at `depth` (and then
+    /// claims it).
+    fn admit(&mut self, h: u64, enabled: &[Ev], seq: &[Ev], depth: u32) -> Option<usize> {
         let (skip, key) = normalised(enabled, seq)?;
-        self.claim(h, key).then_some(skip)
+        self.claim(h, key, depth).then_some(skip)
     }
 
-    /// Records sequence hash `key` at `h`; false when it was there already (or no frame).
-    fn claim(&mut self, h: u64, key: u64) -> bool {
+    /// Records sequence hash `key` at `h` and `depth`; false when it was there already at
+    /// that depth or a shallower one (or no frame). The same sequence found again at a
+    /// shallower depth is stored again: from there the bound leaves more reversals to it.
+    fn claim(&mut self, h: u64, key: u64, depth: u32) -> bool {
         let Some(f) = self.frames.get_mut(&h) else {
             return false;
         };
-        match f.seen.binary_search(&key) {
-            Ok(_) => false,
+        match f.seen.binary_search_by_key(&key, |s| s.0) {
+            Ok(at) if f.seen[at].1 <= depth => false,
+            Ok(at) => {
+                f.seen[at].1 = depth;
+                true
+            }
             Err(at) => {
-                f.seen.insert(at, key);
+                f.seen.insert(at, (key, depth));
                 true
             }
         }
@@ -502,6 +514,24 @@ fn mix(h: u64, e: u32) -> u64 {
 fn seq_hash(s: &[Ev]) -> u64 {
     s.iter()
         .fold(PREFIX_SEED ^ s.len() as u64, |h, e| mix(h, e.0))
+}
+
+/// Whether pending entry `en` still waits: its first event was not explored at its prefix,
+/// or only at a greater depth (with fewer reversals left under the bound than `en` has).
+fn waits(visited: &[(Ev, u32)], pool: &[Vec<Ev>], en: &Entry) -> bool {
+    let first = pool[en.seq as usize][en.start as usize];
+    match visited.binary_search_by_key(&first, |v| v.0) {
+        Ok(at) => visited[at].1 > en.depth,
+        Err(_) => true,
+    }
+}
+
+/// Marks `e` explored at `depth` (keeping the least depth).
+fn mark_visited(v: &mut Vec<(Ev, u32)>, e: Ev, depth: u32) {
+    match v.binary_search_by_key(&e, |x| x.0) {
+        Ok(at) => v[at].1 = v[at].1.min(depth),
+        Err(at) => v.insert(at, (e, depth)),
+    }
 }
 
 fn insert_sorted(v: &mut Vec<Ev>, e: Ev) {
