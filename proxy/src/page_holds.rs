@@ -32,6 +32,12 @@ const MAX_WAITING: usize = 10_000;
 /// later request carries again.
 const EARLY_RELEASE_TTL: Duration = Duration::from_secs(60);
 
+/// Most answers of one document held at once on HTTP/1.1 connections to one origin. A browser
+/// opens six connections per origin over HTTP/1.1 and a held answer keeps one busy: with six
+/// held, the page's other requests to that origin (one a rule waits for, the release of a
+/// hold) queue behind them until the limit. Four leave it two. HTTP/2 multiplexes: no cap.
+pub const HTTP1_HOLDS_PER_ORIGIN: usize = 4;
+
 /// What starts a hold point in a rewritten document: `\x01shepherd-hold:` TOKEN `.` N `\x01`.
 /// The token is the document's own (128 random bits), so nothing the origin sent can be
 /// taken for one.
@@ -63,6 +69,31 @@ type Key = (String, u64);
 struct Inner {
     waiting: HashMap<Key, oneshot::Sender<()>>,
     released: HashMap<Key, Instant>,
+    /// Numbers of the holds waiting on HTTP/1.1 connections, per document token and origin.
+    http1: HashMap<(String, String), Vec<u64>>,
+}
+
+/// One hold while it waits: its entry goes when it ends, also when its request is dropped
+/// (the browser gave up on it), and so does its place among an origin's HTTP/1.1 holds.
+struct Waiting<'a> {
+    holds: &'a PageHolds,
+    key: Key,
+    http1: Option<(String, String)>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut g = self.holds.lock();
+        g.waiting.remove(&self.key);
+        if let Some(group) = &self.http1
+            && let Some(held) = g.http1.get_mut(group)
+        {
+            held.retain(|n| *n != self.key.1);
+            if held.is_empty() {
+                g.http1.remove(group);
+            }
+        }
+    }
 }
 
 /// Holds that pages asked for, keyed by their document's token and a number.
@@ -132,9 +163,14 @@ impl PageHolds {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until the page releases `key`, or the limit passes.
-    pub(crate) async fn wait(&self, key: Key) {
-        let rx = {
+    /// Waits until the page releases `key`, or the limit passes. `http1_origin`: the origin
+    /// when the browser asked over HTTP/1.x. Past [`HTTP1_HOLDS_PER_ORIGIN`] holds of the same
+    /// document there, the one latest in the document (the highest number: documents and
+    /// pages number their holds in order) goes through at once: the parser runs a blocking
+    /// script only after the earlier ones anyway, and the page keeps connections for its own
+    /// requests and releases. Each such hold not kept is logged.
+    pub(crate) async fn wait(&self, key: Key, http1_origin: Option<&str>) {
+        let (rx, _waiting) = {
             let mut g = self.lock();
             let now = Instant::now();
             g.released
@@ -142,14 +178,50 @@ impl PageHolds {
             if g.released.contains_key(&key) || g.waiting.len() >= MAX_WAITING {
                 return;
             }
+            let http1 = match http1_origin {
+                Some(origin) => {
+                    let group = (key.0.clone(), origin.to_string());
+                    let held = g.http1.entry(group.clone()).or_default();
+                    if held.len() >= HTTP1_HOLDS_PER_ORIGIN {
+                        let last = held.iter().copied().max().unwrap_or(0);
+                        let let_go = if last > key.1 {
+                            held.retain(|n| *n != last);
+                            held.push(key.1);
+                            last
+                        } else {
+                            key.1
+                        };
+                        tracing::warn!(
+                            token = %key.0,
+                            n = let_go,
+                            origin,
+                            "page hold not kept: {HTTP1_HOLDS_PER_ORIGIN} answers of this document are held on HTTP/1.1 connections to this origin, and more would leave the page none for its own requests"
+                        );
+                        if let_go == key.1 {
+                            return;
+                        }
+                        if let Some(tx) = g.waiting.remove(&(key.0.clone(), let_go)) {
+                            let _ = tx.send(());
+                        }
+                    } else {
+                        held.push(key.1);
+                    }
+                    Some(group)
+                }
+                None => None,
+            };
             let (tx, rx) = oneshot::channel();
             g.waiting.insert(key.clone(), tx);
-            rx
+            let waiting = Waiting {
+                holds: self,
+                key: key.clone(),
+                http1,
+            };
+            (rx, waiting)
         };
         if tokio::time::timeout(self.limit, rx).await.is_err() {
             tracing::info!(token = %key.0, n = key.1, "page hold reached its limit, delivered");
         }
-        self.lock().waiting.remove(&key);
     }
 
     /// The page lets `token.n` through; a release that comes first is remembered.
@@ -212,11 +284,11 @@ mod tests {
         let limit = shepherd_testkit::patience(Duration::from_secs(5));
         let h = std::sync::Arc::new(PageHolds::new(limit * 10));
         assert!(h.release(T, 1));
-        tokio::time::timeout(limit, h.wait((T.into(), 1)))
+        tokio::time::timeout(limit, h.wait((T.into(), 1), None))
             .await
             .expect("released early");
         let h2 = h.clone();
-        let w = tokio::spawn(async move { h2.wait((T.into(), 2)).await });
+        let w = tokio::spawn(async move { h2.wait((T.into(), 2), None).await });
         while h.waiting() == 0 {
             tokio::task::yield_now().await;
         }
@@ -227,9 +299,70 @@ mod tests {
             .unwrap();
         assert!(!h.release("nope", 1));
         // A key released once lets a later request carrying it through.
-        tokio::time::timeout(Duration::from_millis(200), h.wait((T.into(), 2)))
+        tokio::time::timeout(Duration::from_millis(200), h.wait((T.into(), 2), None))
             .await
             .expect("released before");
+    }
+
+    /// Spawns a hold of `T.n` and waits until the table counts it.
+    async fn held(
+        h: &std::sync::Arc<PageHolds>,
+        n: u64,
+        origin: Option<&'static str>,
+    ) -> tokio::task::JoinHandle<()> {
+        let before = h.waiting();
+        let h2 = h.clone();
+        let w = tokio::spawn(async move { h2.wait((T.into(), n), origin).await });
+        while h.waiting() == before {
+            tokio::task::yield_now().await;
+        }
+        w
+    }
+
+    #[tokio::test]
+    async fn http1_holds_leave_the_browser_connections() {
+        let limit = shepherd_testkit::patience(Duration::from_secs(5));
+        let h = std::sync::Arc::new(PageHolds::new(limit * 10));
+        const O: &str = "http://a.test:80";
+        let mut first = Vec::new();
+        for n in 1..=HTTP1_HOLDS_PER_ORIGIN as u64 {
+            first.push(held(&h, n, Some(O)).await);
+        }
+        assert_eq!(h.waiting(), HTTP1_HOLDS_PER_ORIGIN);
+        // One more on HTTP/1.1 to that origin goes through at once.
+        tokio::time::timeout(limit, h.wait((T.into(), 10), Some(O)))
+            .await
+            .expect("past the cap, not held");
+        assert_eq!(h.waiting(), HTTP1_HOLDS_PER_ORIGIN);
+        // Another origin, and HTTP/2, are held as before.
+        let other = held(&h, 11, Some("http://b.test:80")).await;
+        let h2 = held(&h, 12, None).await;
+        // A released hold and a dropped request free their places.
+        assert!(h.release(T, 1));
+        first.remove(0).await.unwrap();
+        first.remove(0).abort();
+        while h.waiting() > HTTP1_HOLDS_PER_ORIGIN {
+            tokio::task::yield_now().await;
+        }
+        let a13 = held(&h, 13, Some(O)).await;
+        let a14 = held(&h, 14, Some(O)).await;
+        tokio::time::timeout(limit, h.wait((T.into(), 15), Some(O)))
+            .await
+            .expect("full again: the latest goes through");
+        // One earlier in the document is held, and the latest held one goes instead.
+        let before = h.waiting();
+        let h3 = h.clone();
+        let early = tokio::spawn(async move { h3.wait((T.into(), 2), Some(O)).await });
+        tokio::time::timeout(limit, a14)
+            .await
+            .expect("the latest held one went through")
+            .unwrap();
+        // (14 went because 2 came: 2 is waiting in its place.)
+        assert_eq!(h.waiting(), before);
+        assert!(!early.is_finished());
+        for w in first.into_iter().chain([a13, early, other, h2]) {
+            w.abort();
+        }
     }
 
     #[test]
@@ -246,7 +379,7 @@ mod tests {
     async fn holds_end_at_the_limit() {
         let h = PageHolds::new(Duration::from_millis(50));
         let t0 = Instant::now();
-        h.wait((T.into(), 9)).await;
+        h.wait((T.into(), 9), None).await;
         assert!(t0.elapsed() >= Duration::from_millis(50));
         assert_eq!(h.waiting(), 0);
     }

@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         ("waitrec_cascade_stays_a_set_then_goes_passive", cascade),
         ("reverse_https_staging_with_policy", reverse_https),
         ("parser_gates_hold_and_hide_their_markers", parser_gates),
+        ("held_scripts_leave_the_page_connections", held_scripts_pool),
         ("cancelled_events_count_as_arrived", cancelled),
         ("unreplayable_key_is_discarded_visibly", unreplayable_key),
     ];
@@ -440,6 +441,43 @@ case!(parser_gates, |h| async move {
             .as_array()
             .is_some_and(|a| a.is_empty()),
         "nothing waited for the liveness limit: {figures}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+// Eight parser-blocking scripts under a network FIFO policy (the shipped async-fifo's rules):
+// the second waits for the request the first sends. Over HTTP/1.1 the browser has six
+// connections to the host and the proxy holds the scripts' answers; had it held more than
+// leaves the page a connection, the request would queue behind them until the liveness limit
+// (an incident). The FIFO order still holds: the parser runs the scripts in document order.
+case!(held_scripts_pool, |h| async move {
+    let (_dir, file) = policy_file(
+        "fifo.policy",
+        "let network = script not defer, xhr, fetch\n\
+         on fork network as v then fifo-next(v)\n\
+         template fifo-next(u):\n  on fork network as w until arrived(u) once then order(u, w)\n",
+    )?;
+    with_policy(&h, Some(&file)).await?;
+    let page = h.open("/repair/pool/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        patience(Duration::from_secs(30)),
+    )
+    .await?;
+    let figures = h.control(&page, "C.repair()").await?;
+    ensure!(
+        figures["incidents"]
+            .as_array()
+            .is_some_and(|a| a.is_empty()),
+        "nothing waited for the liveness limit: {figures}"
+    );
+    let ran: Vec<String> =
+        serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
+    ensure!(
+        ran == ["s1", "data", "s2", "s3", "s4", "s5", "s6", "s7", "s8"],
+        "the request's answer before the second script, the scripts in order: {ran:?}"
     );
     let _ = page.close().await;
     Ok(())

@@ -51,8 +51,9 @@ pub(crate) fn gated(body: ProxyBody, token: String, holds: Arc<PageHolds>) -> Pr
                         }
                     }
                     Piece::Hold(n) => {
+                        // The document's own connection waits: no other one is taken.
                         tokio::select! {
-                            _ = holds.wait((token.clone(), n)) => {}
+                            _ = holds.wait((token.clone(), n), None) => {}
                             _ = tx.closed() => return,
                         }
                     }

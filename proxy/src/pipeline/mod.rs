@@ -35,12 +35,18 @@ pub(crate) async fn http(
         None => (url, None),
     };
     let url_s = url.to_string();
+    // A held answer keeps one of the browser's few HTTP/1.1 connections to the origin busy.
+    let http1 = req.version() < Version::HTTP_2;
     let resp = match shared.source.exchange(&shared.stats, url, req).await {
         Ok(r) => r,
         Err(answer) => return answer,
     };
     if let Some(key) = page_hold {
-        shared.page_holds.wait(key).await;
+        let origin = target.origin();
+        shared
+            .page_holds
+            .wait(key, http1.then_some(origin.as_str()))
+            .await;
     }
     let (mut parts, body) = resp.into_parts();
     crate::headers::response_to_browser(&mut parts.headers);
