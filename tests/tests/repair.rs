@@ -386,6 +386,19 @@ case!(scripts_repaired, |h| async move {
 
 /// Writes `text` as a policy file in a fresh directory; returns the directory (kept alive by
 /// the caller) and the file's path.
+/// Fails when the page's repair figures hold an incident: something waited for the liveness
+/// limit.
+async fn without_incidents(h: &Harness, page: &Page) -> anyhow::Result<()> {
+    let figures = h.control(page, "C.repair()").await?;
+    ensure!(
+        figures["incidents"]
+            .as_array()
+            .is_some_and(|a| a.is_empty()),
+        "nothing waited for the liveness limit: {figures}"
+    );
+    Ok(())
+}
+
 fn policy_file(name: &str, text: &str) -> anyhow::Result<(tempfile::TempDir, String)> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join(name);
@@ -435,13 +448,7 @@ case!(parser_gates, |h| async move {
         "the script and the image were requested with their hold markers: {marked}"
     );
     ensure!(page.evaluate("window.appRan").await? == json!(true));
-    let figures = h.control(&page, "C.repair()").await?;
-    ensure!(
-        figures["incidents"]
-            .as_array()
-            .is_some_and(|a| a.is_empty()),
-        "nothing waited for the liveness limit: {figures}"
-    );
+    without_incidents(&h, &page).await?;
     let _ = page.close().await;
     Ok(())
 });
@@ -466,13 +473,7 @@ case!(held_scripts_pool, |h| async move {
         patience(Duration::from_secs(30)),
     )
     .await?;
-    let figures = h.control(&page, "C.repair()").await?;
-    ensure!(
-        figures["incidents"]
-            .as_array()
-            .is_some_and(|a| a.is_empty()),
-        "nothing waited for the liveness limit: {figures}"
-    );
+    without_incidents(&h, &page).await?;
     let ran: Vec<String> =
         serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
     ensure!(
@@ -508,14 +509,8 @@ case!(cancelled, |h| async move {
         Duration::from_secs(8),
     )
     .await?;
-    let figures = h.control(&page, "C.repair()").await?;
+    without_incidents(&h, &page).await?;
     let _ = page.close().await;
-    ensure!(
-        figures["incidents"]
-            .as_array()
-            .is_some_and(|a| a.is_empty()),
-        "no liveness incident: {figures}"
-    );
     Ok(())
 });
 
@@ -735,13 +730,7 @@ case!(cascade, |h| async move {
         Duration::from_secs(5),
     )
     .await?;
-    let figures = h.control(&page, "C.repair()").await?;
-    ensure!(
-        figures["incidents"]
-            .as_array()
-            .is_some_and(|a| a.is_empty()),
-        "no incident: {figures}"
-    );
+    without_incidents(&h, &page).await?;
     // Once nothing can be held any more the controller goes passive, and a listener it
     // wrapped while the policy was active runs without the runtime making an action of it.
     let start = std::time::Instant::now();
