@@ -386,6 +386,14 @@ case!(scripts_repaired, |h| async move {
 
 /// Writes `text` as a policy file in a fresh directory; returns the directory (kept alive by
 /// the caller) and the file's path.
+fn policy_file(name: &str, text: &str) -> anyhow::Result<(tempfile::TempDir, String)> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join(name);
+    std::fs::write(&file, text)?;
+    let path = file.to_str().context("path")?.to_string();
+    Ok((dir, path))
+}
+
 /// Fails when the page's repair figures hold an incident: something waited for the liveness
 /// limit.
 async fn without_incidents(h: &Harness, page: &Page) -> anyhow::Result<()> {
@@ -397,14 +405,6 @@ async fn without_incidents(h: &Harness, page: &Page) -> anyhow::Result<()> {
         "nothing waited for the liveness limit: {figures}"
     );
     Ok(())
-}
-
-fn policy_file(name: &str, text: &str) -> anyhow::Result<(tempfile::TempDir, String)> {
-    let dir = tempfile::tempdir()?;
-    let file = dir.path().join(name);
-    std::fs::write(&file, text)?;
-    let path = file.to_str().context("path")?.to_string();
-    Ok((dir, path))
 }
 
 // The parser's script, image and inline script, each held by the proxy until the one before
@@ -453,19 +453,13 @@ case!(parser_gates, |h| async move {
     Ok(())
 });
 
-// Eight parser-blocking scripts under a network FIFO policy (the shipped async-fifo's rules):
+// Eight parser-blocking scripts under the shipped network FIFO policy (async-fifo):
 // the second waits for the request the first sends. Over HTTP/1.1 the browser has six
 // connections to the host and the proxy holds the scripts' answers; had it held more than
 // leaves the page a connection, the request would queue behind them until the liveness limit
 // (an incident). The FIFO order still holds: the parser runs the scripts in document order.
 case!(held_scripts_pool, |h| async move {
-    let (_dir, file) = policy_file(
-        "fifo.policy",
-        "let network = script not defer, xhr, fetch\n\
-         on fork network as v then fifo-next(v)\n\
-         template fifo-next(u):\n  on fork network as w until arrived(u) once then order(u, w)\n",
-    )?;
-    with_policy(&h, Some(&file)).await?;
+    with_policy(&h, Some("async-fifo")).await?;
     let page = h.open("/repair/pool/").await?;
     h.wait_for(
         &page,

@@ -42,11 +42,8 @@ pub(crate) async fn http(
         Err(answer) => return answer,
     };
     if let Some(key) = page_hold {
-        let origin = target.origin();
-        shared
-            .page_holds
-            .wait(key, http1.then_some(origin.as_str()))
-            .await;
+        let origin = http1.then(|| target.origin());
+        shared.page_holds.wait(key, origin.as_deref()).await;
     }
     let (mut parts, body) = resp.into_parts();
     crate::headers::response_to_browser(&mut parts.headers);
