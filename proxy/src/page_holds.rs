@@ -67,7 +67,14 @@ type Key = (String, u64);
 
 #[derive(Default)]
 struct Inner {
-    waiting: HashMap<Key, oneshot::Sender<()>>,
+    /// The requests waiting for each key, by their serial. A browser can ask for one held URL
+    /// twice (a request it cancelled and sent again): both wait for the same release, and
+    /// the first one ending takes only its own entry with it.
+    waiting: HashMap<Key, Vec<(u64, oneshot::Sender<()>)>>,
+    /// Requests in `waiting`.
+    requests: usize,
+    /// The serial of the next waiting request.
+    serial: u64,
     released: HashMap<Key, Instant>,
     /// Numbers of the holds waiting on HTTP/1.1 connections, per document token and origin.
     http1: HashMap<(String, String), Vec<u64>>,
@@ -78,19 +85,43 @@ struct Inner {
 struct Waiting<'a> {
     holds: &'a PageHolds,
     key: Key,
+    serial: u64,
     http1: Option<(String, String)>,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         let mut g = self.holds.lock();
-        g.waiting.remove(&self.key);
+        if let Some(list) = g.waiting.get_mut(&self.key) {
+            let before = list.len();
+            list.retain(|(s, _)| *s != self.serial);
+            let gone = before - list.len();
+            if list.is_empty() {
+                g.waiting.remove(&self.key);
+            }
+            g.requests -= gone;
+        }
         if let Some(group) = &self.http1
             && let Some(held) = g.http1.get_mut(group)
         {
-            held.retain(|n| *n != self.key.1);
+            // One place per request: a second request for the same key keeps its own.
+            if let Some(at) = held.iter().position(|n| *n == self.key.1) {
+                held.swap_remove(at);
+            }
             if held.is_empty() {
                 g.http1.remove(group);
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Lets every request waiting for `key` through.
+    fn let_through(&mut self, key: &Key) {
+        if let Some(list) = self.waiting.remove(key) {
+            self.requests -= list.len();
+            for (_, tx) in list {
+                let _ = tx.send(());
             }
         }
     }
@@ -175,7 +206,7 @@ impl PageHolds {
             let now = Instant::now();
             g.released
                 .retain(|_, at| now.duration_since(*at) < EARLY_RELEASE_TTL);
-            if g.released.contains_key(&key) || g.waiting.len() >= MAX_WAITING {
+            if g.released.contains_key(&key) || g.requests >= MAX_WAITING {
                 return;
             }
             let http1 = match http1_origin {
@@ -200,9 +231,7 @@ impl PageHolds {
                         if let_go == key.1 {
                             return;
                         }
-                        if let Some(tx) = g.waiting.remove(&(key.0.clone(), let_go)) {
-                            let _ = tx.send(());
-                        }
+                        g.let_through(&(key.0.clone(), let_go));
                     } else {
                         held.push(key.1);
                     }
@@ -211,10 +240,14 @@ impl PageHolds {
                 None => None,
             };
             let (tx, rx) = oneshot::channel();
-            g.waiting.insert(key.clone(), tx);
+            let serial = g.serial;
+            g.serial += 1;
+            g.waiting.entry(key.clone()).or_default().push((serial, tx));
+            g.requests += 1;
             let waiting = Waiting {
                 holds: self,
                 key: key.clone(),
+                serial,
                 http1,
             };
             (rx, waiting)
@@ -230,9 +263,7 @@ impl PageHolds {
             return false;
         };
         let mut g = self.lock();
-        if let Some(tx) = g.waiting.remove(&key) {
-            let _ = tx.send(());
-        }
+        g.let_through(&key);
         if g.released.len() < MAX_WAITING {
             g.released.insert(key, Instant::now());
         }
@@ -241,7 +272,7 @@ impl PageHolds {
 
     /// Requests held right now.
     pub fn waiting(&self) -> usize {
-        self.lock().waiting.len()
+        self.lock().requests
     }
 }
 
@@ -363,6 +394,62 @@ mod tests {
         for w in first.into_iter().chain([a13, early, other, h2]) {
             w.abort();
         }
+    }
+
+    #[tokio::test]
+    async fn a_request_sent_again_waits_with_the_first() {
+        let limit = shepherd_testkit::patience(Duration::from_secs(5));
+        let h = std::sync::Arc::new(PageHolds::new(limit * 10));
+        const O: &str = "http://a.test:80";
+        let first = held(&h, 5, Some(O)).await;
+        // The browser asks for the same held URL again: both requests wait for its release.
+        let h2 = h.clone();
+        let again = tokio::spawn(async move { h2.wait((T.into(), 5), Some(O)).await });
+        tokio::time::timeout(limit, async {
+            while h.waiting() < 2 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("both requests are held");
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !first.is_finished(),
+            "the first request went through unreleased"
+        );
+        assert!(
+            !again.is_finished(),
+            "the second request went through unreleased"
+        );
+        // The first is dropped (the browser gave up on it): the second still waits.
+        first.abort();
+        tokio::time::timeout(limit, async {
+            while h.waiting() > 1 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the dropped request leaves the table");
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !again.is_finished(),
+            "dropping the first let the second through"
+        );
+        assert_eq!(
+            h.lock().http1.get(&(T.to_string(), O.to_string())),
+            Some(&vec![5])
+        );
+        assert!(h.release(T, 5));
+        tokio::time::timeout(limit, again)
+            .await
+            .expect("released")
+            .unwrap();
+        assert_eq!(h.waiting(), 0);
+        assert!(h.lock().http1.is_empty());
     }
 
     #[test]
