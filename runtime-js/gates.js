@@ -26,6 +26,11 @@ const HTTP_RE = /^https?:/;
 const MARKER_RE = /[?&]__shepherd_hold=([0-9a-f]{32})\.([0-9]+)/;
 const SCRIPT_TAG_RE = /<script(?=[\s/>])/gi;
 const gated = new NativeWeakMap(); // element whose URL attributes carry a marker -> 1
+const raised = new NativeWeakMap(); // element whose fetchpriority the runtime set -> 1
+// The runtime's own spelling of `high` (keywords are case-insensitive): what reads the DOM
+// from outside the page (the explorer's end state) tells it from one the page wrote.
+const RAISED = 'High';
+let hidden = false; // hideMarkers ran
 const gates = []; // {el, tok, n, pev, at, by, done, stalls, inline}
 const written = objCreate(null); // marked src written by document.write -> its gate
 const pendingInline = []; // inline scripts forked, not yet run: {el, pev}
@@ -100,7 +105,9 @@ function isHexDigit(c) {
 
 /** The page reads its own URLs: `src`, `srcset`, `currentSrc` and getAttribute without markers. */
 function hideMarkers() {
-  const hide = (C, name) => {
+  if (hidden) return;
+  hidden = true;
+  const hide = (C, name, f) => {
     const P = C ? C.prototype : null;
     const d = P ? getDesc(P, name) : undefined;
     if (d === undefined || typeof d.get !== 'function') return;
@@ -108,21 +115,41 @@ function hideMarkers() {
     defProp(P, name, {
       configurable: true, enumerable: d.enumerable, set: d.set,
       get: function () {
-        const v = rApply(nGet, this, []);
-        return wmHas(gated, this) ? stripMarkers(v) : v;
+        return f(this, rApply(nGet, this, []));
       },
     });
   };
-  hide(G.HTMLScriptElement, 'src');
-  hide(G.HTMLImageElement, 'src');
-  hide(G.HTMLImageElement, 'srcset');
-  hide(G.HTMLImageElement, 'currentSrc');
+  const unmarked = (el, v) => (wmHas(gated, el) ? stripMarkers(v) : v);
+  const unraised = (el, v) => (v === 'high' && wmHas(raised, el) ? 'auto' : v);
+  hide(G.HTMLScriptElement, 'src', unmarked);
+  hide(G.HTMLImageElement, 'src', unmarked);
+  hide(G.HTMLImageElement, 'srcset', unmarked);
+  hide(G.HTMLImageElement, 'currentSrc', unmarked);
+  hide(G.HTMLScriptElement, 'fetchPriority', unraised);
+  hide(G.HTMLImageElement, 'fetchPriority', unraised);
   if (elGetAttrNative) {
     patch(ElP, 'getAttribute', function (name) {
       const v = rApply(elGetAttrNative, this, arguments);
+      if (v === null) return v;
+      if (v === RAISED && wmHas(raised, this) && strToLower(NativeString(name)) === 'fetchpriority') return null;
       return wmHas(gated, this) ? stripMarkers(v) : v;
     });
   }
+}
+
+/**
+ * Asks for the load of `el` (a script or image the page made, not yet loading) at high
+ * priority while the document is parsing. Chromium does not send a low-priority request (an
+ * inserted script, an image) to an HTTP/1.1 host while the head's parser-blocking scripts are
+ * in flight, and a held one stays in flight: a rule holding the next parser script until such
+ * a load has arrived would wait for the liveness limit. The page reads no `fetchpriority` it
+ * did not set (hidden like the markers); one it set itself is kept.
+ */
+function raisePriority(el) {
+  if (elSetAttr === null || elHasAttr(el, 'fetchpriority') || !parsingNow()) return;
+  elSetAttr(el, 'fetchpriority', RAISED);
+  wmSet(raised, el, 1);
+  hideMarkers();
 }
 
 /** `url` with this document's marker for gate `n` (at the end of its query, before any fragment). */
@@ -163,6 +190,7 @@ function forkScript(el) {
   const pev = newPev('script', 'script', el, url, currentPev());
   pev.how = 'inserted';
   wmSet(scriptPevs, el, pev);
+  raisePriority(el);
   listenScript(el, pev);
   policyOp('fork', pev);
   watchDocument();

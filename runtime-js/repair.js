@@ -106,6 +106,7 @@ function repairFork(d) {
 function repairForkLoad(el, url) {
   const pev = newPev('event', 'load', el, NativeString(url), currentPev());
   pev.res = elLocalName(el);
+  if (pev.res === 'img') raisePriority(el);
   wmSet(loadPevs, el, pev);
   policyOp('fork', pev);
   watchDocument(); // its removal counts as its arrival

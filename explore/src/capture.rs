@@ -23,6 +23,8 @@ const DOM_JS: &str = r#"(() => {
       }
       const attrs = [];
       for (const a of Array.from(n.attributes)) {
+        // The runtime's own request priority (runtime-js/gates.js, raisePriority): not the page's.
+        if (a.name === 'fetchpriority' && a.value === 'High') continue;
         let v = a.value;
         if (a.name === 'class') v = v.split(/\s+/).filter(Boolean).sort().join(' ');
         attrs.push(a.name + '=' + JSON.stringify(v));

@@ -43,7 +43,15 @@ fn main() -> ExitCode {
         ("reverse_https_staging_with_policy", reverse_https),
         ("parser_gates_hold_and_hide_their_markers", parser_gates),
         ("held_scripts_leave_the_page_connections", held_scripts_pool),
+        (
+            "inserted_scripts_are_asked_for_beside_held_parser_scripts",
+            inserted_beside_parser,
+        ),
         ("cancelled_events_count_as_arrived", cancelled),
+        (
+            "a_script_image_is_asked_for_beside_held_parser_scripts",
+            head_image,
+        ),
         ("unreplayable_key_is_discarded_visibly", unreplayable_key),
     ];
     run_cases(Mode::Repair, cases)
@@ -473,6 +481,61 @@ case!(held_scripts_pool, |h| async move {
     ensure!(
         ran == ["s1", "data", "s2", "s3", "s4", "s5", "s6", "s7", "s8"],
         "the request's answer before the second script, the scripts in order: {ran:?}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+// The first script inserts four scripts, then sends a request; under a network FIFO policy the
+// parser's next scripts wait for it and the proxy holds them. Chromium does not send a
+// low-priority request (an inserted script) to an HTTP/1.1 host while the head's scripts are
+// in flight: the inserted scripts, which the request waits for, would wait for the held
+// scripts (10 s, five incidents). The runtime asks for them at high priority.
+case!(inserted_beside_parser, |h| async move {
+    with_policy(&h, Some("async-fifo")).await?;
+    let page = h.open("/repair/pool-mixed/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        patience(Duration::from_secs(30)),
+    )
+    .await?;
+    without_incidents(&h, &page).await?;
+    let ran = page.evaluate(STATUS).await?;
+    ensure!(
+        ran == json!(
+            r#"["s1","i1","i2","i3","i4","data","s2","s3","s4","s5","s6","s7","null","auto"]"#
+        ),
+        "the network's order, then what the page reads of an inserted script's priority: {ran}"
+    );
+    let _ = page.close().await;
+    Ok(())
+});
+
+// A script in the head loads an image, and a policy orders the next parser script after that
+// load: the proxy holds the parser's scripts meanwhile. Chromium does not send a low-priority
+// request to an HTTP/1.1 host while the head's scripts are in flight, so the image's request
+// would wait for the held script, which waits for the image (10 s, an incident). The runtime
+// asks for it at high priority; the page reads no priority it did not set.
+case!(head_image, |h| async move {
+    let (_dir, file) = policy_file(
+        "fifo.policy",
+        "on fork script, img as v then next(v)\n\
+         template next(u):\n  on fork script, img as w until arrived(u) once then order(u, w)\n",
+    )?;
+    with_policy(&h, Some(&file)).await?;
+    let page = h.open("/repair/head-image/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        patience(Duration::from_secs(30)),
+    )
+    .await?;
+    without_incidents(&h, &page).await?;
+    let ran = page.evaluate(STATUS).await?;
+    ensure!(
+        ran == json!(r#"["b1","img","b2","b3","null","auto"]"#),
+        "the image's load before the next script; no priority the page did not set: {ran}"
     );
     let _ = page.close().await;
     Ok(())

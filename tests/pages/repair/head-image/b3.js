@@ -1,0 +1,1 @@
+window.ran.push('b3');

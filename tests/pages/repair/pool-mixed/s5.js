@@ -1,0 +1,1 @@
+window.ran.push('s5');
