@@ -1,0 +1,1 @@
+log.push('app'); setTimeout(function () { log.push('app-timer'); }, 5);
