@@ -39,11 +39,44 @@ function scriptMetaOf(el) {
   return sm;
 }
 
+// JavaScript MIME type essences (HTML, "JavaScript MIME type"): a script element whose type is
+// none of these nor `module` holds data the browser does not run.
+const JS_MIME = objCreate(null);
+for (const t of ['application/ecmascript', 'application/javascript', 'application/x-ecmascript',
+  'application/x-javascript', 'text/ecmascript', 'text/javascript', 'text/javascript1.0',
+  'text/javascript1.1', 'text/javascript1.2', 'text/javascript1.3', 'text/javascript1.4',
+  'text/javascript1.5', 'text/jscript', 'text/livescript', 'text/x-ecmascript', 'text/x-javascript']) {
+  JS_MIME[t] = 1;
+}
+
+function trimAsciiSpace(s) {
+  const sp = (c) => c === 9 || c === 10 || c === 12 || c === 13 || c === 32;
+  let a = 0;
+  let b = s.length;
+  while (a < b && sp(strCharCode(s, a))) a++;
+  while (b > a && sp(strCharCode(s, b - 1))) b--;
+  return strSlice(s, a, b);
+}
+
+/**
+ * Whether a script element with these attributes runs (HTML, "prepare the script element"):
+ * `type` and `language` are the attribute values (null when absent). A classic script marked
+ * `nomodule` does not run in a browser with modules. A script that would never run must not
+ * be taken for an event to wait for: nothing would ever arrive.
+ */
+function runsAsScript(type, language, nomodule) {
+  let t = '';
+  if (type !== null) t = type === '' ? '' : strToLower(trimAsciiSpace(type));
+  else if (language !== null && language !== '') t = 'text/' + strToLower(trimAsciiSpace(language));
+  else t = '';
+  if (t === 'module') return true;
+  if (type === '' || (type === null && (language === null || language === ''))) return !nomodule;
+  return JS_MIME[t] === 1 && !nomodule;
+}
+
+/** Whether script element `el` runs (see runsAsScript). */
 function isJsType(el) {
-  const t = strToLower(scriptType(el));
-  return t === '' || t === 'text/javascript' || t === 'application/javascript' ||
-    t === 'text/ecmascript' || t === 'application/ecmascript' || t === 'module' ||
-    t === 'text/jscript' || t === 'application/x-javascript';
+  return runsAsScript(elGetAttr(el, 'type'), elGetAttr(el, 'language'), elHasAttr(el, 'nomodule'));
 }
 
 function scriptKind(el, sm) {

@@ -246,8 +246,8 @@ function markWritten(args) {
     const tag = startTag(html, m.index + 7);
     if (tag === null) break;
     const src = tag.attrs.src;
-    const type = tag.attrs.type === undefined ? '' : strToLower(trimmed(tag.attrs.type.value));
-    const js = type === '' || strIndexOf(type, 'javascript') >= 0 || strIndexOf(type, 'ecmascript') >= 0 || type === 'module';
+    const at = (name) => (tag.attrs[name] === undefined ? null : tag.attrs[name].value);
+    const js = runsAsScript(at('type'), at('language'), tag.attrs.nomodule !== undefined);
     if (src !== undefined && js) {
       let url = '';
       try {

@@ -54,6 +54,10 @@ fn main() -> ExitCode {
         ),
         ("unreplayable_key_is_discarded_visibly", unreplayable_key),
         (
+            "a_single_page_app_loads_under_every_shipped_policy",
+            spa_under_shipped_policies,
+        ),
+        (
             "a_site_loads_under_every_shipped_policy",
             site_under_shipped_policies,
         ),
@@ -567,13 +571,7 @@ case!(site_under_shipped_policies, |h| async move {
         "widget-part",
         "xhr",
     ];
-    for policy in [
-        "init-user",
-        "init-system",
-        "async-user",
-        "init-user-plus",
-        "async-fifo",
-    ] {
+    for &(policy, _) in shepherd_policies::SHIPPED {
         with_policy(&h, Some(policy)).await?;
         let page = h.open("/repair/site/").await?;
         h.wait_for(
@@ -595,6 +593,40 @@ case!(site_under_shipped_policies, |h| async move {
         ensure!(
             policy != "async-fifo" || at("analytics") < at("vendor"),
             "{policy}: the network's order: {ran:?}"
+        );
+        let _ = page.close().await;
+    }
+    Ok(())
+});
+
+// A single-page app's page under every shipped policy: a module graph (preloaded, with a
+// dynamic import and a fetch), a loader keeping its inserted scripts in order, an animation
+// frame and an idle callback, and scripts the browser does not run (`nomodule`, a VBScript).
+// Before the runtime judged scripts as the browser does, the `nomodule` script counted as a
+// network fork that never arrived, and async-fifo held the app's fetch until the liveness
+// limit.
+case!(spa_under_shipped_policies, |h| async move {
+    const ALL: [&str; 8] = ["a", "b", "idle", "items", "lazy", "loaded", "main:2", "raf"];
+    for &(policy, _) in shepherd_policies::SHIPPED {
+        with_policy(&h, Some(policy)).await?;
+        let page = h.open("/repair/spa/").await?;
+        h.wait_for(
+            &page,
+            &format!("{STATUS} !== 'pending'"),
+            patience(Duration::from_secs(30)),
+        )
+        .await
+        .with_context(|| format!("{policy}: the page loads"))?;
+        without_incidents(&h, &page)
+            .await
+            .with_context(|| policy.to_string())?;
+        let ran: Vec<String> =
+            serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
+        let mut all = ran.clone();
+        all.sort();
+        ensure!(
+            all == ALL,
+            "{policy}: everything ran, nothing else: {ran:?}"
         );
         let _ = page.close().await;
     }

@@ -1,0 +1,1 @@
+export const items = [1, 2];
