@@ -550,6 +550,16 @@ function childWrites(self, name, target, args) {
   }
 }
 
+/** The node whose child list a DOM call changes (`target`'s answer), or null. */
+function changedParent(target, self, args) {
+  try {
+    const t = target(self, args);
+    return t !== null && t !== undefined && isNode(t) ? t : null;
+  } catch (_) {
+    return null;
+  }
+}
+
 /**
  * Wraps DOM-changing method `name`. `fix(self, args)`, when given, returns the arguments the
  * native gets (HTML strings with their code instrumented, dynamic.js); it never throws.
@@ -561,7 +571,7 @@ function flagDom(proto, name, fix, target) {
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
     const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
-    if (repairOn) repairInsert(args);
+    if (repairOn) repairInsert(args, target !== undefined ? changedParent(target, this, arguments) : null);
     domByScript = true;
     if (info === null || depth === 0) ensure();
     if (REC && target !== undefined) {
