@@ -31,11 +31,16 @@ const MAX_WAITING: usize = 10_000;
 /// Releases are remembered this long: one that came before its request, and one whose key a
 /// later request carries again.
 const EARLY_RELEASE_TTL: Duration = Duration::from_secs(60);
+/// How long a document's parser token is known as one: its holds come while it loads.
+const PARSER_TOKEN_TTL: Duration = Duration::from_secs(600);
 
-/// Most answers of one document held at once on HTTP/1.1 connections to one origin. A browser
-/// opens six connections per origin over HTTP/1.1 and a held answer keeps one busy: with six
-/// held, the page's other requests to that origin (one a rule waits for, the release of a
-/// hold) queue behind them until the limit. Four leave it two. HTTP/2 multiplexes: no cap.
+/// Most answers held at once on HTTP/1.1 connections to one origin, whatever token they carry.
+/// A browser opens six connections per origin over HTTP/1.1 and a held answer keeps one busy:
+/// with six held, the page's other requests to that origin (one a rule waits for, the release
+/// of a hold) queue behind them until the limit. Four leave it two. The browser's connections
+/// to an origin serve all its documents (a page and its frames), and one document holds with
+/// two tokens (the proxy's for the parser's resources, the page's own for what its scripts
+/// insert), so the count is per origin. HTTP/2 multiplexes: no cap.
 pub const HTTP1_HOLDS_PER_ORIGIN: usize = 4;
 
 /// What starts a hold point in a rewritten document: `\x01shepherd-hold:` TOKEN `.` N `\x01`.
@@ -76,8 +81,10 @@ struct Inner {
     /// The serial of the next waiting request.
     serial: u64,
     released: HashMap<Key, Instant>,
-    /// Numbers of the holds waiting on HTTP/1.1 connections, per document token and origin.
-    http1: HashMap<(String, String), Vec<u64>>,
+    /// The requests waiting on HTTP/1.1 connections, per origin.
+    http1: HashMap<String, Vec<Http1Hold>>,
+    /// The tokens the proxy drew for documents it marked (the parser's resources), and when.
+    parser_tokens: HashMap<String, Instant>,
 }
 
 /// One hold while it waits: its entry goes when it ends, also when its request is dropped
@@ -86,7 +93,14 @@ struct Waiting<'a> {
     holds: &'a PageHolds,
     key: Key,
     serial: u64,
-    http1: Option<(String, String)>,
+    /// The origin whose HTTP/1.1 connection it keeps busy.
+    http1: Option<String>,
+}
+
+/// A request waiting on an HTTP/1.1 connection.
+struct Http1Hold {
+    key: Key,
+    serial: u64,
 }
 
 impl Drop for Waiting<'_> {
@@ -101,15 +115,12 @@ impl Drop for Waiting<'_> {
             }
             g.requests -= gone;
         }
-        if let Some(group) = &self.http1
-            && let Some(held) = g.http1.get_mut(group)
+        if let Some(origin) = &self.http1
+            && let Some(held) = g.http1.get_mut(origin)
         {
-            // One place per request: a second request for the same key keeps its own.
-            if let Some(at) = held.iter().position(|n| *n == self.key.1) {
-                held.swap_remove(at);
-            }
+            held.retain(|h| h.serial != self.serial);
             if held.is_empty() {
-                g.http1.remove(group);
+                g.http1.remove(origin);
             }
         }
     }
@@ -124,6 +135,41 @@ impl Inner {
                 let _ = tx.send(());
             }
         }
+    }
+}
+
+/// Which hold goes through when a request for `key` finds an origin's HTTP/1.1 places taken
+/// (`key` itself among them). First the latest (highest number: documents number their holds
+/// in order) of a document's parser holds when that document has two or more there, the
+/// document holding most: its earlier held scripts keep the later ones waiting anyway, since
+/// the parser runs a blocking script only after them. Else the latest of `key`'s own token.
+/// So one document holding the parser's scripts (or two documents, a page and its frame) does
+/// not take every place from another document or from the scripts a page inserts.
+fn let_go(held: &[Http1Hold], key: &Key, is_parser: impl Fn(&str) -> bool) -> Key {
+    let tokens = || {
+        held.iter()
+            .map(|h| h.key.0.as_str())
+            .chain(std::iter::once(key.0.as_str()))
+    };
+    let count = |t: &str| tokens().filter(|x| *x == t).count();
+    let latest = |t: &str| {
+        held.iter()
+            .filter(|h| h.key.0 == t)
+            .map(|h| h.key.1)
+            .chain((key.0 == t).then_some(key.1))
+            .max()
+    };
+    let mut parser: Option<(&str, usize)> = None;
+    for t in tokens() {
+        let c = count(t);
+        if c >= 2 && parser.is_none_or(|(_, most)| c > most) && is_parser(t) {
+            parser = Some((t, c));
+        }
+    }
+    let token = parser.map_or(key.0.as_str(), |(t, _)| t);
+    match latest(token) {
+        Some(n) => (token.to_string(), n),
+        None => key.clone(),
     }
 }
 
@@ -195,53 +241,54 @@ impl PageHolds {
     }
 
     /// Waits until the page releases `key`, or the limit passes. `http1_origin`: the origin
-    /// when the browser asked over HTTP/1.x. Past [`HTTP1_HOLDS_PER_ORIGIN`] holds of the same
-    /// document there, the one latest in the document (the highest number: documents and
-    /// pages number their holds in order) goes through at once: the parser runs a blocking
-    /// script only after the earlier ones anyway, and the page keeps connections for its own
+    /// when the browser asked over HTTP/1.x. Past [`HTTP1_HOLDS_PER_ORIGIN`] holds there, one
+    /// goes through at once (see [`let_go`]), so the page keeps connections for its own
     /// requests and releases. Each such hold not kept is logged.
     pub(crate) async fn wait(&self, key: Key, http1_origin: Option<&str>) {
         let (rx, _waiting) = {
-            let mut g = self.lock();
+            let mut guard = self.lock();
+            let g = &mut *guard;
             let now = Instant::now();
             g.released
                 .retain(|_, at| now.duration_since(*at) < EARLY_RELEASE_TTL);
             if g.released.contains_key(&key) || g.requests >= MAX_WAITING {
                 return;
             }
+            let serial = g.serial;
+            g.serial += 1;
             let http1 = match http1_origin {
                 Some(origin) => {
-                    let group = (key.0.clone(), origin.to_string());
-                    let held = g.http1.entry(group.clone()).or_default();
+                    let held = g.http1.entry(origin.to_string()).or_default();
                     if held.len() >= HTTP1_HOLDS_PER_ORIGIN {
-                        let last = held.iter().copied().max().unwrap_or(0);
-                        let let_go = if last > key.1 {
-                            held.retain(|n| *n != last);
-                            held.push(key.1);
-                            last
-                        } else {
-                            key.1
-                        };
+                        let parser = &g.parser_tokens;
+                        let go = let_go(held, &key, |t| parser.contains_key(t));
+                        let same = go == key;
                         tracing::warn!(
-                            token = %key.0,
-                            n = let_go,
+                            token = %go.0,
+                            n = go.1,
                             origin,
-                            "page hold not kept: {HTTP1_HOLDS_PER_ORIGIN} answers of this document are held on HTTP/1.1 connections to this origin, and more would leave the page none for its own requests"
+                            "page hold not kept: {HTTP1_HOLDS_PER_ORIGIN} answers are held on HTTP/1.1 connections to this origin, and more would leave the page none for its own requests"
                         );
-                        if let_go == key.1 {
+                        if same {
                             return;
                         }
-                        g.let_through(&(key.0.clone(), let_go));
+                        held.retain(|h| h.key != go);
+                        held.push(Http1Hold {
+                            key: key.clone(),
+                            serial,
+                        });
+                        g.let_through(&go);
                     } else {
-                        held.push(key.1);
+                        held.push(Http1Hold {
+                            key: key.clone(),
+                            serial,
+                        });
                     }
-                    Some(group)
+                    Some(origin.to_string())
                 }
                 None => None,
             };
             let (tx, rx) = oneshot::channel();
-            let serial = g.serial;
-            g.serial += 1;
             g.waiting.entry(key.clone()).or_default().push((serial, tx));
             g.requests += 1;
             let waiting = Waiting {
@@ -254,6 +301,18 @@ impl PageHolds {
         };
         if tokio::time::timeout(self.limit, rx).await.is_err() {
             tracing::info!(token = %key.0, n = key.1, "page hold reached its limit, delivered");
+        }
+    }
+
+    /// `token` was drawn for a document whose parser resources are marked (its holds are the
+    /// parser's, see [`let_go`]). Kept [`PARSER_TOKEN_TTL`], at most [`MAX_WAITING`] at once.
+    pub(crate) fn parser_token(&self, token: &str) {
+        let mut g = self.lock();
+        let now = Instant::now();
+        g.parser_tokens
+            .retain(|_, at| now.duration_since(*at) < PARSER_TOKEN_TTL);
+        if g.parser_tokens.len() < MAX_WAITING {
+            g.parser_tokens.insert(token.to_string(), now);
         }
     }
 
@@ -397,6 +456,76 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn http1_places_are_shared_by_the_tokens_of_an_origin() {
+        let limit = shepherd_testkit::patience(Duration::from_secs(5));
+        let h = std::sync::Arc::new(PageHolds::new(limit * 10));
+        const O: &str = "http://a.test:80";
+        // T and U: the parser tokens of two documents (a page and its frame); P: a page's own.
+        const U: &str = "fedcba9876543210fedcba9876543210";
+        const P: &str = "00112233445566778899aabbccddeeff";
+        h.parser_token(T);
+        h.parser_token(U);
+        let hold = |token: &'static str, n: u64| {
+            let h2 = h.clone();
+            tokio::spawn(async move { h2.wait((token.into(), n), Some(O)).await })
+        };
+        let settle = |count: usize| {
+            let h = h.clone();
+            async move {
+                tokio::time::timeout(limit, async {
+                    while h.waiting() != count {
+                        tokio::task::yield_now().await;
+                    }
+                })
+                .await
+                .expect("the table settles");
+            }
+        };
+        let through = |w: tokio::task::JoinHandle<()>, what: &'static str| async move {
+            tokio::time::timeout(limit, w).await.expect(what).unwrap();
+        };
+        // The first document's parser takes the places.
+        let mut t = Vec::new();
+        for n in 1..=4 {
+            t.push(hold(T, n));
+            settle(t.len()).await;
+        }
+        // The second document's: the first gives up its latest while it holds more.
+        let u1 = hold(U, 1);
+        through(t.pop().expect("T.4"), "T.4 went through").await;
+        settle(4).await;
+        let u2 = hold(U, 2);
+        through(t.pop().expect("T.3"), "T.3 went through").await;
+        settle(4).await;
+        // Now the second would hold more: its own latest goes.
+        through(hold(U, 3), "U.3 went through").await;
+        assert_eq!(h.waiting(), 4);
+        // The second document ends; a page's inserted scripts (not the parser's) come: the
+        // parser holding two gives up its latest, and keeps its first.
+        u1.abort();
+        u2.abort();
+        settle(2).await;
+        let p1 = hold(P, 1);
+        let p2 = hold(P, 2);
+        settle(4).await;
+        let p3 = hold(P, 3);
+        through(t.pop().expect("T.2"), "T.2 went through").await;
+        settle(4).await;
+        // The parser holds one: a page's latest goes itself.
+        through(hold(P, 4), "P.4 went through").await;
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(t.iter().all(|w| !w.is_finished()), "T.1 is held");
+        assert!(!p1.is_finished() && !p2.is_finished() && !p3.is_finished());
+        for w in t.into_iter().chain([p1, p2, p3]) {
+            w.abort();
+        }
+        settle(0).await;
+        assert!(h.lock().http1.is_empty());
+    }
+
+    #[tokio::test]
     async fn a_request_sent_again_waits_with_the_first() {
         let limit = shepherd_testkit::patience(Duration::from_secs(5));
         let h = std::sync::Arc::new(PageHolds::new(limit * 10));
@@ -439,10 +568,7 @@ mod tests {
             !again.is_finished(),
             "dropping the first let the second through"
         );
-        assert_eq!(
-            h.lock().http1.get(&(T.to_string(), O.to_string())),
-            Some(&vec![5])
-        );
+        assert_eq!(h.lock().http1.get(O).map(Vec::len), Some(1));
         assert!(h.release(T, 5));
         tokio::time::timeout(limit, again)
             .await

@@ -54,6 +54,10 @@ fn main() -> ExitCode {
         ),
         ("unreplayable_key_is_discarded_visibly", unreplayable_key),
         (
+            "held_scripts_of_two_documents_leave_the_page_connections",
+            held_scripts_two_documents,
+        ),
+        (
             "failures_and_scripts_that_never_run_are_not_waited_for",
             failures_under_shipped_policies,
         ),
@@ -502,7 +506,10 @@ case!(held_scripts_pool, |h| async move {
 // parser's next scripts wait for it and the proxy holds them. Chromium does not send a
 // low-priority request (an inserted script) to an HTTP/1.1 host while the head's scripts are
 // in flight: the inserted scripts, which the request waits for, would wait for the held
-// scripts (10 s, five incidents). The runtime asks for them at high priority.
+// scripts (10 s, five incidents). The runtime asks for them at high priority. The origin's
+// four HTTP/1.1 places go to the first parser script still held and the first three inserted
+// ones (the parser's later scripts wait behind the first anyway); the fourth inserted script
+// may find them taken and go through, so its place in the order is not checked.
 case!(inserted_beside_parser, |h| async move {
     with_policy(&h, Some("async-fifo")).await?;
     let page = h.open("/repair/pool-mixed/").await?;
@@ -513,12 +520,31 @@ case!(inserted_beside_parser, |h| async move {
     )
     .await?;
     without_incidents(&h, &page).await?;
-    let ran = page.evaluate(STATUS).await?;
+    let ran: Vec<String> =
+        serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
+    let at = |name: &str| ran.iter().position(|r| r == name);
+    let mut all = ran.clone();
+    all.sort();
     ensure!(
-        ran == json!(
-            r#"["s1","i1","i2","i3","i4","data","s2","s3","s4","s5","s6","s7","null","auto"]"#
-        ),
-        "the network's order, then what the page reads of an inserted script's priority: {ran}"
+        all == [
+            "auto", "data", "i1", "i2", "i3", "i4", "null", "s1", "s2", "s3", "s4", "s5", "s6",
+            "s7"
+        ] && at("s1") == Some(0),
+        "every script and the request ran, the first script first: {ran:?}"
+    );
+    ensure!(
+        ["i1", "i2", "i3"].windows(2).all(|w| at(w[0]) < at(w[1]))
+            && at("data") < at("s2")
+            && ["s2", "s3", "s4", "s5", "s6", "s7"]
+                .windows(2)
+                .all(|w| at(w[0]) < at(w[1])),
+        "the inserted scripts held in order, the request's answer before the parser's next \
+         script: {ran:?}"
+    );
+    // What the page reads of an inserted script's priority: it set none.
+    ensure!(
+        ran[ran.len() - 2..] == ["null", "auto"],
+        "the page reads no priority it did not set: {ran:?}"
     );
     let _ = page.close().await;
     Ok(())
@@ -676,6 +702,30 @@ case!(failures_under_shipped_policies, |h| async move {
         ensure!(all == ALL, "{policy}: what runs in a browser ran: {ran:?}");
         let _ = page.close().await;
     }
+    Ok(())
+});
+
+// The same page twice, in two frames of one page: two documents hold their scripts on one
+// host, whose six HTTP/1.1 connections they share. The cap counts the holds of every document
+// on the origin, so each frame's request still gets a connection; without it both requests
+// waited for the liveness limit, which let the scripts go before the answers.
+case!(held_scripts_two_documents, |h| async move {
+    with_policy(&h, Some("async-fifo")).await?;
+    let page = h.open("/repair/pool-frames/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        patience(Duration::from_secs(40)),
+    )
+    .await?;
+    let frames: Vec<String> =
+        serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
+    let order = r#"["s1","data","s2","s3","s4","s5","s6","s7","s8"]"#;
+    ensure!(
+        frames == [order, order],
+        "in each frame the request's answer before the second script: {frames:?}"
+    );
+    let _ = page.close().await;
     Ok(())
 });
 

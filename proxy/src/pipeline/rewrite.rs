@@ -85,6 +85,7 @@ pub(crate) async fn apply(
             let body =
                 ProxyBody::boxed(TransformBody::new(body, HtmlTransform { decoder, stream }));
             let body = if holds {
+                req.page_holds.parser_token(&token);
                 super::gates::gated(body, token, req.page_holds.clone())
             } else {
                 body
