@@ -550,7 +550,7 @@ function childWrites(self, name, target, args) {
   }
 }
 
-/** The node whose child list a DOM call changes (`target`'s answer), or null. */
+/** The node whose child list a DOM call changes (`target`'s answer), or null: none. */
 function changedParent(target, self, args) {
   try {
     const t = target(self, args);
@@ -571,7 +571,7 @@ function flagDom(proto, name, fix, target) {
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
     const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
-    if (repairOn) repairInsert(args, target !== undefined ? changedParent(target, this, arguments) : null);
+    if (repairOn) repairInsert(args, target !== undefined ? changedParent(target, this, arguments) : undefined);
     domByScript = true;
     if (info === null || depth === 0) ensure();
     if (REC && target !== undefined) {

@@ -171,11 +171,12 @@ function addGate(el, tok, n, pev, stalls) {
 
 /**
  * fork(·, v) for scripts the page inserts (`nodes`: the inserted nodes, not yet connected;
- * `parent`: where they go, null when unknown). A script put into a tree outside the document
- * does not run until that tree is inserted, maybe never: it is forked then, with its tree.
+ * `parent`: where they go, null when nowhere, undefined when unknown). A script put into a
+ * tree outside the document does not run until that tree is inserted, maybe never: it is
+ * forked then, with its tree.
  */
 function repairInsert(nodes, parent) {
-  if (parent !== null && nodeConnected !== null && !nodeConnected(parent)) return;
+  if (parent === null || (parent !== undefined && nodeConnected !== null && !nodeConnected(parent))) return;
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i];
     if (n === null || typeof n !== 'object' || !isNode(n)) continue;
