@@ -477,20 +477,26 @@ case!(parser_gates, |h| async move {
     Ok(())
 });
 
-// Eight parser-blocking scripts under the shipped network FIFO policy (async-fifo):
-// the second waits for the request the first sends. Over HTTP/1.1 the browser has six
-// connections to the host and the proxy holds the scripts' answers; had it held more than
-// leaves the page a connection, the request would queue behind them until the liveness limit
-// (an incident). The FIFO order still holds: the parser runs the scripts in document order.
-case!(held_scripts_pool, |h| async move {
-    with_policy(&h, Some("async-fifo")).await?;
-    let page = h.open("/repair/pool/").await?;
+/// Opens `path` under `policy` and waits until its status line no longer reads `pending`.
+async fn open_until_done(h: &Harness, policy: Option<&str>, path: &str) -> anyhow::Result<Page> {
+    with_policy(h, policy).await?;
+    let page = h.open(path).await?;
     h.wait_for(
         &page,
         &format!("{STATUS} !== 'pending'"),
         patience(Duration::from_secs(30)),
     )
     .await?;
+    Ok(page)
+}
+
+// Eight parser-blocking scripts under the shipped network FIFO policy (async-fifo):
+// the second waits for the request the first sends. Over HTTP/1.1 the browser has six
+// connections to the host and the proxy holds the scripts' answers; had it held more than
+// leaves the page a connection, the request would queue behind them until the liveness limit
+// (an incident). The FIFO order still holds: the parser runs the scripts in document order.
+case!(held_scripts_pool, |h| async move {
+    let page = open_until_done(&h, Some("async-fifo"), "/repair/pool/").await?;
     without_incidents(&h, &page).await?;
     let ran: Vec<String> =
         serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
@@ -511,14 +517,7 @@ case!(held_scripts_pool, |h| async move {
 // ones (the parser's later scripts wait behind the first anyway); the fourth inserted script
 // may find them taken and go through, so its place in the order is not checked.
 case!(inserted_beside_parser, |h| async move {
-    with_policy(&h, Some("async-fifo")).await?;
-    let page = h.open("/repair/pool-mixed/").await?;
-    h.wait_for(
-        &page,
-        &format!("{STATUS} !== 'pending'"),
-        patience(Duration::from_secs(30)),
-    )
-    .await?;
+    let page = open_until_done(&h, Some("async-fifo"), "/repair/pool-mixed/").await?;
     without_incidents(&h, &page).await?;
     let ran: Vec<String> =
         serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
@@ -561,14 +560,7 @@ case!(head_image, |h| async move {
         "on fork script, img as v then next(v)\n\
          template next(u):\n  on fork script, img as w until arrived(u) once then order(u, w)\n",
     )?;
-    with_policy(&h, Some(&file)).await?;
-    let page = h.open("/repair/head-image/").await?;
-    h.wait_for(
-        &page,
-        &format!("{STATUS} !== 'pending'"),
-        patience(Duration::from_secs(30)),
-    )
-    .await?;
+    let page = open_until_done(&h, Some(&file), "/repair/head-image/").await?;
     without_incidents(&h, &page).await?;
     let ran = page.evaluate(STATUS).await?;
     ensure!(
@@ -579,6 +571,35 @@ case!(head_image, |h| async move {
     Ok(())
 });
 
+/// Loads `path` under each shipped policy: it loads without an incident, and what it ran (its
+/// status line, a JSON list of names) is `all` in some order; `check` sees each policy's order.
+async fn under_shipped_policies(
+    h: &Harness,
+    path: &str,
+    all: &[&str],
+    check: impl Fn(&str, &[String]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    for &(policy, _) in shepherd_policies::SHIPPED {
+        let page = open_until_done(h, Some(policy), path)
+            .await
+            .with_context(|| format!("{policy}: the page loads"))?;
+        without_incidents(h, &page)
+            .await
+            .with_context(|| policy.to_string())?;
+        let ran: Vec<String> =
+            serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
+        let mut sorted = ran.clone();
+        sorted.sort();
+        ensure!(
+            sorted == all,
+            "{policy}: what runs in a browser ran, nothing else: {ran:?}"
+        );
+        check(policy, &ran)?;
+        let _ = page.close().await;
+    }
+    Ok(())
+}
+
 // A site's usual page under every shipped policy over HTTP/1.1: an analytics loader inserting
 // an async script from an inline script in the head, parser-blocking, deferred and async
 // scripts, a script written with document.write, images (one made by a script), an iframe, a
@@ -587,7 +608,7 @@ case!(head_image, |h| async move {
 // which Chromium would not send while that held script is in flight (a 10 s incident before
 // the runtime asked for it at high priority).
 case!(site_under_shipped_policies, |h| async move {
-    const ALL: [&str; 12] = [
+    let all = [
         "analytics",
         "app",
         "app-timer",
@@ -601,32 +622,15 @@ case!(site_under_shipped_policies, |h| async move {
         "widget-part",
         "xhr",
     ];
-    for &(policy, _) in shepherd_policies::SHIPPED {
-        with_policy(&h, Some(policy)).await?;
-        let page = h.open("/repair/site/").await?;
-        h.wait_for(
-            &page,
-            &format!("{STATUS} !== 'pending'"),
-            patience(Duration::from_secs(30)),
-        )
-        .await
-        .with_context(|| format!("{policy}: the page loads"))?;
-        without_incidents(&h, &page)
-            .await
-            .with_context(|| policy.to_string())?;
-        let ran: Vec<String> =
-            serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
-        let mut all = ran.clone();
-        all.sort();
-        ensure!(all == ALL, "{policy}: everything ran: {ran:?}");
+    under_shipped_policies(&h, "/repair/site/", &all, |policy, ran| {
         let at = |name: &str| ran.iter().position(|r| r == name);
         ensure!(
             policy != "async-fifo" || at("analytics") < at("vendor"),
             "{policy}: the network's order: {ran:?}"
         );
-        let _ = page.close().await;
-    }
-    Ok(())
+        Ok(())
+    })
+    .await
 });
 
 // A single-page app's page under every shipped policy: a module graph (preloaded, with a
@@ -636,31 +640,8 @@ case!(site_under_shipped_policies, |h| async move {
 // network fork that never arrived, and async-fifo held the app's fetch until the liveness
 // limit.
 case!(spa_under_shipped_policies, |h| async move {
-    const ALL: [&str; 8] = ["a", "b", "idle", "items", "lazy", "loaded", "main:2", "raf"];
-    for &(policy, _) in shepherd_policies::SHIPPED {
-        with_policy(&h, Some(policy)).await?;
-        let page = h.open("/repair/spa/").await?;
-        h.wait_for(
-            &page,
-            &format!("{STATUS} !== 'pending'"),
-            patience(Duration::from_secs(30)),
-        )
-        .await
-        .with_context(|| format!("{policy}: the page loads"))?;
-        without_incidents(&h, &page)
-            .await
-            .with_context(|| policy.to_string())?;
-        let ran: Vec<String> =
-            serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
-        let mut all = ran.clone();
-        all.sort();
-        ensure!(
-            all == ALL,
-            "{policy}: everything ran, nothing else: {ran:?}"
-        );
-        let _ = page.close().await;
-    }
-    Ok(())
+    let all = ["a", "b", "idle", "items", "lazy", "loaded", "main:2", "raf"];
+    under_shipped_policies(&h, "/repair/spa/", &all, |_, _| Ok(())).await
 });
 
 // What fails or never runs, under every shipped policy: scripts, an image and a fetch that
@@ -670,7 +651,7 @@ case!(spa_under_shipped_policies, |h| async move {
 // script that never entered the document counted as a fork when it was put in its element,
 // never arrived, and async-fifo held the parser's next script 10 s.
 case!(failures_under_shipped_policies, |h| async move {
-    const ALL: [&str; 10] = [
+    let all = [
         "fetch 404",
         "gone ran",
         "img 404",
@@ -682,27 +663,7 @@ case!(failures_under_shipped_policies, |h| async move {
         "parser 404",
         "xhr error",
     ];
-    for &(policy, _) in shepherd_policies::SHIPPED {
-        with_policy(&h, Some(policy)).await?;
-        let page = h.open("/repair/broken/").await?;
-        h.wait_for(
-            &page,
-            &format!("{STATUS} !== 'pending'"),
-            patience(Duration::from_secs(30)),
-        )
-        .await
-        .with_context(|| format!("{policy}: the page loads"))?;
-        without_incidents(&h, &page)
-            .await
-            .with_context(|| policy.to_string())?;
-        let ran: Vec<String> =
-            serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
-        let mut all = ran.clone();
-        all.sort();
-        ensure!(all == ALL, "{policy}: what runs in a browser ran: {ran:?}");
-        let _ = page.close().await;
-    }
-    Ok(())
+    under_shipped_policies(&h, "/repair/broken/", &all, |_, _| Ok(())).await
 });
 
 // The same page twice, in two frames of one page: two documents hold their scripts on one
@@ -710,14 +671,7 @@ case!(failures_under_shipped_policies, |h| async move {
 // on the origin, so each frame's request still gets a connection; without it both requests
 // waited for the liveness limit, which let the scripts go before the answers.
 case!(held_scripts_two_documents, |h| async move {
-    with_policy(&h, Some("async-fifo")).await?;
-    let page = h.open("/repair/pool-frames/").await?;
-    h.wait_for(
-        &page,
-        &format!("{STATUS} !== 'pending'"),
-        patience(Duration::from_secs(40)),
-    )
-    .await?;
+    let page = open_until_done(&h, Some("async-fifo"), "/repair/pool-frames/").await?;
     let frames: Vec<String> =
         serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
     let order = r#"["s1","data","s2","s3","s4","s5","s6","s7","s8"]"#;
