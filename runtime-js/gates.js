@@ -103,7 +103,10 @@ function isHexDigit(c) {
   return (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
 }
 
-/** The page reads its own URLs: `src`, `srcset`, `currentSrc` and getAttribute without markers. */
+/**
+ * The page reads its own URLs (`src`, `srcset`, `currentSrc`, getAttribute) without markers,
+ * and no `fetchpriority` the runtime set (`getAttribute`, `fetchPriority`). Installed once.
+ */
 function hideMarkers() {
   if (hidden) return;
   hidden = true;
