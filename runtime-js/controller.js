@@ -285,6 +285,8 @@ function forkDesc(type, kind, path, delay) {
     url: path,
     seq: nTaskSeq++,
     parent: p,
+    // Timer callbacks that led to the forking action (its events count from it: an XHR's).
+    timers: p.timers !== undefined ? p.timers : 0,
   };
   if (repairOn) repairFork(d);
   return d;
@@ -312,9 +314,12 @@ function begin(d) {
   counters.actions++;
   cur = id;
   changed();
+  const up = d.parent !== null && d.parent !== undefined && d.parent.timers > 0 ? d.parent.timers : 0;
   info = {
     id, stable: d.stable, kids: objCreate(null), script: null, ev: null, scoped: 0, kind: d.kind,
     label: d.label, pos: !!d.pos, pev: d.pev,
+    // Timer callbacks in the chain of forks that led here, this one included (timers.js).
+    timers: up + (d.kind === 'timer' || d.kind === 'interval' ? 1 : 0),
   };
   d.action = id;
   if (repairOn || d.heldAt !== undefined) repairBegan(d);

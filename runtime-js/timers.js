@@ -138,6 +138,19 @@ function toCallable(handler) {
   };
 }
 
+/**
+ * Whether a timeout set now repeats work: two timer callbacks already lead to the running one
+ * (a poll that sets itself again, a slider's next slide, a request sent from a timer whose
+ * answer sets the next timer). Such a timeout is an `interval` to the trace and the policies,
+ * as a setInterval tick is: a policy waiting for a page's asynchronous initialization to end
+ * (`async`, the prelude's q_fork, names `timer` and not `interval`) would otherwise wait for
+ * it forever, discarding the user's input (EventRaceCommander's WAITREC on a slider).
+ */
+function repeats() {
+  const p = parentInfo();
+  return p.timers !== undefined && p.timers >= 2;
+}
+
 function installTimers() {
   if (nSetTimeout) {
     patch(G, 'setTimeout', function (handler, timeout) {
@@ -145,7 +158,7 @@ function installTimers() {
       const fn = toCallable(handler);
       const extra = [];
       for (let i = 2; i < arguments.length; i++) extra[extra.length] = arguments[i];
-      const d = forkDesc(1, 'timer', undefined, toDelay(timeout));
+      const d = forkDesc(1, repeats() ? 'interval' : 'timer', undefined, toDelay(timeout));
       let id = 0;
       if (DET) d.at = vClock;
       const cb = function () {

@@ -54,6 +54,10 @@ fn main() -> ExitCode {
         ),
         ("unreplayable_key_is_discarded_visibly", unreplayable_key),
         (
+            "input_is_not_discarded_for_timers_that_repeat",
+            repeating_timers,
+        ),
+        (
             "held_scripts_of_two_documents_leave_the_page_connections",
             held_scripts_two_documents,
         ),
@@ -680,6 +684,35 @@ case!(held_scripts_two_documents, |h| async move {
         "in each frame the request's answer before the second script: {frames:?}"
     );
     let _ = page.close().await;
+    Ok(())
+});
+
+// A page that polls for as long as it is open (a timer that sets itself again, and a slider
+// whose next slide is a request sent from a timer). init-user-plus and async-user wait for the
+// asynchronous work a page starts; a timeout that two timer callbacks led to repeats work and
+// counts as an interval, which they do not wait for, so once both chains repeat a click counts.
+// Before, they discarded every click until the liveness limit stopped the rule (the
+// EventRaceCommander paper's caveat about sliders).
+case!(repeating_timers, |h| async move {
+    for policy in ["init-user-plus", "async-user"] {
+        let page = open_until_done(&h, Some(policy), "/repair/poll/").await?;
+        h.wait_for(
+            &page,
+            "window.ticks >= 4 && window.slides >= 3",
+            Duration::from_secs(5),
+        )
+        .await?;
+        page.click("#b").await?;
+        h.wait_for(&page, "window.clicks === 1", Duration::from_secs(3))
+            .await
+            .with_context(|| format!("{policy}: the click counts"))?;
+        let figures = h.control(&page, "C.repair()").await?;
+        ensure!(
+            figures["discarded"] == json!(0),
+            "{policy}: nothing discarded: {figures}"
+        );
+        let _ = page.close().await;
+    }
     Ok(())
 });
 
