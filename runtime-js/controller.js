@@ -268,9 +268,11 @@ function parentInfo() {
 
 /**
  * A descriptor for a callback forked by the current action: what decide() sees and what
- * begin() writes. `type` is EventRacer's action type code.
+ * begin() writes. `type` is EventRacer's action type code. `inside`: its callbacks run inside
+ * the forking call (a synchronous XHR's events), so it is no event a repair policy can order
+ * or wait for: nothing of it would ever arrive.
  */
-function forkDesc(type, kind, path, delay) {
+function forkDesc(type, kind, path, delay, inside) {
   ensure();
   const p = parentInfo();
   const d = {
@@ -288,7 +290,7 @@ function forkDesc(type, kind, path, delay) {
     // Timer callbacks that led to the forking action (its events count from it: an XHR's).
     timers: p.timers !== undefined ? p.timers : 0,
   };
-  if (repairOn) repairFork(d);
+  if (repairOn && inside !== true) repairFork(d);
   return d;
 }
 

@@ -113,7 +113,7 @@ function installXhr() {
     if (passive()) return rApply(nSend, this, arguments);
     const x = wmGet(xhrInfo, this);
     const url = x ? x.url : '';
-    const reg = forkDesc(3, 'xhr', url, undefined);
+    const reg = forkDesc(3, 'xhr', url, undefined, x !== undefined && !x.async);
     reg.kids = objCreate(null);
     const m = metaOf(this);
     m.reg = reg;

@@ -54,6 +54,10 @@ fn main() -> ExitCode {
         ),
         ("unreplayable_key_is_discarded_visibly", unreplayable_key),
         (
+            "a_synchronous_request_is_not_waited_for",
+            odd_pages_under_shipped_policies,
+        ),
+        (
             "input_is_not_discarded_for_timers_that_repeat",
             repeating_timers,
         ),
@@ -714,6 +718,35 @@ case!(repeating_timers, |h| async move {
         let _ = page.close().await;
     }
     Ok(())
+});
+
+// Old and odd but real, under every shipped policy: a synchronous XHR in the head, a script
+// that writes a script, an inserted `defer` script, a `srcdoc` frame and inserted scripts kept
+// in order (`async = false`). Before, the synchronous request counted as a network fork, but
+// its events run inside send() and never arrive: async-fifo held the next parser script 10 s.
+case!(odd_pages_under_shipped_policies, |h| async move {
+    let all = [
+        "inserted-defer",
+        "o1",
+        "o2",
+        "o3",
+        "srcdoc",
+        "sync 200",
+        "writer",
+        "written",
+    ];
+    under_shipped_policies(&h, "/repair/odd/", &all, |policy, ran| {
+        let at = |name: &str| ran.iter().position(|r| r == name);
+        ensure!(
+            at("sync 200") == Some(0)
+                && at("writer") < at("written")
+                && at("o1") < at("o2")
+                && at("o2") < at("o3"),
+            "{policy}: the browser's own order: {ran:?}"
+        );
+        Ok(())
+    })
+    .await
 });
 
 // A click waits for an XHR the page aborted and an image it removed: both count as arrived,

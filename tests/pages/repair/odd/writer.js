@@ -1,0 +1,1 @@
+log.push('writer'); document.write('<script src="written.js"><\/script>');
