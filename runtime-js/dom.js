@@ -65,12 +65,10 @@ function trimAsciiSpace(s) {
  * be taken for an event to wait for: nothing would ever arrive.
  */
 function runsAsScript(type, language, nomodule) {
-  let t = '';
-  if (type !== null) t = type === '' ? '' : strToLower(trimAsciiSpace(type));
-  else if (language !== null && language !== '') t = 'text/' + strToLower(trimAsciiSpace(language));
-  else t = '';
+  let t = 'text/javascript'; // no type, an empty one, and no language or an empty one
+  if (type !== null && type !== '') t = strToLower(trimAsciiSpace(type));
+  else if (type === null && language !== null && language !== '') t = 'text/' + strToLower(trimAsciiSpace(language));
   if (t === 'module') return true;
-  if (type === '' || (type === null && (language === null || language === ''))) return !nomodule;
   return JS_MIME[t] === 1 && !nomodule;
 }
 

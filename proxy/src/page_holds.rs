@@ -262,14 +262,13 @@ impl PageHolds {
                     if held.len() >= HTTP1_HOLDS_PER_ORIGIN {
                         let parser = &g.parser_tokens;
                         let go = let_go(held, &key, |t| parser.contains_key(t));
-                        let same = go == key;
                         tracing::warn!(
                             token = %go.0,
                             n = go.1,
                             origin,
                             "page hold not kept: {HTTP1_HOLDS_PER_ORIGIN} answers are held on HTTP/1.1 connections to this origin, and more would leave the page none for its own requests"
                         );
-                        if same {
+                        if go == key {
                             return;
                         }
                         held.retain(|h| h.key != go);
@@ -394,6 +393,25 @@ mod tests {
             .expect("released before");
     }
 
+    /// Waits until the table counts `count` requests (`what` names the failure).
+    async fn settle(h: &PageHolds, count: usize, what: &str) {
+        let limit = shepherd_testkit::patience(Duration::from_secs(5));
+        tokio::time::timeout(limit, async {
+            while h.waiting() != count {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect(what);
+    }
+
+    /// Lets every other task run a while: what would go through unreleased has by then.
+    async fn others_run() {
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// Spawns a hold of `T.n` and waits until the table counts it.
     async fn held(
         h: &std::sync::Arc<PageHolds>,
@@ -469,18 +487,6 @@ mod tests {
             let h2 = h.clone();
             tokio::spawn(async move { h2.wait((token.into(), n), Some(O)).await })
         };
-        let settle = |count: usize| {
-            let h = h.clone();
-            async move {
-                tokio::time::timeout(limit, async {
-                    while h.waiting() != count {
-                        tokio::task::yield_now().await;
-                    }
-                })
-                .await
-                .expect("the table settles");
-            }
-        };
         let through = |w: tokio::task::JoinHandle<()>, what: &'static str| async move {
             tokio::time::timeout(limit, w).await.expect(what).unwrap();
         };
@@ -488,15 +494,15 @@ mod tests {
         let mut t = Vec::new();
         for n in 1..=4 {
             t.push(hold(T, n));
-            settle(t.len()).await;
+            settle(&h, t.len(), "the table settles").await;
         }
         // The second document's: the first gives up its latest while it holds more.
         let u1 = hold(U, 1);
         through(t.pop().expect("T.4"), "T.4 went through").await;
-        settle(4).await;
+        settle(&h, 4, "the table settles").await;
         let u2 = hold(U, 2);
         through(t.pop().expect("T.3"), "T.3 went through").await;
-        settle(4).await;
+        settle(&h, 4, "the table settles").await;
         // Now the second would hold more: its own latest goes.
         through(hold(U, 3), "U.3 went through").await;
         assert_eq!(h.waiting(), 4);
@@ -504,24 +510,22 @@ mod tests {
         // parser holding two gives up its latest, and keeps its first.
         u1.abort();
         u2.abort();
-        settle(2).await;
+        settle(&h, 2, "the table settles").await;
         let p1 = hold(P, 1);
         let p2 = hold(P, 2);
-        settle(4).await;
+        settle(&h, 4, "the table settles").await;
         let p3 = hold(P, 3);
         through(t.pop().expect("T.2"), "T.2 went through").await;
-        settle(4).await;
+        settle(&h, 4, "the table settles").await;
         // The parser holds one: a page's latest goes itself.
         through(hold(P, 4), "P.4 went through").await;
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
+        others_run().await;
         assert!(t.iter().all(|w| !w.is_finished()), "T.1 is held");
         assert!(!p1.is_finished() && !p2.is_finished() && !p3.is_finished());
         for w in t.into_iter().chain([p1, p2, p3]) {
             w.abort();
         }
-        settle(0).await;
+        settle(&h, 0, "the table settles").await;
         assert!(h.lock().http1.is_empty());
     }
 
@@ -534,16 +538,8 @@ mod tests {
         // The browser asks for the same held URL again: both requests wait for its release.
         let h2 = h.clone();
         let again = tokio::spawn(async move { h2.wait((T.into(), 5), Some(O)).await });
-        tokio::time::timeout(limit, async {
-            while h.waiting() < 2 {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .expect("both requests are held");
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
+        settle(&h, 2, "both requests are held").await;
+        others_run().await;
         assert!(
             !first.is_finished(),
             "the first request went through unreleased"
@@ -554,16 +550,8 @@ mod tests {
         );
         // The first is dropped (the browser gave up on it): the second still waits.
         first.abort();
-        tokio::time::timeout(limit, async {
-            while h.waiting() > 1 {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .expect("the dropped request leaves the table");
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
+        settle(&h, 1, "the dropped request leaves the table").await;
+        others_run().await;
         assert!(
             !again.is_finished(),
             "dropping the first let the second through"
