@@ -72,6 +72,11 @@ function runsAsScript(type, language, nomodule) {
   return JS_MIME[t] === 1 && !nomodule;
 }
 
+/** Whether a script with this `type` attribute (null: none) is a module. */
+function isModuleType(type) {
+  return type !== null && strToLower(trimAsciiSpace(type)) === 'module';
+}
+
 /** Whether script element `el` runs (see runsAsScript). */
 function isJsType(el) {
   return runsAsScript(elGetAttr(el, 'type'), elGetAttr(el, 'language'), elHasAttr(el, 'nomodule'));

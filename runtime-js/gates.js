@@ -203,7 +203,9 @@ function forkScript(el) {
   listenScript(el, pev);
   policyOp('fork', pev);
   watchDocument();
-  if (gateToken !== '' && reExec(HTTP_RE, url) !== null) {
+  // Not a module: its URL is its identity (a marked one would be evaluated again as a module
+  // of its own when another imports it), as the rewriter leaves the parser's modules.
+  if (gateToken !== '' && reExec(HTTP_RE, url) !== null && !isModuleType(elGetAttr(el, 'type'))) {
     const n = ++gateNext;
     wmSet(gated, el, 1);
     elSetAttr(el, 'src', marked(elGetAttr(el, 'src'), gateToken, n));
@@ -264,7 +266,7 @@ function markWritten(args) {
       } catch (_) {
         url = '';
       }
-      if (reExec(HTTP_RE, url) !== null) {
+      if (reExec(HTTP_RE, url) !== null && !isModuleType(at('type'))) {
         const n = ++gateNext;
         const value = marked(src.value, gateToken, n);
         const pev = newPev('script', 'script', null, url, currentPev());

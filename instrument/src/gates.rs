@@ -82,10 +82,12 @@ impl GateState {
 
     /// `url` (an attribute value as written, entities and all) with the marker of gate `n`,
     /// as the last parameter of its query (the runtime removes it from what the page reads).
+    /// None for a URL the proxy never sees (`data:`, `blob:`, any scheme but HTTP's), where a
+    /// marker would only change what the URL is (a `data:` script's source).
     fn marked(&self, raw: &str, n: u64) -> Option<String> {
         let url = entities::decode_attr(raw).ok()?;
         let trimmed = url.trim();
-        if trimmed.is_empty() || trimmed.starts_with("data:") || trimmed.starts_with("blob:") {
+        if trimmed.is_empty() || !fetched_over_http(trimmed) {
             return None;
         }
         let (base, frag) = match trimmed.find('#') {
@@ -117,6 +119,10 @@ impl GateState {
         match el.get_attribute("src") {
             // The runtime itself (injected into the stream before the rewriter sees it).
             Some(raw) if raw.starts_with("/__shepherd/") => {}
+            // A module's URL is its identity: under a marked URL it would be a second module,
+            // evaluated again when another module imports it by its own URL (a bundle's lazy
+            // chunks import the entry chunk), so external modules are not gated.
+            Some(_) if kind == ScriptKind::Module => {}
             Some(raw) if self.cfg.scripts => {
                 let n = self.next + 1;
                 if let Some(v) = self.marked(&raw, n)
@@ -182,4 +188,19 @@ impl GateState {
             self.number();
         }
     }
+}
+
+/// Whether `url` (trimmed, relative or absolute) is fetched over HTTP(S): relative URLs are
+/// (they take the document's scheme, and only HTTP documents are rewritten); an absolute one
+/// only when its scheme, compared without case as URL schemes are, is `http` or `https`.
+fn fetched_over_http(url: &str) -> bool {
+    let Some(colon) = url.find(':') else {
+        return true;
+    };
+    let scheme = &url[..colon];
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    !is_scheme || scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
 }

@@ -84,3 +84,35 @@ fn only_what_the_policy_may_postpone() {
     let out = gated(html, true, false, false);
     assert!(out.contains("<script>x()</script>"), "{out}");
 }
+
+#[test]
+fn modules_and_urls_the_proxy_never_sees_keep_their_urls() {
+    let html = concat!(
+        "<script type=module src=app.js></script><script type=\" Module \" src=b.js></script>",
+        "<script src=\"DATA:text/javascript,go()\"></script><script src=\"Blob:x\"></script>",
+        "<script src=\"javascript:void 0\"></script><img src=\"about:blank\">",
+        "<script src=\"HTTPS://cdn.test/c.js\"></script><script src=\"//cdn.test/d.js\"></script>",
+        "<script src=\"./e:f.js\"></script>"
+    );
+    let out = gated(html, true, true, true);
+    for kept in [
+        "<script type=module src=app.js>",
+        "<script type=\" Module \" src=b.js>",
+        "src=\"DATA:text/javascript,go()\"",
+        "src=\"Blob:x\"",
+        "src=\"javascript:void 0\"",
+        "<img src=\"about:blank\">",
+    ] {
+        assert!(out.contains(kept), "{kept} unchanged: {out}");
+    }
+    for (url, n) in [
+        ("HTTPS://cdn.test/c.js", 1),
+        ("//cdn.test/d.js", 2),
+        ("./e:f.js", 3),
+    ] {
+        assert!(
+            out.contains(&format!("src=\"{url}?__shepherd_hold={T}.{n}\"")),
+            "{url} marked {n}: {out}"
+        );
+    }
+}

@@ -77,6 +77,10 @@ fn main() -> ExitCode {
             "a_site_loads_under_every_shipped_policy",
             site_under_shipped_policies,
         ),
+        (
+            "a_module_is_evaluated_once_under_every_shipped_policy",
+            modules_under_shipped_policies,
+        ),
     ];
     run_cases(Mode::Repair, cases)
 }
@@ -650,6 +654,17 @@ case!(site_under_shipped_policies, |h| async move {
 case!(spa_under_shipped_policies, |h| async move {
     let all = ["a", "b", "idle", "items", "lazy", "loaded", "main:2", "raf"];
     under_shipped_policies(&h, "/repair/spa/", &all, |_, _| Ok(())).await
+});
+
+// Modules under every shipped policy: a module is known by its URL, so one that a second
+// module imports, that two script tags name, that a script inserts and that document.write
+// writes is evaluated once; a `DATA:` script runs its source. Before, the gates of async-fifo
+// (which may postpone parser scripts) put a marker in the URL of each module's tag, inserted
+// module and written one, and each became a module of its own: `a.js` ran three times. The
+// `DATA:` script's marker (an upper-case scheme) became part of its source, a SyntaxError.
+case!(modules_under_shipped_policies, |h| async move {
+    let all = ["a", "b1", "c1", "data", "loaded"];
+    under_shipped_policies(&h, "/repair/modules/", &all, |_, _| Ok(())).await
 });
 
 // What fails or never runs, under every shipped policy: scripts, an image and a fetch that

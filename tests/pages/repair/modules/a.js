@@ -1,0 +1,2 @@
+log.push('a');
+export const a = 1;

@@ -1,0 +1,2 @@
+import { a } from './a.js';
+log.push('c' + a);
