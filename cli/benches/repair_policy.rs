@@ -17,7 +17,9 @@
 //! (`Date` replaced for its duration) so no busy wait for a new millisecond adds CPU time.
 //!
 //! `cargo bench -p shepherd --bench repair_policy` (ROUNDS=n to change the number of rounds,
-//! POLICY=name to measure another policy).
+//! POLICY=name to measure another policy, BASELINE_BIN=path to add a fifth mode: the same
+//! policy through another build of `shepherd`, so a change is judged against the build before
+//! it in the same run, on the same machine load).
 
 // Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -40,12 +42,13 @@ fn policy_name() -> &'static str {
 }
 const TARGET: f64 = 1.03;
 
-/// The modes of a round, in the order of their columns.
-const MODES: usize = 4;
+/// The modes of a round, in the order of their columns (a fifth, BASELINE, with
+/// `BASELINE_BIN`).
 const PLAIN: usize = 0;
 const SERVE: usize = 1;
 const SERVE_AGAIN: usize = 2;
 const POLICY: usize = 3;
+const BASELINE: usize = 4;
 
 /// `Date` replaced by a clock that advances a millisecond per reading, so the workload's wait
 /// for a new millisecond (vanillajs names todos by the time) ends at once instead of spinning.
@@ -190,13 +193,19 @@ fn main() {
     let repair = ShepherdProxy::start(bin, ProxyMode::Repair);
     let repair_again = ShepherdProxy::start(bin, ProxyMode::Repair);
     let policy = ShepherdProxy::start(bin, ProxyMode::Policy(policy_name));
+    let baseline_bin = std::env::var("BASELINE_BIN").ok().filter(|b| !b.is_empty());
+    let baseline = baseline_bin
+        .as_deref()
+        .map(|b| ShepherdProxy::start(b, ProxyMode::Policy(policy_name)));
+    let modes = if baseline.is_some() { 5 } else { 4 };
     let url = format!("{}/examples/vanillajs/index.html", server.origin());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let names = ["plain", "serve", "serve again", policy_name];
-    let runs: [Vec<Round>; MODES] = rt.block_on(async {
+    let baseline_name = format!("{policy_name} (BASELINE_BIN)");
+    let names = ["plain", "serve", "serve again", policy_name, &baseline_name];
+    let runs: Vec<Vec<Round>> = rt.block_on(async {
         let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
         // After loading, nothing is left for init-user-plus to decide: the controller must be
         // idle (its wrappers back to the natives), or the workload would pay for it.
@@ -223,14 +232,20 @@ fn main() {
         // Warm-up: the app's files in the server's and the proxies' caches, the renderer's
         // code caches; the workload itself, checked, once per mode.
         timed_round(&browser, &url, None, "plain").await;
-        let proxies = [None, Some(&repair), Some(&repair_again), Some(&policy)];
-        for proxy in proxies {
+        let proxies = [
+            None,
+            Some(&repair),
+            Some(&repair_again),
+            Some(&policy),
+            baseline.as_ref(),
+        ];
+        for &proxy in &proxies[..modes] {
             cpu_round(&browser, &url, proxy).await;
         }
-        let mut out: [Vec<Round>; MODES] = Default::default();
+        let mut out: Vec<Vec<Round>> = vec![Vec::new(); modes];
         for round in 0..rounds {
-            for slot in 0..MODES {
-                let mode = (round + slot) % MODES;
+            for slot in 0..modes {
+                let mode = (round + slot) % modes;
                 out[mode].push(cpu_round(&browser, &url, proxies[mode]).await);
             }
         }
@@ -238,7 +253,7 @@ fn main() {
         out
     });
     println!(
-        "todomvc vanillajs, {rounds} rounds of the {MODES} modes in rotating order; ratios are medians of per-round ratios (quartiles in brackets):"
+        "todomvc vanillajs, {rounds} rounds of the {modes} modes in rotating order; ratios are medians of per-round ratios (quartiles in brackets):"
     );
     type Field = fn(&Round) -> f64;
     let figures: [(&str, Field, bool); 5] = [
@@ -262,7 +277,7 @@ fn main() {
     ];
     for (what, f, judged) in figures {
         let col = |m: usize| runs[m].iter().map(f).collect::<Vec<f64>>();
-        let meds: Vec<String> = (0..MODES)
+        let meds: Vec<String> = (0..modes)
             .map(|m| format!("{} {:.1} ms", names[m], median(&mut col(m))))
             .collect();
         let (q, q1, q3) = ratio(&col(POLICY), &col(SERVE));
@@ -282,6 +297,10 @@ fn main() {
             String::new()
         };
         println!("  {what}: {}", meds.join(", "));
+        if modes > BASELINE {
+            let (b, b1, b3) = ratio(&col(POLICY), &col(BASELINE));
+            println!("    {policy_name} / {baseline_name} {b:.3}x [{b1:.3}-{b3:.3}]");
+        }
         println!(
             "    {policy_name} / serve {q:.3}x [{q1:.3}-{q3:.3}]{judgement}; noise floor, serve again / serve {n:.3}x [{n1:.3}-{n3:.3}]{vs_plain}"
         );
