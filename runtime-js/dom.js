@@ -574,7 +574,7 @@ function flagDom(proto, name, fix, target) {
   patch(proto, name, function () {
     if (passive()) return rApply(f, this, arguments);
     const args = fix !== undefined && REC ? fix(this, arguments) : arguments;
-    if (repairOn) repairInsert(args, target !== undefined ? changedParent(target, this, arguments) : undefined);
+    const marks = repairOn ? repairInsert(args, target !== undefined ? changedParent(target, this, arguments) : undefined) : null;
     domByScript = true;
     if (info === null || depth === 0) ensure();
     if (REC && target !== undefined) {
@@ -589,6 +589,7 @@ function flagDom(proto, name, fix, target) {
       return rApply(f, this, args);
     } finally {
       depth--;
+      if (marks !== null) unmarkInserted(marks);
     }
   });
 }

@@ -176,25 +176,63 @@ function addGate(el, tok, n, pev, stalls) {
  * fork(·, v) for scripts the page inserts (`nodes`: the inserted nodes, not yet connected;
  * `parent`: where they go, null when nowhere, undefined when unknown). A script put into a
  * tree outside the document does not run until that tree is inserted, maybe never: it is
- * forked then, with its tree.
+ * forked then, with its tree. Returns the scripts whose `src` it marked (null: none), for
+ * unmarkInserted once the insertion is done.
  */
 function repairInsert(nodes, parent) {
-  if (parent === null || (parent !== undefined && nodeConnected !== null && !nodeConnected(parent))) return;
+  if (parent === null || (parent !== undefined && nodeConnected !== null && !nodeConnected(parent))) return null;
+  let marks = null;
+  const fork = (el) => {
+    const m = forkScript(el);
+    if (m !== null) {
+      if (marks === null) marks = [];
+      marks[marks.length] = m;
+    }
+  };
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i];
     if (n === null || typeof n !== 'object' || !isNode(n)) continue;
     const t = nodeType(n);
-    if (t === 1 && elLocalName(n) === 'script') forkScript(n);
+    if (t === 1 && elLocalName(n) === 'script') fork(n);
     if ((t === 1 || t === 11) && nodeFirstChild(n) !== null) {
       const inner = t === 1 ? elQSA(n, 'script[src]') : fragQSA !== null ? fragQSA(n, 'script[src]') : null;
       if (inner === null) continue;
-      for (let j = 0; j < nlLength(inner); j++) forkScript(nlItem(inner, j));
+      for (let j = 0; j < nlLength(inner); j++) fork(nlItem(inner, j));
+    }
+  }
+  return marks;
+}
+
+/**
+ * After the insertion that marked them: each script's `src` attribute as the page wrote it.
+ * A connected script has started its fetch (with the marker) and reads its `src` no more, so
+ * the page finds it by its own URL again (`script[src="…"]`, a loader's check that a script
+ * is already there; with the marker it inserted the script again). One the insertion did not
+ * connect (the call threw) is no longer gated: nothing will ask for its marked URL.
+ */
+function unmarkInserted(marks) {
+  for (let i = 0; i < marks.length; i++) {
+    const m = marks[i];
+    if (elGetAttr(m.el, 'src') !== m.marked) continue; // the page set another since
+    elSetAttr(m.el, 'src', m.raw);
+    if (!nodeConnected(m.el)) {
+      wmDelete(scriptPevs, m.el);
+      repairCancelled(m.pev);
     }
   }
 }
 
+/** A gated parser or written script has run: its `src` attribute loses the marker (as above). */
+function unmarkRan(el) {
+  const v = elGetAttr(el, 'src');
+  if (v === null) return;
+  const raw = stripMarkers(v);
+  if (raw !== v) elSetAttr(el, 'src', raw);
+}
+
+/** Forks inserted script `el`; {el, raw, marked, pev} when its `src` was marked, else null. */
 function forkScript(el) {
-  if (nodeConnected(el) || !elHasAttr(el, 'src') || wmHas(scriptPevs, el) || !isJsType(el)) return;
+  if (nodeConnected(el) || !elHasAttr(el, 'src') || wmHas(scriptPevs, el) || !isJsType(el)) return null;
   const url = scriptSrc(el);
   const pev = newPev('script', 'script', el, url, currentPev());
   pev.how = 'inserted';
@@ -205,18 +243,26 @@ function forkScript(el) {
   watchDocument();
   // Not a module: its URL is its identity (a marked one would be evaluated again as a module
   // of its own when another imports it), as the rewriter leaves the parser's modules.
+  let mark = null;
   if (gateToken !== '' && reExec(HTTP_RE, url) !== null && !isModuleType(elGetAttr(el, 'type'))) {
     const n = ++gateNext;
     wmSet(gated, el, 1);
-    elSetAttr(el, 'src', marked(elGetAttr(el, 'src'), gateToken, n));
+    const raw = elGetAttr(el, 'src');
+    mark = { el, raw, marked: marked(raw, gateToken, n), pev };
+    elSetAttr(el, 'src', mark.marked);
     addGate(el, gateToken, n, pev, false);
   }
   recheckSoon();
+  return mark;
 }
 
 function listenScript(el, pev) {
-  nAddEL(el, 'load', () => scriptArrived(pev), false);
-  nAddEL(el, 'error', () => scriptArrived(pev), false);
+  const ran = () => {
+    if (wmHas(gated, el)) unmarkRan(el);
+    scriptArrived(pev);
+  };
+  nAddEL(el, 'load', ran, false);
+  nAddEL(el, 'error', ran, false);
 }
 
 /** A script ran (its load or error event follows its execution). */

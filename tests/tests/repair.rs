@@ -81,6 +81,10 @@ fn main() -> ExitCode {
             "a_module_is_evaluated_once_under_every_shipped_policy",
             modules_under_shipped_policies,
         ),
+        (
+            "third_party_widgets_load_once_under_every_shipped_policy",
+            widgets_under_shipped_policies,
+        ),
     ];
     run_cases(Mode::Repair, cases)
 }
@@ -654,6 +658,39 @@ case!(site_under_shipped_policies, |h| async move {
 case!(spa_under_shipped_policies, |h| async move {
     let all = ["a", "b", "idle", "items", "lazy", "loaded", "main:2", "raf"];
     under_shipped_policies(&h, "/repair/spa/", &all, |_, _| Ok(())).await
+});
+
+// Third-party widgets under every shipped policy: a tag manager's cascade of async scripts
+// and tracking pixels, a jQuery-like library (ready, JSONP reading its callback from its own
+// `src`, a script fetched by XHR and evaluated), a string timer, an interval cleared after
+// three ticks, `<picture>` and `srcset`, a preloaded script, `decode()`, an observer, a
+// message, `document.fonts.ready`, and a loader that inserts a script only when
+// `script[src="…"]` finds none. Before, under async-fifo the inserted script kept its hold
+// marker in its `src` attribute, so the loader never found it and inserted it three times,
+// and the page did not find the parser's own script by its URL either.
+case!(widgets_under_shipped_policies, |h| async move {
+    let all = [
+        "decoded",
+        "evald",
+        "fonts",
+        "getScript",
+        "interval x3",
+        "jsonp data",
+        "late",
+        "lib",
+        "lib found",
+        "loaded",
+        "message",
+        "micro",
+        "ready",
+        "seen",
+        "string timer",
+        "tag a",
+        "tag b",
+        "tags",
+        "widget",
+    ];
+    under_shipped_policies(&h, "/repair/widgets/", &all, |_, _| Ok(())).await
 });
 
 // Modules under every shipped policy: a module is known by its URL, so one that a second

@@ -1,0 +1,1 @@
+log.push('tag b'); new Image().src = 'pixel.svg?tag-b';
