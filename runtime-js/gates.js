@@ -68,8 +68,44 @@ function installGates() {
     gateToken = s;
     installWrite();
   }
-  if (gateToken !== '' || parserToken !== '') hideMarkers();
+  if (gateToken !== '' || parserToken !== '') {
+    hideMarkers();
+    trustedUrls();
+  }
   if (PARSER_WATCH.length > 0 || parserToken !== '') watchDocument();
+}
+
+// Under Trusted Types (`require-trusted-types-for 'script'`) a script's `src` and
+// document.write take only trusted values: a marked URL set as a string would throw in the
+// page's own call (its appendChild). The runtime's own policy, created before the page's
+// scripts (and a `<meta>` policy) run, vouches for the URLs it marks and unmarks, which are the
+// page's own with the marker added or taken off. Where no policy can be made (a header
+// policy allowing other names only), a script whose URL cannot be marked is not gated.
+let ttPolicy = null;
+const ttScriptUrl = (s) => rApply(ttPolicy.createScriptURL, ttPolicy, [s]);
+const NTrustedHTML = G.TrustedHTML || null;
+
+function trustedUrls() {
+  const tt = G.trustedTypes;
+  if (ttPolicy !== null || !tt || typeof tt.createPolicy !== 'function') return;
+  try {
+    ttPolicy = rApply(tt.createPolicy, tt, ['shepherd-runtime', {
+      createScriptURL: (u) => u,
+      createHTML: (h) => h,
+    }]);
+  } catch (_) {
+    ttPolicy = null;
+  }
+}
+
+/** Sets script `el`'s `src` attribute to `v` (trusted as the runtime's): false when refused. */
+function setScriptSrc(el, v) {
+  try {
+    elSetAttr(el, 'src', ttPolicy !== null ? ttScriptUrl(v) : v);
+    return true;
+  } catch (_) {
+    return false;
+  }
 }
 
 /** `s` without the hold markers in it (each is the last parameter of its URL's query). */
@@ -214,7 +250,7 @@ function unmarkInserted(marks) {
   for (let i = 0; i < marks.length; i++) {
     const m = marks[i];
     if (elGetAttr(m.el, 'src') !== m.marked) continue; // the page set another since
-    elSetAttr(m.el, 'src', m.raw);
+    setScriptSrc(m.el, m.raw);
     if (!nodeConnected(m.el)) {
       wmDelete(scriptPevs, m.el);
       repairCancelled(m.pev);
@@ -227,7 +263,7 @@ function unmarkRan(el) {
   const v = elGetAttr(el, 'src');
   if (v === null) return;
   const raw = stripMarkers(v);
-  if (raw !== v) elSetAttr(el, 'src', raw);
+  if (raw !== v) setScriptSrc(el, raw);
 }
 
 /** Forks inserted script `el`; {el, raw, marked, pev} when its `src` was marked, else null. */
@@ -246,11 +282,13 @@ function forkScript(el) {
   let mark = null;
   if (gateToken !== '' && reExec(HTTP_RE, url) !== null && !isModuleType(elGetAttr(el, 'type'))) {
     const n = ++gateNext;
-    wmSet(gated, el, 1);
     const raw = elGetAttr(el, 'src');
-    mark = { el, raw, marked: marked(raw, gateToken, n), pev };
-    elSetAttr(el, 'src', mark.marked);
-    addGate(el, gateToken, n, pev, false);
+    const m = { el, raw, marked: marked(raw, gateToken, n), pev };
+    if (setScriptSrc(el, m.marked)) {
+      mark = m;
+      wmSet(gated, el, 1);
+      addGate(el, gateToken, n, pev, false);
+    }
   }
   recheckSoon();
   return mark;
@@ -292,6 +330,12 @@ function installWrite() {
 
 /** Marks the `src` of each script start tag in the written markup (`args`, changed in place). */
 function markWritten(args) {
+  // Markup the page had made trusted stays trusted with the markers in it (the runtime's
+  // policy vouches for it), or is left unmarked; a string stays a string (a default policy of
+  // the page sees it as it would have).
+  let trusted = false;
+  for (let i = 0; i < args.length; i++) if (NTrustedHTML !== null && args[i] instanceof NTrustedHTML) trusted = true;
+  if (trusted && ttPolicy === null) return;
   let html = '';
   for (let i = 0; i < args.length; i++) html += NativeString(args[i]);
   SCRIPT_TAG_RE.lastIndex = 0;
@@ -326,8 +370,9 @@ function markWritten(args) {
     SCRIPT_TAG_RE.lastIndex = tag.end;
   }
   if (from === 0) return;
-  args[0] = out + strSlice(html, from);
-  for (let i = 1; i < args.length; i++) args[i] = '';
+  const all = out + strSlice(html, from);
+  args[0] = trusted ? rApply(ttPolicy.createHTML, ttPolicy, [all]) : all;
+  args.length = 1; // one argument: a trusted one beside strings would not count as trusted
   watchDocument();
 }
 

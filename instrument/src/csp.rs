@@ -158,23 +158,77 @@ pub(crate) fn adjust(
         if i > 0 {
             out.push(',');
         }
-        match adjust_policy(policy, rt) {
-            Some((new, directive, added, removed, reason, nonce)) => {
-                out.push_str(&new);
-                needs_nonce |= nonce;
-                changes.push(CspChange {
-                    header,
-                    policy: i,
-                    directive,
-                    added,
-                    removed,
-                    reason,
-                });
-            }
-            None => out.push_str(policy),
+        let mut policy = std::borrow::Cow::Borrowed(policy);
+        if let Some((new, directive, added, removed, reason, nonce)) = adjust_policy(&policy, rt) {
+            policy = std::borrow::Cow::Owned(new);
+            needs_nonce |= nonce;
+            changes.push(CspChange {
+                header,
+                policy: i,
+                directive,
+                added,
+                removed,
+                reason,
+            });
         }
+        if let Some((new, directive, added, removed, reason, _)) = allow_runtime_policy(&policy) {
+            policy = std::borrow::Cow::Owned(new);
+            changes.push(CspChange {
+                header,
+                policy: i,
+                directive,
+                added,
+                removed,
+                reason,
+            });
+        }
+        out.push_str(&policy);
     }
     (out, changes, needs_nonce)
+}
+
+/// The Trusted Types policy the runtime creates (`ttPolicy` in `runtime-js/gates.js`, by this
+/// name), to vouch for the script
+/// URLs and written markup it marks with hold markers under `require-trusted-types-for`.
+pub(crate) const RUNTIME_TT_POLICY: &str = "shepherd-runtime";
+
+/// A `trusted-types` directive that names the policies a page may create, with the runtime's
+/// added (`'none'` alone replaced: the page creates none either way). Without it the runtime
+/// could not mark a script URL, and a repair policy could not hold the script.
+fn allow_runtime_policy(policy: &str) -> Option<PolicyEdit> {
+    let dirs = directives(policy);
+    let d = dirs.iter().find(|d| d.name == "trusted-types")?;
+    if d.has("*") || d.sources().any(|s| s == RUNTIME_TT_POLICY) {
+        return None;
+    }
+    let only_none = d.sources().count() == 1 && d.has("'none'");
+    let mut removed = Vec::new();
+    let new_text = if only_none {
+        removed.push("'none'".to_string());
+        let pos = d.text.to_ascii_lowercase().find("'none'")?;
+        format!(
+            "{}{}{}",
+            &d.text[..pos],
+            RUNTIME_TT_POLICY,
+            &d.text[pos + 6..]
+        )
+    } else {
+        let end = d.text.trim_end().len();
+        format!("{} {}{}", &d.text[..end], RUNTIME_TT_POLICY, &d.text[end..])
+    };
+    let mut new = String::with_capacity(policy.len() + RUNTIME_TT_POLICY.len() + 1);
+    new.push_str(&policy[..d.start]);
+    new.push_str(&new_text);
+    new.push_str(&policy[d.start + d.text.len()..]);
+    Some((
+        new,
+        d.name.clone(),
+        vec![RUNTIME_TT_POLICY.to_string()],
+        removed,
+        "the runtime's Trusted Types policy vouches for the hold markers it adds to URLs"
+            .to_string(),
+        false,
+    ))
 }
 
 type PolicyEdit = (String, String, Vec<String>, Vec<String>, String, bool);
@@ -352,6 +406,45 @@ mod tests {
             "script-src 'none'; script-src-elem cdn.test 'nonce-N', default-src https:"
         );
         assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn trusted_types_allow_the_runtimes_policy() {
+        let (v, c, n) = adjust(
+            "require-trusted-types-for 'script'; trusted-types app dompurify",
+            CspHeader::Enforce,
+            &rt(),
+        );
+        assert_eq!(
+            v,
+            "require-trusted-types-for 'script'; trusted-types app dompurify shepherd-runtime"
+        );
+        assert!(!n);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].directive, "trusted-types");
+        assert_eq!(c[0].added, vec!["shepherd-runtime"]);
+        // With a script edit in the same policy, both are made and reported.
+        let (v, c, _) = adjust(
+            "script-src 'none'; trusted-types 'none' , trusted-types *",
+            CspHeader::Enforce,
+            &rt(),
+        );
+        assert_eq!(
+            v,
+            "script-src 'nonce-N'; trusted-types shepherd-runtime , trusted-types *"
+        );
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1].removed, vec!["'none'"]);
+        // Already allowed, or no directive naming policies: unchanged.
+        for kept in [
+            "trusted-types shepherd-runtime app",
+            "require-trusted-types-for 'script'",
+            "trusted-types * 'allow-duplicates'",
+        ] {
+            let (v, c, _) = adjust(kept, CspHeader::Enforce, &rt());
+            assert_eq!(v, kept);
+            assert!(c.is_empty(), "{kept}: {c:?}");
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! The origin is a plain file server: `?delay=MS` on any request delays the answer (how race
 //! tests force an order, as EventRaceCommander's test server did), `?status=N` answers with
 //! that status, `?split_at=N` sends the first N bytes of the body, then the rest 300 ms later
-//! (a document the browser parses in two pieces, wherever N falls), and every path it is asked
+//! (a document the browser parses in two pieces, wherever N falls), `?csp=POLICY`
+//! (percent-encoded) sends that `Content-Security-Policy` header, and every path it is asked
 //! for is logged. Pages reach it through the proxy of
 //! the current mode (each tab is an isolated browser context with that proxy), so what a test
 //! sees is what a user of `shepherd record` / `serve` / `replay` gets. Traces uploaded by pages
@@ -563,7 +564,16 @@ async fn serve_file(files: &Files, req: Request<Incoming>) -> Response<Full<Byte
             None => return respond(StatusCode::NOT_FOUND, "text/plain", "not found"),
         },
     };
-    respond(status, &ctype, body)
+    let mut r = respond(status, &ctype, body);
+    if let Some(csp) = query_param(&query, "csp")
+        && let Ok(v) = percent_encoding::percent_decode_str(csp)
+            .decode_utf8_lossy()
+            .parse()
+    {
+        r.headers_mut()
+            .insert(hyper::header::CONTENT_SECURITY_POLICY, v);
+    }
+    r
 }
 
 pub(crate) async fn read_page(root: &Path, path: &str) -> Option<(PathBuf, Vec<u8>)> {

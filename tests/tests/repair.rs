@@ -85,6 +85,10 @@ fn main() -> ExitCode {
             "third_party_widgets_load_once_under_every_shipped_policy",
             widgets_under_shipped_policies,
         ),
+        (
+            "trusted_types_pages_load_under_every_shipped_policy",
+            trusted_types_under_shipped_policies,
+        ),
     ];
     run_cases(Mode::Repair, cases)
 }
@@ -691,6 +695,44 @@ case!(widgets_under_shipped_policies, |h| async move {
         "widget",
     ];
     under_shipped_policies(&h, "/repair/widgets/", &all, |_, _| Ok(())).await
+});
+
+// Pages under Trusted Types (`require-trusted-types-for 'script'`, in a `<meta>` element and
+// as a header), under every shipped policy: a script inserted with a TrustedScriptURL, a
+// parser script and markup written as TrustedHTML all run, nothing waits for the liveness
+// limit, and the runtime throws nothing. Under async-fifo the inserted script's request
+// carries its hold marker: the runtime's own Trusted Types policy vouches for the marked URL
+// (for the header, the proxy adds that policy's name to the page's `trusted-types`). Before,
+// the runtime set the marked URL as a string: the page's appendChild threw a TypeError, the
+// script never ran and the parser's next script waited 10 s for it.
+case!(trusted_types_under_shipped_policies, |h| async move {
+    let header = "require-trusted-types-for%20%27script%27%3B%20trusted-types%20app";
+    for path in [
+        "/repair/tt/".to_string(),
+        format!("/repair/tt/header.html?csp={header}"),
+    ] {
+        for &(policy, _) in shepherd_policies::SHIPPED {
+            let page = open_until_done(&h, Some(policy), &path).await?;
+            without_incidents(&h, &page)
+                .await
+                .with_context(|| format!("{policy} {path}"))?;
+            ensure!(
+                page.exceptions().is_empty(),
+                "{policy} {path}: {}",
+                exceptions(&page)
+            );
+            let ran: Vec<String> =
+                serde_json::from_str(page.evaluate(STATUS).await?.as_str().context("status")?)?;
+            let gated = policy == "async-fifo";
+            let mut want = vec!["inserted", "loaded", "parser", "written"];
+            if gated {
+                want.insert(1, "inserted marked");
+            }
+            ensure!(ran == want, "{policy} {path}: {ran:?}");
+            let _ = page.close().await;
+        }
+    }
+    Ok(())
 });
 
 // Modules under every shipped policy: a module is known by its URL, so one that a second
