@@ -322,10 +322,27 @@ function installWrite() {
     const nWrite = DocP[name];
     if (typeof nWrite !== 'function') continue;
     patch(DocP, name, function () {
-      if (repairOn && this === DOCUMENT) markWritten(arguments);
+      if (repairOn && this === DOCUMENT && writesIntoParser()) markWritten(arguments);
       return rApply(nWrite, this, arguments);
     });
   }
+}
+
+/**
+ * Whether document.write now writes into the parser's input: the document is loading and a
+ * parser-blocking or inline script of the parser, or a written one, is running. Chromium
+ * ignores a write from an async or deferred script, and a write with no script running would
+ * open a new document: a script in such markup never runs, so forking it would make a rule
+ * (a network FIFO) wait for it until the liveness limit.
+ */
+function writesIntoParser() {
+  if (!parsingNow() || docCurrentScript === null) return false;
+  const cs = docCurrentScript(DOCUMENT);
+  if (cs === null) return false;
+  const pev = wmGet(scriptPevs, cs);
+  if (pev !== undefined) return pev.kind === 'inline-script' || pev.how === 'blocking' || pev.written === true;
+  // A script the runtime did not fork: an inline one inserted by the running script.
+  return !elHasAttr(cs, 'async') && !(elHasAttr(cs, 'defer') && elHasAttr(cs, 'src')) && !isModuleType(elGetAttr(cs, 'type'));
 }
 
 /** Marks the `src` of each script start tag in the written markup (`args`, changed in place). */
@@ -361,8 +378,10 @@ function markWritten(args) {
         const value = marked(src.value, gateToken, n);
         const pev = newPev('script', 'script', null, url, currentPev());
         pev.how = 'inserted';
+        pev.written = true;
         policyOp('fork', pev);
-        written[value] = addGate(null, gateToken, n, pev, false);
+        // Parser-blocking: the parser waits for it where it was written.
+        written[value] = addGate(null, gateToken, n, pev, true);
         out += strSlice(html, from, src.start) + value;
         from = src.end;
       }
@@ -586,23 +605,38 @@ function parserScriptsRan() {
 // ---- opening gates -----------------------------------------------------------------------------
 
 /**
- * Whether every condition instance `x` waits for needs the document parsed first: a
- * parser-blocking or inline script it holds would hold up what it waits for.
+ * Whether every condition instance `x` waits for needs the document parsed further first: a
+ * parser-blocking or inline script it holds would hold up what it waits for. 'parsing' when a
+ * condition is the parsing itself (`parsed`, `loaded`, a deferred script): a rule that cannot
+ * be kept, an incident. 'written' when each waits for a written script whose markup the
+ * parser has not reached (its element is not there yet): a script that an earlier written
+ * script writes (an ad tag's) comes before such a script in the parser's input, so the
+ * browser's order is the only one there is, though a network FIFO names the other. Else null.
  */
 function waitsOnParsing(x) {
-  if (x === null || x === undefined) return false;
+  if (x === null || x === undefined) return null;
   const u = x.r.until || [];
-  if (u.length === 0) return false;
+  if (u.length === 0) return null;
+  let why = 'written';
   for (let i = 0; i < u.length; i++) {
     const e = u[i];
-    if (e.parsed === true || e.loaded === true) continue;
+    if (e.parsed === true || e.loaded === true) {
+      why = 'parsing';
+      continue;
+    }
     if (e.arrived !== undefined) {
       const v = x.env[e.arrived];
-      if (v !== undefined && !v.arrived && v.kind === 'script' && v.how === 'defer') continue;
+      if (v !== undefined && !v.arrived && v.kind === 'script') {
+        if (v.how === 'defer') {
+          why = 'parsing';
+          continue;
+        }
+        if (v.written === true && v.target === null) continue;
+      }
     }
-    return false;
+    return null;
   }
-  return true;
+  return why;
 }
 
 /** Re-decides every closed gate: opened when its begin is dispatched, or overdue. */
@@ -613,9 +647,10 @@ function recheckGates(now) {
     const overdue = now - gt.at >= policyMaxDelay(gt.by);
     let res = overdue ? { action: A_DISPATCH, by: gt.by } : policyOp('begin', gt.pev);
     if (overdue) repairIncident(gt.by, gt.pev, now - gt.at, 'held longer than max-delay: released');
-    else if (res.action !== A_DISPATCH && gt.stalls && waitsOnParsing(res.by)) {
-      repairIncident(res.by, gt.pev, now - gt.at, 'waits for the parsing it holds up: released');
-      res = { action: A_DISPATCH, by: res.by };
+    else if (res.action !== A_DISPATCH && gt.stalls) {
+      const why = waitsOnParsing(res.by);
+      if (why === 'parsing') repairIncident(res.by, gt.pev, now - gt.at, 'waits for the parsing it holds up: released');
+      if (why !== null) res = { action: A_DISPATCH, by: res.by };
     }
     if (res.action === A_DISPATCH) {
       openGate(gt, now);

@@ -103,7 +103,7 @@ function noteExpiries(r) {
 function newPev(kind, type, target, url, creator) {
   return {
     id: pevNext++, kind, type, target, url: url || '', state: -1, delay: -1, creator: creator || null,
-    user: false, how: '', res: '', began: false, arrived: false,
+    user: false, how: '', res: '', began: false, arrived: false, written: false,
   };
 }
 

@@ -89,6 +89,10 @@ fn main() -> ExitCode {
             "trusted_types_pages_load_under_every_shipped_policy",
             trusted_types_under_shipped_policies,
         ),
+        (
+            "ad_tags_written_by_document_write_load_under_every_shipped_policy",
+            ad_tags_under_shipped_policies,
+        ),
     ];
     run_cases(Mode::Repair, cases)
 }
@@ -733,6 +737,41 @@ case!(trusted_types_under_shipped_policies, |h| async move {
         }
     }
     Ok(())
+});
+
+// Ad tags under every shipped policy: scripts written by document.write, the first writing a
+// third (the parser runs it before the second), a write from an async script (the browser
+// ignores it), then a request. Everything runs in the parser's order and nothing waits for
+// the liveness limit. Before, under async-fifo the third script was held 10 s: the network
+// FIFO ordered it after the second, which the parser runs only after it. And the script the
+// async script wrote counted as a fork that never arrived, so the FIFO held the request after
+// it until the limit.
+case!(ad_tags_under_shipped_policies, |h| async move {
+    let all = [
+        "ad1",
+        "ad1 end",
+        "ad2",
+        "ad3",
+        "ad4",
+        "after writes",
+        "async writer",
+        "loaded",
+        "xhr",
+    ];
+    under_shipped_policies(&h, "/repair/adtags/", &all, |policy, ran| {
+        let parser: Vec<&String> = ran
+            .iter()
+            .filter(|r| {
+                ["ad1", "ad1 end", "ad2", "ad3", "ad4", "after writes"].contains(&r.as_str())
+            })
+            .collect();
+        ensure!(
+            parser == ["ad1", "ad1 end", "ad3", "ad2", "after writes", "ad4"],
+            "{policy}: the parser's order: {ran:?}"
+        );
+        Ok(())
+    })
+    .await
 });
 
 // Modules under every shipped policy: a module is known by its URL, so one that a second

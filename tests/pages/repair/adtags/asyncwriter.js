@@ -1,0 +1,1 @@
+log.push('async writer'); document.write('<script src="never.js"><\/script>');
