@@ -188,8 +188,8 @@ pub(crate) fn adjust(
 }
 
 /// The Trusted Types policy the runtime creates (`ttPolicy` in `runtime-js/gates.js`, by this
-/// name), to vouch for the script
-/// URLs and written markup it marks with hold markers under `require-trusted-types-for`.
+/// name) to vouch for the script URLs and written markup it marks with hold markers under
+/// `require-trusted-types-for`.
 pub(crate) const RUNTIME_TT_POLICY: &str = "shepherd-runtime";
 
 /// A `trusted-types` directive that names the policies a page may create, with the runtime's
@@ -201,25 +201,7 @@ fn allow_runtime_policy(policy: &str) -> Option<PolicyEdit> {
     if d.has("*") || d.sources().any(|s| s == RUNTIME_TT_POLICY) {
         return None;
     }
-    let only_none = d.sources().count() == 1 && d.has("'none'");
-    let mut removed = Vec::new();
-    let new_text = if only_none {
-        removed.push("'none'".to_string());
-        let pos = d.text.to_ascii_lowercase().find("'none'")?;
-        format!(
-            "{}{}{}",
-            &d.text[..pos],
-            RUNTIME_TT_POLICY,
-            &d.text[pos + 6..]
-        )
-    } else {
-        let end = d.text.trim_end().len();
-        format!("{} {}{}", &d.text[..end], RUNTIME_TT_POLICY, &d.text[end..])
-    };
-    let mut new = String::with_capacity(policy.len() + RUNTIME_TT_POLICY.len() + 1);
-    new.push_str(&policy[..d.start]);
-    new.push_str(&new_text);
-    new.push_str(&policy[d.start + d.text.len()..]);
+    let (new, removed) = with_source(policy, d, RUNTIME_TT_POLICY);
     Some((
         new,
         d.name.clone(),
@@ -232,6 +214,28 @@ fn allow_runtime_policy(policy: &str) -> Option<PolicyEdit> {
 }
 
 type PolicyEdit = (String, String, Vec<String>, Vec<String>, String, bool);
+
+/// `policy` with source `add` in directive `d` (a lone `'none'` replaced by it, since the two
+/// cannot stand together), and what was removed.
+fn with_source(policy: &str, d: &Directive<'_>, add: &str) -> (String, Vec<String>) {
+    let only_none = d.sources().count() == 1 && d.has("'none'");
+    let mut removed = Vec::new();
+    let new_text = match d.text.to_ascii_lowercase().find("'none'") {
+        Some(pos) if only_none => {
+            removed.push("'none'".to_string());
+            format!("{}{}{}", &d.text[..pos], add, &d.text[pos + 6..])
+        }
+        _ => {
+            let end = d.text.trim_end().len();
+            format!("{} {}{}", &d.text[..end], add, &d.text[end..])
+        }
+    };
+    let mut new = String::with_capacity(policy.len() + add.len() + 1);
+    new.push_str(&policy[..d.start]);
+    new.push_str(&new_text);
+    new.push_str(&policy[d.start + d.text.len()..]);
+    (new, removed)
+}
 
 fn adjust_policy(policy: &str, rt: &RuntimeSource<'_>) -> Option<PolicyEdit> {
     let dirs = directives(policy);
@@ -275,22 +279,7 @@ fn adjust_policy(policy: &str, rt: &RuntimeSource<'_>) -> Option<PolicyEdit> {
             true,
         )
     };
-    let only_none = d.sources().count() == 1 && d.has("'none'");
-    let mut removed = Vec::new();
-    let new_text = if only_none {
-        removed.push("'none'".to_string());
-        match d.text.to_ascii_lowercase().find("'none'") {
-            Some(pos) => format!("{}{}{}", &d.text[..pos], add, &d.text[pos + 6..]),
-            None => format!("{} {}", d.text, add),
-        }
-    } else {
-        let end = d.text.trim_end().len();
-        format!("{} {}{}", &d.text[..end], add, &d.text[end..])
-    };
-    let mut new = String::with_capacity(policy.len() + add.len() + 1);
-    new.push_str(&policy[..d.start]);
-    new.push_str(&new_text);
-    new.push_str(&policy[d.start + d.text.len()..]);
+    let (new, removed) = with_source(policy, d, &add);
     Some((
         new,
         d.name.clone(),

@@ -701,8 +701,8 @@ case!(widgets_under_shipped_policies, |h| async move {
     under_shipped_policies(&h, "/repair/widgets/", &all, |_, _| Ok(())).await
 });
 
-// Pages under Trusted Types (`require-trusted-types-for 'script'`, in a `<meta>` element and
-// as a header), under every shipped policy: a script inserted with a TrustedScriptURL, a
+// A page under Trusted Types (`require-trusted-types-for 'script'` in a `<meta>` element, and
+// again as a header, in force before the runtime runs), under every shipped policy: a script inserted with a TrustedScriptURL, a
 // parser script and markup written as TrustedHTML all run, nothing waits for the liveness
 // limit, and the runtime throws nothing. Under async-fifo the inserted script's request
 // carries its hold marker: the runtime's own Trusted Types policy vouches for the marked URL
@@ -713,7 +713,7 @@ case!(trusted_types_under_shipped_policies, |h| async move {
     let header = "require-trusted-types-for%20%27script%27%3B%20trusted-types%20app";
     for path in [
         "/repair/tt/".to_string(),
-        format!("/repair/tt/header.html?csp={header}"),
+        format!("/repair/tt/?csp={header}"),
     ] {
         for &(policy, _) in shepherd_policies::SHIPPED {
             let page = open_until_done(&h, Some(policy), &path).await?;
