@@ -159,28 +159,21 @@ pub(crate) fn adjust(
             out.push(',');
         }
         let mut policy = std::borrow::Cow::Borrowed(policy);
-        if let Some((new, directive, added, removed, reason, nonce)) = adjust_policy(&policy, rt) {
-            policy = std::borrow::Cow::Owned(new);
-            needs_nonce |= nonce;
-            changes.push(CspChange {
-                header,
-                policy: i,
-                directive,
-                added,
-                removed,
-                reason,
-            });
-        }
-        if let Some((new, directive, added, removed, reason, _)) = allow_runtime_policy(&policy) {
-            policy = std::borrow::Cow::Owned(new);
-            changes.push(CspChange {
-                header,
-                policy: i,
-                directive,
-                added,
-                removed,
-                reason,
-            });
+        // The runtime's script allowed, then its Trusted Types policy (each edit on the last).
+        let edits: [&PolicyEditor<'_>; 2] = [&|p| adjust_policy(p, rt), &allow_runtime_policy];
+        for edit in edits {
+            if let Some((new, directive, added, removed, reason, nonce)) = edit(&policy) {
+                policy = std::borrow::Cow::Owned(new);
+                needs_nonce |= nonce;
+                changes.push(CspChange {
+                    header,
+                    policy: i,
+                    directive,
+                    added,
+                    removed,
+                    reason,
+                });
+            }
         }
         out.push_str(&policy);
     }
@@ -214,6 +207,8 @@ fn allow_runtime_policy(policy: &str) -> Option<PolicyEdit> {
 }
 
 type PolicyEdit = (String, String, Vec<String>, Vec<String>, String, bool);
+/// One edit of a policy's text: what it becomes, or None to leave it.
+type PolicyEditor<'a> = dyn Fn(&str) -> Option<PolicyEdit> + 'a;
 
 /// `policy` with source `add` in directive `d` (a lone `'none'` replaced by it, since the two
 /// cannot stand together), and what was removed.
