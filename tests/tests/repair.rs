@@ -702,9 +702,9 @@ case!(widgets_under_shipped_policies, |h| async move {
 });
 
 // A page under Trusted Types (`require-trusted-types-for 'script'` in a `<meta>` element, and
-// again as a header, in force before the runtime runs), under every shipped policy: a script inserted with a TrustedScriptURL, a
-// parser script and markup written as TrustedHTML all run, nothing waits for the liveness
-// limit, and the runtime throws nothing. Under async-fifo the inserted script's request
+// again as a header, in force before the runtime runs), under every shipped policy: a script
+// inserted with a TrustedScriptURL, a parser script and markup written as TrustedHTML all
+// run, nothing waits for the liveness limit, and the runtime throws nothing. Under async-fifo the inserted script's request
 // carries its hold marker: the runtime's own Trusted Types policy vouches for the marked URL
 // (for the header, the proxy adds that policy's name to the page's `trusted-types`). Before,
 // the runtime set the marked URL as a string: the page's appendChild threw a TypeError, the
@@ -778,7 +778,7 @@ case!(ad_tags_under_shipped_policies, |h| async move {
 // module imports, that two script tags name, that a script inserts and that document.write
 // writes is evaluated once; a `DATA:` script runs its source. Before, the gates of async-fifo
 // (which may postpone parser scripts) put a marker in the URL of each module's tag, inserted
-// module and written one, and each became a module of its own: `a.js` ran three times. The
+// module and written one, and each became a module of its own: `a.js` ran four times. The
 // `DATA:` script's marker (an upper-case scheme) became part of its source, a SyntaxError.
 case!(modules_under_shipped_policies, |h| async move {
     let all = ["a", "b1", "c1", "data", "loaded"];
