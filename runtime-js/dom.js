@@ -77,13 +77,18 @@ function isModuleType(type) {
   return type !== null && strToLower(trimAsciiSpace(type)) === 'module';
 }
 
+/** Whether script element `el` is a module (its `type`, trimmed, is `module` in any case). */
+function isModuleScript(el) {
+  return isModuleType(elGetAttr(el, 'type'));
+}
+
 /** Whether script element `el` runs (see runsAsScript). */
 function isJsType(el) {
   return runsAsScript(elGetAttr(el, 'type'), elGetAttr(el, 'language'), elHasAttr(el, 'nomodule'));
 }
 
 function scriptKind(el, sm) {
-  if (strToLower(scriptType(el)) === 'module') return 'module';
+  if (isModuleScript(el)) return 'module';
   const hasSrc = elHasAttr(el, 'src');
   if (!sm.parser) return 'inserted';
   if (!hasSrc) return 'inline';
@@ -429,7 +434,7 @@ function noteScript(el, fromParser) {
     sm.chunk = cur;
     sm.n = ++nParserScripts;
   }
-  if (strToLower(scriptType(el)) === 'module') moduleScripts[moduleScripts.length] = el;
+  if (isModuleScript(el)) moduleScripts[moduleScripts.length] = el;
 }
 
 // Script-made subtrees (innerHTML of a list) can hold thousands of elements: only the roots

@@ -280,7 +280,7 @@ function forkScript(el) {
   // Not a module: its URL is its identity (a marked one would be evaluated again as a module
   // of its own when another imports it), as the rewriter leaves the parser's modules.
   let mark = null;
-  if (gateToken !== '' && reExec(HTTP_RE, url) !== null && !isModuleType(elGetAttr(el, 'type'))) {
+  if (gateToken !== '' && reExec(HTTP_RE, url) !== null && !isModuleScript(el)) {
     const n = ++gateNext;
     const raw = elGetAttr(el, 'src');
     const m = { el, raw, marked: marked(raw, gateToken, n), pev };
@@ -342,7 +342,7 @@ function writesIntoParser() {
   const pev = wmGet(scriptPevs, cs);
   if (pev !== undefined) return pev.kind === 'inline-script' || pev.how === 'blocking' || pev.written === true;
   // A script the runtime did not fork: an inline one inserted by the running script.
-  return !elHasAttr(cs, 'async') && !(elHasAttr(cs, 'defer') && elHasAttr(cs, 'src')) && !isModuleType(elGetAttr(cs, 'type'));
+  return !elHasAttr(cs, 'async') && !(elHasAttr(cs, 'defer') && elHasAttr(cs, 'src')) && !isModuleScript(cs);
 }
 
 /** Marks the `src` of each script start tag in the written markup (`args`, changed in place). */
@@ -495,7 +495,7 @@ function parserAdded(el, parsing) {
 /** How script element `el` loads (`parser`: the parser inserted it). */
 function scriptLoading(el, parser) {
   if (!parser) return 'inserted';
-  const module = strToLower(scriptType(el)) === 'module';
+  const module = isModuleScript(el);
   if (scriptAsync(el)) return 'async';
   if (module || (scriptDefer(el) && elHasAttr(el, 'src'))) return 'defer';
   return 'blocking';
@@ -519,7 +519,7 @@ function parserScript(el, parsing) {
   }
   if (!parsing) return; // inserted by markup APIs: such scripts do not run
   const inline = raw === null;
-  if (inline && strToLower(scriptType(el)) === 'module') return; // inline modules: not named
+  if (inline && isModuleScript(el)) return; // inline modules: not named
   const pev = inline ? newPev('inline-script', 'inline-script', el, '', null) :
     newPev('script', 'script', el, stripMarkers(scriptSrc(el)), null);
   pev.how = scriptLoading(el, true);

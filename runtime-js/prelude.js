@@ -143,7 +143,6 @@ const docQSA = DocP ? uncurry(DocP.querySelectorAll) : null;
 const scriptSrc = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'src') : null;
 const scriptAsync = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'async') : null;
 const scriptDefer = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'defer') : null;
-const scriptType = G.HTMLScriptElement ? getterOf(HTMLScriptElement.prototype, 'type') : null;
 // Form fields: what trusted input/change events changed (events.js).
 const NInput = G.HTMLInputElement || null;
 const NTextArea = G.HTMLTextAreaElement || null;
