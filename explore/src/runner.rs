@@ -1444,7 +1444,8 @@ struct RunCtx {
     /// How long a planned event is waited for before it is skipped (an eighth of it for the
     /// approximately replayed part of a job, where skipping is expected).
     patience: Duration,
-    waiting: Option<(String, Instant)>,
+    /// The planned event waited for, since when, and the quiet state the wait last saw.
+    waiting: Option<(String, Instant, Option<Sig>)>,
     /// Event -> what enabled it in the parent execution.
     enablers: HashMap<String, String>,
     /// Events run so far.
@@ -1612,9 +1613,16 @@ impl RunCtx {
     /// registered (they cannot be late). The recorded order and a job's prefix wait the whole
     /// patience (those events did happen at this point); the approximately replayed part skips
     /// at once when what enabled the event in the parent has not run here, and otherwise waits
-    /// an eighth of it (skipping is expected there).
+    /// an eighth of it (skipping is expected there). A gesture waits only while the page
+    /// changes: its target is found (and enabled) by the DOM, which only the page's own
+    /// actions and the parser change, so a quiet state seen twice with nothing changed between
+    /// will not bring it (the browser's own late work, a request or an image's load, is waited
+    /// for the whole patience).
     fn patient(&mut self, want: &str, full: bool) -> bool {
-        if !want.parse::<EventName>().is_ok_and(|n| n.appears_late()) {
+        let Ok(name) = want.parse::<EventName>() else {
+            return false;
+        };
+        if !name.appears_late() {
             return false;
         }
         let limit = if full {
@@ -1631,16 +1639,20 @@ impl RunCtx {
         if self.gave_up_at.is_some() && self.gave_up_at == self.last_sig {
             return false;
         }
-        match &self.waiting {
-            Some((w, since)) if w == want => {
-                let wait = since.elapsed() < limit;
-                if !wait {
+        let gesture = matches!(name, EventName::User(_));
+        match &mut self.waiting {
+            Some((w, since, seen)) if w == want => {
+                let still = gesture && seen.is_some() && *seen == self.last_sig;
+                let wait = since.elapsed() < limit && !still;
+                if wait {
+                    seen.clone_from(&self.last_sig);
+                } else {
                     self.gave_up_at = self.last_sig.clone();
                 }
                 wait
             }
             _ => {
-                self.waiting = Some((want.to_string(), Instant::now()));
+                self.waiting = Some((want.to_string(), Instant::now(), self.last_sig.clone()));
                 true
             }
         }
@@ -1751,6 +1763,51 @@ mod tests {
             kind: "response",
             chunk: None,
         }
+    }
+
+    fn quiet(actions: u32) -> Sig {
+        let page = PageState {
+            ready: true,
+            actions,
+            ..PageState::default()
+        };
+        (page, vec![7], 0)
+    }
+
+    #[test]
+    fn a_gesture_is_given_up_once_a_quiet_page_stays_as_it_was() {
+        let site = Site::from_trace(PathBuf::new(), "http://a.test/".into(), Trace::default());
+        let plan = Plan::Probe {
+            prefix: Vec::new(),
+            moved: vec!["user:0".into()],
+        };
+        let mut ctx = RunCtx::new(&plan, &site, Duration::from_secs(600));
+        ctx.last_sig = Some(quiet(1));
+        assert!(
+            ctx.patient("user:0", true),
+            "the first quiet state starts the wait"
+        );
+        ctx.last_sig = Some(quiet(2));
+        assert!(
+            ctx.patient("user:0", true),
+            "the page changed: its target may come"
+        );
+        assert!(
+            !ctx.patient("user:0", true),
+            "quiet twice, the same: it will not"
+        );
+        assert!(
+            !ctx.patient("user:1", true),
+            "nothing changed since the last give-up"
+        );
+
+        // A response is the browser's to send, whenever: it is waited for the patience.
+        let mut ctx = RunCtx::new(&plan, &site, Duration::from_secs(600));
+        ctx.last_sig = Some(quiet(1));
+        let late = "net:http://a.test/late.png#1";
+        assert!(ctx.patient(late, true));
+        assert!(ctx.patient(late, true));
+        assert!(ctx.patient(late, true));
     }
 
     #[test]
