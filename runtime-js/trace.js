@@ -39,6 +39,8 @@ let inFlight = false;
 let flushTimer = 0;
 let droppedBatches = 0;
 let pageGone = false;
+/** flushAndWait's callers: {target, resolve}, woken by the delivery that completes their batches. */
+let flushWaiters = [];
 
 function randomDocId() {
   try {
@@ -164,6 +166,7 @@ function delivered() {
     batches.length = j;
     bHead = 0;
   }
+  wakeFlushWaiters();
 }
 
 function retryLater(b) {
@@ -216,20 +219,34 @@ function flushAtExit() {
   batches.length = 0;
   bHead = 0;
   inFlight = false;
+  wakeFlushWaiters();
 }
 
-/** A promise that settles once every batch cut so far has been delivered (tests, explorer). */
+/** Whether every batch numbered below `target` has been delivered (or given up on). */
+function deliveredBefore(target) {
+  return bHead >= batches.length || (batches[bHead] !== undefined && batches[bHead].seq >= target);
+}
+
+function wakeFlushWaiters() {
+  if (flushWaiters.length === 0) return;
+  const waiting = [];
+  for (let i = 0; i < flushWaiters.length; i++) {
+    const w = flushWaiters[i];
+    if (deliveredBefore(w.target)) w.resolve(seq);
+    else waiting[waiting.length] = w;
+  }
+  flushWaiters = waiting;
+}
+
+/**
+ * A promise that settles once every batch cut so far has been delivered (tests, explorer): as
+ * soon as the last of them is, because the explorer waits for it at the end of every execution.
+ */
 function flushAndWait() {
   maybeFlush(true);
   const target = seq;
   return new NativePromise((resolve) => {
-    const check = () => {
-      if (bHead >= batches.length || (batches[bHead] && batches[bHead].seq >= target)) {
-        resolve(seq);
-      } else {
-        rApply(nSetTimeout, G, [check, 20]);
-      }
-    };
-    check();
+    if (deliveredBefore(target)) resolve(seq);
+    else flushWaiters[flushWaiters.length] = { target, resolve };
   });
 }

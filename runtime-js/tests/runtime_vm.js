@@ -6,15 +6,17 @@ const vm = require('vm');
 
 /**
  * Loads the rendered runtime at `path`: returns the context and the bodies of the runtime's
- * trace uploads (its `fetch` calls), in order.
+ * trace uploads (its `fetch` calls), in order. `globals` replaces browser globals the runtime
+ * takes when it loads (a timer that never fires).
  */
-function loadRuntime(path) {
+function loadRuntime(path, globals = {}) {
   const ctx = vm.createContext({});
   const g = vm.runInContext('globalThis', ctx);
   for (const k of ['Event', 'EventTarget', 'MessageEvent', 'ErrorEvent', 'MessageChannel', 'MessagePort',
     'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'performance', 'crypto']) {
     g[k] = globalThis[k];
   }
+  Object.assign(g, globals);
   const bodies = [];
   g.fetch = (url, init) => {
     bodies.push(String(init.body));
