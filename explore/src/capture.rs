@@ -147,6 +147,15 @@ const MUTATIONS_JS: &str = r#"(() => {
   return w.__shepherdMutations.n;
 })()"#;
 
+/// The number of elements in `page`'s document (`None` when it cannot tell: no document yet,
+/// or the question failed).
+pub async fn elements(page: &Page) -> Option<u64> {
+    page.evaluate_isolated("document.getElementsByTagName('*').length")
+        .await
+        .ok()?
+        .as_u64()
+}
+
 /// What the user sees of `page` ([`VISIBLE_JS`]).
 pub async fn visible(page: &Page) -> anyhow::Result<String> {
     let v = page.evaluate_isolated(VISIBLE_JS).await?;

@@ -235,6 +235,10 @@ fn queued_origins(held: &[HeldInfo]) -> HashSet<String> {
 /// flight that the proxy does not hold.
 type Sig = (PageState, Vec<u64>, usize);
 
+/// A quiet state as a wait for a planned event saw it: the state, and the document's element
+/// count while a gesture is waited for.
+type Seen = (Sig, Option<u64>);
+
 /// Everything enabled at a quiet point.
 struct Enabled {
     names: Vec<String>,
@@ -614,7 +618,17 @@ impl Worker {
                     ctx.painted_first = Some((name, since));
                     Choice::Wait
                 }
-                (None, _) => ctx.choose(&en.names),
+                (None, _) => {
+                    // A planned gesture that is not enabled may be waited for: how much of the
+                    // document exists tells a parser still adding nodes from one that is done.
+                    ctx.elements = match ctx.wanted() {
+                        Some(w) if naming::is_user(w) && !en.names.iter().any(|n| n == w) => {
+                            capture::elements(page).await
+                        }
+                        _ => None,
+                    };
+                    ctx.choose(&en.names)
+                }
             };
             let mut name = match chosen {
                 Choice::Run(name) => name,
@@ -1444,8 +1458,12 @@ struct RunCtx {
     /// How long a planned event is waited for before it is skipped (an eighth of it for the
     /// approximately replayed part of a job, where skipping is expected).
     patience: Duration,
-    /// The planned event waited for, since when, and the quiet state the wait last saw.
-    waiting: Option<(String, Instant, Option<Sig>)>,
+    /// The planned event waited for, since when, and the quiet state the wait last saw (with
+    /// the document's element count, for a gesture).
+    waiting: Option<(String, Instant, Option<Seen>)>,
+    /// Elements in the document at this quiet state, read while a planned gesture is not
+    /// enabled (`None` otherwise, or when the page could not tell).
+    elements: Option<u64>,
     /// Event -> what enabled it in the parent execution.
     enablers: HashMap<String, String>,
     /// Events run so far.
@@ -1547,6 +1565,7 @@ impl RunCtx {
             parser_waits_for: None,
             patience,
             waiting: None,
+            elements: None,
             enablers,
             ran: HashSet::new(),
             prefix,
@@ -1640,22 +1659,33 @@ impl RunCtx {
             return false;
         }
         let gesture = matches!(name, EventName::User(_));
+        let now = self.last_sig.clone().map(|sig| (sig, self.elements));
         match &mut self.waiting {
             Some((w, since, seen)) if w == want => {
-                let still = gesture && seen.is_some() && *seen == self.last_sig;
+                // The parser adds nodes without actions of the page: an unchanged element
+                // count says it added none either.
+                let still = gesture && self.elements.is_some() && seen.is_some() && *seen == now;
                 let wait = since.elapsed() < limit && !still;
                 if wait {
-                    seen.clone_from(&self.last_sig);
+                    *seen = now;
                 } else {
                     self.gave_up_at = self.last_sig.clone();
                 }
                 wait
             }
             _ => {
-                self.waiting = Some((want.to_string(), Instant::now(), self.last_sig.clone()));
+                self.waiting = Some((want.to_string(), Instant::now(), now));
                 true
             }
         }
+    }
+
+    /// The planned event `choose` looks for first: the prefix's next, else the sequence's.
+    fn wanted(&self) -> Option<&str> {
+        self.prefix
+            .get(self.pos_prefix)
+            .or_else(|| self.seq.get(self.pos_seq))
+            .map(String::as_str)
     }
 
     /// The next event to run.
@@ -1782,7 +1812,9 @@ mod tests {
             moved: vec!["user:0".into()],
         };
         let mut ctx = RunCtx::new(&plan, &site, Duration::from_secs(600));
+        assert_eq!(ctx.wanted(), Some("user:0"));
         ctx.last_sig = Some(quiet(1));
+        ctx.elements = Some(10);
         assert!(
             ctx.patient("user:0", true),
             "the first quiet state starts the wait"
@@ -1792,6 +1824,18 @@ mod tests {
             ctx.patient("user:0", true),
             "the page changed: its target may come"
         );
+        ctx.elements = Some(12);
+        assert!(
+            ctx.patient("user:0", true),
+            "the parser added elements: its target may come"
+        );
+        ctx.elements = None;
+        assert!(
+            ctx.patient("user:0", true),
+            "the page could not tell its elements"
+        );
+        ctx.elements = Some(12);
+        assert!(ctx.patient("user:0", true));
         assert!(
             !ctx.patient("user:0", true),
             "quiet twice, the same: it will not"
