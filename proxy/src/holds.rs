@@ -46,6 +46,22 @@ struct Inner {
     pending: BTreeMap<u64, (HeldInfo, oneshot::Sender<()>)>,
 }
 
+/// Held items taken out of the list by [`Holds::set_aside`]; dropping this releases them.
+#[derive(Debug, Default)]
+pub struct SetAside(Vec<oneshot::Sender<()>>);
+
+impl SetAside {
+    /// How many items are set aside.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing is set aside.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The hold controller. All methods are cheap; only responses that are held touch the lock.
 #[derive(Default)]
 pub struct Holds {
@@ -179,6 +195,17 @@ impl Holds {
         n
     }
 
+    /// Takes every held item out of the list without releasing it: its response stays
+    /// where it is until the returned [`SetAside`] is dropped (then it goes out, as with
+    /// [`Holds::release_all`]). The explorer takes an execution's last screenshot while the
+    /// next execution's page loads through the same proxy: the old page's held responses must
+    /// neither reach it before its picture nor be listed as the new page's.
+    pub fn set_aside(&self) -> SetAside {
+        let all = std::mem::take(&mut self.lock().pending);
+        self.changed.notify_waiters();
+        SetAside(all.into_values().map(|(_, tx)| tx).collect())
+    }
+
     /// Forgets an item whose response was abandoned (client gone).
     pub(crate) fn forget(&self, id: u64) {
         self.lock().pending.remove(&id);
@@ -209,5 +236,25 @@ pub(crate) struct HoldGuard<'a> {
 impl Drop for HoldGuard<'_> {
     fn drop(&mut self) {
         self.holds.forget(self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn set_aside_items_leave_the_list_and_go_out_only_when_dropped() {
+        let holds = Holds::default();
+        let (_, mut old) = holds.hold("https://a.test/x", None);
+        let aside = holds.set_aside();
+        assert_eq!(aside.len(), 1);
+        assert!(holds.pending().is_empty(), "no longer listed");
+        assert_eq!(holds.release_all(), 0, "not released with the rest");
+        assert!(old.try_recv().is_err(), "still held");
+        let (_, _new) = holds.hold("https://a.test/x", None);
+        assert_eq!(holds.pending().len(), 1, "a new hold is listed alone");
+        drop(aside);
+        assert!(old.await.is_err(), "dropped: the waiting response goes out");
     }
 }

@@ -43,7 +43,7 @@ pub use ca::CertificateAuthority;
 pub use config::ProxyConfig;
 pub use error::ProxyError;
 pub use handle::{Proxy, ProxyHandle};
-pub use holds::{DocumentSplit, HeldInfo, Holds};
+pub use holds::{DocumentSplit, HeldInfo, Holds, SetAside};
 /// Re-exported so front ends can build URIs and headers without their own dependency.
 pub use http;
 pub use limits::{Limits, ProxyAuth};
