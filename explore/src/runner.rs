@@ -162,6 +162,81 @@ pub struct Worker {
     /// A fresh page made while the previous execution ran: opening one (a browser context and
     /// a renderer) takes a quarter of a second, about a tenth of an execution.
     spare: std::sync::Mutex<Option<Page>>,
+    /// The next execution's page, navigated while the last one's screenshot was taken.
+    prepared: std::sync::Mutex<Option<Prepared>>,
+}
+
+/// A page navigated to `url`, and the steps every plan starts with already run
+/// ([`Worker::head`]): done while the previous execution's screenshot is taken.
+struct Prepared {
+    page: Page,
+    url: String,
+    /// Answers the proxy's credential challenges for the page (when the proxy asks).
+    auth: Option<tokio::task::JoinHandle<()>>,
+    /// The execution's first step, run before its plan was known.
+    head: Option<Head>,
+}
+
+/// An execution's first step, run before its plan was known ([`Worker::head`]).
+struct Head {
+    /// The execution's state, from a plan with nothing in it.
+    ctx: RunCtx,
+    /// The document's first piece: the step run.
+    first: String,
+    steps: Vec<Step>,
+    /// The quiet state after it.
+    next: Enabled,
+}
+
+impl Head {
+    /// The execution as `plan` would have run it: the plan's own choice in the first state
+    /// must be the piece that ran, every planned event before it skipped (nothing else can
+    /// become enabled before the document's first piece is parsed, so waiting for them, as
+    /// the plan would, changes nothing but the time). `None` for the recorded order (its
+    /// first state is also asked whether style sheets block painting) and for a probe that
+    /// would take its checkpoint before the document.
+    fn adopt(self, plan: &Plan, site: &Site, patience: Duration) -> Option<Adopted> {
+        if matches!(plan, Plan::Recorded) {
+            return None;
+        }
+        let mut planned = RunCtx::new(plan, site, patience);
+        planned.no_waiting = true;
+        let choice = planned.choose(std::slice::from_ref(&self.first));
+        planned.no_waiting = false;
+        match choice {
+            Choice::Run(e) if e == self.first => {}
+            _ => return None,
+        }
+        let mut ctx = self.ctx;
+        // A probe offers the gestures it moves in every state: the state after the piece is
+        // listed again with them (the page is quiet already, so that takes one quiet period).
+        let relist = !planned.moved_gestures.is_empty();
+        ctx.prefix = planned.prefix;
+        ctx.seq = planned.seq;
+        ctx.pos_prefix = planned.pos_prefix;
+        ctx.pos_seq = planned.pos_seq;
+        ctx.recorded = planned.recorded;
+        ctx.probe = planned.probe;
+        ctx.enablers = planned.enablers;
+        ctx.moved_gestures = planned.moved_gestures;
+        ctx.skipped = planned.skipped;
+        ctx.diverged = planned.diverged;
+        ctx.waiting = None;
+        ctx.gave_up_at = None;
+        Some(Adopted {
+            ctx,
+            steps: self.steps,
+            next: (!relist).then_some(self.next),
+        })
+    }
+}
+
+/// A [`Head`] taken over by its plan: where `drive` goes on from.
+struct Adopted {
+    ctx: RunCtx,
+    steps: Vec<Step>,
+    /// The quiet state to choose the next step in (`None`: wait for one).
+    next: Option<Enabled>,
 }
 
 /// What the page's controller reports.
@@ -416,6 +491,7 @@ impl Worker {
             auth,
             timing: cfg.timing.clone(),
             spare: std::sync::Mutex::new(None),
+            prepared: std::sync::Mutex::new(None),
         })
     }
 
@@ -428,10 +504,15 @@ impl Worker {
     /// Stops the browser (if launched here; a Grid session is deleted) and the proxy.
     pub async fn stop(self) {
         let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(page) = spare
-            && self.browser.connection().closed_reason().is_none()
-        {
-            let _ = page.close().await;
+        let prepared = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if self.browser.connection().closed_reason().is_none() {
+            for page in spare.into_iter().chain(prepared.map(|p| p.page)) {
+                let _ = page.close().await;
+            }
         }
         let _ = self.browser.close().await;
         if let Some(session) = self.session {
@@ -467,27 +548,49 @@ impl Worker {
     pub async fn run(&self, site: &Site, plan: &Plan) -> anyhow::Result<RunOutput> {
         let started = Instant::now();
         let holds = self.stack.proxy().holds().clone();
-        holds.clear_rules();
-        holds.release_all();
-        self.stack.proxy().reset_replay();
-        self.sink.clear();
-        holds.set_split_html(true);
-        holds.set_hold_all(true);
-        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let page = match spare {
-            Some(page) => page,
-            None => self.new_page().await?,
-        };
-        tracing::debug!("page ready after {:?}", started.elapsed());
-        let _auth_task = match &self.auth {
-            Some((u, p)) => Some(page.authenticate_proxy(u, p).await?),
+        let prepared = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        // The prepared page goes on under this plan if the plan would have begun as it did;
+        // otherwise a fresh page is loaded.
+        let mut adopted = None;
+        let prepared = match prepared {
+            Some(mut p) if p.url == site.page => match p.head.take() {
+                None => Some(p),
+                Some(head) => {
+                    adopted = head.adopt(plan, site, self.timing.patience);
+                    if adopted.is_some() {
+                        Some(p)
+                    } else {
+                        tracing::debug!("the prepared page's first step is not this plan's");
+                        let _ = p.page.close().await;
+                        None
+                    }
+                }
+            },
+            Some(p) => {
+                let _ = p.page.close().await;
+                None
+            }
             None => None,
         };
+        let prepared = match prepared {
+            Some(p) => p,
+            None => self.prepare(site, false).await?,
+        };
+        let Prepared {
+            page,
+            auth: auth_task,
+            ..
+        } = prepared;
+        tracing::debug!("page ready after {:?}", started.elapsed());
         // The next execution's page opens while this one runs (after its loading steps): the
         // page sits at `about:blank` and asks the proxy nothing until it is navigated.
         let (ended, end) = tokio::sync::oneshot::channel::<()>();
         let drive = async {
-            let r = self.drive(&page, site, plan, started).await;
+            let r = self.drive(&page, site, plan, started, adopted).await;
             let _ = ended.send(());
             r
         };
@@ -525,12 +628,206 @@ impl Worker {
             Ok(next) => *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(next),
             Err(e) => tracing::debug!("no spare page: {e:#}"),
         }
-        // Let go of everything the proxy still holds for this page.
+        let mut out = match result {
+            Ok(out) => out,
+            Err(e) => {
+                // Let go of everything the proxy still holds for this page.
+                holds.clear_rules();
+                holds.release_all();
+                let _ = page.close().await;
+                return Err(e);
+            }
+        };
+        // The screenshot waits for the browser's next frame (≈ 50 ms whatever the page) and
+        // the picture's encoding: the next execution's page is navigated meanwhile. This page
+        // must not change before its picture, so what the proxy holds for it stays held, set
+        // aside where the next execution does not see it, and what it would ask for now is
+        // held in the browser instead of reaching the proxy.
+        if let Some(task) = auth_task {
+            task.abort();
+        }
+        let _ = page
+            .call(
+                "Fetch.enable",
+                json!({ "patterns": [{ "urlPattern": "*" }] }),
+            )
+            .await;
+        let aside = holds.set_aside();
+        let picture = async {
+            if !self.timing.screenshots {
+                return None;
+            }
+            let shot = capture::screenshot(&page).await.ok();
+            tracing::trace!(
+                "screenshot after {:?} ({} bytes)",
+                started.elapsed(),
+                shot.as_ref().map_or(0, Vec::len)
+            );
+            shot
+        };
+        let (shot, next) = tokio::join!(picture, self.prepare(site, true));
+        out.snapshot.screenshot = shot;
+        match next {
+            Ok(next) => *self.prepared.lock().unwrap_or_else(|p| p.into_inner()) = Some(next),
+            Err(e) => tracing::debug!("the next execution's page: {e:#}"),
+        }
+        out.elapsed = started.elapsed();
+        // Closing the page is the browser's work: the next execution need not wait for it.
+        tokio::spawn(async move {
+            let _ = page.close().await;
+            drop(aside);
+        });
+        tracing::debug!("execution done after {:?}", started.elapsed());
+        Ok(out)
+    }
+
+    /// Readies the proxy for a new execution and starts one: a page (the spare if there is
+    /// one) navigated to the site, its document held at the proxy; with `ahead`, the steps
+    /// every plan begins with are run too ([`Worker::head`]).
+    async fn prepare(&self, site: &Site, ahead: bool) -> anyhow::Result<Prepared> {
+        let holds = self.stack.proxy().holds();
         holds.clear_rules();
         holds.release_all();
-        let _ = page.close().await;
-        tracing::debug!("execution done after {:?}", started.elapsed());
-        result
+        self.stack.proxy().reset_replay();
+        self.sink.clear();
+        holds.set_split_html(true);
+        holds.set_hold_all(true);
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let page = match spare {
+            Some(page) => page,
+            None => self.new_page().await?,
+        };
+        let auth = match &self.auth {
+            Some((u, p)) => Some(page.authenticate_proxy(u, p).await?),
+            None => None,
+        };
+        let t0 = Instant::now();
+        page.call("Page.navigate", json!({ "url": site.page }))
+            .await
+            .with_context(|| format!("loading {}", site.page))?;
+        tracing::trace!("navigated in {:?}", t0.elapsed());
+        let head = match ahead {
+            true => self.head(&page, site).await?,
+            false => None,
+        };
+        Ok(Prepared {
+            page,
+            url: site.page.clone(),
+            auth,
+            head,
+        })
+    }
+
+    /// Runs the enabled event `name` chosen in the quiet state `en` and notes it as a step.
+    /// `None` when `en` has no such event.
+    async fn step(
+        &self,
+        page: &Page,
+        site: &Site,
+        ctx: &mut RunCtx,
+        en: &Enabled,
+        name: String,
+        steps: &mut Vec<Step>,
+    ) -> anyhow::Result<Option<How>> {
+        ctx.ran.insert(name.clone());
+        let Some(how) = en.how.get(&name).cloned() else {
+            return Ok(None);
+        };
+        let kind = match &how {
+            How::Proxy(_) if matches!(name.parse(), Ok(EventName::Chunk { .. })) => {
+                "chunk".to_string()
+            }
+            How::Proxy(_) => "net".to_string(),
+            How::Callback(_, k) => k.clone(),
+            How::Gesture(_) => "user".to_string(),
+        };
+        ctx.after_chunk = kind == "chunk";
+        ctx.after_gesture = kind == "user";
+        ctx.after_release = matches!(how, How::Callback(..));
+        steps.push(Step {
+            name: name.clone(),
+            kind,
+            enabled: en.names.clone(),
+            first_action: en.page.actions,
+        });
+        let t1 = Instant::now();
+        if let Some(sig) = &mut ctx.last_sig {
+            match &how {
+                How::Proxy(id) => sig.1.retain(|x| x != id),
+                How::Callback(hid, _) => sig.0.held.retain(|h| h.0 != *hid),
+                How::Gesture(_) => {}
+            }
+        }
+        ctx.chunk_sent = match &how {
+            How::Proxy(id) if ctx.after_chunk => en
+                .hold_urls
+                .get(id)
+                .map(|url| (url.clone(), page.document_bytes(url))),
+            _ => None,
+        };
+        ctx.awaits_page = match &how {
+            How::Proxy(id) if !ctx.after_chunk => en
+                .hold_urls
+                .get(id)
+                .and_then(|url| page.resource_type(url))
+                .is_some_and(|t| runs_code(&t)),
+            _ => false,
+        };
+        ctx.fired_at = match &how {
+            How::Proxy(_) => Some(Instant::now()),
+            _ => None,
+        };
+        self.fire(page, site, &how, ctx).await?;
+        tracing::trace!(
+            "ran {name} in {:?} (actions before it: {})",
+            t1.elapsed(),
+            en.page.actions
+        );
+        Ok(Some(how))
+    }
+
+    /// What every plan starts with, run before the plan is known: the first quiet state,
+    /// where the document's first piece is the only enabled event (nothing else can be
+    /// before the page has a document), that piece, and the quiet state after it, in which
+    /// the runtime has started. `None` (nothing run) when the first state is anything else.
+    async fn head(&self, page: &Page, site: &Site) -> anyhow::Result<Option<Head>> {
+        let blank = Plan::Job {
+            prefix: Vec::new(),
+            seq: Vec::new(),
+            enablers: HashMap::new(),
+        };
+        let mut ctx = RunCtx::new(&blank, site, self.timing.patience);
+        let t0 = Instant::now();
+        ctx.before_document = true;
+        let en = self.enabled(page, site, &mut ctx).await;
+        ctx.before_document = false;
+        let en = en?;
+        tracing::trace!("ahead: quiet after {:?} ({:?})", t0.elapsed(), en.names);
+        let [first] = &en.names[..] else {
+            return Ok(None);
+        };
+        let is_chunk = matches!(first.parse(), Ok(EventName::Chunk { .. }))
+            && matches!(en.how.get(first), Some(How::Proxy(_)));
+        if !is_chunk {
+            return Ok(None);
+        }
+        let first = first.clone();
+        let mut steps = Vec::new();
+        self.step(page, site, &mut ctx, &en, first.clone(), &mut steps)
+            .await?;
+        let t0 = Instant::now();
+        let next = self.enabled(page, site, &mut ctx).await?;
+        tracing::trace!(
+            "ahead: quiet after {:?} ({} enabled)",
+            t0.elapsed(),
+            next.names.len()
+        );
+        Ok(Some(Head {
+            ctx,
+            first,
+            steps,
+            next,
+        }))
     }
 
     async fn new_page(&self) -> anyhow::Result<Page> {
@@ -546,12 +843,16 @@ impl Worker {
         site: &Site,
         plan: &Plan,
         started: Instant,
+        head: Option<Adopted>,
     ) -> anyhow::Result<RunOutput> {
-        page.call("Page.navigate", json!({ "url": site.page }))
-            .await
-            .with_context(|| format!("loading {}", site.page))?;
-        let mut ctx = RunCtx::new(plan, site, self.timing.patience);
-        let mut steps: Vec<Step> = Vec::new();
+        let (mut ctx, mut steps, mut carried) = match head {
+            Some(h) => (h.ctx, h.steps, h.next),
+            None => (
+                RunCtx::new(plan, site, self.timing.patience),
+                Vec::new(),
+                None,
+            ),
+        };
         let mut stopped = None;
         let mut checkpoint: Option<Checkpoint> = None;
         // While a probe settles: DOM mutations seen so far, and timer-like steps in a row that
@@ -560,7 +861,10 @@ impl Worker {
         let mut idle_ticks = 0usize;
         let enabled_after = loop {
             let t0 = Instant::now();
-            let en = self.enabled(page, site, &mut ctx).await?;
+            let en = match carried.take() {
+                Some(en) => en,
+                None => self.enabled(page, site, &mut ctx).await?,
+            };
             tracing::trace!(
                 "quiet after {:?} ({} enabled: {:?})",
                 t0.elapsed(),
@@ -685,60 +989,12 @@ impl Worker {
                 ctx.painted_first = Some((std::mem::replace(&mut name, sheet), Instant::now()));
             }
             ctx.drained = false;
-            ctx.ran.insert(name.clone());
-            let Some(how) = en.how.get(&name).cloned() else {
+            let Some(how) = self
+                .step(page, site, &mut ctx, &en, name, &mut steps)
+                .await?
+            else {
                 break en.names;
             };
-            let kind = match &how {
-                How::Proxy(_) if matches!(name.parse(), Ok(EventName::Chunk { .. })) => {
-                    "chunk".to_string()
-                }
-                How::Proxy(_) => "net".to_string(),
-                How::Callback(_, k) => k.clone(),
-                How::Gesture(_) => "user".to_string(),
-            };
-            ctx.after_chunk = kind == "chunk";
-            ctx.after_gesture = kind == "user";
-            ctx.after_release = matches!(how, How::Callback(..));
-            steps.push(Step {
-                name: name.clone(),
-                kind,
-                enabled: en.names.clone(),
-                first_action: en.page.actions,
-            });
-            let t1 = Instant::now();
-            if let Some(sig) = &mut ctx.last_sig {
-                match &how {
-                    How::Proxy(id) => sig.1.retain(|x| x != id),
-                    How::Callback(hid, _) => sig.0.held.retain(|h| h.0 != *hid),
-                    How::Gesture(_) => {}
-                }
-            }
-            ctx.chunk_sent = match &how {
-                How::Proxy(id) if ctx.after_chunk => en
-                    .hold_urls
-                    .get(id)
-                    .map(|url| (url.clone(), page.document_bytes(url))),
-                _ => None,
-            };
-            ctx.awaits_page = match &how {
-                How::Proxy(id) if !ctx.after_chunk => en
-                    .hold_urls
-                    .get(id)
-                    .and_then(|url| page.resource_type(url))
-                    .is_some_and(|t| runs_code(&t)),
-                _ => false,
-            };
-            ctx.fired_at = match &how {
-                How::Proxy(_) => Some(Instant::now()),
-                _ => None,
-            };
-            self.fire(page, site, &how, &mut ctx).await?;
-            tracing::trace!(
-                "ran {name} in {:?} (actions before it: {})",
-                t1.elapsed(),
-                en.page.actions
-            );
             if checkpoint.is_some() {
                 // A poller keeps registering ticks that change nothing: once several in a row
                 // have left the DOM as it was, the page has settled.
@@ -755,7 +1011,8 @@ impl Worker {
             }
         };
         let t2 = Instant::now();
-        // The trace first (flushing ends the open action), then the DOM, then the picture.
+        // The trace first (flushing ends the open action), then the DOM (the picture is taken
+        // last, by `run`, while the next execution's page loads).
         let mut snap = Snapshot::default();
         let trace = self.flushed_trace(page).await;
         tracing::trace!("trace flushed after {:?}", t2.elapsed());
@@ -802,14 +1059,6 @@ impl Worker {
             );
         }
         snap.requests.sort();
-        if self.timing.screenshots {
-            snap.screenshot = capture::screenshot(page).await.ok();
-            tracing::trace!(
-                "screenshot after {:?} ({} bytes)",
-                t2.elapsed(),
-                snap.screenshot.as_ref().map_or(0, Vec::len)
-            );
-        }
         tracing::debug!(
             "end state in {:?}, execution {:?}, skipped {:?}",
             t2.elapsed(),
@@ -875,7 +1124,11 @@ impl Worker {
                 moved |= ctx.last_sig.as_ref() != Some(&outside.sig(&state));
                 moved |= outside.loaded;
             }
-            let quiet_for = if moved {
+            let quiet_for = if ctx.before_document {
+                // Nothing but the document can become enabled before its first piece: the
+                // state is complete once the proxy holds it.
+                Duration::ZERO
+            } else if moved {
                 self.timing.idle
             } else {
                 self.timing.idle * 4
@@ -925,7 +1178,8 @@ impl Worker {
                 && unheld == 0
                 && state.releasing.unwrap_or(0) == 0
                 && self.registrations_requested(&state.registering)
-                && (state.ready || !arrived);
+                && (state.ready || !arrived)
+                && (!ctx.before_document || !outside.held.is_empty());
             let open = state.open >= 0;
             let quiet = seen.saturating_duration_since(since);
             last = Some((state, outside.clone()));
@@ -1530,6 +1784,11 @@ struct RunCtx {
     /// What the last quiet state looked like, less what the last step released: any other
     /// difference is the step's effect.
     last_sig: Option<Sig>,
+    /// Planned events that are not enabled are skipped at once ([`Head::adopt`]).
+    no_waiting: bool,
+    /// The page was just navigated and its document is on its way: the first state is the
+    /// proxy holding its first piece ([`Worker::head`]).
+    before_document: bool,
 }
 
 impl RunCtx {
@@ -1597,6 +1856,8 @@ impl RunCtx {
             awaits_page: false,
             gave_up_at: None,
             last_sig: None,
+            no_waiting: false,
+            before_document: false,
         }
     }
 
@@ -1638,6 +1899,9 @@ impl RunCtx {
     /// will not bring it (the browser's own late work, a request or an image's load, is waited
     /// for the whole patience).
     fn patient(&mut self, want: &str, full: bool) -> bool {
+        if self.no_waiting {
+            return false;
+        }
         let Ok(name) = want.parse::<EventName>() else {
             return false;
         };
@@ -1852,6 +2116,84 @@ mod tests {
         assert!(ctx.patient(late, true));
         assert!(ctx.patient(late, true));
         assert!(ctx.patient(late, true));
+    }
+
+    #[test]
+    fn a_first_step_run_ahead_is_taken_over_only_as_the_plan_would_have_run_it() {
+        let site = Site::from_trace(PathBuf::new(), "http://a.test/".into(), Trace::default());
+        let chunk = "chunk:http://a.test/#0".to_string();
+        assert!(matches!(chunk.parse(), Ok(EventName::Chunk { .. })));
+        let after = "net:http://a.test/app.js#1".to_string();
+        let head = || {
+            let blank = Plan::Job {
+                prefix: Vec::new(),
+                seq: Vec::new(),
+                enablers: HashMap::new(),
+            };
+            let mut ctx = RunCtx::new(&blank, &site, Duration::from_secs(600));
+            ctx.ran.insert(chunk.clone());
+            ctx.doc = "doc-1".into();
+            Head {
+                ctx,
+                first: chunk.clone(),
+                steps: vec![Step {
+                    name: chunk.clone(),
+                    kind: "chunk".into(),
+                    enabled: vec![chunk.clone()],
+                    first_action: 0,
+                }],
+                next: Enabled {
+                    names: vec![after.clone()],
+                    how: HashMap::from([(after.clone(), How::Proxy(2))]),
+                    page: PageState::default(),
+                    hold_urls: HashMap::new(),
+                },
+            }
+        };
+        let patience = Duration::from_secs(600);
+
+        // A job that starts with the piece goes on after it, in the state seen after it.
+        let job = Plan::Job {
+            prefix: vec![chunk.clone(), after.clone()],
+            seq: Vec::new(),
+            enablers: HashMap::new(),
+        };
+        let a = head()
+            .adopt(&job, &site, patience)
+            .expect("the job begins with the piece");
+        assert_eq!(
+            (a.ctx.pos_prefix, a.ctx.wanted()),
+            (1, Some(after.as_str()))
+        );
+        assert!(a.ctx.skipped.is_empty() && !a.ctx.diverged);
+        assert_eq!(a.ctx.doc, "doc-1", "the execution's own state is kept");
+        assert_eq!(a.steps.len(), 1);
+        assert!(a.next.is_some_and(|n| n.names == [after.clone()]));
+
+        // A probe that moves typing before the document: the typing cannot come before the
+        // piece (its field does not exist), so it is skipped, as the plan's waits would end;
+        // the state after the piece is listed again, with the moved gesture offered.
+        let probe = Plan::Probe {
+            prefix: Vec::new(),
+            moved: vec!["user:0".into(), chunk.clone()],
+        };
+        let a = head()
+            .adopt(&probe, &site, patience)
+            .expect("the probe runs the piece once the typing is skipped");
+        assert_eq!(a.ctx.skipped, ["user:0"]);
+        assert!(a.ctx.probe && a.ctx.moved_gestures.contains(&0));
+        assert!(a.next.is_none(), "listed again with the moved gesture");
+        assert!(!a.ctx.no_waiting, "later waits are the plan's own");
+
+        // A probe whose moved events all come before the piece takes its checkpoint first,
+        // in the state before the piece: not what ran ahead.
+        let early = Plan::Probe {
+            prefix: Vec::new(),
+            moved: vec!["user:0".into()],
+        };
+        assert!(head().adopt(&early, &site, patience).is_none());
+        // The recorded order also asks, in its first state, what keeps the page unpainted.
+        assert!(head().adopt(&Plan::Recorded, &site, patience).is_none());
     }
 
     #[test]

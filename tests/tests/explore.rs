@@ -12,7 +12,7 @@ use shepherd_browser::Page;
 use shepherd_e2e::explore_site::record;
 use shepherd_e2e::{Case, Harness, case, patience, run_cases_within};
 use shepherd_explore::exploration::{ExploreOptions, explore};
-use shepherd_explore::runner::{BrowserSpec, Timing, WorkerConfig};
+use shepherd_explore::runner::{BrowserSpec, Plan, Timing, Worker, WorkerConfig};
 use shepherd_explore_model::outcome::Outcome;
 use shepherd_explore_model::report;
 use shepherd_explore_model::site::Site;
@@ -36,6 +36,10 @@ fn main() -> ExitCode {
         ("same_value_writes_are_harmless", same_value),
         ("timer_ad_hoc_synchronisation_is_harmless", adhoc_timer),
         ("a_load_in_the_documents_first_piece_is_a_step", early_load),
+        (
+            "the_picture_is_of_the_end_state_while_the_next_page_loads",
+            held_picture,
+        ),
         ("two_workers_share_an_exploration", two_workers),
         (
             "a_remote_browser_through_an_authenticating_proxy",
@@ -498,6 +502,123 @@ case!(early_load, |h| async move {
     }
     Ok(())
 });
+
+case!(held_picture, |h| async move {
+    // The worker takes an execution's screenshot while it loads the next execution's page
+    // through the same proxy. An execution stopped at its first step leaves the image's
+    // response held: its picture must be of that end state (no image), whatever the next page
+    // does meanwhile, and the next execution must not see the old page's hold as its own.
+    let site = record(&h, "/explore/held-picture/", async |_| Ok(())).await?;
+    let ca = std::sync::Arc::new(shepherd_proxy::CertificateAuthority::ephemeral()?);
+    let mut cfg = local_worker(&site);
+    cfg.timing.max_steps = 1;
+    let stopped = Worker::start(&cfg, None, ca.clone()).await?;
+    let mut pictures = Vec::new();
+    // The recorded order, then plans that take over the first step the worker ran ahead
+    // while the last picture was taken.
+    let ahead = Plan::Job {
+        prefix: Vec::new(),
+        seq: Vec::new(),
+        enablers: Default::default(),
+    };
+    for plan in [&Plan::Recorded, &ahead, &ahead] {
+        let out = stopped.run(&site, plan).await?;
+        ensure!(
+            out.steps.len() == 1 && out.steps[0].enabled.len() == 1,
+            "one step, from a state where only the document was enabled: {:?}",
+            out.steps
+        );
+        ensure!(
+            out.enabled_after.iter().any(|e| e.contains("red.png")),
+            "the image is still held at the end: {:?}",
+            out.enabled_after
+        );
+        pictures.push(out.snapshot.screenshot.context("a screenshot")?);
+    }
+    stopped.stop().await;
+    // The same page, every step taken: the image is in the picture.
+    let whole = Worker::start(&local_worker(&site), None, ca).await?;
+    let out = whole.run(&site, &Plan::Recorded).await;
+    whole.stop().await;
+    let shown = out?.snapshot.screenshot.context("a screenshot")?;
+    ensure!(
+        pixel(&shown, 100, 100)? == [255, 0, 0],
+        "the released image is red in the picture"
+    );
+    for (i, p) in pictures.iter().enumerate() {
+        ensure!(
+            pixel(p, 100, 100)? == [255, 255, 255],
+            "execution {i}: the held image is not in the picture"
+        );
+    }
+    Ok(())
+});
+
+/// The RGB colour at (`x`, `y`) of an 8-bit RGB or RGBA PNG (what Chromium's screenshots are).
+fn pixel(png: &[u8], x: usize, y: usize) -> Result<[u8; 3]> {
+    use std::io::Read;
+    ensure!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let (mut at, mut width, mut channels, mut data) = (8, 0, 0, Vec::new());
+    while at + 8 <= png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into()?) as usize;
+        let kind = &png[at + 4..at + 8];
+        let body = png.get(at + 8..at + 8 + len).context("a truncated chunk")?;
+        match kind {
+            b"IHDR" => {
+                width = u32::from_be_bytes(body[0..4].try_into()?) as usize;
+                ensure!(body[8] == 8 && body[12] == 0, "8-bit, not interlaced");
+                channels = match body[9] {
+                    2 => 3,
+                    6 => 4,
+                    c => bail!("colour type {c}"),
+                };
+            }
+            b"IDAT" => data.extend_from_slice(body),
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(&data[..]).read_to_end(&mut raw)?;
+    let stride = width * channels;
+    let mut prev = vec![0u8; stride];
+    for row in 0..=y {
+        let line = raw
+            .get(row * (stride + 1)..(row + 1) * (stride + 1))
+            .context("a short image")?;
+        let mut cur = line[1..].to_vec();
+        for i in 0..stride {
+            let a = if i >= channels { cur[i - channels] } else { 0 };
+            let (b, c) = (prev[i], if i >= channels { prev[i - channels] } else { 0 });
+            let predicted = match line[0] {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => ((a as u16 + b as u16) / 2) as u8,
+                4 => {
+                    let p = a as i16 + b as i16 - c as i16;
+                    let (pa, pb, pc) = (
+                        (p - a as i16).abs(),
+                        (p - b as i16).abs(),
+                        (p - c as i16).abs(),
+                    );
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                f => bail!("filter {f}"),
+            };
+            cur[i] = cur[i].wrapping_add(predicted);
+        }
+        prev = cur;
+    }
+    let at = x * channels;
+    Ok([prev[at], prev[at + 1], prev[at + 2]])
+}
 
 case!(two_workers, |h| async move {
     let site = record(&h, "/explore/load-defines/", count_then_greet).await?;
