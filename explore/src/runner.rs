@@ -207,20 +207,12 @@ impl Head {
             Choice::Run(e) if e == self.first => {}
             _ => return None,
         }
-        let mut ctx = self.ctx;
         // A probe offers the gestures it moves in every state: the state after the piece is
         // listed again with them (the page is quiet already, so that takes one quiet period).
-        let relist = !planned.moved_gestures.is_empty();
-        ctx.prefix = planned.prefix;
-        ctx.seq = planned.seq;
-        ctx.pos_prefix = planned.pos_prefix;
-        ctx.pos_seq = planned.pos_seq;
-        ctx.recorded = planned.recorded;
-        ctx.probe = planned.probe;
-        ctx.enablers = planned.enablers;
-        ctx.moved_gestures = planned.moved_gestures;
-        ctx.skipped = planned.skipped;
-        ctx.diverged = planned.diverged;
+        let relist = !planned.plan.moved_gestures.is_empty();
+        let mut ctx = self.ctx;
+        ctx.plan = planned.plan;
+        // The planned waits of the first state ended with its choice.
         ctx.waiting = None;
         ctx.gave_up_at = None;
         Some(Adopted {
@@ -887,7 +879,7 @@ impl Worker {
             // that blocks painting arrives as soon as the page asks for it (a browser on a fast
             // network has it long before the parser is done), not after every piece of the
             // document; the scripts waiting for it then run in their own pieces' steps.
-            let early_sheet = if ctx.recorded && !ctx.painted {
+            let early_sheet = if ctx.plan.recorded && !ctx.painted {
                 match self.unpainted_by(page, &en.names).await {
                     Unpainted::Painted => {
                         ctx.painted = true;
@@ -903,7 +895,7 @@ impl Worker {
             // response is held takes no more of the document until that script has run, so
             // the script comes before further pieces (released earlier, their scripts would
             // run in the blocking script's step, and no probe could put a response between).
-            ctx.parser_waits_for = if ctx.recorded
+            ctx.parser_waits_for = if ctx.plan.recorded
                 && en.names.iter().any(|n| naming::is_chunk(n))
                 && en.names.iter().any(|n| naming::is_loading(n))
             {
@@ -1063,15 +1055,15 @@ impl Worker {
             "end state in {:?}, execution {:?}, skipped {:?}",
             t2.elapsed(),
             started.elapsed(),
-            ctx.skipped
+            ctx.plan.skipped
         );
         Ok(RunOutput {
             steps,
             enabled_after,
             trace,
             snapshot: snap,
-            skipped: ctx.skipped,
-            diverged: ctx.diverged,
+            skipped: ctx.plan.skipped,
+            diverged: ctx.plan.diverged,
             stopped,
             elapsed: started.elapsed(),
             checkpoint,
@@ -1274,7 +1266,7 @@ impl Worker {
         }
         // The user's next gesture; for a probe also the gestures it moves (a user can act
         // before doing what they did earlier in the recording), but none once it settles.
-        let mut offered: Vec<usize> = ctx.moved_gestures.iter().copied().collect();
+        let mut offered: Vec<usize> = ctx.plan.moved_gestures.iter().copied().collect();
         if !ctx.settling() {
             offered.push(ctx.next_gesture);
         } else {
@@ -1298,7 +1290,7 @@ impl Worker {
                 }
                 Actionable::Missing => {}
                 Actionable::Inert(why) => {
-                    if ctx.moved_gestures.contains(&k) {
+                    if ctx.plan.moved_gestures.contains(&k) {
                         ctx.inert.entry(name).or_insert(why);
                     }
                 }
@@ -1544,7 +1536,7 @@ impl Worker {
             }
             How::Gesture(k) => {
                 ctx.gestures_run.insert(*k);
-                if !ctx.moved_gestures.contains(k) {
+                if !ctx.plan.moved_gestures.contains(k) {
                     ctx.next_gesture = k + 1;
                 }
                 if let Some(g) = site.gestures.get(*k)
@@ -1707,21 +1699,12 @@ enum Choice {
     Checkpoint,
 }
 
-/// The state of one execution's plan.
-struct RunCtx {
-    /// How long a planned event is waited for before it is skipped (an eighth of it for the
-    /// approximately replayed part of a job, where skipping is expected).
-    patience: Duration,
-    /// The planned event waited for, since when, and the quiet state the wait last saw (with
-    /// the document's element count, for a gesture).
-    waiting: Option<(String, Instant, Option<Seen>)>,
-    /// Elements in the document at this quiet state, read while a planned gesture is not
-    /// enabled (`None` otherwise, or when the page could not tell).
-    elements: Option<u64>,
+/// An execution's plan and how far it has come through it: everything of [`RunCtx`] that
+/// depends on the plan (the rest is what the execution has seen), so an execution run ahead
+/// before its plan was known takes its plan over as one value ([`Head::adopt`]).
+struct PlanState {
     /// Event -> what enabled it in the parent execution.
     enablers: HashMap<String, String>,
-    /// Events run so far.
-    ran: HashSet<String>,
     /// The plan as names: prefix, then sequence (recorded order: all in `seq`).
     prefix: Vec<String>,
     seq: Vec<String>,
@@ -1734,10 +1717,27 @@ struct RunCtx {
     checkpoint_taken: bool,
     skipped: Vec<String>,
     diverged: bool,
-    next_gesture: usize,
     /// Gestures a probe moves: offered whenever their target exists, whatever the user's
     /// recorded order.
     moved_gestures: std::collections::BTreeSet<usize>,
+}
+
+/// The state of one execution: its plan and what it has seen.
+struct RunCtx {
+    /// How long a planned event is waited for before it is skipped (an eighth of it for the
+    /// approximately replayed part of a job, where skipping is expected).
+    patience: Duration,
+    /// The planned event waited for, since when, and the quiet state the wait last saw (with
+    /// the document's element count, for a gesture).
+    waiting: Option<(String, Instant, Option<Seen>)>,
+    /// Elements in the document at this quiet state, read while a planned gesture is not
+    /// enabled (`None` otherwise, or when the page could not tell).
+    elements: Option<u64>,
+    /// The plan, and how far the execution has come through it.
+    plan: PlanState,
+    /// Events run so far.
+    ran: HashSet<String>,
+    next_gesture: usize,
     /// Gestures that have run.
     gestures_run: HashSet<usize>,
     /// Moved gestures whose target was there but could not be acted on (read-only, disabled),
@@ -1825,19 +1825,21 @@ impl RunCtx {
             patience,
             waiting: None,
             elements: None,
-            enablers,
+            plan: PlanState {
+                enablers,
+                prefix,
+                seq,
+                pos_prefix: 0,
+                pos_seq: 0,
+                recorded,
+                probe,
+                checkpoint_taken: false,
+                skipped: Vec::new(),
+                diverged: false,
+                moved_gestures,
+            },
             ran: HashSet::new(),
-            prefix,
-            seq,
-            pos_prefix: 0,
-            pos_seq: 0,
-            recorded,
-            probe,
-            checkpoint_taken: false,
-            skipped: Vec::new(),
-            diverged: false,
             next_gesture: 0,
-            moved_gestures,
             gestures_run: HashSet::new(),
             inert: BTreeMap::new(),
             installed: String::new(),
@@ -1863,7 +1865,7 @@ impl RunCtx {
 
     /// A probe past its checkpoint: no gesture runs any more.
     fn settling(&self) -> bool {
-        self.probe && self.checkpoint_taken
+        self.plan.probe && self.plan.checkpoint_taken
     }
 
     fn proxy_name(&mut self, id: u64, url: &str) -> String {
@@ -1911,7 +1913,7 @@ impl RunCtx {
         let limit = if full {
             self.patience
         } else {
-            match self.enablers.get(want) {
+            match self.plan.enablers.get(want) {
                 Some(by) if !self.ran.contains(by) => return false,
                 _ => self.patience / 8,
             }
@@ -1946,36 +1948,37 @@ impl RunCtx {
 
     /// The planned event `choose` looks for first: the prefix's next, else the sequence's.
     fn wanted(&self) -> Option<&str> {
-        self.prefix
-            .get(self.pos_prefix)
-            .or_else(|| self.seq.get(self.pos_seq))
+        self.plan
+            .prefix
+            .get(self.plan.pos_prefix)
+            .or_else(|| self.plan.seq.get(self.plan.pos_seq))
             .map(String::as_str)
     }
 
     /// The next event to run.
     fn choose(&mut self, enabled: &[String]) -> Choice {
-        while self.pos_prefix < self.prefix.len() {
-            let want = self.prefix[self.pos_prefix].clone();
+        while self.plan.pos_prefix < self.plan.prefix.len() {
+            let want = self.plan.prefix[self.plan.pos_prefix].clone();
             if let Some(e) = planned(enabled, &want) {
-                self.pos_prefix += 1;
+                self.plan.pos_prefix += 1;
                 return Choice::Run(e);
             }
             if self.patient(&want, true) {
                 return Choice::Wait;
             }
-            self.pos_prefix += 1;
-            self.diverged = true;
-            self.skipped.push(want);
+            self.plan.pos_prefix += 1;
+            self.plan.diverged = true;
+            self.plan.skipped.push(want);
         }
-        while self.pos_seq < self.seq.len() {
-            let want = self.seq[self.pos_seq].clone();
-            let hit = if self.recorded {
+        while self.plan.pos_seq < self.plan.seq.len() {
+            let want = self.plan.seq[self.plan.pos_seq].clone();
+            let hit = if self.plan.recorded {
                 self.oldest_of(naming::find_recorded(enabled, &want))
             } else {
                 planned(enabled, &want)
             };
             if let Some(e) = hit {
-                self.pos_seq += 1;
+                self.plan.pos_seq += 1;
                 return Choice::Run(e);
             }
             // The recorded order: let the page load further until the event shows up. The
@@ -1983,7 +1986,7 @@ impl RunCtx {
             // it asked for while parsing arrives, and a fixed preference keeps the initial
             // execution the same from run to run (which of the two the proxy saw first is
             // a matter of microseconds).
-            if self.recorded
+            if self.plan.recorded
                 && let Some(load) = self
                     .parser_waits_for
                     .clone()
@@ -1994,15 +1997,15 @@ impl RunCtx {
                 return Choice::Run(load);
             }
             // A probe waits the whole patience for what it moves: those events are its point.
-            if self.patient(&want, self.recorded || self.probe) {
+            if self.patient(&want, self.plan.recorded || self.plan.probe) {
                 return Choice::Wait;
             }
-            self.pos_seq += 1;
-            self.skipped.push(want);
+            self.plan.pos_seq += 1;
+            self.plan.skipped.push(want);
         }
-        if self.probe {
-            if !self.checkpoint_taken {
-                self.checkpoint_taken = true;
+        if self.plan.probe {
+            if !self.plan.checkpoint_taken {
+                self.plan.checkpoint_taken = true;
                 return Choice::Checkpoint;
             }
             // Settling: the page's own events only, oldest first.
@@ -2162,10 +2165,10 @@ mod tests {
             .adopt(&job, &site, patience)
             .expect("the job begins with the piece");
         assert_eq!(
-            (a.ctx.pos_prefix, a.ctx.wanted()),
+            (a.ctx.plan.pos_prefix, a.ctx.wanted()),
             (1, Some(after.as_str()))
         );
-        assert!(a.ctx.skipped.is_empty() && !a.ctx.diverged);
+        assert!(a.ctx.plan.skipped.is_empty() && !a.ctx.plan.diverged);
         assert_eq!(a.ctx.doc, "doc-1", "the execution's own state is kept");
         assert_eq!(a.steps.len(), 1);
         assert!(a.next.is_some_and(|n| n.names == [after.clone()]));
@@ -2180,8 +2183,8 @@ mod tests {
         let a = head()
             .adopt(&probe, &site, patience)
             .expect("the probe runs the piece once the typing is skipped");
-        assert_eq!(a.ctx.skipped, ["user:0"]);
-        assert!(a.ctx.probe && a.ctx.moved_gestures.contains(&0));
+        assert_eq!(a.ctx.plan.skipped, ["user:0"]);
+        assert!(a.ctx.plan.probe && a.ctx.plan.moved_gestures.contains(&0));
         assert!(a.next.is_none(), "listed again with the moved gesture");
         assert!(!a.ctx.no_waiting, "later waits are the plan's own");
 
