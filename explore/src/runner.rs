@@ -177,6 +177,16 @@ struct Prepared {
     head: Option<Head>,
 }
 
+impl Prepared {
+    /// Closes the page, and stops answering credential challenges for it.
+    async fn discard(self) {
+        if let Some(task) = self.auth {
+            task.abort();
+        }
+        let _ = self.page.close().await;
+    }
+}
+
 /// An execution's first step, run before its plan was known ([`Worker::head`]).
 struct Head {
     /// The execution's state, from a plan with nothing in it.
@@ -502,8 +512,11 @@ impl Worker {
             .unwrap_or_else(|p| p.into_inner())
             .take();
         if self.browser.connection().closed_reason().is_none() {
-            for page in spare.into_iter().chain(prepared.map(|p| p.page)) {
+            if let Some(page) = spare {
                 let _ = page.close().await;
+            }
+            if let Some(p) = prepared {
+                p.discard().await;
             }
         }
         let _ = self.browser.close().await;
@@ -557,13 +570,13 @@ impl Worker {
                         Some(p)
                     } else {
                         tracing::debug!("the prepared page's first step is not this plan's");
-                        let _ = p.page.close().await;
+                        p.discard().await;
                         None
                     }
                 }
             },
             Some(p) => {
-                let _ = p.page.close().await;
+                p.discard().await;
                 None
             }
             None => None,
@@ -626,6 +639,9 @@ impl Worker {
                 // Let go of everything the proxy still holds for this page.
                 holds.clear_rules();
                 holds.release_all();
+                if let Some(task) = auth_task {
+                    task.abort();
+                }
                 let _ = page.close().await;
                 return Err(e);
             }
