@@ -191,9 +191,8 @@ impl Prepared {
 struct Head {
     /// The execution's state, from a plan with nothing in it.
     ctx: RunCtx,
-    /// The document's first piece: the step run.
-    first: String,
-    steps: Vec<Step>,
+    /// The step run: the document's first piece.
+    first: Step,
     /// The quiet state after it.
     next: Enabled,
 }
@@ -211,10 +210,10 @@ impl Head {
         }
         let mut planned = RunCtx::new(plan, site, patience);
         planned.no_waiting = true;
-        let choice = planned.choose(std::slice::from_ref(&self.first));
+        let choice = planned.choose(std::slice::from_ref(&self.first.name));
         planned.no_waiting = false;
         match choice {
-            Choice::Run(e) if e == self.first => {}
+            Choice::Run(e) if e == self.first.name => {}
             _ => return None,
         }
         // A probe offers the gestures it moves in every state: the state after the piece is
@@ -227,7 +226,7 @@ impl Head {
         ctx.gave_up_at = None;
         Some(Adopted {
             ctx,
-            steps: self.steps,
+            steps: vec![self.first],
             next: (!relist).then_some(self.next),
         })
     }
@@ -819,10 +818,12 @@ impl Worker {
         if !is_chunk {
             return Ok(None);
         }
-        let first = first.clone();
         let mut steps = Vec::new();
         self.step(page, site, &mut ctx, &en, first.clone(), &mut steps)
             .await?;
+        let Some(first) = steps.pop() else {
+            bail!("the document's first piece was not enabled when run");
+        };
         let t0 = Instant::now();
         let next = self.enabled(page, site, &mut ctx).await?;
         tracing::trace!(
@@ -830,12 +831,7 @@ impl Worker {
             t0.elapsed(),
             next.names.len()
         );
-        Ok(Some(Head {
-            ctx,
-            first,
-            steps,
-            next,
-        }))
+        Ok(Some(Head { ctx, first, next }))
     }
 
     async fn new_page(&self) -> anyhow::Result<Page> {
@@ -2154,13 +2150,12 @@ mod tests {
             ctx.doc = "doc-1".into();
             Head {
                 ctx,
-                first: chunk.clone(),
-                steps: vec![Step {
+                first: Step {
                     name: chunk.clone(),
                     kind: "chunk".into(),
                     enabled: vec![chunk.clone()],
                     first_action: 0,
-                }],
+                },
                 next: Enabled {
                     names: vec![after.clone()],
                     how: HashMap::from([(after.clone(), How::Proxy(2))]),
