@@ -19,7 +19,7 @@ use shepherd_explore_model::steps::{AccessNote, RaceNote};
 use shepherd_explore_model::triage::{
     Answer, Probe, ProbeKind, Side, Target, Triage, Unexplored, Window,
 };
-use shepherd_explore_model::verdict::{self, Class, Difference, Judgement, Verdict};
+use shepherd_explore_model::verdict::{self, Class, Difference, Judgement, Rule, Verdict};
 use shepherd_explore_model::{Ev, EventTable, Explorer};
 use shepherd_races::report::SourceProvider;
 use shepherd_trace::TraceBuilder;
@@ -984,4 +984,92 @@ fn deeper_reversals_list_each_race_of_the_code_once() {
     assert_eq!(twice[0].verdict, report::RaceVerdict::Harmful);
     // The golden fixture's own deeper entries are still there.
     assert!(!at("Global.deep").is_empty(), "{:?}", doc.deeper);
+}
+
+#[test]
+fn a_harmful_reversal_overturns_a_probe_whose_runs_ended_too_early() {
+    let mut out = outcome(None);
+    let n = out.runs.len() as u32;
+    // Probe 1 cleared the timer and the answer writing the counter (the page settles by
+    // itself); the reorder phase runs the events after them too.
+    let counter = race(
+        "DOMNode[4].childList",
+        "WRITE-WRITE",
+        access("doc/timer#1", "WRITE", None, None),
+        access("doc/xhr#1", "WRITE", None, None),
+    );
+    let total = race(
+        "Global.total",
+        "WRITE-READ",
+        access("doc/timer#1", "WRITE", None, None),
+        access("doc/xhr#1", "READ", None, None),
+    );
+    let reversal = |id: u32, races: Vec<RaceNote>, verdict: Verdict| {
+        let mut r = run(id, 1, &["chunk:https://a.test/#0"], Snapshot::default());
+        r.origin = Some(OriginNote {
+            parent: 0,
+            kind: Cause::Reversal,
+            steps: (2, 4),
+            events: ("cb:doc/timer#1".into(), "cb:doc/xhr#1".into()),
+            posts: None,
+            races,
+        });
+        r.verdict = Some(verdict);
+        r
+    };
+    let entry = |doc: &ExploreReport| {
+        doc.races
+            .iter()
+            .find(|r| r.location == "DOMNode[4].childList")
+            .cloned()
+            .unwrap_or_else(|| panic!("no counter race: {:?}", doc.races))
+    };
+    // A harmless reversal (of another parent, in a deeper search) leaves the probe's answer
+    // alone.
+    out.runs.push(reversal(
+        n,
+        vec![counter.clone()],
+        Verdict {
+            verdict: Judgement::Harmless,
+            class: Class::Equivalent,
+            reason: "equivalent".into(),
+            differences: Vec::new(),
+        },
+    ));
+    let first = report::build(&out, 1, &Sources);
+    let before = entry(&first);
+    assert_eq!(before.verdict, report::RaceVerdict::Harmless);
+    assert_eq!(before.rule, Some(Rule::SettlesItself));
+    // A harmful one is what the probe's runs ended too early to see.
+    out.runs.push(reversal(
+        n + 1,
+        vec![total.clone(), counter.clone()],
+        Verdict {
+            verdict: Judgement::Harmful,
+            class: Class::Different,
+            reason: "once the page has settled, the user sees something else".into(),
+            differences: vec![Difference::Dom],
+        },
+    ));
+    let doc = report::build(&out, 1, &Sources);
+    let after = entry(&doc);
+    assert_eq!(after.verdict, report::RaceVerdict::Harmful, "{after:?}");
+    assert_eq!(after.rule, None);
+    assert_eq!(after.sequence, Some(n + 1));
+    assert_eq!(after.probe, Some(1));
+    assert_eq!(after.also_at, vec!["Global.total".to_string()]);
+    assert!(
+        after.reason.contains(&format!("execution {}", n + 1))
+            && after.reason.contains("settles by itself"),
+        "{}",
+        after.reason
+    );
+    // The race reversed with it is the same finding, not a deeper one of its own.
+    assert!(
+        doc.deeper.iter().all(|r| r.location != "Global.total"),
+        "{:?}",
+        doc.deeper
+    );
+    assert_eq!(doc.summary.harmful, first.summary.harmful + 1);
+    assert_eq!(doc.summary.harmless, first.summary.harmless - 1);
 }

@@ -54,7 +54,7 @@ pub fn found(doc: &ExploreReport) -> Vec<Found> {
                 (_, _, _, Some(i)) => format!("as race {i}"),
                 (Some(p), true, Some(q), None) => format!("probe {p}, its run execution {q}"),
                 (Some(p), _, Some(q), None) => {
-                    format!("probe {p} unanswered; the reorder phase's execution {q}")
+                    format!("probe {p}, then the reorder phase's execution {q}")
                 }
                 (Some(p), _, None, None) => format!("probe {p}, no verdict"),
                 (None, _, Some(q), None) => format!("the reorder phase's execution {q}"),

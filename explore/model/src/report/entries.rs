@@ -79,8 +79,9 @@ pub struct Entry {
     /// The events moved ahead and the events delayed (probes); the reversed pair (reorder
     /// phase).
     pub moved: Vec<String>,
-    /// Locations of the other covered races its probe found harmful (the same two events,
-    /// folded into this entry: one finding, however many locations the two touch).
+    /// Locations of the other races between the same two events its harmful answer stands
+    /// for (one finding, however many locations the two touch): the other covered races its
+    /// probe found harmful, or the races a reversal that overturned its probe reversed with it.
     pub also_at: Vec<String>,
     /// See [`Entry::moved`].
     pub delayed: Vec<String>,
@@ -294,6 +295,7 @@ pub fn entries(out: &Outcome) -> Entries {
             });
         }
     }
+    let mut overturned_entries: Vec<usize> = Vec::new();
     for r in &out.runs {
         let Some(o) = &r.origin else { continue };
         if used.contains(&r.id) || o.kind != Cause::Reversal {
@@ -320,6 +322,63 @@ pub fn entries(out: &Outcome) -> Entries {
                         .iter()
                         .any(|e| e.verdict == RaceVerdict::Harmful && same_code_note(&e.race, race))
             });
+        // A probe's two runs end once the pair and what it forked have settled; a reversal
+        // also runs every event after it. A harm no race found harmful explains, on a race a
+        // probe cleared, is one the probe's runs ended too early to see (a later click reads
+        // what the pair left): that race takes the reversal's verdict, and the other races
+        // reversed with it are the same finding, named beside it.
+        let overturned = (verdict == RaceVerdict::Harmful && !explained)
+            .then(|| {
+                o.races.iter().find_map(|race| {
+                    answered
+                        .get(&blanked(
+                            &race.location,
+                            &race.first.stable,
+                            &race.second.stable,
+                        ))
+                        .copied()
+                        .filter(|&i| {
+                            let e = &list[i];
+                            e.verdict == RaceVerdict::Harmless
+                                && e.probe.is_some()
+                                && e.repeat_of.is_none()
+                        })
+                })
+            })
+            .flatten();
+        if let Some(i) = overturned {
+            let e = &mut list[i];
+            for race in &o.races {
+                if race.location != e.race.location && !e.also_at.contains(&race.location) {
+                    e.also_at.push(race.location.clone());
+                }
+            }
+            let others = match e.also_at.len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} more location{} reversed with it ({})",
+                    if n == 1 { "" } else { "s" },
+                    e.also_at.join(", ")
+                ),
+            };
+            e.reason = format!(
+                "{reason} (the reorder phase's execution {}, which runs the later events too; \
+                 the probe's runs, which end after the pair, settled alike: {}{others})",
+                r.id, e.reason
+            );
+            e.verdict = RaceVerdict::Harmful;
+            e.rule = None;
+            e.runs = Some(Pair {
+                reference: o.parent,
+                reordered: r.id,
+            });
+            e.differences = r.verdict.as_ref().map(|v| v.differences.clone());
+            e.depth = Some(r.depth);
+            e.moved = vec![o.events.1.clone()];
+            e.delayed = vec![o.events.0.clone()];
+            overturned_entries.push(i);
+        }
+        let explained = explained || overturned.is_some();
         for race in &o.races {
             let key = blanked(&race.location, &race.first.stable, &race.second.stable);
             if let Some(&i) = answered.get(&key) {
@@ -372,10 +431,11 @@ pub fn entries(out: &Outcome) -> Entries {
             });
         }
     }
-    // Repeats of a race the reorder phase answered above share that answer too.
+    // Repeats of a race the reorder phase answered (or overturned) above share that answer
+    // too.
     for i in 0..recorded {
         if let Some(j) = list[i].repeat_of
-            && list[i].verdict == RaceVerdict::NotExplored
+            && (list[i].verdict == RaceVerdict::NotExplored || overturned_entries.contains(&j))
             && let Some(of) = list
                 .get(j)
                 .filter(|o| o.verdict != RaceVerdict::NotExplored)
@@ -383,6 +443,7 @@ pub fn entries(out: &Outcome) -> Entries {
             let of = of.clone();
             let e = &mut list[i];
             e.verdict = of.verdict;
+            e.rule = of.rule;
             e.reason = format!(
                 "{} (as race {j}: the same events at another time)",
                 of.reason

@@ -154,8 +154,9 @@ pub struct RaceEntry {
     /// shows it with `--all`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub covered: bool,
-    /// On a covered race: the locations of the other covered races its probe found harmful
-    /// (the same two events), folded into it.
+    /// The locations of the other races between the same two events that its harmful
+    /// answer stands for: on a covered race, those its probe found harmful; on a race whose
+    /// probe a reversal overturned, those the reversal reversed with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_at: Vec<String>,
 }
