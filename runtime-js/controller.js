@@ -463,6 +463,7 @@ function readEntry(e, value, hasValue, p) {
   if (ps >= 0) out += '["r",' + l + ',' + (v >= 0 ? v : 'null') + ',' + ps + ']\n';
   else if (v >= 0) out += '["r",' + l + ',' + v + ']\n';
   else out += '["r",' + l + ']\n';
+  spill();
 }
 
 /** Logs the first write of `loc` by the current action with a summary of `value`. */
@@ -495,6 +496,7 @@ function emitWrite(e, value, p) {
   const v = sid(summary(value));
   const ps = p === undefined ? -1 : posSid(p);
   out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
+  spill();
 }
 
 // A write a wrapped setter made (`el.onclick = f`, `el.innerHTML = s`): instrumented code logs

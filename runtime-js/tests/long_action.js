@@ -1,0 +1,39 @@
+// An action that logs more than one upload's worth of records has its trace cut into batches
+// while it runs (trace.js, `spill`): the records it has written are not kept as one growing
+// string until it ends. Loads the real runtime (record mode, argv[2]) into a fresh `vm`
+// context, runs one timer action that reads 3 000 fresh fields, and prints the upload bodies'
+// sizes and their records as JSON (tests/long_action.rs checks them).
+'use strict';
+const vm = require('vm');
+const { loadRuntime, records } = require('./runtime_vm.js');
+
+const { ctx, g, bodies } = loadRuntime(process.argv[2]);
+g.__done = () => {
+  // Every upload is sent by then: the fake fetch answers at once, and each answer sends the
+  // next batch.
+  setTimeout(() => {
+    // Synchronously: the output is larger than a pipe holds, and the process exits next.
+    require('fs').writeSync(1, JSON.stringify({
+      sizes: bodies.map((b) => b.length),
+      records: records(bodies),
+    }));
+    process.exit(0);
+  }, 50);
+};
+
+vm.runInContext(`(function () {
+  const S = __shepherd;
+  const P = 34359738368 + 524288 + 1; // a position: key 1, line 1, column 1
+  setTimeout(() => {
+    for (let i = 0; i < 1000; i++) {
+      const o = { title: 'todo ' + i, completed: false, id: i };
+      S.r(o, 'title', P);
+      S.r(o, 'completed', P);
+      S.r(o, 'id', P);
+    }
+    setTimeout(() => {
+      S.control('s').flush();
+      __done();
+    }, 0);
+  }, 0);
+})()`, ctx);
