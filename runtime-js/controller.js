@@ -936,7 +936,9 @@ const control = freeze({
       discarded: counters.discarded,
       exceptions: counters.exceptions,
       strings: nStr,
-      bufferChars: out.length,
+      bufferChars: bufferedChars(),
+      /** Flat pieces the buffer was taken out as in the middle of an action (trace.js, spill). */
+      bufferPieces: spilled.length,
       pendingChars,
       droppedBatches,
       doc: DOC,

@@ -88,7 +88,8 @@ function defineStr(text) {
 /** Cuts the buffer into a batch and starts sending when it is big enough (or `force`). */
 function maybeFlush(force) {
   if (!REC) return;
-  if (out.length >= FLUSH_CHARS || (force && out.length > 0)) {
+  const n = spilledChars + out.length;
+  if (n >= FLUSH_CHARS || (force && n > 0)) {
     cutBatch();
     pump();
   } else if (out.length > 0 && flushTimer === 0 && !pageGone) {
@@ -101,35 +102,59 @@ function flushTick() {
   maybeFlush(true);
 }
 
-/**
- * Cuts the buffer into a batch once it holds `FLUSH_CHARS`, in the middle of an action too
- * (the hot access paths call it after their record is in `out`, never inside an expression
- * that appends to `out`). Why: `out` is a rope of every record appended since the last cut,
- * thousands of small strings, all alive; an action that logs megabytes (a store parsed from
- * JSON at every change) would have the garbage collector copy and visit them again at each
- * collection. A cut batch is one flat string. Sending still waits for the end of the action.
- */
-function spill() {
-  if (out.length >= FLUSH_CHARS) cutBatch();
-}
-
+// Text of the open batch taken out of `out` in the middle of an action, each piece flat
+// (`spill`); the batch cut next is these pieces followed by `out`.
+let spilled = [];
+let spilledChars = 0;
 let flatHint = 0;
 
+/**
+ * Takes the buffer's text out of `out` as one flat piece once it holds `FLUSH_CHARS`, in the
+ * middle of an action too (the hot access paths call it after their record is in `out`,
+ * never inside an expression that appends to `out`). Why: `out` is a rope of every record
+ * appended since the last cut, thousands of small strings, all alive; an action that logs
+ * megabytes (a store parsed from JSON at every change) would have the garbage collector copy
+ * and visit them again at each collection. Batches are cut where they were (`maybeFlush`):
+ * cutting them here would send a long action's trace as many uploads, one at a time, and a
+ * page that navigates soon after would leave the last ones to the beacon's quota.
+ */
+function spill() {
+  if (out.length >= FLUSH_CHARS) {
+    // `| 0` converts the text to a number, for which V8 flattens it: the rope's pieces become
+    // garbage now. The result is stored so that no optimising compiler drops the conversion.
+    flatHint = out | 0;
+    spilled[spilled.length] = out;
+    spilledChars += out.length;
+    out = '';
+  }
+}
+
+/** Characters buffered and not cut into a batch yet. */
+function bufferedChars() {
+  return spilledChars + out.length;
+}
+
 function cutBatch() {
-  if (out.length === 0) return;
-  if (pendingChars + out.length > MAX_PENDING_CHARS) {
+  const n = spilledChars + out.length;
+  if (n === 0) return;
+  let body = out;
+  if (spilled.length > 0) {
+    body = '';
+    for (let i = 0; i < spilled.length; i++) body += spilled[i];
+    body += out;
+    spilled = [];
+    spilledChars = 0;
+  }
+  out = '';
+  if (pendingChars + n > MAX_PENDING_CHARS) {
     // The proxy is unreachable for a long time: keep the newest data bounded, count the loss.
     droppedBatches++;
-    out = '';
     return;
   }
-  // `| 0` converts the text to a number, for which V8 flattens it: the rope's pieces become
-  // garbage now instead of living until the batch is sent. The result is stored so that no
-  // optimising compiler drops the conversion as unused.
-  flatHint = out | 0;
-  batches[batches.length] = { seq: seq++, body: out, tries: 0 };
-  pendingChars += out.length;
-  out = '';
+  // One flat string while it waits to be sent (see `spill`).
+  flatHint = body | 0;
+  batches[batches.length] = { seq: seq++, body, tries: 0 };
+  pendingChars += n;
 }
 
 const respOk = G.Response ? getterOf(G.Response.prototype, 'ok') : null;

@@ -1,19 +1,21 @@
-// An action that logs more than one upload's worth of records has its trace cut into batches
-// while it runs (trace.js, `spill`): the records it has written are not kept as one growing
-// string until it ends. Loads the real runtime (record mode, argv[2]) into a fresh `vm`
-// context, runs one timer action that reads 3 000 fresh fields, and prints the upload bodies'
-// sizes and their records as JSON (tests/long_action.rs checks them).
+// An action that logs more than one upload's worth of records keeps them as flat pieces while
+// it runs (trace.js, `spill`), not as one growing rope, and still uploads them as one batch
+// when it ends. Loads the real runtime (record mode, argv[2]) into a fresh `vm` context, runs
+// one timer action that reads 3 000 fresh fields, and prints the runtime's buffer statistics
+// taken inside the action, the upload bodies' sizes and their records as JSON
+// (tests/long_action.rs checks them).
 'use strict';
 const vm = require('vm');
 const { loadRuntime, records } = require('./runtime_vm.js');
 
 const { ctx, g, bodies } = loadRuntime(process.argv[2]);
-g.__done = () => {
+g.__done = (inside) => {
   // Every upload is sent by then: the fake fetch answers at once, and each answer sends the
   // next batch.
   setTimeout(() => {
     // Synchronously: the output is larger than a pipe holds, and the process exits next.
     require('fs').writeSync(1, JSON.stringify({
+      inside,
       sizes: bodies.map((b) => b.length),
       records: records(bodies),
     }));
@@ -31,9 +33,11 @@ vm.runInContext(`(function () {
       S.r(o, 'completed', P);
       S.r(o, 'id', P);
     }
+    const st = S.control('s').stats();
+    const inside = { pieces: st.bufferPieces, chars: st.bufferChars };
     setTimeout(() => {
       S.control('s').flush();
-      __done();
+      __done(inside);
     }, 0);
   }, 0);
 })()`, ctx);
