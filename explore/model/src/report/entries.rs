@@ -5,7 +5,7 @@
 //! explored. Reversals the reorder phase found deeper follow as their own entries.
 
 use crate::naming::{self, EventName};
-use crate::outcome::{Cause, Outcome, ProbeOutcome, RunRecord};
+use crate::outcome::{Cause, OriginNote, Outcome, ProbeOutcome, RunRecord};
 use crate::triage::{Answer, ProbeKind, Side, Target, Unexplored, Window};
 use crate::verdict::{Difference, Judgement, Rule};
 use serde::{Deserialize, Serialize};
@@ -361,21 +361,13 @@ pub fn entries(out: &Outcome) -> Entries {
                     e.also_at.join(", ")
                 ),
             };
-            e.reason = format!(
+            let reason = format!(
                 "{reason} (the reorder phase's execution {}, which runs the later events too; \
                  the probe's runs, which end after the pair, settled alike: {}{others})",
                 r.id, e.reason
             );
-            e.verdict = RaceVerdict::Harmful;
+            take_reversal(e, r, o, RaceVerdict::Harmful, reason);
             e.rule = None;
-            e.runs = Some(Pair {
-                reference: o.parent,
-                reordered: r.id,
-            });
-            e.differences = r.verdict.as_ref().map(|v| v.differences.clone());
-            e.depth = Some(r.depth);
-            e.moved = vec![o.events.1.clone()];
-            e.delayed = vec![o.events.0.clone()];
             overturned_entries.push(i);
         }
         let explained = explained || overturned.is_some();
@@ -387,16 +379,7 @@ pub fn entries(out: &Outcome) -> Entries {
                     && verdict != RaceVerdict::NotExplored
                     && e.repeat_of.is_none()
                 {
-                    e.verdict = verdict;
-                    e.reason = reason.clone();
-                    e.runs = Some(Pair {
-                        reference: o.parent,
-                        reordered: r.id,
-                    });
-                    e.differences = r.verdict.as_ref().map(|v| v.differences.clone());
-                    e.depth = Some(r.depth);
-                    e.moved = vec![o.events.1.clone()];
-                    e.delayed = vec![o.events.0.clone()];
+                    take_reversal(e, r, o, verdict, reason.clone());
                 }
                 continue;
             }
@@ -454,6 +437,27 @@ pub fn entries(out: &Outcome) -> Entries {
         }
     }
     Entries { list, recorded }
+}
+
+/// Gives `e` the answer of reversal `r` (whose origin is `o`): `verdict` and `reason`, the two
+/// executions compared, what differs, the depth and the reversed pair.
+fn take_reversal(
+    e: &mut Entry,
+    r: &RunRecord,
+    o: &OriginNote,
+    verdict: RaceVerdict,
+    reason: String,
+) {
+    e.verdict = verdict;
+    e.reason = reason;
+    e.runs = Some(Pair {
+        reference: o.parent,
+        reordered: r.id,
+    });
+    e.differences = r.verdict.as_ref().map(|v| v.differences.clone());
+    e.depth = Some(r.depth);
+    e.moved = vec![o.events.1.clone()];
+    e.delayed = vec![o.events.0.clone()];
 }
 
 /// Whether `note` is the race `t` at another time: the same location, and each side at the
