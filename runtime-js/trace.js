@@ -92,7 +92,7 @@ function maybeFlush(force) {
   if (n >= FLUSH_CHARS || (force && n > 0)) {
     cutBatch();
     pump();
-  } else if (out.length > 0 && flushTimer === 0 && !pageGone) {
+  } else if (n > 0 && flushTimer === 0 && !pageGone) {
     flushTimer = rApply(nSetTimeout, G, [flushTick, FLUSH_DELAY_MS]);
   }
 }
