@@ -309,15 +309,23 @@ pub fn entries(out: &Outcome) -> Entries {
         // the same race (a listed one) or the same code at another time (another click of
         // the same button, reversed with the same handler): which of the two a deeper
         // reversal reaches first depends on the run, not on the page.
-        let explained = verdict == RaceVerdict::Harmful
-            && o.races.iter().any(|race| {
+        // The race of `list` each race of the reversal is, when the recording lists it.
+        let listed: Vec<Option<usize>> = o
+            .races
+            .iter()
+            .map(|race| {
                 answered
                     .get(&blanked(
                         &race.location,
                         &race.first.stable,
                         &race.second.stable,
                     ))
-                    .is_some_and(|&i| list[i].verdict == RaceVerdict::Harmful)
+                    .copied()
+            })
+            .collect();
+        let explained = verdict == RaceVerdict::Harmful
+            && o.races.iter().zip(&listed).any(|(race, at)| {
+                at.is_some_and(|i| list[i].verdict == RaceVerdict::Harmful)
                     || list
                         .iter()
                         .any(|e| e.verdict == RaceVerdict::Harmful && same_code_note(&e.race, race))
@@ -327,25 +335,14 @@ pub fn entries(out: &Outcome) -> Entries {
         // probe cleared, is one the probe's runs ended too early to see (a later click reads
         // what the pair left): that race takes the reversal's verdict, and the other races
         // reversed with it are the same finding, named beside it.
-        let overturned = (verdict == RaceVerdict::Harmful && !explained)
-            .then(|| {
-                o.races.iter().find_map(|race| {
-                    answered
-                        .get(&blanked(
-                            &race.location,
-                            &race.first.stable,
-                            &race.second.stable,
-                        ))
-                        .copied()
-                        .filter(|&i| {
-                            let e = &list[i];
-                            e.verdict == RaceVerdict::Harmless
-                                && e.probe.is_some()
-                                && e.repeat_of.is_none()
-                        })
-                })
+        let overturned = if verdict == RaceVerdict::Harmful && !explained {
+            listed.iter().flatten().copied().find(|&i| {
+                let e = &list[i];
+                e.verdict == RaceVerdict::Harmless && e.probe.is_some() && e.repeat_of.is_none()
             })
-            .flatten();
+        } else {
+            None
+        };
         if let Some(i) = overturned {
             let e = &mut list[i];
             for race in &o.races {
@@ -371,9 +368,8 @@ pub fn entries(out: &Outcome) -> Entries {
             overturned_entries.push(i);
         }
         let explained = explained || overturned.is_some();
-        for race in &o.races {
-            let key = blanked(&race.location, &race.first.stable, &race.second.stable);
-            if let Some(&i) = answered.get(&key) {
+        for (race, at) in o.races.iter().zip(&listed) {
+            if let Some(i) = *at {
                 let e = &mut list[i];
                 if e.verdict == RaceVerdict::NotExplored
                     && verdict != RaceVerdict::NotExplored
