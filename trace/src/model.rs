@@ -7,8 +7,9 @@ use std::ops::Range;
 /// Version of the JSONL trace format this crate writes (`docs/trace-format.md`). Version 2
 /// added the source position of reads and writes (`["r",L,V|null,P]`), version 3 the node
 /// descriptions (`["d",N,T,P,I,C]`), version 4 the controls a tool exercised
-/// (`["c",N,O,D]`); readers accept 1 to 4.
-pub const FORMAT_VERSION: u32 = 4;
+/// (`["c",N,O,D]`), version 5 the late operations (`["R",A,I,L…]`, `["W",A,I,L…]`); readers
+/// accept 1 to 5.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Index of an event action: dense, allocated when the action *begins*, so id order is
 /// execution order. Every arc goes from a smaller to a larger id.

@@ -4,7 +4,7 @@ mod common;
 
 use proptest::prelude::*;
 use shepherd_trace::{
-    ActionType, ArcKind, JsonlLoader, Op, Pos, ReadError, TraceBuilder, Val, read_jsonl,
+    ActionType, ArcKind, JsonlLoader, Op, Pos, ReadError, Trace, TraceBuilder, Val, read_jsonl,
     to_jsonl_bytes,
 };
 
@@ -374,7 +374,10 @@ fn reads_exercised_controls() {
     assert_eq!(again, built);
     let text = String::from_utf8(to_jsonl_bytes(&built)).unwrap();
     assert!(
-        text.starts_with("{\"format\":\"shepherd-trace\",\"version\":4"),
+        text.starts_with(&format!(
+            "{{\"format\":\"shepherd-trace\",\"version\":{}",
+            shepherd_trace::FORMAT_VERSION
+        )),
         "{text}"
     );
     assert!(text.ends_with("[\"c\",9,4,5]\n"), "{text}");
@@ -393,6 +396,136 @@ fn reads_exercised_controls() {
             }
             other => panic!("{bad}: {other:?}"),
         }
+    }
+}
+
+// Action 0 logs a scope, a read in it, an exception; its accesses of `Object[7].f` are logged
+// late, while action 1 runs: a write after its first operation (inside the scope), a read and
+// a write after its third (after the scope, before the exception).
+const EXAMPLE_V5: &str = r##"{"format":"shepherd-trace","version":5,"page":"https://a.test/"}
+["s",0,"script"]
+["s",1,"doc/script:0"]
+["b",0,0,0,1]
+["s",2,"fire:click @ BUTTON[3]"]
+["e",2]
+["s",3,"Global.x"]
+["r",3]
+["x"]
+["s",4,"boom"]
+["!",4]
+["n",0]
+["s",5,"timer"]
+["s",6,"doc/timer#1"]
+["b",1,1,5,6]
+["a",0,1,"f"]
+["s",7,"Object[7].f"]
+["s",8,"1"]
+["R",0,3,7]
+["W",0,1,7,8]
+["s",9,"https://a.test/app.js:2:4"]
+["W",0,3,7,null,9]
+["r",7,null,9]
+["n",1]
+"##;
+
+#[test]
+fn late_operations_are_placed_where_they_happened() {
+    let t = read_jsonl(EXAMPLE_V5.as_bytes()).unwrap();
+    assert_eq!(t.header.version, 5);
+    // The builder logs them in place; the two traces are the same.
+    let mut b = TraceBuilder::new();
+    b.page("https://a.test/");
+    b.begin(ActionType::Unknown, "script", "doc/script:0");
+    b.enter("fire:click @ BUTTON[3]", None);
+    b.write("Object[7].f", Some("1"));
+    b.read("Global.x", None);
+    b.exit();
+    b.read("Object[7].f", None);
+    b.write_at("Object[7].f", None, Some("https://a.test/app.js:2:4"));
+    b.exception("boom", None);
+    b.end();
+    let timer = b.begin(ActionType::Timer, "timer", "doc/timer#1");
+    b.fork(0, timer);
+    b.read_at("Object[7].f", None, Some("https://a.test/app.js:2:4"));
+    b.end();
+    let built = b.finish();
+    let names = |t: &Trace, a: u32| -> Vec<String> {
+        t.ops_of(a)
+            .iter()
+            .map(|o| match *o {
+                Op::Read { loc, .. } => format!("r {}", t.strings.get(loc)),
+                Op::Write { loc, .. } => format!("w {}", t.strings.get(loc)),
+                Op::Enter { scope, .. } => format!("e {}", t.strings.get(scope)),
+                Op::Exit => "x".into(),
+                Op::Exception { .. } => "!".into(),
+            })
+            .collect()
+    };
+    assert_eq!(
+        names(&t, 0),
+        [
+            "e fire:click @ BUTTON[3]",
+            "w Object[7].f",
+            "r Global.x",
+            "x",
+            "r Object[7].f",
+            "w Object[7].f",
+            "!"
+        ]
+    );
+    assert_eq!(names(&t, 1), ["r Object[7].f"]);
+    assert_eq!(names(&t, 0), names(&built, 0));
+    assert_eq!(names(&t, 1), names(&built, 1));
+    // Values and positions too.
+    let texts = |t: &Trace, a: u32| -> Vec<(Option<String>, Option<String>)> {
+        t.ops_of(a)
+            .iter()
+            .map(|o| match *o {
+                Op::Read { value, pos, .. } | Op::Write { value, pos, .. } => (
+                    value.get().map(|v| t.strings.get(v).to_owned()),
+                    pos.get().map(|p| t.strings.get(p).to_owned()),
+                ),
+                _ => (None, None),
+            })
+            .collect()
+    };
+    assert_eq!(texts(&t, 0), texts(&built, 0));
+    assert_eq!(texts(&t, 1), texts(&built, 1));
+    // The writer logs every operation in place: read back, the same trace again.
+    let again = read_jsonl(to_jsonl_bytes(&t).as_slice()).unwrap();
+    assert_eq!(again, t);
+    assert!(
+        !String::from_utf8(to_jsonl_bytes(&t))
+            .unwrap()
+            .contains("[\"R\"")
+    );
+    // In parts, cut at every line: the same.
+    for (i, _) in EXAMPLE_V5.match_indices('\n') {
+        let parts = shepherd_trace::read_jsonl_parts(EXAMPLE_V5.as_bytes(), &[i as u64 + 1]);
+        assert_eq!(parts.unwrap(), t, "cut after byte {i}");
+    }
+    let before_end = EXAMPLE_V5.trim_end().trim_end_matches("[\"n\",1]");
+    for (bad, want) in [
+        (
+            r#"["R",2,0,7]"#,
+            "late operation of action 2, which has not begun",
+        ),
+        (
+            r#"["W",0,5,7]"#,
+            "late operation after 5 operations of action 0, which logged 4",
+        ),
+        // Action 1 has logged one operation so far.
+        (
+            r#"["R",1,2,7]"#,
+            "late operation after 2 operations of action 1, which logged 1",
+        ),
+        (r#"["R",0,1]"#, "`,`"),
+        (r#"["R",0,1,99]"#, "string 99 used before its definition"),
+        (r#"["W",0,-1,7]"#, "non-negative integer"),
+    ] {
+        let text = format!("{before_end}{bad}\n");
+        let e = read_jsonl(text.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains(want), "{bad}: {e}");
     }
 }
 

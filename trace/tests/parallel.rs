@@ -56,6 +56,7 @@ fn refs(tag: &str, len: usize) -> std::ops::Range<usize> {
     match tag {
         "b" => 3..len.min(5),
         "r" | "w" | "e" | "!" => 1..len,
+        "R" | "W" => 3..len,
         "d" | "c" => 2..len,
         _ => 0..0,
     }
@@ -65,7 +66,9 @@ fn refs(tag: &str, len: usize) -> std::ops::Range<usize> {
 /// header again (another page, which the readers ignore) and maybe a blank line, re-sending
 /// strings and node descriptions; some texts defined twice under two numbers, references using
 /// either; a later, different description of a node (ignored); some `n` records lost, the last
-/// action maybe left open; some `\r\n` line ends. Reads back as the same trace.
+/// action maybe left open; some `\r\n` line ends; some reads and writes logged late (version 5:
+/// `["R",A,I,…]` after their action ended, inside the next action or after the last). Reads
+/// back as the same trace.
 fn batched(canonical: &[u8], rng: &mut Rng) -> Vec<u8> {
     let text = std::str::from_utf8(canonical).unwrap();
     let mut lines = text.lines();
@@ -74,6 +77,12 @@ fn batched(canonical: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut numbers: Vec<Vec<u64>> = Vec::new();
     let mut texts: Vec<String> = Vec::new();
     let mut descriptions: Vec<Value> = Vec::new();
+    // The open action and how many of its operations were logged in place; its operations
+    // held back to be logged late; those of ended actions, logged after the next `b`.
+    let mut open: Option<u64> = None;
+    let mut own = 0u64;
+    let mut held: Vec<String> = Vec::new();
+    let mut later: Vec<String> = Vec::new();
     for line in lines {
         if rng.one_in(6) {
             if rng.one_in(2) {
@@ -106,8 +115,12 @@ fn batched(canonical: &[u8], rng: &mut Rng) -> Vec<u8> {
             numbers.push(here);
             continue;
         }
-        if tag == "n" && rng.one_in(5) {
-            continue;
+        if tag == "n" {
+            later.append(&mut held);
+            open = None;
+            if rng.one_in(5) {
+                continue;
+            }
         }
         for i in refs(&tag, arr.len()) {
             if let Some(n) = arr[i].as_u64() {
@@ -115,7 +128,21 @@ fn batched(canonical: &[u8], rng: &mut Rng) -> Vec<u8> {
                 arr[i] = json!(here[rng.below(here.len())]);
             }
         }
+        if let Some(a) = open.filter(|_| (tag == "r" || tag == "w") && rng.one_in(3)) {
+            let mut late = vec![json!(tag.to_uppercase()), json!(a), json!(own)];
+            late.extend(arr.iter().skip(1).cloned());
+            held.push(Value::Array(late).to_string());
+            continue;
+        }
+        if matches!(tag.as_str(), "r" | "w" | "e" | "x" | "!") {
+            own += 1;
+        }
         out.push(v.to_string());
+        if tag == "b" {
+            open = v[1].as_u64();
+            own = 0;
+            out.append(&mut later);
+        }
         if tag == "d" {
             descriptions.push(v.clone());
             if rng.one_in(3) {
@@ -126,6 +153,8 @@ fn batched(canonical: &[u8], rng: &mut Rng) -> Vec<u8> {
             }
         }
     }
+    out.append(&mut later);
+    out.append(&mut held);
     let mut bytes = Vec::new();
     for line in out {
         bytes.extend_from_slice(line.as_bytes());
@@ -144,7 +173,7 @@ fn corrupt(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
     for _ in 0..1 + rng.below(2) {
         let i = rng.below(lines.len());
         let insert = |lines: &mut Vec<Vec<u8>>, s: &str| lines.insert(i, format!("{s}\n").into());
-        match rng.below(12) {
+        match rng.below(13) {
             0 => {
                 if let Some(line) = lines.get_mut(i).filter(|l| !l.is_empty()) {
                     let j = rng.below(line.len());
@@ -188,6 +217,12 @@ fn corrupt(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
             10 => insert(
                 &mut lines,
                 &format!(r#"["d",{},{}]"#, rng.below(5), rng.below(30)),
+            ),
+            // A late operation of an action not begun yet, or after more operations than
+            // its action logged.
+            11 => insert(
+                &mut lines,
+                &format!(r#"["R",{},{},0]"#, rng.below(8), rng.below(12)),
             ),
             _ => {
                 let all: usize = lines.iter().map(Vec::len).sum();
@@ -252,6 +287,16 @@ fn odd_inputs_read_the_same_in_parts() {
         format!("{h}\n[\"s\",0,\"k\"]\n[\"s\",1,\"k\"]\n[\"b\",0,0,1,0]\n[\"r\",1,0,1]\n"),
         // A string re-sent with another text.
         format!("{h}\n[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"s\",0,\"j\"]\n"),
+        // Late operations of the action open at a cut: one after more operations than it had
+        // logged by then (an error, though it logs enough later), one in place.
+        format!(
+            "{h}\n[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"r\",0]\n[\"R\",0,2,0]\n[\"r\",0]\n[\"r\",0]\n"
+        ),
+        format!(
+            "{h}\n[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"r\",0]\n[\"W\",0,1,0]\n[\"r\",0]\n[\"n\",0]\n[\"R\",0,2,0,0]\n"
+        ),
+        // A late operation before the part's first action, of an action of that part.
+        format!("{h}\n[\"s\",0,\"k\"]\n[\"R\",0,0,0]\n[\"b\",0,0,0,0]\n[\"n\",0]\n"),
         // The last line without its newline, cut inside.
         format!("{h}\n[\"s\",0,\"k\"]\n[\"b\",0,0,0,0]\n[\"r\",0]"),
     ];

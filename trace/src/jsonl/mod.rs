@@ -1,5 +1,6 @@
 //! Our JSONL trace format (`docs/trace-format.md`): a streaming reader and a canonical writer.
 
+mod late;
 mod parallel;
 mod read;
 mod write;

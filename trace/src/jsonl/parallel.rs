@@ -13,10 +13,13 @@
 //! evicts the string index from the caches): one part alone loads faster than the sequential
 //! loader.
 
-use super::read::{JsonlLoader, LineErr, Sink, State, add_control, for_each_block, parse_block};
+use super::late::Late;
+use super::read::{
+    JsonlLoader, LineErr, Sink, State, add_control, check_late_index, for_each_block, parse_block,
+};
 use crate::error::ReadError;
 use crate::hash::FastState;
-use crate::model::{Action, Arc, Control, Header, NodeDesc, Op, Pos, StrId, Trace};
+use crate::model::{Action, ActionId, Arc, Control, Header, NodeDesc, Op, Pos, StrId, Trace};
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::io::{self, BufRead, BufReader, Read};
@@ -283,6 +286,25 @@ impl JsonlLoader {
                 return false;
             }
         }
+        // Late operations of actions that began before the part: within what those had
+        // logged when the late operation was read.
+        let outer = part.first_action.unwrap_or(actions);
+        for (i, l) in part.late.iter().enumerate() {
+            if i >= part.early_late && u64::from(l.action) >= outer {
+                continue;
+            }
+            let Some(action) = st.trace.actions.get(l.action as usize) else {
+                return false;
+            };
+            let mut logged = action.ops.len() as u32;
+            if st.current == Some(l.action) {
+                let then = part.late_inherited.get(i).copied().unwrap_or(0);
+                logged = logged.saturating_add(then);
+            }
+            if l.index > logged {
+                return false;
+            }
+        }
         let known = st.strings.len() as u64;
         if part.outer_refs > known {
             return false;
@@ -388,7 +410,11 @@ impl JsonlLoader {
                 c.offered = id(c.offered);
                 c.done = id(c.done);
             }
+            for l in &mut part.late {
+                l.op = rewrite(&l.op, id);
+            }
         }
+        st.late.append(&mut part.late);
         for d in part.nodes {
             if st.described.insert(d.node) {
                 st.trace.nodes.push(d);
@@ -516,6 +542,15 @@ struct Part {
     inherited_end: Option<u64>,
     lines: u64,
     bytes: u64,
+    /// Late operations in file order (string numbers as in `ops`). Those of an action that
+    /// began in the part are checked there; the others at the merge.
+    late: Vec<Late>,
+    /// How many of `late` came before the part's first action began: their actions must
+    /// have begun before the part.
+    early_late: usize,
+    /// For each of `late`, `inherited_ops` when it was read: what the action open where the
+    /// part starts had logged in the part by then.
+    late_inherited: Vec<u32>,
     /// The part holds an error, or reading it failed or stopped.
     failed: bool,
 }
@@ -569,6 +604,9 @@ impl Part {
             inherited_end: None,
             lines: 0,
             bytes: 0,
+            late: Vec::new(),
+            early_late: 0,
+            late_inherited: Vec::new(),
             failed: false,
         };
         let r = for_each_block(input, |block| {
@@ -664,6 +702,36 @@ impl Sink for Part {
             Open::Closed => return fail(at),
         }
         self.ops.push(op);
+        Ok(())
+    }
+
+    fn late(
+        &mut self,
+        a: u64,
+        a_at: usize,
+        index: u32,
+        i_at: usize,
+        op: Op,
+    ) -> Result<(), LineErr> {
+        if self.first_action.is_none() {
+            self.early_late += 1;
+        }
+        if let Some(first) = self.first_action
+            && a >= first
+        {
+            let Some(action) = self.actions.get((a - first) as usize) else {
+                return fail(a_at);
+            };
+            if check_late_index(a, index, action.ops.len() as u32, i_at).is_err() {
+                return fail(i_at);
+            }
+        }
+        self.late.push(Late {
+            action: a as ActionId,
+            index,
+            op,
+        });
+        self.late_inherited.push(self.inherited_ops);
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! small hand-written scanner (no `serde_json::Value` per record); only the rare header line
 //! goes through serde. One reused line buffer, one allocation per defined string.
 
+use super::late::{Late, place};
 use crate::error::ReadError;
 use crate::model::{
     Action, ActionId, ActionType, Arc, ArcKind, Control, FORMAT_VERSION, Header, NodeDesc, Op, Pos,
@@ -85,6 +86,8 @@ pub(super) struct State {
     /// Every string number so far is its own id (files whose texts are all distinct, as our
     /// writer and the runtime make them): merging a part read ahead then needs no rewrite.
     pub(super) identity: bool,
+    /// Late operations, placed into their actions when the loader finishes.
+    pub(super) late: Vec<Late>,
 }
 
 impl Default for JsonlLoader {
@@ -108,6 +111,7 @@ impl JsonlLoader {
                 controls: HashMap::new(),
                 seen_header: false,
                 identity: true,
+                late: Vec::new(),
             },
             line_no: 0,
             offset: 0,
@@ -155,7 +159,11 @@ impl JsonlLoader {
                 message: "empty trace: no header line".into(),
             });
         }
-        Ok(self.state.trace)
+        let State {
+            mut trace, late, ..
+        } = self.state;
+        place(&mut trace, late);
+        Ok(trace)
     }
 }
 
@@ -178,6 +186,9 @@ pub(super) trait Sink {
     fn arc(&mut self, arc: Arc, h_at: usize) -> Result<(), LineErr>;
     /// An operation whose record starts at `at`.
     fn op(&mut self, op: Op, at: usize) -> Result<(), LineErr>;
+    /// A late operation of action `a` (at `a_at`) after its first `index` (at `i_at`).
+    fn late(&mut self, a: u64, a_at: usize, index: u32, i_at: usize, op: Op)
+    -> Result<(), LineErr>;
     /// A node description.
     fn node(&mut self, desc: NodeDesc);
     /// A control's coverage.
@@ -357,34 +368,20 @@ fn record<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
             sink.arc(arc, h_at)?;
         }
         b'r' | b'w' => {
-            c.comma()?;
-            let loc = str_ref(sink, c)?;
-            // `["r",L]`, `["r",L,V]`, `["r",L,V|null,P]` (version 2 added P).
-            let mut value = None;
-            let mut pos = Pos::NONE;
-            if c.more()? {
-                if !c.null() {
-                    value = Some(str_ref(sink, c)?);
-                }
-                if c.more()? {
-                    pos = Pos::new(str_ref(sink, c)?);
-                }
-            }
-            c.close()?;
-            let op = if tag == b'r' {
-                Op::Read {
-                    loc,
-                    value: value.into(),
-                    pos,
-                }
-            } else {
-                Op::Write {
-                    loc,
-                    value: value.into(),
-                    pos,
-                }
-            };
+            let op = access(sink, c, tag == b'r')?;
             sink.op(op, tag_at)?;
+        }
+        b'R' | b'W' => {
+            // `["R",A,I,L…]`: a read (`W`: write) of action A after its first I operations,
+            // logged once A had ended (version 5; the rest as in `r` and `w`).
+            let a_at = c.pos_after_comma()?;
+            let a = c.uint()?;
+            c.comma()?;
+            let i_at = c.i;
+            // `uint` stops at u32::MAX.
+            let index = c.uint()? as u32;
+            let op = access(sink, c, tag == b'R')?;
+            sink.late(a, a_at, index, i_at, op)?;
         }
         b'e' => {
             c.comma()?;
@@ -455,6 +452,38 @@ fn record<S: Sink>(sink: &mut S, c: &mut Cursor) -> Result<(), LineErr> {
         t => return Err((tag_at, format!("unknown record tag {:?}", t as char))),
     }
     Ok(())
+}
+
+/// The rest of a read or write record after its tag (and, for a late one, its action and
+/// index): `,L]`, `,L,V]`, `,L,V|null,P]` (version 2 added P).
+#[inline]
+fn access<S: Sink>(sink: &mut S, c: &mut Cursor, read: bool) -> Result<Op, LineErr> {
+    c.comma()?;
+    let loc = str_ref(sink, c)?;
+    let mut value = None;
+    let mut pos = Pos::NONE;
+    if c.more()? {
+        if !c.null() {
+            value = Some(str_ref(sink, c)?);
+        }
+        if c.more()? {
+            pos = Pos::new(str_ref(sink, c)?);
+        }
+    }
+    c.close()?;
+    Ok(if read {
+        Op::Read {
+            loc,
+            value: value.into(),
+            pos,
+        }
+    } else {
+        Op::Write {
+            loc,
+            value: value.into(),
+            pos,
+        }
+    })
 }
 
 #[inline]
@@ -558,6 +587,29 @@ impl Sink for State {
         Ok(())
     }
 
+    fn late(
+        &mut self,
+        a: u64,
+        a_at: usize,
+        index: u32,
+        i_at: usize,
+        op: Op,
+    ) -> Result<(), LineErr> {
+        let Some(action) = self.trace.actions.get(a as usize) else {
+            return Err((
+                a_at,
+                format!("late operation of action {a}, which has not begun"),
+            ));
+        };
+        check_late_index(a, index, action.ops.len() as u32, i_at)?;
+        self.late.push(Late {
+            action: a as ActionId,
+            index,
+            op,
+        });
+        Ok(())
+    }
+
     fn node(&mut self, desc: NodeDesc) {
         // Re-sent by a later batch: the first description stands.
         if self.described.insert(desc.node) {
@@ -582,6 +634,17 @@ impl Sink for State {
         self.current = None;
         Ok(())
     }
+}
+
+/// A late operation's place must be within what its action has logged (`logged`).
+pub(super) fn check_late_index(a: u64, index: u32, logged: u32, at: usize) -> Result<(), LineErr> {
+    if index > logged {
+        return Err((
+            at,
+            format!("late operation after {index} operations of action {a}, which logged {logged}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cold]
