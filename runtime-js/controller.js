@@ -31,12 +31,14 @@ const MARKERS = REC;
 const ROOT = { id: -1, stable: 'doc', kids: objCreate(null) };
 
 let cur = -1; // dense id of the open action, -1 when none
+let nOps = 0; // operations (r, w, e, x, !) the open action has logged: where a held one goes
 let info = null; // the open action: {id, stable, kids, script, ev, scoped (open scopes), kind, label, pos}
 let nextAction = 0;
 let depth = 0;
 // A location's entry: {l: its name, s: its string number (-1 until first logged), r, w: the
-// actions that last logged a read and a write of it, u: whether the name is new by
-// construction}. An action logs the first read and the first write of each location:
+// actions that last logged a read and a write of it, o: the record of the object whose field
+// it is (objEntry) or null, and what is kept to be logged late ("Accesses logged late",
+// below)}. An action logs the first read and the first write of each location:
 // comparing with `cur` needs no set to clear at every action, and a name's number is looked
 // up once, not at every action. `locs` holds the entries of names built as strings (read(),
 // write(), the wrappers) by name; an object's fields have theirs in the object's record
@@ -48,16 +50,23 @@ const counters = { actions: 0, held: 0, discarded: 0, exceptions: 0 };
 // ---- object numbers and location names ------------------------------------------------------
 
 // Object -> {n: its number, c: the class part of its names (undefined until first needed),
-// k: the entries of its fields by key, null until first needed}. An instrumented access of a
-// key already named builds no string and looks nothing up in a table that grows with the
-// page; the entries go with their object.
+// k: the entries of its fields by key, null until first needed, a: the one action that has
+// touched its fields (NO_ACTION before the first, SHARED once a second has)}. An
+// instrumented access of a key already named builds no string and looks nothing up in a
+// table that grows with the page; the entries go with their object.
 const oids = new NativeWeakMap();
 let nextOid = 0;
+const NO_ACTION = -1;
+const SHARED = -2;
+// Whether the fields of an object one action alone has touched are logged late ("Accesses
+// logged late", below). Workers log as they go: their records are relayed into the page's
+// actions (workers.js).
+const LATE = REC && !WORKER_SCOPE;
 /** The record of object `o`, allocated on first sight. */
 function orec(o) {
   let r = wmGet(oids, o);
   if (r === undefined) {
-    r = { n: nextOid++, c: undefined, k: null };
+    r = { n: nextOid++, c: undefined, k: null, a: LATE ? NO_ACTION : SHARED };
     wmSet(oids, o, r);
   }
   return r;
@@ -69,6 +78,9 @@ function oid(o) {
 if (W) oid(W); // Window[0]
 const DOCUMENT = G.document || null;
 const DOC_OID = DOCUMENT ? oid(DOCUMENT) : -1; // Document[1]
+// The runtime's wrappers also name the document's fields as strings (`Document[1].cookie`):
+// its accesses are never held.
+if (DOCUMENT) orec(DOCUMENT).a = SHARED;
 const OWN_SCRIPT = DOCUMENT && docCurrentScript ? docCurrentScript(DOCUMENT) : null;
 
 function isNode(o) {
@@ -142,22 +154,53 @@ function childLoc(n) {
 function locOf(loc) {
   let e = locs[loc];
   if (e === undefined) {
-    e = newEntry(loc, false);
+    e = newEntry(loc, null, NAMED);
     locs[loc] = e;
   }
   return e;
 }
 
-/** A location entry (see `locs`); `unique`: its name is new by construction (objEntry). */
-function newEntry(loc, unique) {
-  return { l: loc, s: -1, r: -1, w: -1, u: unique };
+/** A location entry (see `locs`): named `loc`, or a field of the object whose record is `o`. */
+function newEntry(loc, o, form) {
+  return {
+    l: loc, s: -1, r: -1, w: -1, o, f: form,
+    // What is kept to be logged late: the read's place (nOps then, -1 when none), `lv`'s
+    // bits (READ_VALUE: 0 no value logged, 1 undefined, 2 null; WRITE_SUMMARISED: `wv` is
+    // the summary already; WRITE_FIRST: the write came first when both go at one place) and
+    // position; the write's place, value and position.
+    lr: -1, lv: 0, lp: undefined, lw: -1, wv: undefined, wp: undefined,
+  };
 }
+
+// `f` of an entry: NAMED when `l` is its name; a field's entry keeps its key in `l` and the
+// form of its name until first logged (fieldName): most fields never are.
+const NAMED = -1;
+const FIELD = 0; // `Object[3].key`
+const CELL = 1; // `Array[4]$[0]`
+const LENGTH = 2; // `Array[4]$LEN`
+const READ_VALUE = 3;
+const WRITE_SUMMARISED = 4;
+const WRITE_FIRST = 8;
 
 /** The string number of the name of entry `e`, defined in the trace on first use. */
 function entrySid(e) {
   const s = e.s;
   if (s >= 0) return s;
-  return (e.s = e.u ? defineStr(e.l) : sid(e.l));
+  const o = e.o;
+  if (o === null) return (e.s = sid(e.l));
+  if (e.f !== NAMED) {
+    e.l = fieldName(o, e.f, e.l);
+    e.f = NAMED;
+  }
+  // A field's name is new by construction (its object's number is).
+  return (e.s = defineStr(e.l));
+}
+
+/** The name of field `key` of the object whose record is `r`, in form `f`. */
+function fieldName(r, f, key) {
+  if (f === LENGTH) return 'Array[' + r.n + ']$LEN';
+  if (f === CELL) return 'Array[' + r.n + ']$[' + NativeString(key) + ']';
+  return r.c + '[' + r.n + '].' + NativeString(key);
 }
 
 // Global name -> the entry of `Global.<name>`, for the same reason as the objects' `k`.
@@ -201,14 +244,89 @@ function nameEntry(obj, r, key) {
   const n = r.n;
   const c = classOf(obj, r);
   if (c === 'Array') {
-    if (key === 'length') return newEntry('Array[' + n + ']$LEN', true);
-    return newEntry('Array[' + n + ']$[' + NativeString(key) + ']', true);
+    return newEntry(key, r, key === 'length' ? LENGTH : CELL);
   }
   if (c === 'DOMNode') {
     if (described[n] !== 1) nameNode(obj, n);
     if (typeof key === 'string' && CHILD_PROPS[key] === 1) return locOf(childLoc(obj));
   }
-  return newEntry(c + '[' + n + '].' + NativeString(key), true);
+  return newEntry(key, r, FIELD);
+}
+
+// ---- Accesses logged late ------------------------------------------------------------------------
+//
+// A race needs two actions that access one location. The fields of an object that one action
+// alone has touched cannot race yet, so their reads and writes are not logged when they
+// happen: each entry keeps its action's first read and first write (what the records would
+// have said, and where: the number of operations the action had logged). The first access
+// by another action logs them (`["R",A,I,…]`, `["W",A,I,…]`: docs/trace-format.md,
+// "Late operations"), and from then on the object's accesses are logged as they happen. An
+// object no second action touches costs no record at all: most objects a page makes (parsed
+// responses, arrays built and read in one handler, elements filled before insertion) are
+// used by the action that made them only. A second action that touches the object only
+// through the browser (a native method, the DOM) logs nothing, now as before.
+
+/**
+ * Whether the current access of a field of the object whose record is `o` is to be logged
+ * late: the object is the current action's alone. An access by a second action logs what
+ * the first kept and makes the object shared.
+ */
+function alone(o) {
+  const a = o.a;
+  if (a === cur) return true;
+  if (a === SHARED) return false;
+  if (a === NO_ACTION) {
+    o.a = cur;
+    return true;
+  }
+  share(o, a);
+  return false;
+}
+
+/** Logs the accesses action `a` kept for the fields of the object whose record is `o`. */
+function share(o, a) {
+  o.a = SHARED;
+  const ks = o.k;
+  if (ks !== null) {
+    const keys = ownKeys(ks);
+    for (let i = 0; i < keys.length; i++) shareEntry(o, a, ks[keys[i]]);
+  }
+  spill();
+}
+
+/** Logs what entry `e` of the object whose record is `o` kept for action `a`. */
+function shareEntry(o, a, e) {
+  if (e.o !== o) return; // a name the wrappers build too (`locs`)
+  const lr = e.lr;
+  const lw = e.lw;
+  if (lr < 0 && lw < 0) return;
+  e.lr = -1;
+  e.lw = -1;
+  const l = entrySid(e);
+  if (lw >= 0 && (lr < 0 || lw < lr || (lw === lr && (e.lv & WRITE_FIRST) !== 0))) {
+    lateWrite(e, l, a, lw);
+    if (lr >= 0) lateRead(e, l, a, lr);
+  } else {
+    lateRead(e, l, a, lr);
+    if (lw >= 0) lateWrite(e, l, a, lw);
+  }
+  e.wv = undefined;
+}
+
+function lateRead(e, l, a, at) {
+  const rv = e.lv & READ_VALUE;
+  const v = rv === 0 ? -1 : sid(rv === 2 ? 'null' : 'undefined');
+  const ps = e.lp === undefined ? -1 : posSid(e.lp);
+  const head = '["R",' + a + ',' + at + ',' + l;
+  if (ps >= 0) out += head + ',' + (v >= 0 ? v : 'null') + ',' + ps + ']\n';
+  else if (v >= 0) out += head + ',' + v + ']\n';
+  else out += head + ']\n';
+}
+
+function lateWrite(e, l, a, at) {
+  const v = sid((e.lv & WRITE_SUMMARISED) !== 0 ? e.wv : summary(e.wv));
+  const ps = e.wp === undefined ? -1 : posSid(e.wp);
+  out += '["W",' + a + ',' + at + ',' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
 }
 
 /** Short value summary (docs/trace-format.md, "Value summaries"). */
@@ -329,6 +447,7 @@ function begin(d) {
     const k = sid(d.kind);
     const st = sid(d.stable);
     out += '["b",' + id + ',' + d.type + ',' + k + ',' + st + ']\n';
+    nOps = 0;
     const from = d.from;
     if (from >= 0 && from < id) {
       out += '["a",' + from + ',' + id + ',"f"' + (d.delay !== undefined && d.type === 1 ? ',' + d.delay : '') + ']\n';
@@ -347,6 +466,7 @@ function begin(d) {
       const lb = sid(d.label);
       const ps = d.pos ? ',' + sid(d.pos) : ''; // the script's own position (script actions)
       out += '["e",' + lb + ps + ']\n';
+      nOps++;
       info.scoped = 1;
     }
     if (d.queue !== undefined) {
@@ -354,6 +474,7 @@ function begin(d) {
       const qe = locOf(d.queue);
       const q = entrySid(qe);
       out += '["r",' + q + ']\n';
+      nOps++;
       qe.r = id;
     }
   }
@@ -369,6 +490,7 @@ function markScope(label) {
   if (!REC || cur < 0) return;
   const s = sid(label); // sid() may append a definition to `out` first
   out += '["e",' + s + ']\n["x"]\n';
+  nOps += 2;
 }
 
 /** Ends the open action. */
@@ -457,12 +579,20 @@ function readEntry(e, value, hasValue, p) {
   ensure();
   if (e.r === cur) return;
   e.r = cur;
+  const o = e.o;
+  if (o !== null && alone(o)) {
+    e.lr = nOps;
+    e.lv = (e.lv & ~READ_VALUE) | (hasValue && (value === undefined || value === null) ? (value === null ? 2 : 1) : 0);
+    e.lp = p;
+    return;
+  }
   const l = entrySid(e);
   const v = hasValue && (value === undefined || value === null) ? sid(value === null ? 'null' : 'undefined') : -1;
   const ps = p === undefined ? -1 : posSid(p);
   if (ps >= 0) out += '["r",' + l + ',' + (v >= 0 ? v : 'null') + ',' + ps + ']\n';
   else if (v >= 0) out += '["r",' + l + ',' + v + ']\n';
   else out += '["r",' + l + ']\n';
+  nOps++;
   spill();
 }
 
@@ -492,10 +622,24 @@ function writeEntry(e, value, p) {
 function emitWrite(e, value, p) {
   if (e.w === cur) return;
   e.w = cur;
+  const o = e.o;
+  if (o !== null && alone(o)) {
+    e.lw = nOps;
+    // An object (and a long text) is summarised now: its summary names the number and class
+    // it has now, and the entry keeps no reference to what the page may drop. Short
+    // primitives are kept as they are (no text made for a write that may never be logged).
+    const t = typeof value;
+    const now = (t === 'object' && value !== null) || t === 'function' || (t === 'string' && value.length > 40);
+    e.wv = now ? summary(value) : value;
+    e.lv = (e.lv & READ_VALUE) | (now ? WRITE_SUMMARISED : 0) | (e.lr !== nOps ? WRITE_FIRST : 0);
+    e.wp = p;
+    return;
+  }
   const l = entrySid(e);
   const v = sid(summary(value));
   const ps = p === undefined ? -1 : posSid(p);
   out += '["w",' + l + ',' + v + (ps >= 0 ? ',' + ps : '') + ']\n';
+  nOps++;
   spill();
 }
 
@@ -574,6 +718,7 @@ function writeS(loc, text) {
   const l = entrySid(e);
   const v = sid(text);
   out += '["w",' + l + ',' + v + ']\n';
+  nOps++;
 }
 
 /** Logs an exception that escaped to the event loop. */
@@ -585,6 +730,7 @@ function exception(message, pos) {
   const m = sid(NativeString(message));
   const p = pos ? ',' + sid(pos) : '';
   out += '["!",' + m + p + ']\n';
+  nOps++;
 }
 
 // ---- the run / hold / discard mechanism ---------------------------------------------------------

@@ -305,6 +305,7 @@ function inlinePosition(url) {
   const lb = sid(info.label);
   const ps = sid(NativeString(url) + ':1:1');
   out += '["e",' + lb + ',' + ps + ']\n';
+  nOps++;
   info.scoped++;
 }
 

@@ -13,6 +13,7 @@ const O = Object;
 const FP = Function.prototype;
 const rApply = Reflect.apply;
 const rConstruct = Reflect.construct;
+const ownKeys = Reflect.ownKeys;
 const defProp = O.defineProperty;
 const getDesc = O.getOwnPropertyDescriptor;
 const getProto = O.getPrototypeOf;

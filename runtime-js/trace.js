@@ -60,7 +60,7 @@ const UPLOAD_BASE = (CONFIG.upload || '/__shepherd/trace') + '?t=' +
   encodeURIComponent(PAGE_TOKEN) + '&doc=' + encodeURIComponent(DOC) + '&seq=';
 
 if (REC) {
-  out = jsonStr({ format: 'shepherd-trace', version: 4, page: pageHref(), doc: DOC }) + '\n';
+  out = jsonStr({ format: 'shepherd-trace', version: 5, page: pageHref(), doc: DOC }) + '\n';
 }
 
 /** Number of interned string `text`, defining it in the trace on first use. */

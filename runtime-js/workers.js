@@ -127,6 +127,7 @@ function ensurePart(wk) {
   });
   wk.part = cur;
   for (let i = 0; i < wk.scopes.length; i++) out += wk.scopes[i];
+  nOps += wk.scopes.length;
   return true;
 }
 
@@ -221,6 +222,7 @@ function translateRecord(wk, r) {
       const v = typeof r[2] === 'number' ? sid(wstr(wk, r[2])) : -1;
       const p = typeof r[3] === 'number' ? sid(wstr(wk, r[3])) : -1;
       out += '["' + tag + '",' + l + (v >= 0 || p >= 0 ? ',' + (v >= 0 ? v : 'null') : '') + (p >= 0 ? ',' + p : '') + ']\n';
+      nOps++;
       return;
     }
     case 'e': {
@@ -228,6 +230,7 @@ function translateRecord(wk, r) {
       const ps = typeof r[2] === 'number' ? ',' + sid(wstr(wk, r[2])) : '';
       const rec = '["e",' + lb + ps + ']\n';
       out += rec;
+      nOps++;
       wk.scopes[wk.scopes.length] = rec;
       return;
     }
@@ -235,6 +238,7 @@ function translateRecord(wk, r) {
       if (wk.scopes.length > 0) {
         wk.scopes.length--;
         out += '["x"]\n';
+        nOps++;
       }
       return;
     case '!': {
@@ -242,6 +246,7 @@ function translateRecord(wk, r) {
       const ps = typeof r[2] === 'number' ? ',' + sid(wstr(wk, r[2])) : '';
       counters.exceptions++;
       out += '["!",' + m + ps + ']\n';
+      nOps++;
       return;
     }
     default:

@@ -1,14 +1,15 @@
-// An action logs the first read and the first write of each location, and a location's name is
-// defined once in the trace: loads the real runtime (record mode, argv[2]) into a fresh `vm`
-// context, runs accesses shaped like instrumented code's in three timer actions, and prints the
-// uploaded trace's records as JSON (tests/first_access.rs checks them).
+// An action logs the first read and the first write of each location, a location's name is
+// defined once in the trace, and the fields of an object one action alone has touched are
+// logged late, when a second action touches it: loads the real runtime (record mode, argv[2])
+// into a fresh `vm` context, runs accesses shaped like instrumented code's in three timer
+// actions, and prints the uploaded trace (tests/first_access.rs reads it).
 'use strict';
 const vm = require('vm');
-const { loadRuntime, records } = require('./runtime_vm.js');
+const { loadRuntime } = require('./runtime_vm.js');
 
 const { ctx, g, bodies } = loadRuntime(process.argv[2]);
 g.__done = () => {
-  process.stdout.write(JSON.stringify(records(bodies)));
+  process.stdout.write(bodies.join(''));
   process.exit(0);
 };
 
@@ -31,7 +32,8 @@ vm.runInContext(`(function () {
     S.g('shared', 0, P);
     S.x('shared', 1, P);
     S.w('shared', 2, P);
-    // Action 2: the same locations again, and a fresh object's field twice.
+    // Action 2: the same locations again, and a fresh object's field twice (logged when
+    // action 3 reads it).
     setTimeout(() => {
       S.r(o, 'a', P);
       S.r(arr, 0, P);
@@ -40,11 +42,15 @@ vm.runInContext(`(function () {
       S.r(fresh, 't', P);
       S.W(fresh, 't', (fresh.t = 2), P);
       S.r(fresh, 't', P);
-      // Action 3: writes first, then reads.
+      // Action 3: writes first, then reads; the fresh object's field; an object of its own.
       setTimeout(() => {
         S.W(o, 'a', (o.a = 5), P);
         S.r(o, 'a', P);
         S.Y(o, 'a', o.a++, 1, P);
+        S.r(fresh, 't', P);
+        const mine = { m: 1 };
+        S.W(mine, 'm', (mine.m = 2), P);
+        S.r(mine, 'm', P);
         S.control('s').flush();
         setTimeout(() => __done(), 50);
       }, 0);

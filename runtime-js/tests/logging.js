@@ -8,9 +8,9 @@
 const vm = require('vm');
 const { loadRuntime, records } = require('./runtime_vm.js');
 
-const { ctx, bodies } = loadRuntime(process.argv[2]);
+const { ctx, g, bodies } = loadRuntime(process.argv[2]);
 
-const checks = vm.runInContext(`(function () {
+vm.runInContext(`(function () {
   const S = __shepherd;
   const P = 34359738368 + 524288 + 1; // a position: key 1, line 1, column 1
   let n = 0;
@@ -64,16 +64,24 @@ const checks = vm.runInContext(`(function () {
   // Names are still found where no page code stands in the way.
   class Tagged {}
   Tagged.prototype[Symbol.toStringTag] = 'Tagged';
-  S.V(new Map(), 'm', P);
-  S.V(new Uint8Array(1), 'u', P);
-  S.V(new Tagged(), 't', P);
-  S.V([], 'x', P);
+  const named = [new Map(), new Uint8Array(1), new Tagged(), []];
+  for (const o of named) S.V(o, 'm', P);
   S.w('namedFn', function named() {}, P);
-  S.control('s').flush();
-  return out;
+  // A second action: the fields the first touched are logged now (late), with no page code
+  // run either; the named objects' fields too.
+  setTimeout(() => {
+    check('a Proxy property read by a second action', () => p.a, () => S.r(p, 'a', P));
+    check('a @@toStringTag object read by a second action', () => tagged.a, () => S.r(tagged, 'a', P));
+    check('an object inheriting from a Proxy, by a second action', () => {}, () => S.V(child, 'k', P));
+    for (const o of named) S.V(o, 'm', P);
+    S.control('s').flush();
+    setTimeout(() => __done(out), 50);
+  }, 0);
 })()`, ctx);
 
-// The trace's interned strings: location names and value summaries.
-const strings = records(bodies).filter((r) => r[0] === 's').map((r) => r[2]);
-process.stdout.write(JSON.stringify({ checks, strings }));
-process.exit(0);
+g.__done = (checks) => {
+  // The trace's interned strings: location names and value summaries.
+  const strings = records(bodies).filter((r) => r[0] === 's').map((r) => r[2]);
+  process.stdout.write(JSON.stringify({ checks, strings }));
+  process.exit(0);
+};
