@@ -22,6 +22,7 @@ const A_readE = T.readEntry;
 const A_writeE = T.writeEntry;
 const A_objE = T.objEntry;
 const A_gl = T.globalEntry;
+const A_scE = T.scopeEntry;
 const A_G = globalThis;
 const A_ownKeys = Reflect.ownKeys;
 const A_def = Object.defineProperty;
@@ -107,8 +108,11 @@ function A_plus(old, d) {
   return typeof old === 'bigint' && A_BigInt !== null ? old + A_BigInt(d) : old + d;
 }
 
+/** The entry of captured variable `n` of scope instance `s` (`Scope[<s>].<n>`). */
 function A_sl(s, n) {
-  return 'Scope[' + s + '].' + n;
+  // A number `s()` gave: anything else (a page calling the hooks itself) is named as before.
+  if (typeof s === 'number' && s > 0 && s <= A_scope && (s | 0) === s) return A_scE(s, n);
+  return T.locOf('Scope[' + s + '].' + n);
 }
 
 // ---- dynamic code ------------------------------------------------------------------------------
@@ -478,24 +482,26 @@ const A_fns = {
     return ++A_scope;
   },
   cr(s, n, v, p) {
-    if (A_REC) A_read(A_sl(s, n), v, true, p);
+    if (A_REC) A_readE(A_sl(s, n), v, true, p);
     return v;
   },
   cw(s, n, v, p) {
-    if (A_REC) A_write(A_sl(s, n), v, p);
+    if (A_REC) A_writeE(A_sl(s, n), v, p);
     return v;
   },
   cx(s, n, v, p) {
     if (A_REC) {
-      A_read(A_sl(s, n), undefined, false, p);
-      A_write(A_sl(s, n), v, p);
+      const e = A_sl(s, n);
+      A_readE(e, undefined, false, p);
+      A_writeE(e, v, p);
     }
     return v;
   },
   cy(s, n, old, d, p) {
     if (A_REC) {
-      A_read(A_sl(s, n), old, true, p);
-      A_write(A_sl(s, n), A_plus(old, d), p);
+      const e = A_sl(s, n);
+      A_readE(e, old, true, p);
+      A_writeE(e, A_plus(old, d), p);
     }
     return old;
   },

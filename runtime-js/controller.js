@@ -203,6 +203,40 @@ function fieldName(r, f, key) {
   return r.c + '[' + r.n + '].' + NativeString(key);
 }
 
+// Scope instance -> its record, shaped like an object's (`n`: the instance's number, `c`:
+// `Scope`), so a captured variable's entry is found without building its name, and the
+// variables of an activation that one action alone touched are logged late like an object's
+// fields ("Accesses logged late"). Instances are numbered densely by `__shepherd.s()`.
+const scopeRecs = [];
+
+/** The entry of variable `name` of scope instance `s` (`Scope[<s>].<name>`). */
+function scopeEntry(s, name) {
+  let r = scopeRecs[s];
+  if (r === undefined) {
+    r = { n: s, c: 'Scope', k: null, a: LATE ? NO_ACTION : SHARED };
+    scopeRecs[s] = r;
+  }
+  const e = keptEntry(r, name);
+  return e !== undefined ? e : keepEntry(r, name, newEntry(name, r, FIELD));
+}
+
+/** The entry record `r` (an object's or a scope's) keeps for `key`, or undefined. */
+function keptEntry(r, key) {
+  const ks = r.k;
+  return ks === null ? undefined : ks[key];
+}
+
+/** Keeps entry `e` for `key` in record `r`; returns `e`. */
+function keepEntry(r, key, e) {
+  let ks = r.k;
+  if (ks === null) {
+    ks = objCreate(null);
+    r.k = ks;
+  }
+  ks[key] = e;
+  return e;
+}
+
 // Global name -> the entry of `Global.<name>`, for the same reason as the objects' `k`.
 const globalLocs = objCreate(null);
 
@@ -216,17 +250,8 @@ function globalEntry(name) {
 function objEntry(obj, key) {
   if (obj === G || obj === W) return globalEntry(key);
   const r = orec(obj);
-  let ks = r.k;
-  if (ks === null) {
-    ks = objCreate(null);
-    r.k = ks;
-  } else {
-    const e = ks[key];
-    if (e !== undefined) return e;
-  }
-  const e = nameEntry(obj, r, key);
-  ks[key] = e;
-  return e;
+  const e = keptEntry(r, key);
+  return e !== undefined ? e : keepEntry(r, key, nameEntry(obj, r, key));
 }
 
 // The entry objEntry() keeps for `key` of `obj`. Everything its name depends on is fixed once
@@ -263,8 +288,9 @@ function nameEntry(obj, r, key) {
 // "Late operations"), and from then on the object's accesses are logged as they happen. An
 // object no second action touches costs no record at all: most objects a page makes (parsed
 // responses, arrays built and read in one handler, elements filled before insertion) are
-// used by the action that made them only. A second action that touches the object only
-// through the browser (a native method, the DOM) logs nothing, now as before.
+// used by the action that made them only. The captured variables of an activation (a scope
+// instance, `scopeEntry`) are logged late the same way. A second action that touches the
+// object only through the browser (a native method, the DOM) logs nothing, now as before.
 
 /**
  * Whether the current access of a field of the object whose record is `o` is to be logged
@@ -1176,6 +1202,8 @@ const T = {
   oid,
   objEntry,
   globalEntry,
+  scopeEntry,
+  locOf,
   summary,
   exception,
   ensure,

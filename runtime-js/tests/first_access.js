@@ -32,17 +32,22 @@ vm.runInContext(`(function () {
     S.g('shared', 0, P);
     S.x('shared', 1, P);
     S.w('shared', 2, P);
+    // A captured variable of an activation of this action's, read by the next.
+    const scope = S.s();
+    S.cw(scope, 'count', 1, P);
     // Action 2: the same locations again, and a fresh object's field twice (logged when
     // action 3 reads it).
     setTimeout(() => {
       S.r(o, 'a', P);
       S.r(arr, 0, P);
       S.g('shared', 2, P);
+      S.cr(scope, 'count', 1, P);
       const fresh = { t: 1 };
       S.r(fresh, 't', P);
       S.W(fresh, 't', (fresh.t = 2), P);
       S.r(fresh, 't', P);
-      // Action 3: writes first, then reads; the fresh object's field; an object of its own.
+      // Action 3: writes first, then reads; the fresh object's field; an object and an
+      // activation of its own.
       setTimeout(() => {
         S.W(o, 'a', (o.a = 5), P);
         S.r(o, 'a', P);
@@ -51,6 +56,9 @@ vm.runInContext(`(function () {
         const mine = { m: 1 };
         S.W(mine, 'm', (mine.m = 2), P);
         S.r(mine, 'm', P);
+        const own = S.s();
+        S.cw(own, 'm', 1, P);
+        S.cr(own, 'm', 1, P);
         S.control('s').flush();
         setTimeout(() => __done(), 50);
       }, 0);

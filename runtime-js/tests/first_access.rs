@@ -73,6 +73,8 @@ fn an_action_logs_each_location_once_per_kind_and_names_it_once() {
     let (oa, cell, len) = (name(0, "].a"), name(0, "$[0]"), name(0, "$LEN"));
     let g = name(0, "Global.shared");
     let fresh = name(1, "].t");
+    let count = name(1, "].count");
+    assert!(count.starts_with("Scope["), "{count}");
     assert!(
         oa.starts_with("Object[") && cell.starts_with("Array["),
         "{oa} {cell}"
@@ -97,13 +99,14 @@ fn an_action_logs_each_location_once_per_kind_and_names_it_once() {
     want.sort();
     assert_eq!(cells, want, "{by_action:#?}");
     assert_eq!(of(0, &len), expect(&[("r", &len), ("w", &len)]));
-    assert_eq!(acts[0][5..], expect(&[("r", &g), ("w", &g)]));
+    assert_eq!(acts[0][5..], expect(&[("r", &g), ("w", &g), ("w", &count)]));
     assert_eq!(
         *acts[1],
         expect(&[
             ("r", &oa),
             ("r", &cell),
             ("r", &g),
+            ("r", &count),
             ("r", &fresh),
             ("w", &fresh)
         ]),
@@ -114,12 +117,12 @@ fn an_action_logs_each_location_once_per_kind_and_names_it_once() {
         expect(&[("w", &oa), ("r", &oa), ("r", &fresh)]),
         "action 3: write first; an object of its own not logged"
     );
-    // Action 1's accesses of `o` and `arr` (5) and action 2's of the fresh object (2) were
-    // logged late, when the next action touched them; nothing else was.
-    assert_eq!(late, 7, "{}", String::from_utf8_lossy(&text));
+    // Action 1's accesses of `o`, `arr` and the captured variable (6) and action 2's of the
+    // fresh object (2) were logged late, when the next action touched them; nothing else was.
+    assert_eq!(late, 8, "{}", String::from_utf8_lossy(&text));
     assert!(
         !defined.iter().any(|d| d.ends_with("].m")),
-        "a field only one action touched is never named: {defined:?}"
+        "a field or variable only one action touched is never named: {defined:?}"
     );
     // Every location's name is defined once, however many actions touch it.
     for n in [&oa, &cell, &len, &g, &fresh] {
