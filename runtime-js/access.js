@@ -14,10 +14,9 @@
 
 const A = T.api;
 const A_REC = T.recording;
-const A_read = T.read;
-const A_write = T.write;
-// Properties and globals are logged through their location entries (controller.js, objEntry
-// and globalEntry; A_gl gives a global's): no name is built or looked up by string once named.
+// Properties, globals and captured variables are logged through their location entries
+// (controller.js, objEntry, globalEntry and scopeEntry; A_gl gives a global's): no name is
+// built or looked up by string once named.
 const A_readE = T.readEntry;
 const A_writeE = T.writeEntry;
 const A_objE = T.objEntry;

@@ -31,7 +31,7 @@ const MARKERS = REC;
 const ROOT = { id: -1, stable: 'doc', kids: objCreate(null) };
 
 let cur = -1; // dense id of the open action, -1 when none
-let nOps = 0; // operations (r, w, e, x, !) the open action has logged: where a held one goes
+let nOps = 0; // operations (r, w, e, x, !) the open action has logged: where a late one goes
 let info = null; // the open action: {id, stable, kids, script, ev, scoped (open scopes), kind, label, pos}
 let nextAction = 0;
 let depth = 0;
@@ -79,7 +79,7 @@ if (W) oid(W); // Window[0]
 const DOCUMENT = G.document || null;
 const DOC_OID = DOCUMENT ? oid(DOCUMENT) : -1; // Document[1]
 // The runtime's wrappers also name the document's fields as strings (`Document[1].cookie`):
-// its accesses are never held.
+// its accesses are logged as they happen.
 if (DOCUMENT) orec(DOCUMENT).a = SHARED;
 const OWN_SCRIPT = DOCUMENT && docCurrentScript ? docCurrentScript(DOCUMENT) : null;
 

@@ -95,6 +95,12 @@ async function runOne(c, instrumented) {
       globalEntry(n) {
         return { l: 'Global.' + String(n) };
       },
+      scopeEntry(s, n) {
+        return { l: 'Scope[' + s + '].' + n };
+      },
+      locOf(l) {
+        return { l };
+      },
       objEntry(o, k) {
         if (o === cg) return { l: 'Global.' + String(k) };
         if (Array.isArray(o)) return { l: k === 'length' ? 'Array[' + oid(o) + ']$LEN' : 'Array[' + oid(o) + ']$[' + String(k) + ']' };
