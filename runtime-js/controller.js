@@ -50,8 +50,9 @@ const counters = { actions: 0, held: 0, discarded: 0, exceptions: 0 };
 // ---- object numbers and location names ------------------------------------------------------
 
 // Object -> {n: its number, c: the class part of its names (undefined until first needed),
-// k: the entries of its fields by key, null until first needed, a: the one action that has
-// touched its fields (NO_ACTION before the first, SHARED once a second has)}. An
+// k: the entries of its fields by key, null until first needed, t: the entry of a node's
+// existence (`NodeTree:<n>`, treeEntry), a: the one action that has touched its fields
+// (NO_ACTION before the first, SHARED once a second has)}. An
 // instrumented access of a key already named builds no string and looks nothing up in a
 // table that grows with the page; the entries go with their object.
 const oids = new NativeWeakMap();
@@ -66,7 +67,7 @@ const LATE = REC && !WORKER_SCOPE;
 function orec(o) {
   let r = wmGet(oids, o);
   if (r === undefined) {
-    r = { n: nextOid++, c: undefined, k: null, a: LATE ? NO_ACTION : SHARED };
+    r = { n: nextOid++, c: undefined, k: null, t: null, a: LATE ? NO_ACTION : SHARED };
     wmSet(oids, o, r);
   }
   return r;
@@ -178,6 +179,7 @@ const NAMED = -1;
 const FIELD = 0; // `Object[3].key`
 const CELL = 1; // `Array[4]$[0]`
 const LENGTH = 2; // `Array[4]$LEN`
+const TREE = 3; // `NodeTree:5`
 const READ_VALUE = 3;
 const WRITE_SUMMARISED = 4;
 const WRITE_FIRST = 8;
@@ -198,6 +200,7 @@ function entrySid(e) {
 
 /** The name of field `key` of the object whose record is `r`, in form `f`. */
 function fieldName(r, f, key) {
+  if (f === TREE) return 'NodeTree:' + r.n;
   if (f === LENGTH) return 'Array[' + r.n + ']$LEN';
   if (f === CELL) return 'Array[' + r.n + ']$[' + NativeString(key) + ']';
   return r.c + '[' + r.n + '].' + NativeString(key);
@@ -213,11 +216,26 @@ const scopeRecs = [];
 function scopeEntry(s, name) {
   let r = scopeRecs[s];
   if (r === undefined) {
-    r = { n: s, c: 'Scope', k: null, a: LATE ? NO_ACTION : SHARED };
+    r = { n: s, c: 'Scope', k: null, t: null, a: LATE ? NO_ACTION : SHARED };
     scopeRecs[s] = r;
   }
   const e = keptEntry(r, name);
   return e !== undefined ? e : keepEntry(r, name, newEntry(name, r, FIELD));
+}
+
+/**
+ * The entry of node `node`'s existence (`NodeTree:<n>`: written by the action that creates or
+ * inserts it, read by its events and, for a script, its execution). Kept in the node's record
+ * like a field, so a node no second action touches is never logged ("Accesses logged late").
+ */
+function treeEntry(node) {
+  const r = orec(node);
+  let e = r.t;
+  if (e === null) {
+    e = newEntry(null, r, TREE);
+    r.t = e;
+  }
+  return e;
 }
 
 /** The entry record `r` (an object's or a scope's) keeps for `key`, or undefined. */
@@ -289,7 +307,8 @@ function nameEntry(obj, r, key) {
 // object no second action touches costs no record at all: most objects a page makes (parsed
 // responses, arrays built and read in one handler, elements filled before insertion) are
 // used by the action that made them only. The captured variables of an activation (a scope
-// instance, `scopeEntry`) are logged late the same way. A second action that touches the
+// instance, `scopeEntry`) and a node's existence (`treeEntry`: most nodes a script inserts
+// are replaced before anything else touches them) are logged late the same way. A second action that touches the
 // object only through the browser (a native method, the DOM) logs nothing, now as before.
 
 /**
@@ -312,6 +331,7 @@ function alone(o) {
 /** Logs the accesses action `a` kept for the fields of the object whose record is `o`. */
 function share(o, a) {
   o.a = SHARED;
+  if (o.t !== null) shareEntry(o, a, o.t);
   const ks = o.k;
   if (ks !== null) {
     const keys = ownKeys(ks);
@@ -1203,6 +1223,7 @@ const T = {
   objEntry,
   globalEntry,
   scopeEntry,
+  treeEntry,
   locOf,
   summary,
   exception,

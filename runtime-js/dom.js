@@ -161,7 +161,7 @@ function beginScript(el) {
   if (REC) {
     const n = oid(el);
     nameNode(el, n);
-    read('NodeTree:' + n);
+    readEntry(treeEntry(el));
   }
   scriptRan(el, sm, nm.kind, a, d.action);
 }
@@ -411,7 +411,7 @@ function noteElement(el, fromParser) {
   const m = metaOf(el);
   if (m.by === null) m.by = info;
   if (!REC) return;
-  write('NodeTree:' + oid(el), el);
+  writeEntry(treeEntry(el), el);
   const id = elId(el);
   if (id && nodeConnected(el)) write(idLoc(id), el);
   if (elHasAttr(el, 'autofocus')) autofocusInserted(el);
@@ -727,7 +727,7 @@ function installDom() {
       const el = rApply(f, this, arguments);
       ensure();
       metaOf(el).by = info;
-      if (REC) write('NodeTree:' + oid(el), el);
+      if (REC) writeEntry(treeEntry(el), el);
       return el;
     });
   }

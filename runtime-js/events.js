@@ -178,7 +178,7 @@ function eventDesc(ev, type, target, trusted) {
 
 /** Reads what a dispatch reads: the target's existence and the listener lists on the path. */
 function dispatchReads(ev, type, target, fromRoot) {
-  if (isNode(target)) read('NodeTree:' + oid(target));
+  if (isNode(target)) readEntry(treeEntry(target));
   if (fromRoot) {
     let path;
     try {
