@@ -1223,7 +1223,6 @@ const T = {
   objEntry,
   globalEntry,
   scopeEntry,
-  treeEntry,
   locOf,
   summary,
   exception,
