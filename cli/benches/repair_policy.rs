@@ -20,6 +20,12 @@
 //! POLICY=name to measure another policy, BASELINE_BIN=path to add a fifth mode: the same
 //! policy through another build of `shepherd`, so a change is judged against the build before
 //! it in the same run, on the same machine load).
+//!
+//! `TRACE=n` prints, instead of the rounds, where the renderer's main thread spends its time
+//! while the page loads: Chromium's own trace of n loads per mode (`serve`, or the BASELINE_BIN
+//! build when given, against the policy), each trace event's self thread time summed by name
+//! (a `FunctionCall` by the name and file of the function Blink called), the largest differences first. A CPU
+//! figure says how much a change moved; this says which callbacks the rest is in.
 
 // Test and benchmark code: a panic here is a failed run, not a crash a peer can cause.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -161,6 +167,157 @@ fn ratio(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
     (m, q(0.25), q(0.75))
 }
 
+/// One page load traced by Chromium: each event name on the renderer's main thread with its
+/// count and its self thread time in ms (its own, less that of the events inside it).
+async fn trace_load(
+    browser: &Browser,
+    url: &str,
+    proxy: Option<&ShepherdProxy>,
+) -> std::collections::HashMap<String, (f64, f64)> {
+    let page = browser
+        .new_isolated_page(proxy.map(|p| p.addr.as_str()), proxy.map(|_| "<-loopback>"))
+        .await
+        .unwrap();
+    let mut events = page.events(&["Tracing.dataCollected", "Tracing.tracingComplete"]);
+    let categories = [
+        "devtools.timeline",
+        "disabled-by-default-devtools.timeline",
+        "v8.execute",
+        "v8",
+        "blink",
+        "loading",
+    ];
+    page.call(
+        "Tracing.start",
+        json!({
+            "traceConfig": {"includedCategories": categories, "excludedCategories": ["*"]},
+            "transferMode": "ReportEvents",
+        }),
+    )
+    .await
+    .unwrap();
+    page.navigate(url).await.unwrap();
+    page.call("Tracing.end", json!({})).await.unwrap();
+    let mut all = Vec::new();
+    while let Some(ev) = events.next().await {
+        if ev.method == "Tracing.tracingComplete" {
+            break;
+        }
+        if let Some(v) = ev.params["value"].as_array() {
+            all.extend(v.iter().cloned());
+        }
+    }
+    let _ = page.close().await;
+    let thread = |e: &serde_json::Value| (e["pid"].as_i64(), e["tid"].as_i64());
+    let mains: std::collections::HashSet<_> = all
+        .iter()
+        .filter(|e| {
+            e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "CrRendererMain"
+        })
+        .map(thread)
+        .collect();
+    // (start, wall duration, thread duration, name) of complete events, outer ones first.
+    let mut spans: Vec<(f64, f64, f64, String)> = all
+        .iter()
+        .filter(|e| e["ph"] == "X" && mains.contains(&thread(e)))
+        .map(|e| {
+            let dur = e["dur"].as_f64().unwrap_or(0.0);
+            let mut name = e["name"].as_str().unwrap_or("").to_string();
+            if name == "FunctionCall" {
+                let d = &e["args"]["data"];
+                let file = d["url"]
+                    .as_str()
+                    .unwrap_or("")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("");
+                let file = file.split('?').next().unwrap_or("");
+                // By name and file, not line: two builds of the runtime compare.
+                name = format!(
+                    "FunctionCall {} {file}",
+                    d["functionName"].as_str().unwrap_or("")
+                );
+            }
+            let ts = e["ts"].as_f64().unwrap_or(0.0);
+            (ts, dur, e["tdur"].as_f64().unwrap_or(dur), name)
+        })
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    let mut own: Vec<f64> = spans.iter().map(|s| s.2).collect();
+    let mut open: Vec<usize> = Vec::new();
+    for i in 0..spans.len() {
+        while let Some(&top) = open.last() {
+            if spans[i].0 >= spans[top].0 + spans[top].1 {
+                open.pop();
+            } else {
+                break;
+            }
+        }
+        if let Some(&top) = open.last() {
+            own[top] -= spans[i].2;
+        }
+        open.push(i);
+    }
+    let mut out = std::collections::HashMap::new();
+    for (s, t) in spans.iter().zip(own) {
+        let e: &mut (f64, f64) = out.entry(s.3.clone()).or_default();
+        e.0 += 1.0;
+        e.1 += t / 1000.0;
+    }
+    out
+}
+
+/// `TRACE=n`: n traced loads per mode, interleaved; prints the per-load differences by name.
+async fn trace_breakdown(
+    browser: &Browser,
+    url: &str,
+    modes: [(&str, Option<&ShepherdProxy>); 2],
+    loads: usize,
+) {
+    let mut sums: [std::collections::HashMap<String, (f64, f64)>; 2] = Default::default();
+    for _ in 0..loads {
+        for (k, (_, proxy)) in modes.iter().enumerate() {
+            for (name, (n, ms)) in trace_load(browser, url, *proxy).await {
+                let e = sums[k].entry(name).or_default();
+                e.0 += n;
+                e.1 += ms;
+            }
+        }
+    }
+    let per_load = |k: usize, name: &str| {
+        let (n, ms) = sums[k].get(name).copied().unwrap_or_default();
+        (n / loads as f64, ms / loads as f64)
+    };
+    let mut names: Vec<String> = sums[0].keys().chain(sums[1].keys()).cloned().collect();
+    names.sort();
+    names.dedup();
+    names.sort_by(|a, b| {
+        let d = |n: &str| (per_load(1, n).1 - per_load(0, n).1).abs();
+        d(b).total_cmp(&d(a))
+    });
+    let total = |k: usize| sums[k].values().map(|v| v.1).sum::<f64>() / loads as f64;
+    println!(
+        "main thread while loading, self thread time per load ({loads} traced loads per mode): {} {:.2} ms, {} {:.2} ms; largest differences:",
+        modes[0].0,
+        total(0),
+        modes[1].0,
+        total(1)
+    );
+    for name in names.iter().take(30) {
+        let (a, b) = (per_load(0, name), per_load(1, name));
+        println!(
+            "  {:+7.3} ms  {} {:5.1}x {:7.3} ms  {} {:5.1}x {:7.3} ms  {name}",
+            b.1 - a.1,
+            modes[0].0,
+            a.0,
+            a.1,
+            modes[1].0,
+            b.0,
+            b.1
+        );
+    }
+}
+
 fn verdict(r: f64) -> &'static str {
     if r <= TARGET { "ok" } else { "MISSED" }
 }
@@ -241,6 +398,17 @@ fn main() {
         ];
         for &proxy in &proxies[..modes] {
             cpu_round(&browser, &url, proxy).await;
+        }
+        if let Some(loads) = std::env::var("TRACE").ok().and_then(|s| s.parse().ok()) {
+            let against = if modes > BASELINE {
+                (baseline_name.as_str(), proxies[BASELINE])
+            } else {
+                ("serve", proxies[SERVE])
+            };
+            let traced = [against, (policy_name, proxies[POLICY])];
+            trace_breakdown(&browser, &url, traced, loads).await;
+            let _ = browser.close().await;
+            std::process::exit(0);
         }
         let mut out: Vec<Vec<Round>> = vec![Vec::new(); modes];
         for round in 0..rounds {
