@@ -273,6 +273,7 @@ function forkScript(el) {
   const pev = newPev('script', 'script', el, url, currentPev());
   pev.how = 'inserted';
   wmSet(scriptPevs, el, pev);
+  elementPevs = true;
   raisePriority(el);
   listenScript(el, pev);
   policyOp('fork', pev);
@@ -445,6 +446,7 @@ function startTag(html, at) {
 /** Starts the observer (once): the parser's insertions, and elements leaving the document. */
 function watchDocument() {
   if (repairMo !== null || !NMutationObserver || DOCUMENT === null) return;
+  if (!policyMayNameLoads() && docScripts !== null && hcLength !== null) scriptList = docScripts(DOCUMENT);
   repairMo = new NMutationObserver(repairMutations);
   moObserve(repairMo, DOCUMENT, { childList: true, subtree: true });
 }
@@ -457,21 +459,62 @@ function parsingNow() {
   }
 }
 
+// Whether an element's event has been forked (its removal then counts as its arrival): until
+// one has, what leaves the document is nobody's business.
+let elementPevs = false;
+// `document.scripts` (live) when no rule can name an image's or iframe's load: then, until an
+// element's event is forked, only the parser's new scripts matter, and the parser adds those
+// at the end of the document, so a look at the end of this list replaces reading every record.
+let scriptList = null;
+const scriptsSeen = new NativeWeakMap(); // scripts the look at the end has passed -> 1
+
+// The parser inserts every node of the document one record at a time, text nodes too, and
+// this runs for each while the page loads: it reads no more of a record than it must (the
+// observer asks for childList records only, so their type is known).
 function repairMutations(records) {
   if (!repairOn) {
     if (repairMo !== null && moDisconnect !== null) moDisconnect(repairMo);
     return;
   }
   const parsing = parsingNow();
+  if (scriptList !== null && !elementPevs) {
+    if (parsing) newParserScripts();
+    if (pendingInline.length > 0) inlineProgress();
+    return;
+  }
   for (let i = 0; i < records.length; i++) {
     const r = records[i];
-    if (mrType(r) !== 'childList') continue;
     const added = mrAdded(r);
-    for (let j = 0; j < nlLength(added); j++) visit(nlItem(added, j), (el) => parserAdded(el, parsing));
+    const n = nlLength(added);
+    for (let j = 0; j < n; j++) {
+      const node = nlItem(added, j);
+      if (nodeType(node) === 1) addedEl(node, parsing);
+    }
+    if (!elementPevs) continue;
     const removed = mrRemoved(r);
     for (let j = 0; j < nlLength(removed); j++) visit(nlItem(removed, j), removedEl);
   }
-  inlineProgress();
+  if (pendingInline.length > 0) inlineProgress();
+}
+
+/** The scripts at the end of the document not looked at yet, in document order. */
+function newParserScripts() {
+  const n = hcLength(scriptList);
+  let i = n;
+  while (i > 0 && !wmHas(scriptsSeen, hcItem(scriptList, i - 1))) i--;
+  for (; i < n; i++) {
+    const el = hcItem(scriptList, i);
+    wmSet(scriptsSeen, el, 1);
+    parserScript(el, true);
+  }
+}
+
+/** Element `el` was inserted: it, and the scripts, images and iframes inside it. */
+function addedEl(el, parsing) {
+  parserAdded(el, parsing);
+  if (nodeFirstChild(el) === null) return;
+  const inner = elQSA(el, 'script,img,iframe');
+  for (let i = 0; i < nlLength(inner); i++) parserAdded(nlItem(inner, i), parsing);
 }
 
 /** `f` on element `n` and the scripts, images and iframes inside it. */
@@ -513,6 +556,7 @@ function parserScript(el, parsing) {
       w.pev.target = el;
       wmSet(gated, el, 1);
       wmSet(scriptPevs, el, w.pev);
+      elementPevs = true;
       listenScript(el, w.pev);
       return;
     }
@@ -523,20 +567,31 @@ function parserScript(el, parsing) {
   const pev = inline ? newPev('inline-script', 'inline-script', el, '', null) :
     newPev('script', 'script', el, stripMarkers(scriptSrc(el)), null);
   pev.how = scriptLoading(el, true);
-  wmSet(scriptPevs, el, pev);
-  policyOp('fork', pev);
+  let num = NaN;
   if (inline) {
     const n = elGetAttr(el, GATE_ATTR);
     if (n !== null) elRemoveAttr(el, GATE_ATTR);
-    const num = n === null ? NaN : +n;
-    if (parserToken !== '' && num === num && num > 0) addGate(el, parserToken, num, pev, true);
+    if (n !== null && parserToken !== '') num = +n;
+  } else {
+    const m = reExec(MARKER_RE, raw);
+    if (m !== null && m[1] === parserToken) num = +m[2];
+  }
+  const gate = num === num && num > 0;
+  if (!gate && !policyMayName(pev)) {
+    wmSet(unnamedScripts, el, 1);
+    return;
+  }
+  wmSet(scriptPevs, el, pev);
+  elementPevs = true;
+  policyOp('fork', pev);
+  if (inline) {
+    if (gate) addGate(el, parserToken, num, pev, true);
     else pendingInline[pendingInline.length] = { el, pev };
   } else {
     listenScript(el, pev);
-    const m = reExec(MARKER_RE, raw);
-    if (m !== null && m[1] === parserToken) {
+    if (gate) {
       wmSet(gated, el, 1);
-      addGate(el, parserToken, +m[2], pev, pev.how === 'blocking');
+      addGate(el, parserToken, num, pev, pev.how === 'blocking');
     }
   }
   recheckSoon();
@@ -554,16 +609,21 @@ function elementLoad(el, tag, parsing) {
   }
   const pev = newPev('event', 'load', el, url, parsing ? null : currentPev());
   pev.res = tag;
-  wmSet(loadPevs, el, pev);
-  policyOp('fork', pev);
+  let m = null;
   if (tag === 'img' && parserToken !== '') {
     const raw = elGetAttr(el, 'src');
     const raws = elGetAttr(el, 'srcset');
-    const m = reExec(MARKER_RE, raw !== null ? raw : '') || reExec(MARKER_RE, raws !== null ? raws : '');
-    if (m !== null && m[1] === parserToken) {
-      wmSet(gated, el, 1);
-      addGate(el, parserToken, +m[2], pev, false);
-    }
+    m = reExec(MARKER_RE, raw !== null ? raw : '') || reExec(MARKER_RE, raws !== null ? raws : '');
+    if (m !== null && m[1] !== parserToken) m = null;
+  }
+  // One a script created has a creator (a `from` filter may name it); the parser's, none.
+  if (m === null && pev.creator === null && !policyMayName(pev)) return;
+  wmSet(loadPevs, el, pev);
+  elementPevs = true;
+  policyOp('fork', pev);
+  if (m !== null) {
+    wmSet(gated, el, 1);
+    addGate(el, parserToken, +m[2], pev, false);
   }
   recheckSoon();
 }

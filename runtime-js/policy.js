@@ -43,6 +43,7 @@ let arrivalPort = null;
 let hasMatchExpiry = false;
 const reCache = objCreate(null);
 let instsCapped = false;
+let forksSeen = 0; // fork operations: how many events the policy saw created
 
 /** The regular expression of a compiled glob (cached; an invalid one matches nothing). */
 function polRegex(src) {
@@ -82,21 +83,69 @@ function policyLoad() {
     const rules = p.rules || [];
     for (let j = 0; j < rules.length; j++) insts[insts.length] = { r: rules[j], p: idx, env: objCreate(null), at: now, dead: false, discardAt: 0 };
   }
-  for (let i = 0; i < insts.length; i++) noteExpiries(insts[i].r);
+  for (let i = 0; i < insts.length; i++) noteRule(insts[i].r);
   const tpls = polList;
   for (let i = 0; i < tpls.length; i++) {
     const ts = tpls[i].templates || {};
     for (const k in ts) {
       const rs = ts[k].rules || [];
-      for (let j = 0; j < rs.length; j++) noteExpiries(rs[j]);
+      for (let j = 0; j < rs.length; j++) noteRule(rs[j]);
     }
   }
   return insts.length > 0;
 }
 
-function noteExpiries(r) {
+function noteRule(r) {
   const u = r.until || [];
   for (let i = 0; i < u.length; i++) if (u[i].match !== undefined) hasMatchExpiry = true;
+  noteTerms(r.pred);
+  for (let i = 0; i < u.length; i++) if (u[i].match !== undefined) noteTerms(u[i].match);
+}
+
+// Every term of the policy (predicates, `from` filters, `arrived(…)` patterns) without its
+// `on` filters, which may judge an element differently later: what an event must match for
+// any rule to be able to name it. null once a name (a bound variable) is among them.
+let nameTerms = [];
+
+function noteTerms(pred) {
+  for (let i = 0; i < pred.length && nameTerms !== null; i++) {
+    const t = pred[i];
+    if (t.k === 'var') {
+      nameTerms = null;
+      return;
+    }
+    const f = t.f;
+    const kept = [];
+    for (let j = 0; f && j < f.length; j++) {
+      if (f[j].on !== undefined) continue;
+      if (f[j].from !== undefined) noteTerms([f[j].from]);
+      kept[kept.length] = f[j];
+    }
+    if (nameTerms !== null) nameTerms[nameTerms.length] = { k: t.k, type: t.type, f: kept };
+  }
+}
+
+const NO_ENV = objCreate(null);
+
+/** Whether some rule could name the load of an image or iframe. */
+function policyMayNameLoads() {
+  if (nameTerms === null) return true;
+  for (let i = 0; i < nameTerms.length; i++) {
+    const t = nameTerms[i];
+    if (t.k === 'img' || t.k === 'iframe' || (t.k === 'type' && t.type === 'load')) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether some rule could name `pev`, a resource of the parser (it has no creator). When none
+ * can, its fork and its arrival change nothing, and the runtime leaves it alone: most of a
+ * page's scripts are parser-blocking, and a policy about async scripts need not see them.
+ */
+function policyMayName(pev) {
+  if (nameTerms === null) return true;
+  for (let i = 0; i < nameTerms.length; i++) if (termMatches(nameTerms[i], pev, NO_ENV)) return true;
+  return false;
 }
 
 /** A new event the policy may talk about. */
@@ -257,6 +306,7 @@ function policyCompact(now) {
  */
 function policyOp(op, pev) {
   const now = dateNow();
+  if (op === 'fork') forksSeen++;
   const act = [];
   for (let i = 0; i < insts.length; i++) {
     const x = insts[i];
@@ -362,14 +412,17 @@ function arriveOthers(keep) {
   arriving.length = j;
 }
 
-/** A task after the current one (and its microtasks) in which the arriving events arrive. */
+/**
+ * A task after the current one (and its microtasks) in which the arriving events arrive and
+ * what is held is re-checked (repair.js, recheckSoon).
+ */
 function queueArrival() {
   if (arrivalQueued) return;
   arrivalQueued = true;
   const done = () => {
     arrivalQueued = false;
     arriveOthers(null);
-    recheckSoon();
+    if (!recheckQueued) recheck();
   };
   if (nPostTask !== null) {
     nPostTask(schedulerObj, done, MARKER_TASK);

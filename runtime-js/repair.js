@@ -19,6 +19,7 @@ let gesture = null; // the open user gesture: {g, fate, at, kind, mouse}
 const xhrGroups = new NativeWeakMap(); // xhr -> group of its response events
 const loadPevs = new NativeWeakMap(); // img/iframe -> pev of its load (forked by the parser or a src set)
 const scriptPevs = new NativeWeakMap(); // script element -> pev of its execution
+const unnamedScripts = new NativeWeakMap(); // parser script no rule can name -> 1 (no pev)
 let discarding = []; // rule instances that discarded user input and have not expired
 let recheckQueued = false;
 let wakeTimer = 0;
@@ -108,6 +109,7 @@ function repairForkLoad(el, url) {
   pev.res = elLocalName(el);
   if (pev.res === 'img') raisePriority(el);
   wmSet(loadPevs, el, pev);
+  elementPevs = true;
   policyOp('fork', pev);
   watchDocument(); // its removal counts as its arrival
   recheckSoon();
@@ -173,7 +175,7 @@ function eventPev(d) {
 function scriptPevOf(el) {
   let p = wmGet(scriptPevs, el);
   if (p === undefined) {
-    if (!elHasAttr(el, 'src')) return null;
+    if (!elHasAttr(el, 'src') || wmHas(unnamedScripts, el)) return null;
     p = newPev('script', 'script', el, scriptSrc(el), null);
     p.how = scriptLoading(el, false);
     wmSet(scriptPevs, el, p);
@@ -363,11 +365,27 @@ function releaseItem(g, d) {
   if (!release(d.hid) && g !== null) g.released--;
 }
 
-/** Queues one re-check of everything held (after the current callback and its microtasks). */
+/**
+ * Queues one re-check of everything held (after the current callback and its microtasks).
+ * With nothing held a re-check can only find the policy done (the wrappers go passive), which
+ * need not happen before the turn ends: the task that ends the turn (policy.js, queueArrival)
+ * re-checks then, so a page that loads with nothing to hold pays one task per turn, not also a
+ * microtask per operation.
+ */
 function recheckSoon() {
   if (recheckQueued) return;
+  if (!repairHolds()) {
+    queueArrival();
+    return;
+  }
   recheckQueued = true;
   rApply(nQueueMicrotask, G, [recheck]);
+}
+
+/** Whether anything is held, discarded by a live rule, or shown as waiting. */
+function repairHolds() {
+  return waiting.length > 0 || userQueue.length > 0 || discarding.length > 0 || spinnerUntil > 0 ||
+    spinnerHost !== null || gatesPending();
 }
 
 /**
@@ -572,7 +590,7 @@ function reportSoon() {
 function repairFigures() {
   return {
     page: pageHref(), doc: DOC, policies: polNames(), postponed: rep.postponed, discarded: rep.discarded,
-    delays: rep.delays, incidents: rep.incidents,
+    delays: rep.delays, incidents: rep.incidents, forked: forksSeen,
   };
 }
 

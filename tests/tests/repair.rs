@@ -42,6 +42,10 @@ fn main() -> ExitCode {
         ("waitrec_cascade_stays_a_set_then_goes_passive", cascade),
         ("reverse_https_staging_with_policy", reverse_https),
         ("parser_gates_hold_and_hide_their_markers", parser_gates),
+        (
+            "parser_resources_no_rule_names_are_left_alone",
+            parser_resources_no_rule_names,
+        ),
         ("held_scripts_leave_the_page_connections", held_scripts_pool),
         (
             "inserted_scripts_are_asked_for_beside_held_parser_scripts",
@@ -498,6 +502,53 @@ case!(parser_gates, |h| async move {
     ensure!(page.evaluate("window.appRan").await? == json!(true));
     without_incidents(&h, &page).await?;
     let _ = page.close().await;
+    Ok(())
+});
+
+/// Opens the page of two parser-blocking scripts, an async one, an inline script and an image
+/// under a policy file of `text`; returns the page's status and how many events the policy saw
+/// created.
+async fn forks_under(h: &Harness, text: &str) -> anyhow::Result<(Value, Value)> {
+    let (_dir, file) = policy_file("named.policy", text)?;
+    with_policy(h, Some(&file)).await?;
+    let page = h.open("/repair/unnamed/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        Duration::from_secs(8),
+    )
+    .await?;
+    let status = page.evaluate(STATUS).await?;
+    let figures = h.control(&page, "C.repair()").await?;
+    without_incidents(h, &page).await?;
+    let _ = page.close().await;
+    Ok((status, figures["forked"].clone()))
+}
+
+// A policy about async scripts sees the async script created and nothing else of the parser's
+// (no rule can name a parser-blocking or inline script, or an image): the runtime leaves
+// those alone. Naming them, the policy sees each created.
+case!(parser_resources_no_rule_names, |h| async move {
+    let all_ran = json!("true,true,true,true");
+    let (status, forked) = forks_under(
+        &h,
+        "on fork script async as v until parsed then wait(v)\n\
+         template wait(u):\n  discard user until arrived(u)\n",
+    )
+    .await?;
+    ensure!(status == all_ran, "{status}");
+    ensure!(forked == json!(1), "only the async script: {forked}");
+    let (status, forked) = forks_under(
+        &h,
+        "on fork script, inline-script, img as v until parsed then wait(v)\n\
+         template wait(u):\n  discard user until arrived(u)\n",
+    )
+    .await?;
+    ensure!(status == all_ran, "{status}");
+    ensure!(
+        forked == json!(5),
+        "three scripts, the inline script and the image: {forked}"
+    );
     Ok(())
 });
 
