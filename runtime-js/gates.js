@@ -272,8 +272,7 @@ function forkScript(el) {
   const url = scriptSrc(el);
   const pev = newPev('script', 'script', el, url, currentPev());
   pev.how = 'inserted';
-  wmSet(scriptPevs, el, pev);
-  elementPevs = true;
+  keepElementPev(scriptPevs, el, pev);
   raisePriority(el);
   listenScript(el, pev);
   policyOp('fork', pev);
@@ -459,9 +458,6 @@ function parsingNow() {
   }
 }
 
-// Whether an element's event has been forked (its removal then counts as its arrival): until
-// one has, what leaves the document is nobody's business.
-let elementPevs = false;
 // `document.scripts` (live) when no rule can name an image's or iframe's load: then, until an
 // element's event is forked, only the parser's new scripts matter, and the parser adds those
 // at the end of the document, so a look at the end of this list replaces reading every record.
@@ -486,10 +482,7 @@ function repairMutations(records) {
     const r = records[i];
     const added = mrAdded(r);
     const n = nlLength(added);
-    for (let j = 0; j < n; j++) {
-      const node = nlItem(added, j);
-      if (nodeType(node) === 1) addedEl(node, parsing);
-    }
+    for (let j = 0; j < n; j++) visit(nlItem(added, j), parserAdded, parsing);
     if (!elementPevs) continue;
     const removed = mrRemoved(r);
     for (let j = 0; j < nlLength(removed); j++) visit(nlItem(removed, j), removedEl);
@@ -509,21 +502,16 @@ function newParserScripts() {
   }
 }
 
-/** Element `el` was inserted: it, and the scripts, images and iframes inside it. */
-function addedEl(el, parsing) {
-  parserAdded(el, parsing);
-  if (nodeFirstChild(el) === null) return;
-  const inner = elQSA(el, 'script,img,iframe');
-  for (let i = 0; i < nlLength(inner); i++) parserAdded(nlItem(inner, i), parsing);
-}
-
-/** `f` on element `n` and the scripts, images and iframes inside it. */
-function visit(n, f) {
-  if (!isNode(n) || nodeType(n) !== 1) return;
-  f(n);
+/**
+ * `f(el, arg)` on `n`, a node of a record, when it is an element, and on the scripts, images
+ * and iframes inside it.
+ */
+function visit(n, f, arg) {
+  if (nodeType(n) !== 1) return;
+  f(n, arg);
   if (nodeFirstChild(n) === null) return;
   const inner = elQSA(n, 'script,img,iframe');
-  for (let i = 0; i < nlLength(inner); i++) f(nlItem(inner, i));
+  for (let i = 0; i < nlLength(inner); i++) f(nlItem(inner, i), arg);
 }
 
 function parserAdded(el, parsing) {
@@ -555,8 +543,7 @@ function parserScript(el, parsing) {
       w.el = el;
       w.pev.target = el;
       wmSet(gated, el, 1);
-      wmSet(scriptPevs, el, w.pev);
-      elementPevs = true;
+      keepElementPev(scriptPevs, el, w.pev);
       listenScript(el, w.pev);
       return;
     }
@@ -581,8 +568,7 @@ function parserScript(el, parsing) {
     wmSet(unnamedScripts, el, 1);
     return;
   }
-  wmSet(scriptPevs, el, pev);
-  elementPevs = true;
+  keepElementPev(scriptPevs, el, pev);
   policyOp('fork', pev);
   if (inline) {
     if (gate) addGate(el, parserToken, num, pev, true);
@@ -618,8 +604,7 @@ function elementLoad(el, tag, parsing) {
   }
   // One a script created has a creator (a `from` filter may name it); the parser's, none.
   if (m === null && pev.creator === null && !policyMayName(pev)) return;
-  wmSet(loadPevs, el, pev);
-  elementPevs = true;
+  keepElementPev(loadPevs, el, pev);
   policyOp('fork', pev);
   if (m !== null) {
     wmSet(gated, el, 1);

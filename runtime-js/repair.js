@@ -20,6 +20,9 @@ const xhrGroups = new NativeWeakMap(); // xhr -> group of its response events
 const loadPevs = new NativeWeakMap(); // img/iframe -> pev of its load (forked by the parser or a src set)
 const scriptPevs = new NativeWeakMap(); // script element -> pev of its execution
 const unnamedScripts = new NativeWeakMap(); // parser script no rule can name -> 1 (no pev)
+// Whether an element's event has been forked (its removal then counts as its arrival): until
+// one has, what leaves the document is nobody's business (gates.js, repairMutations).
+let elementPevs = false;
 let discarding = []; // rule instances that discarded user input and have not expired
 let recheckQueued = false;
 let wakeTimer = 0;
@@ -68,6 +71,12 @@ function repairCancelled(pev) {
   recheckSoon();
 }
 
+/** `pev`, forked, is the execution or the load of element `el`: kept in `map` (scriptPevs, loadPevs). */
+function keepElementPev(map, el, pev) {
+  wmSet(map, el, pev);
+  elementPevs = true;
+}
+
 /** What a desc of a forked callback is to the policy (null: nothing it can name). */
 function forkKind(kind) {
   switch (kind) {
@@ -108,8 +117,7 @@ function repairForkLoad(el, url) {
   const pev = newPev('event', 'load', el, NativeString(url), currentPev());
   pev.res = elLocalName(el);
   if (pev.res === 'img') raisePriority(el);
-  wmSet(loadPevs, el, pev);
-  elementPevs = true;
+  keepElementPev(loadPevs, el, pev);
   policyOp('fork', pev);
   watchDocument(); // its removal counts as its arrival
   recheckSoon();
