@@ -314,6 +314,7 @@ function jsUrlBegin() {
  */
 function enterEvent(ev, target, fromRoot) {
   if (info !== null && info.ev === ev) return true;
+  if (ev === leftAlone && evTrusted(ev)) return true; // repair.js, repairLeavesAlone
   const st = wmGet(evState, ev);
   if (st !== undefined) return false;
   const type = evType(ev);
@@ -345,6 +346,10 @@ function enterEvent(ev, target, fromRoot) {
       focusDispatch(ev, type, target, trusted);
       jsUrlClick(ev, type, target);
     }
+    if (fromRoot) popupDispatch(ev, type, target);
+    return true;
+  }
+  if (repairOn && !REC && decider === null && repairLeavesAlone(ev, type, target)) {
     if (fromRoot) popupDispatch(ev, type, target);
     return true;
   }

@@ -148,6 +148,42 @@ function policyMayName(pev) {
   return false;
 }
 
+// The DOM event types some rule could name (see policyMayNameType); built on first use, once
+// every rule and template has been noted. null: any type (a name among the terms).
+let namedTypes;
+// Whether an `xhr` term filters by state, so that it can name a response before it is done.
+let namedXhrStates = true;
+
+/**
+ * Whether some rule could name a DOM event of `type`, whatever its target: a `user` type, a
+ * `type` term of that type, or the load of an image or iframe. Only `user`, `type`, `img` and
+ * `iframe` terms match a DOM event's pev (an XHR's events are matched by `xhr` too).
+ */
+function policyMayNameType(type) {
+  if (namedTypes === undefined) {
+    if (nameTerms === null) {
+      namedTypes = null;
+    } else {
+      namedTypes = objCreate(null);
+      namedXhrStates = false;
+      for (const t in USER_SET) namedTypes[t] = 1;
+      for (let i = 0; i < nameTerms.length; i++) {
+        const t = nameTerms[i];
+        if (t.k === 'type') namedTypes[t.type] = 1;
+        else if (t.k === 'img' || t.k === 'iframe') namedTypes.load = namedTypes.error = 1;
+        else if (t.k === 'xhr' && hasStateFilter(t)) namedXhrStates = true;
+      }
+    }
+  }
+  return namedTypes === null || namedTypes[type] === 1;
+}
+
+/** Whether some rule could name an XHR's event before its response is done (readyState < 4). */
+function policyMayNameXhrState() {
+  policyMayNameType('');
+  return namedXhrStates;
+}
+
 /** A new event the policy may talk about. */
 function newPev(kind, type, target, url, creator) {
   return {

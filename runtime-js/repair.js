@@ -12,6 +12,7 @@ const rep = {
   delays: [], // ms each released event waited
   incidents: [],
   reported: -1,
+  leftAlone: 0, // trusted events no rule can name, left without an action (repairLeavesAlone)
 };
 const waiting = []; // policy-held descs (not user gestures), oldest first
 const userQueue = []; // held user gestures: {items: [desc], fate, by, released, at}
@@ -147,6 +148,73 @@ function repairBegan(d) {
     if (d.group !== undefined) d.group.released--;
   }
   recheckSoon();
+}
+
+// Events that keep their action whatever the policy says: the ones whose begin the runtime
+// itself needs (`parsed` and `loaded` hold once the document's DOMContentLoaded and the
+// window's load have run; pagehide ends the page's report), the FIFO queues of messages, and
+// rejections the runtime reports.
+const REPAIR_KEEPS = objCreate(null);
+for (const t of ['message', 'messageerror', 'pagehide', 'unload', 'unhandledrejection', 'rejectionhandled']) {
+  REPAIR_KEEPS[t] = 1;
+}
+
+/**
+ * Whether a trusted dispatch of `type` at `target` is nothing the policy can name or wait for,
+ * so that it needs no action of its own: not user input a `user` term names, not a type a
+ * rule names, not the arrival of anything forked (an XHR's response, a load whose `src` a
+ * script set, a script the policy watches), not on another target a request, a socket or a
+ * port registered, and not in a chain of timer callbacks (timers.js counts them through the
+ * events between). Such events are most of a page's load (the parser's scripts' and style
+ * sheets' loads, `readystatechange`, `pageshow`, the autofocus, a request's progress) and
+ * of its indirect input (pointer moves, scrolling, focus moves), and describing, deciding and
+ * beginning each cost ≈ 90 µs of the main thread. What the page's listeners then fork opens
+ * an action of its own (ensure()), which is what the event would have been to the policy:
+ * nothing it can name.
+ */
+function repairIgnores(type, target) {
+  if (REPAIR_KEEPS[type] === 1 || policyMayNameType(type)) return false;
+  let m;
+  if (target === DOCUMENT) {
+    if (type === 'DOMContentLoaded') return false;
+  } else if (target === W) {
+    if (type === 'load') return false;
+  } else if (!isNode(target)) {
+    // An XHR's events before its response is done: not its arrival (that is readyState 4).
+    if (!NXMLHttpRequest || !(target instanceof NXMLHttpRequest) || policyMayNameXhrState()) return false;
+    let st = 4;
+    try {
+      st = nXhrReadyState(target);
+    } catch (_) {
+      st = 4;
+    }
+    if (st === 4) return false;
+    m = wmGet(targetMeta, target);
+    return m === undefined || m.reg === null || !(m.reg.timers > 0);
+  } else if (type === 'load' || type === 'error' || type === 'abort') {
+    if (wmHas(loadPevs, target) || wmHas(scriptPevs, target)) return false;
+    if (elLocalName(target) === 'script' && !wmHas(unnamedScripts, target)) return false;
+  }
+  m = creatorMeta(target);
+  return m === undefined || (m.reg === null && (m.by === null || !(m.by.timers > 0)));
+}
+
+// The last trusted dispatch left alone: the page's own listeners for it, wrapped, run at once.
+let leftAlone = null;
+
+/**
+ * Leaves the dispatch of `ev` alone when the policy cannot name it (repairIgnores): its
+ * listeners run outside any action, as in passive mode (the open one ends, as begin() would
+ * end it). False when it must be described and decided.
+ */
+function repairLeavesAlone(ev, type, target) {
+  if (!repairIgnores(type, target)) return false;
+  // Input the policy does not name still tells later focus and scroll events from the page's.
+  if (isDirectInput(type)) userInput(target);
+  leftAlone = ev;
+  rep.leftAlone++;
+  if (cur >= 0) end();
+  return true;
 }
 
 /** The pev a DOM event dispatch is (the fork's for forked loads and XHR responses). */
@@ -598,7 +666,7 @@ function reportSoon() {
 function repairFigures() {
   return {
     page: pageHref(), doc: DOC, policies: polNames(), postponed: rep.postponed, discarded: rep.discarded,
-    delays: rep.delays, incidents: rep.incidents, forked: forksSeen,
+    delays: rep.delays, incidents: rep.incidents, forked: forksSeen, leftAlone: rep.leftAlone,
   };
 }
 

@@ -362,7 +362,7 @@ fn main() {
         .unwrap();
     let baseline_name = format!("{policy_name} (BASELINE_BIN)");
     let names = ["plain", "serve", "serve again", policy_name, &baseline_name];
-    let runs: Vec<Vec<Round>> = rt.block_on(async {
+    let runs: Option<Vec<Vec<Round>>> = rt.block_on(async {
         let browser = Browser::launch(LaunchOptions::default()).await.unwrap();
         // After loading, nothing is left for init-user-plus to decide: the controller must be
         // idle (its wrappers back to the natives), or the workload would pay for it.
@@ -381,9 +381,18 @@ fn main() {
             .evaluate(&format!("__shepherd.control({:?}).stats()", policy.secret))
             .await
             .unwrap();
+        let figures = page
+            .evaluate(&format!("__shepherd.control({:?}).repair()", policy.secret))
+            .await
+            .unwrap();
         println!(
-            "after load with {policy_name}: repairActive {}, postponed {}, discarded {}",
-            stats["repairActive"], stats["postponed"], stats["policyDiscarded"]
+            "after load with {policy_name}: repairActive {}, postponed {}, discarded {}, \
+             events seen created {}, events left alone {}",
+            stats["repairActive"],
+            stats["postponed"],
+            stats["policyDiscarded"],
+            figures["forked"],
+            figures["leftAlone"]
         );
         let _ = page.close().await;
         // Warm-up: the app's files in the server's and the proxies' caches, the renderer's
@@ -408,7 +417,7 @@ fn main() {
             let traced = [against, (policy_name, proxies[POLICY])];
             trace_breakdown(&browser, &url, traced, loads).await;
             let _ = browser.close().await;
-            std::process::exit(0);
+            return None;
         }
         let mut out: Vec<Vec<Round>> = vec![Vec::new(); modes];
         for round in 0..rounds {
@@ -418,8 +427,10 @@ fn main() {
             }
         }
         let _ = browser.close().await;
-        out
+        Some(out)
     });
+    // A TRACE run prints its breakdown only; the proxies end when they drop, here.
+    let Some(runs) = runs else { return };
     println!(
         "todomvc vanillajs, {rounds} rounds of the {modes} modes in rotating order; ratios are medians of per-round ratios (quartiles in brackets):"
     );

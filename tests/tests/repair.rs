@@ -46,6 +46,10 @@ fn main() -> ExitCode {
             "parser_resources_no_rule_names_are_left_alone",
             parser_resources_no_rule_names,
         ),
+        (
+            "forks_from_events_no_rule_names_are_seen",
+            forks_from_unnamed_events,
+        ),
         ("held_scripts_leave_the_page_connections", held_scripts_pool),
         (
             "inserted_scripts_are_asked_for_beside_held_parser_scripts",
@@ -549,6 +553,49 @@ case!(parser_resources_no_rule_names, |h| async move {
         forked == json!(5),
         "three scripts, the inline script and the image: {forked}"
     );
+    Ok(())
+});
+
+// Events no rule can name (a parser script's `load`, the document's `readystatechange`, a
+// request's first body bytes) run their listeners without an action of their own; the timers
+// those listeners start are still seen created, so a click while they are pending is
+// discarded.
+case!(forks_from_unnamed_events, |h| async move {
+    let (_dir, file) = policy_file(
+        "timers.policy",
+        "on fork timer as t until parsed then wait(t)\n\
+         template wait(u):\n  discard user until arrived(u)\n",
+    )?;
+    with_policy(&h, Some(&file)).await?;
+    let page = h.open("/repair/ignored/").await?;
+    h.wait_for(
+        &page,
+        &format!("{STATUS} !== 'pending'"),
+        Duration::from_secs(8),
+    )
+    .await?;
+    let status = page.evaluate(STATUS).await?;
+    ensure!(
+        status == json!("true,number,number,number"),
+        "the three timers started: {status}"
+    );
+    page.click("#b").await?;
+    tokio::time::sleep(PAUSE).await;
+    let figures = h.control(&page, "C.repair()").await?;
+    ensure!(
+        page.evaluate("window.clicks").await? == json!(0),
+        "the click waits for the timers: {figures}"
+    );
+    ensure!(
+        figures["forked"] == json!(4) && figures["discarded"].as_u64() >= Some(1),
+        "the request and the three timers seen created, the click discarded: {figures}"
+    );
+    ensure!(
+        figures["leftAlone"].as_u64() >= Some(3),
+        "the script's load, readystatechange and the request's progress were left alone: {figures}"
+    );
+    without_incidents(&h, &page).await?;
+    let _ = page.close().await;
     Ok(())
 });
 
