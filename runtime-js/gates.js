@@ -18,7 +18,8 @@
 // MutationObserver sees what the parser inserts (each script, inline script, image and
 // iframe is forked then, in document order; the parser yields at every gate, so the observer
 // runs before a held script could) and what leaves the document (a removed element's event
-// counts as arrived).
+// counts as arrived). When only the parser's external scripts can be named and none is
+// gated, no observer runs: they are forked when the policy next looks (syncParser).
 
 const GATE_PARAM = '__shepherd_hold';
 const GATE_ATTR = '__shepherd_hold';
@@ -72,7 +73,19 @@ function installGates() {
     hideMarkers();
     trustedUrls();
   }
-  if (PARSER_WATCH.length > 0 || parserToken !== '') watchDocument();
+  if (PARSER_WATCH.length === 0 && parserToken === '') return;
+  if (parserToken === '' && !policyMayNameLoads() && !watchesInline() && docScripts !== null && hcLength !== null &&
+    DOCUMENT !== null) {
+    scriptList = docScripts(DOCUMENT);
+    parserLazy = true;
+  } else {
+    watchDocument();
+  }
+}
+
+function watchesInline() {
+  for (let i = 0; i < PARSER_WATCH.length; i++) if (PARSER_WATCH[i] === 'inline-script') return true;
+  return false;
 }
 
 // Under Trusted Types (`require-trusted-types-for 'script'`) a script's `src` and
@@ -337,6 +350,7 @@ function installWrite() {
  */
 function writesIntoParser() {
   if (!parsingNow() || docCurrentScript === null) return false;
+  syncParser();
   const cs = docCurrentScript(DOCUMENT);
   if (cs === null) return false;
   const pev = wmGet(scriptPevs, cs);
@@ -445,6 +459,8 @@ function startTag(html, at) {
 /** Starts the observer (once): the parser's insertions, and elements leaving the document. */
 function watchDocument() {
   if (repairMo !== null || !NMutationObserver || DOCUMENT === null) return;
+  syncParser();
+  parserLazy = false;
   if (!policyMayNameLoads() && docScripts !== null && hcLength !== null) scriptList = docScripts(DOCUMENT);
   repairMo = new NMutationObserver(repairMutations);
   moObserve(repairMo, DOCUMENT, { childList: true, subtree: true });
@@ -488,6 +504,26 @@ function repairMutations(records) {
     for (let j = 0; j < nlLength(removed); j++) visit(nlItem(removed, j), removedEl);
   }
   if (pendingInline.length > 0) inlineProgress();
+}
+
+// When only the parser's external scripts can be named (no gate, no inline script, image or
+// iframe watched), no observer runs while the page loads: the policy can only tell a script
+// was created when it next evaluates an operation (policyOp), or when the script's execution
+// or load is looked at, so the scripts the parser added since the last look are forked
+// then, in document order, before that operation. Until DOMContentLoaded's begin, which
+// looks one last time; the parser adds no script after it.
+let parserLazy = false;
+let parserSyncing = false;
+
+/** The lazy look (above): forks the parser's scripts added since the last one. */
+function syncParser() {
+  if (!parserLazy || parserSyncing) return;
+  parserSyncing = true;
+  try {
+    newParserScripts();
+  } finally {
+    parserSyncing = false;
+  }
 }
 
 /** The scripts at the end of the document not looked at yet, in document order. */
@@ -643,6 +679,8 @@ function inlineProgress() {
 
 /** DOMContentLoaded: every parser script has run. */
 function parserScriptsRan() {
+  syncParser();
+  parserLazy = false;
   for (let i = 0; i < pendingInline.length; i++) scriptArrived(pendingInline[i].pev);
   pendingInline.length = 0;
 }

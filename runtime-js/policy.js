@@ -341,6 +341,7 @@ function policyCompact(now) {
  * removed, extensions added with the matched event bound).
  */
 function policyOp(op, pev) {
+  syncParser(); // the parser's scripts created since the last operation come first (gates.js)
   const now = dateNow();
   if (op === 'fork') forksSeen++;
   const act = [];

@@ -192,6 +192,7 @@ function repairIgnores(type, target) {
     m = wmGet(targetMeta, target);
     return m === undefined || m.reg === null || !(m.reg.timers > 0);
   } else if (type === 'load' || type === 'error' || type === 'abort') {
+    syncParser();
     if (wmHas(loadPevs, target) || wmHas(scriptPevs, target)) return false;
     if (elLocalName(target) === 'script' && !wmHas(unnamedScripts, target)) return false;
   }
@@ -249,6 +250,7 @@ function eventPev(d) {
 }
 
 function scriptPevOf(el) {
+  syncParser();
   let p = wmGet(scriptPevs, el);
   if (p === undefined) {
     if (!elHasAttr(el, 'src') || wmHas(unnamedScripts, el)) return null;

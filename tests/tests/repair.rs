@@ -50,6 +50,10 @@ fn main() -> ExitCode {
             "forks_from_events_no_rule_names_are_seen",
             forks_from_unnamed_events,
         ),
+        (
+            "a_parser_async_script_is_waited_for_without_an_observer",
+            lazy_parser_script,
+        ),
         ("held_scripts_leave_the_page_connections", held_scripts_pool),
         (
             "inserted_scripts_are_asked_for_beside_held_parser_scripts",
@@ -594,6 +598,42 @@ case!(forks_from_unnamed_events, |h| async move {
         figures["leftAlone"].as_u64() >= Some(3),
         "the script's load, readystatechange and the request's progress were left alone: {figures}"
     );
+    without_incidents(&h, &page).await?;
+    let _ = page.close().await;
+    Ok(())
+});
+
+// init-user-plus names the parser's async scripts and nothing else of the parser's: no
+// observer watches the document, and the async script still loading after parsing is forked
+// when the policy next looks (the DOMContentLoaded it sees begin), so a click before the
+// script ran is discarded and one after it counts.
+case!(lazy_parser_script, |h| async move {
+    with_policy(&h, Some("init-user-plus")).await?;
+    let page = h.open_early("/repair/lazy/").await?;
+    h.wait_for(&page, &status_is("parsed"), Duration::from_secs(8))
+        .await?;
+    page.click("#b").await?;
+    ensure!(
+        page.evaluate("window.lateRan === undefined").await? == json!(true),
+        "the click came before the script (delayed 5 s) ran"
+    );
+    tokio::time::sleep(PAUSE).await;
+    let figures = h.control(&page, "C.repair()").await?;
+    ensure!(
+        page.evaluate("window.clicks").await? == json!(0)
+            && figures["discarded"].as_u64() >= Some(1),
+        "the click while the async script loads is discarded: {figures}"
+    );
+    ensure!(
+        figures["forked"] == json!(1),
+        "the async script seen created: {figures}"
+    );
+    h.wait_for(&page, "window.lateRan === true", Duration::from_secs(10))
+        .await?;
+    page.click("#b").await?;
+    h.wait_for(&page, "window.clicks === 1", Duration::from_secs(3))
+        .await
+        .context("the click after the script ran counts")?;
     without_incidents(&h, &page).await?;
     let _ = page.close().await;
     Ok(())
