@@ -476,14 +476,7 @@ case!(parser_gates, |h| async move {
         "on fork script, inline-script, img as v then next(v)\n\
          template next(u):\n  on fork script, inline-script, img as w until arrived(u) once then order(u, w)\n",
     )?;
-    with_policy(&h, Some(&file)).await?;
-    let page = h.open("/repair/parser/").await?;
-    h.wait_for(
-        &page,
-        &format!("{STATUS} !== 'pending'"),
-        Duration::from_secs(8),
-    )
-    .await?;
+    let page = open_until_done(&h, Some(&file), "/repair/parser/").await?;
     let seen = page.evaluate(STATUS).await?;
     let text = seen.as_str().context("status text")?.to_string();
     ensure!(!text.contains("__shepherd_hold"), "a marker shows: {text}");
@@ -518,14 +511,7 @@ case!(parser_gates, |h| async move {
 /// created.
 async fn forks_under(h: &Harness, text: &str) -> anyhow::Result<(Value, Value)> {
     let (_dir, file) = policy_file("named.policy", text)?;
-    with_policy(h, Some(&file)).await?;
-    let page = h.open("/repair/unnamed/").await?;
-    h.wait_for(
-        &page,
-        &format!("{STATUS} !== 'pending'"),
-        Duration::from_secs(8),
-    )
-    .await?;
+    let page = open_until_done(h, Some(&file), "/repair/unnamed/").await?;
     let status = page.evaluate(STATUS).await?;
     let figures = h.control(&page, "C.repair()").await?;
     without_incidents(h, &page).await?;
@@ -570,14 +556,7 @@ case!(forks_from_unnamed_events, |h| async move {
         "on fork timer as t until parsed then wait(t)\n\
          template wait(u):\n  discard user until arrived(u)\n",
     )?;
-    with_policy(&h, Some(&file)).await?;
-    let page = h.open("/repair/ignored/").await?;
-    h.wait_for(
-        &page,
-        &format!("{STATUS} !== 'pending'"),
-        Duration::from_secs(8),
-    )
-    .await?;
+    let page = open_until_done(&h, Some(&file), "/repair/ignored/").await?;
     let status = page.evaluate(STATUS).await?;
     ensure!(
         status == json!("true,number,number,number"),
