@@ -435,14 +435,7 @@ const doneGroups = new NativeWeakMap(); // XHR -> {open, tails} while its DONE e
  * the open group of its XHR for what follows it in the same task, else null.
  */
 function doneGroup(type, target) {
-  if (!NXMLHttpRequest || !(target instanceof NXMLHttpRequest) || nXhrReadyState === null) return null;
-  let st = -1;
-  try {
-    st = nXhrReadyState(target);
-  } catch (_) {
-    return null;
-  }
-  if (st !== 4) return null;
+  if (xhrState(target) !== 4) return null;
   if (type === 'readystatechange') {
     const g = { open: true, tails: [] };
     wmSet(doneGroups, target, g);

@@ -160,28 +160,30 @@ let namedXhrStates = true;
  * `iframe` terms match a DOM event's pev (an XHR's events are matched by `xhr` too).
  */
 function policyMayNameType(type) {
-  if (namedTypes === undefined) {
-    if (nameTerms === null) {
-      namedTypes = null;
-    } else {
-      namedTypes = objCreate(null);
-      namedXhrStates = false;
-      for (const t in USER_SET) namedTypes[t] = 1;
-      for (let i = 0; i < nameTerms.length; i++) {
-        const t = nameTerms[i];
-        if (t.k === 'type') namedTypes[t.type] = 1;
-        else if (t.k === 'img' || t.k === 'iframe') namedTypes.load = namedTypes.error = 1;
-        else if (t.k === 'xhr' && hasStateFilter(t)) namedXhrStates = true;
-      }
-    }
-  }
+  if (namedTypes === undefined) noteNamedTypes();
   return namedTypes === null || namedTypes[type] === 1;
 }
 
 /** Whether some rule could name an XHR's event before its response is done (readyState < 4). */
 function policyMayNameXhrState() {
-  policyMayNameType('');
+  if (namedTypes === undefined) noteNamedTypes();
   return namedXhrStates;
+}
+
+function noteNamedTypes() {
+  if (nameTerms === null) {
+    namedTypes = null;
+    return;
+  }
+  namedTypes = objCreate(null);
+  namedXhrStates = false;
+  for (const t in USER_SET) namedTypes[t] = 1;
+  for (let i = 0; i < nameTerms.length; i++) {
+    const t = nameTerms[i];
+    if (t.k === 'type') namedTypes[t.type] = 1;
+    else if (t.k === 'img' || t.k === 'iframe') namedTypes.load = namedTypes.error = 1;
+    else if (t.k === 'xhr' && hasStateFilter(t)) namedXhrStates = true;
+  }
 }
 
 /** A new event the policy may talk about. */

@@ -312,6 +312,16 @@ const inputForm = NInput ? getterOf(NInput.prototype, 'form') : null;
 const nodeRoot = NodeP ? uncurry(NodeP.getRootNode) : null;
 const nXhrReadyState = XHRP ? getterOf(XHRP, 'readyState') : null;
 
+/** The readyState of `x` when it is an XMLHttpRequest, else -1 (also when it cannot be read). */
+function xhrState(x) {
+  if (!NXMLHttpRequest || !(x instanceof NXMLHttpRequest) || nXhrReadyState === null) return -1;
+  try {
+    return nXhrReadyState(x);
+  } catch (_) {
+    return -1;
+  }
+}
+
 // Repair: what postponed user input needs to keep its effects (repair.js).
 const HEP0 = G.HTMLElement ? HTMLElement.prototype : null;
 const nFocus = HEP0 ? uncurry(HEP0.focus) : null;

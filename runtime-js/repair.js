@@ -181,14 +181,8 @@ function repairIgnores(type, target) {
     if (type === 'load') return false;
   } else if (!isNode(target)) {
     // An XHR's events before its response is done: not its arrival (that is readyState 4).
-    if (!NXMLHttpRequest || !(target instanceof NXMLHttpRequest) || policyMayNameXhrState()) return false;
-    let st = 4;
-    try {
-      st = nXhrReadyState(target);
-    } catch (_) {
-      st = 4;
-    }
-    if (st === 4) return false;
+    const st = xhrState(target);
+    if (st < 0 || st === 4 || policyMayNameXhrState()) return false;
     m = wmGet(targetMeta, target);
     return m === undefined || m.reg === null || !(m.reg.timers > 0);
   } else if (type === 'load' || type === 'error' || type === 'abort') {
@@ -223,12 +217,7 @@ function eventPev(d) {
   const t = d.evTarget;
   const type = d.evType;
   if (NXMLHttpRequest && t instanceof NXMLHttpRequest) {
-    let st = -1;
-    try {
-      st = nXhrReadyState(t);
-    } catch (_) {
-      st = -1;
-    }
+    const st = xhrState(t);
     const m = wmGet(targetMeta, t);
     if (st === 4 && m !== undefined && m.reg !== null && m.reg.pev !== undefined) return m.reg.pev;
     const p = newPev('xhr', type, t, m !== undefined && m.reg !== null ? absUrl(m.reg.url) : '', null);
